@@ -1,0 +1,34 @@
+# Every target creates (or reuses) its own virtual environment, so each works on a fresh machine.
+# Versions come from constraints.txt, so results mean the same thing on every machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
+
+.PHONY: demo test bench bench-compare clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# runtime install (+ the plot extra the demo's pictures use)
+$(VENV)/.runtime: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP) -e '.[plot]'
+	touch $@
+
+# development install: runtime plus pytest, hypothesis, asv and the peers tests compare with
+$(VENV)/.dev: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP) -e '.[dev,plot,mat]'
+	touch $@ $(VENV)/.runtime
+
+demo: $(VENV)/.runtime
+	$(BIN)/python -m rfbench.io.writer --demo demo-out/demo.dat
+	$(BIN)/rfbench parse demo-out/demo.dat -o demo-out --scaled --force
+
+test: $(VENV)/.dev
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.dev
+	$(BIN)/asv run --quick --show-stderr --python=same --set-commit-hash $$(git rev-parse HEAD)
+
+clean:
+	rm -rf $(VENV) .asv demo-out

@@ -1,0 +1,38 @@
+"""The one place rfbench sets Numba options.
+
+Every kernel is compiled through :func:`njit` (or :func:`njit_parallel` for ``prange`` drivers):
+
+- ``cache=True`` so a second process does not pay compilation again;
+- ``error_model="numpy"`` so a division by zero gives inf/NaN like NumPy instead of raising;
+- no ``fastmath``: results must be reproducible bit for bit (the training proof hashes weights, and
+  reductions must keep their written order), so reassociation is never allowed.
+
+Kernels must also run under ``NUMBA_DISABLE_JIT=1`` (then these decorators return plain Python functions).
+"""
+
+from __future__ import annotations
+
+import numba
+
+__all__ = ["njit", "njit_parallel", "prange", "set_threads"]
+
+_OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
+
+prange = numba.prange
+
+
+def njit(*args, **overrides):
+    """``numba.njit`` with rfbench's options; use bare (``@njit``) or with extra options (``@njit(inline=...)``)."""
+    return numba.njit(*args, **{**_OPTIONS, **overrides})
+
+
+def njit_parallel(*args, **overrides):
+    """Like :func:`njit` with ``parallel=True``; for ``prange`` drivers whose threads write disjoint slices."""
+    return njit(*args, parallel=True, **overrides)
+
+
+def set_threads(n: int | None) -> int:
+    """Set Numba's thread count (clamped to 1..available); ``None`` leaves it. Returns the count in use."""
+    if n is not None:
+        numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    return numba.get_num_threads()

@@ -1,0 +1,1 @@
+"""One module per ``rfbench`` command. Each imports only typer and the standard library at import time."""

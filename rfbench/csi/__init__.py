@@ -1,0 +1,1 @@
+"""CSI arithmetic: absolute scaling (total RSS, scaled CSI), subcarrier interpolation, windows."""

@@ -1,0 +1,76 @@
+"""Domain errors raised by the library and turned into exit codes by the CLI.
+
+Every error carries ``exit_code`` (DESIGN.md §1): 2 for bad input or usage, 1 for a failed check
+(a leak, a proof failure, a verification mismatch). The CLI prints ``str(error)`` as one line on stderr
+and exits with that code; library code never prints.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RfbenchError",
+    "FormatError",
+    "ValidationError",
+    "ConfigError",
+    "OutputExistsError",
+    "MissingDependencyError",
+    "SchemaError",
+    "CheckFailed",
+    "LeakageError",
+    "VerificationError",
+]
+
+
+class RfbenchError(Exception):
+    """Base class of every error rfbench raises on purpose. Bad input by default (exit 2)."""
+
+    exit_code = 2
+
+
+class FormatError(RfbenchError):
+    """An input file is not in the expected format (not a bfee log, unreadable JSON, wrong npz keys...)."""
+
+
+class ValidationError(RfbenchError, ValueError):
+    """An argument or array has the wrong shape, dtype, range or content (NaN in ground truth, ...)."""
+
+
+class ConfigError(ValidationError):
+    """A configuration value is unknown or outside its allowed range; the message names the key."""
+
+
+class OutputExistsError(RfbenchError):
+    """An output file already exists and overwriting was not requested (``--force``)."""
+
+
+class MissingDependencyError(RfbenchError):
+    """An optional extra (``rfbench[plot]``, ``rfbench[mat]``) is needed but not installed."""
+
+
+class SchemaError(FormatError):
+    """A JSON file between stages has no ``schema`` key, the wrong kind, or an unknown major version."""
+
+
+class CheckFailed(RfbenchError):
+    """A check ran and failed (exit 1): the input was fine, the result is negative."""
+
+    exit_code = 1
+
+
+class LeakageError(CheckFailed):
+    """A split puts the same subject, room, location, orientation, recording or window on both sides.
+
+    ``checks`` holds the failed audit checks (``{"name", "passed", "detail"}`` dicts) when available.
+    """
+
+    def __init__(self, message: str, checks: list | None = None):
+        super().__init__(message)
+        self.checks = list(checks or [])
+
+
+class VerificationError(CheckFailed):
+    """``rfbench verify`` re-ran a report and a number or an input hash differs."""
+
+    def __init__(self, message: str, differences: list | None = None):
+        super().__init__(message)
+        self.differences = list(differences or [])

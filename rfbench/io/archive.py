@@ -1,0 +1,196 @@
+"""Atomic outputs, stage-to-stage JSON files, and input hashing.
+
+Every file rfbench writes goes to a temporary file in the destination folder and is renamed over the
+target only once complete (DESIGN.md §10), so a crash or a refused input never leaves a half-written
+output. An existing target is refused unless ``force=True``.
+
+JSON files that pass between stages carry ``"schema": "rfbench.<kind>/<major>"`` (DESIGN.md §11);
+:func:`read_json` refuses a missing schema, another kind, or an unknown major version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from rfbench.errors import FormatError, OutputExistsError, SchemaError
+
+__all__ = [
+    "atomic_write",
+    "write_bytes",
+    "write_text",
+    "write_json",
+    "save_npz",
+    "read_json",
+    "schema_id",
+    "check_schema",
+    "check_writable",
+    "dumps_json",
+    "sha256_file",
+    "SCHEMA_MAJOR",
+]
+
+#: Current major version of each JSON kind rfbench writes.
+SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1}
+
+
+def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
+    """Refuse an existing ``path`` unless ``force``; return it as a Path. Call before doing expensive work."""
+    path = Path(path)
+    if path.exists() and not force:
+        raise OutputExistsError(f"{path} already exists; pass --force to overwrite it")
+    if path.exists() and path.is_dir():
+        raise OutputExistsError(f"{path} is a directory, not a file")
+    return path
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], None], force: bool = False) -> Path:
+    """Call ``write(fileobj)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    Parameters
+    ----------
+    path : path-like
+        Destination. Its parent folder is created if missing.
+    write : callable
+        Receives a binary file object open for writing.
+    force : bool
+        Overwrite an existing destination. Without it, an existing file raises :class:`OutputExistsError`
+        and nothing is written.
+    """
+    path = check_writable(path, force)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def write_bytes(path, data: bytes, force: bool = False) -> Path:
+    """Atomically write ``data`` to ``path``."""
+    return atomic_write(path, lambda fh: fh.write(data), force)
+
+
+def write_text(path, text: str, force: bool = False) -> Path:
+    """Atomically write UTF-8 ``text`` to ``path``."""
+    return write_bytes(path, text.encode("utf-8"), force)
+
+
+def schema_id(kind: str, major: int | None = None) -> str:
+    """``"rfbench.<kind>/<major>"`` for a JSON kind (the current major unless given)."""
+    return f"rfbench.{kind}/{SCHEMA_MAJOR[kind] if major is None else major}"
+
+
+def dumps_json(obj: Any) -> str:
+    """Canonical JSON text: sorted keys, two-space indent, no NaN (NaN/inf become null), trailing newline.
+
+    The same object always gives the same bytes, so split and report files are byte-identical across runs.
+    """
+    return json.dumps(_finite(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, Mapping):
+        return {str(k): _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if hasattr(obj, "item") and hasattr(obj, "dtype"):  # NumPy scalar
+        return _finite(obj.item())
+    if hasattr(obj, "tolist") and hasattr(obj, "dtype"):  # NumPy array
+        return _finite(obj.tolist())
+    return obj
+
+
+def write_json(path, obj: Mapping[str, Any], force: bool = False) -> Path:
+    """Atomically write ``obj`` as canonical JSON (see :func:`dumps_json`)."""
+    return write_text(path, dumps_json(obj), force)
+
+
+def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
+    """Read a stage JSON file and check its schema.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    kind : str, optional
+        Expected kind (``"manifest"``, ``"split"``, ``"report"``). The file's ``schema`` must be
+        ``rfbench.<kind>/<major>`` with the major this version of rfbench reads.
+
+    Raises
+    ------
+    FormatError
+        The file is missing, unreadable or not a JSON object.
+    SchemaError
+        Wrong or missing schema, or an unknown major version.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise FormatError(f"{path}: is a directory, expected a JSON file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FormatError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(obj, dict):
+        raise FormatError(f"{path}: expected a JSON object, found {type(obj).__name__}")
+    if kind is not None:
+        check_schema(obj, kind, str(path))
+    return obj
+
+
+def check_schema(obj: Mapping, kind: str, where: str = "input") -> None:
+    """Raise :class:`SchemaError` unless ``obj["schema"]`` is this version's ``rfbench.<kind>/<major>``."""
+    schema = obj.get("schema")
+    if not isinstance(schema, str) or "/" not in schema:
+        raise SchemaError(f"{where}: no 'schema' key; expected {schema_id(kind)!r}")
+    name, _, major = schema.partition("/")
+    if name != f"rfbench.{kind}":
+        raise SchemaError(f"{where}: schema {schema!r} is not a {kind} file (expected {schema_id(kind)!r})")
+    if major != str(SCHEMA_MAJOR[kind]):
+        raise SchemaError(
+            f"{where}: schema {schema!r} has major version {major}; this rfbench reads {schema_id(kind)!r}"
+        )
+
+
+def save_npz(path, arrays: Mapping[str, Any], force: bool = False, compress: bool = False) -> Path:
+    """Atomically write ``arrays`` as an ``.npz`` loadable with :func:`numpy.load` alone (no pickles)."""
+    import numpy as np
+
+    saver = np.savez_compressed if compress else np.savez
+    return atomic_write(path, lambda fh: saver(fh, **{k: np.asarray(v) for k, v in arrays.items()}), force)
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> tuple[str, int]:
+    """Return ``(sha256 hex digest, size in bytes)`` of a file, reading it in chunks."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                break
+            h.update(block)
+            size += len(block)
+    return h.hexdigest(), size

@@ -1,0 +1,40 @@
+"""The command line as a user meets it: help, version, python -m, one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from rfbench import __version__
+from rfbench.cli import app
+
+
+def test_version(runner):
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"rfbench {__version__}"
+
+
+def test_help_short_and_long(runner):
+    for flag in ("-h", "--help"):
+        result = runner.invoke(app, [flag])
+        assert result.exit_code == 0, result.output
+        assert "Exit codes" in result.output
+
+
+def test_unknown_command_is_usage_error(runner):
+    result = runner.invoke(app, ["no-such-command"])
+    assert result.exit_code == 2
+
+
+def test_python_dash_m_runs_as_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "rfbench", "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "parse" in proc.stdout
+
+
+def test_help_does_not_import_numpy_or_numba():
+    code = "import sys; from rfbench.cli import app; print('numpy' in sys.modules, 'numba' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "False"]
