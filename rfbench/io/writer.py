@@ -37,11 +37,14 @@ __all__ = [
     "synthetic_log",
     "write_log",
     "MPDU_CODE",
+    "IDENTITY_ANTENNA_SEL",
 ]
 
 #: Code of the 802.11 MPDU records (0xC1) interleaved with CSI in some logs (e.g. sample_0x5_64_3000.dat).
 MPDU_CODE = 0xC1
 _N_SC = 30
+#: antenna_sel whose perm is the identity (0, 1, 2): 0 | 1 << 2 | 2 << 4.
+IDENTITY_ANTENNA_SEL = 0b100100
 
 
 def _reference_applies(antenna_sel: int, nrx: int) -> bool:
@@ -112,7 +115,7 @@ def _header(timestamp_low=0, bfee_count=0, nrx=3, ntx=1, rssi_a=0, rssi_b=0, rss
 
 
 def encode_bfee(csi, *, timestamp_low=0, bfee_count=0, rssi_a=0, rssi_b=0, rssi_c=0, noise=-127, agc=0,
-                antenna_sel=0, rate=0, permuted: bool = True, nrx_field=None, ntx_field=None, len_field=None,
+                antenna_sel=IDENTITY_ANTENNA_SEL, rate=0, permuted: bool = True, nrx_field=None, ntx_field=None, len_field=None,
                 field_len=None, body_cut=None) -> bytes:
     """One bfee record (code 0xBB) from a record's CSI and header values.
 
@@ -121,7 +124,7 @@ def encode_bfee(csi, *, timestamp_low=0, bfee_count=0, rssi_a=0, rssi_b=0, rssi_
     csi : array_like
         ``(30, Nrx, Ntx)`` complex with integer parts, or ``(30, Nrx, Ntx, 2)`` int8 pairs.
     timestamp_low, bfee_count, rssi_a, rssi_b, rssi_c, noise, agc, antenna_sel, rate
-        Header fields (``noise`` signed, −127 = unknown).
+        Header fields (``noise`` signed, −127 = unknown; ``antenna_sel`` defaults to the identity perm).
     permuted : bool
         ``csi`` is in parsed order (default), so the file stores it un-permuted where the parser permutes.
     nrx_field, ntx_field, len_field, field_len : int, optional
@@ -157,7 +160,7 @@ def encode_log(csi, headers: dict, *, nrx=None, ntx=None, permuted: bool = True,
         ``(N, 30, R, T)`` complex or ``(N, 30, R, T, 2)`` pairs, padded as the parser returns mixed files.
     headers : dict
         Arrays of length N named as :data:`rfbench.io.intel5300.HEADER_FIELDS` (``nrx``/``ntx`` optional:
-        default R and T; missing fields default to 0, ``noise`` to −127).
+        default R and T; missing fields default to 0, ``noise`` to −127, ``antenna_sel`` to the identity).
     permuted : bool
         ``csi`` is in parsed order (default).
     interleave, every : bytes, int
@@ -169,7 +172,7 @@ def encode_log(csi, headers: dict, *, nrx=None, ntx=None, permuted: bool = True,
         raise ValidationError("csi must have 30 subcarrier groups")
     col = {}
     for name in HEADER_FIELDS:
-        default = -127 if name == "noise" else (r_max if name == "nrx" else (t_max if name == "ntx" else 0))
+        default = {"noise": -127, "nrx": r_max, "ntx": t_max, "antenna_sel": IDENTITY_ANTENNA_SEL}.get(name, 0)
         col[name] = np.broadcast_to(np.asarray(headers.get(name, default)), (n,)).astype(np.int64)
     if nrx is not None:
         col["nrx"] = np.broadcast_to(np.asarray(nrx), (n,)).astype(np.int64)

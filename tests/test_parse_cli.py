@@ -1,0 +1,192 @@
+"""`rfbench parse` as a user runs it: archives, summaries, several inputs, bad inputs, --force, --json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rfbench.cli import app
+from rfbench.io.intel5300 import HEADER_FIELDS, read
+from rfbench.io.writer import LogBuilder, synthetic_log
+
+
+@pytest.fixture
+def logfile(tmp_path):
+    path = tmp_path / "cap.dat"
+    path.write_bytes(synthetic_log(40, nrx=3, ntx=2, seed=4, non_csi_every=2, non_csi_bytes=16))
+    return path
+
+
+def test_parse_writes_plain_npz_with_documented_names(runner, logfile, tmp_path):
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["parse", str(logfile), "-o", str(out), "--scaled"])
+    assert result.exit_code == 0, result.output
+    archive = out / "cap.npz"
+    with np.load(archive, allow_pickle=False) as z:
+        names = set(z.files)
+        expected = {"csi", "csi_scaled", "perm", "perm_applied", *HEADER_FIELDS, "skipped_reasons",
+                    "skipped_counts", "non_csi_codes", "non_csi_counts"}
+        assert names == expected
+        log = read(logfile)
+        np.testing.assert_array_equal(z["csi"], log.csi)
+        assert z["csi"].dtype == np.complex64 and z["csi_scaled"].dtype == np.complex128
+        np.testing.assert_array_equal(z["csi_scaled"], log.scaled_csi())
+        for name in HEADER_FIELDS:
+            np.testing.assert_array_equal(z[name], getattr(log, name))
+        assert z["non_csi_codes"].tolist() == [0xC1] and z["non_csi_counts"].tolist() == [20]
+    assert "40" in result.output  # the summary table shows the record count
+
+
+def test_raw_int8_archive(runner, logfile, tmp_path):
+    result = runner.invoke(app, ["parse", str(logfile), "-o", str(tmp_path), "--raw-int8"])
+    assert result.exit_code == 0, result.output
+    with np.load(tmp_path / "cap.npz") as z:
+        assert "csi" not in z.files
+        assert z["csi_int8"].shape == (40, 30, 3, 2, 2) and z["csi_int8"].dtype == np.int8
+
+
+def test_json_summary(runner, logfile, tmp_path):
+    result = runner.invoke(app, ["parse", str(logfile), "-o", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["parsed"] == 1 and doc["failed"] == 0
+    summary = doc["files"][0]["summary"]
+    assert summary["records"] == 40 and summary["shapes"] == {"3x2": 40}
+    assert summary["non_csi"] == {"0xC1": 20}
+    assert summary["packet_rate_hz"] == pytest.approx(1000, rel=0.05)
+
+
+def test_existing_output_needs_force(runner, logfile, tmp_path):
+    target = tmp_path / "cap.npz"
+    target.write_bytes(b"precious")
+    result = runner.invoke(app, ["parse", str(logfile)])
+    assert result.exit_code == 2
+    assert "--force" in result.output
+    assert target.read_bytes() == b"precious"
+    result = runner.invoke(app, ["parse", str(logfile), "--force"])
+    assert result.exit_code == 0, result.output
+    assert np.load(target)["csi"].shape[0] == 40
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "directory-as-file", "text", "only-non-csi"])
+def test_bad_single_input_one_line_exit_2_nothing_written(runner, tmp_path, kind):
+    path = tmp_path / "bad.dat"
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "text":
+        path.write_text("timestamp,rssi\n1,2\n")
+    elif kind == "only-non-csi":
+        path.write_bytes(LogBuilder().record(0xC1, bytes(50)).record(0xC1, bytes(50)).to_bytes())
+    elif kind == "directory-as-file":
+        path = tmp_path / "folder.dat"
+        path.mkdir()
+        (path / "x.txt").write_text("no dat here")
+    result = runner.invoke(app, ["parse", str(path), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error:"), result.stderr
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_unreadable_file(runner, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root reads files whatever their mode")
+    path = tmp_path / "locked.dat"
+    path.write_bytes(synthetic_log(3))
+    path.chmod(0)
+    result = runner.invoke(app, ["parse", str(path)])
+    assert result.exit_code == 2 and "permission denied" in result.stderr
+
+
+def test_several_inputs_are_independent(runner, tmp_path):
+    good1, good2 = tmp_path / "a.dat", tmp_path / "b.dat"
+    good1.write_bytes(synthetic_log(5, seed=1))
+    good2.write_bytes(synthetic_log(7, seed=2))
+    empty = tmp_path / "c.dat"
+    empty.write_bytes(b"")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["parse", str(good1), str(empty), str(tmp_path / "nope.dat"), str(good2),
+                                 "-o", str(out), "--json"])
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["parsed"] == 2 and doc["failed"] == 2
+    errors = {os.path.basename(f["input"]): f["error"] for f in doc["files"]}
+    assert errors["a.dat"] is None and errors["b.dat"] is None
+    assert "empty" in errors["c.dat"] and "no such file" in errors["nope.dat"]
+    assert np.load(out / "a.npz")["csi"].shape[0] == 5
+    assert np.load(out / "b.npz")["csi"].shape[0] == 7
+
+
+def test_folder_input_mirrors_subfolders(runner, tmp_path):
+    root = tmp_path / "caps"
+    (root / "day1").mkdir(parents=True)
+    (root / "day2").mkdir()
+    (root / "day1" / "r1.dat").write_bytes(synthetic_log(4, seed=1))
+    (root / "day2" / "r1.dat").write_bytes(synthetic_log(6, seed=2))
+    (root / "notes.txt").write_text("ignored")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["parse", str(root), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert np.load(out / "day1" / "r1.npz")["csi"].shape[0] == 4
+    assert np.load(out / "day2" / "r1.npz")["csi"].shape[0] == 6
+
+
+def test_folder_without_logs_is_usage_error(runner, tmp_path):
+    result = runner.invoke(app, ["parse", str(tmp_path)])
+    assert result.exit_code == 2 and "no .dat file" in result.stderr
+
+
+def test_no_temporary_files_left_behind(runner, logfile, tmp_path):
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["parse", str(logfile), "-o", str(out)]).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["cap.npz"]
+
+
+def test_atomic_write_leaves_old_file_when_writing_fails(tmp_path, monkeypatch):
+    from rfbench.io import archive
+
+    target = tmp_path / "x.npz"
+    target.write_bytes(b"old")
+
+    def boom(fh, **arrays):
+        fh.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez", boom)
+    with pytest.raises(OSError):
+        archive.save_npz(target, {"a": np.zeros(3)}, force=True)
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.npz"]
+
+
+def test_parse_help_lists_every_option(runner):
+    result = runner.invoke(app, ["parse", "--help"])
+    assert result.exit_code == 0
+    for option in ("--out", "--scaled", "--raw-int8", "--json", "--force"):
+        assert option in result.output
+
+
+def test_kernels_run_with_the_jit_disabled(tmp_path):
+    """The parser and scaling kernels also run as plain Python (NUMBA_DISABLE_JIT=1) and agree."""
+    path = tmp_path / "small.dat"
+    data = (LogBuilder().bfee(np.arange(-90, 90, dtype=np.int8).reshape(30, 3, 1, 2), antenna_sel=0b011000)
+            .bfee(np.ones((30, 1, 2, 2), np.int8)).raw(b"\x00\x00").to_bytes(truncate=0))
+    path.write_bytes(data)
+    code = (
+        "import sys, numpy as np; from rfbench.io.intel5300 import read; log = read(sys.argv[1]); "
+        "np.save(sys.argv[2], log.csi); np.save(sys.argv[3], log.scaled_csi())"
+    )
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    outs = [tmp_path / "csi.npy", tmp_path / "scaled.npy"]
+    proc = subprocess.run([sys.executable, "-c", code, str(path), *map(str, outs)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    log = read(path)
+    np.testing.assert_array_equal(np.load(outs[0]), log.csi)
+    np.testing.assert_allclose(np.load(outs[1]), log.scaled_csi(), rtol=1e-15)
