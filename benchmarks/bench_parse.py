@@ -13,6 +13,8 @@ csiread configured with the file's own maximum Nrx/Ntx, and returns csiread's ti
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import tempfile
 import time
@@ -111,9 +113,10 @@ class Kernels(_LogCase):
         self.out = np.empty((n, 30, r, t, 2), np.float32)
         self.flat = self.out.reshape(-1)
         self.r, self.t = int(r), int(t)
-        self.unpack = getattr(m, "_unpack_csi", None)
-        if self.unpack is None:
-            raise NotImplementedError("no _unpack_csi driver on this commit")
+        driver = getattr(m, "_unpack_csi", None)  # the driver of the unpack kernels
+        if driver is None or "threads" not in inspect.signature(driver).parameters:
+            raise NotImplementedError("no single-threaded _unpack_csi driver on this commit")
+        self.unpack = functools.partial(driver, threads=1)  # one thread: the kernels' own cost
         self.unpack(self.buf, self.offsets, self.policy, self.flat, self.r, self.t)
         from rfbench.csi.scaling import scaled_csi
 

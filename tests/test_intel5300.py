@@ -178,6 +178,18 @@ def test_encoder_parser_identity_mixed_shapes_in_one_file():
     assert_matches_naive(read(data), data)
 
 
+def test_thread_count_does_not_change_the_result():
+    # 3000 records: above PARALLEL_MIN_RECORDS, so threads > 1 really splits the work
+    data = synthetic_log(3000, nrx=3, ntx=1, seed=11, non_csi_every=7)
+    one = read(data, threads=1)
+    for threads in (2, 3, None):
+        other = read(data, threads=threads)
+        np.testing.assert_array_equal(other.csi, one.csi)
+        np.testing.assert_array_equal(other.perm_applied, one.perm_applied)
+    np.testing.assert_array_equal(read(data, threads=2, raw_int8=True).csi_int8,
+                                  read(data, threads=1, raw_int8=True).csi_int8)
+
+
 def test_raw_int8_and_complex_agree():
     data = synthetic_log(50, nrx=3, ntx=2, seed=3)
     a, b = read(data), read(data, raw_int8=True)

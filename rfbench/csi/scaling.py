@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from rfbench._jit import njit, njit_parallel, prange
+from rfbench._jit import njit
 from rfbench.errors import ValidationError
 
 __all__ = ["total_rss", "scaled_csi"]
@@ -55,11 +55,11 @@ def _total_rss(rssi_a, rssi_b, rssi_c, agc, out):
                                 np.float64(agc[i]))
 
 
-@njit_parallel
+@njit
 def _scaled(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, out):
-    """out[i] = csi[i] * factor(i) following get_scaled_csi.m; each thread writes its own records."""
+    """out[i] = csi[i] * factor(i) following get_scaled_csi.m (serial; releases the GIL)."""
     n_sc = csi.shape[1]
-    for i in prange(csi.shape[0]):
+    for i in range(csi.shape[0]):
         r = np.int64(nrx[i])
         t = np.int64(ntx[i])
         power = 0.0

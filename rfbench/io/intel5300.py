@@ -35,7 +35,7 @@ from typing import Mapping
 
 import numpy as np
 
-from rfbench._jit import njit, njit_parallel, prange
+from rfbench._jit import njit
 from rfbench.errors import FormatError
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "HEADER_FIELDS",
     "calc_len",
     "MIN_BFEE_RECORD_BYTES",
+    "PARALLEL_MIN_RECORDS",
 ]
 
 BFEE_CODE = 0xBB
@@ -205,24 +206,10 @@ def _pair_byte(b, s, rem):
 
 
 @njit
-def _row_tables(n_tx_out):
-    """Destination offsets: ``tab[sel, q]`` is where byte q of a subcarrier's values goes (relative to the
-    subcarrier's start) when the record's perm, decoded from ``antenna_sel & 63 == sel``, is applied:
-    file row r = q // (2*Ntx) goes to row perm[r]. Only rows of true permutations are ever used."""
-    run = 2 * n_tx_out
-    tab = np.empty((64, 3 * run), np.uint64)
-    for sel in range(64):
-        for q in range(3 * run):
-            r = q // run
-            tab[sel, q] = ((sel >> (2 * r)) & 3) * run + q % run
-    return tab
-
-
-@njit_parallel
 def _unpack_headers(b, offsets, timestamp_low, bfee_count, nrx, ntx, rssi_a, rssi_b, rssi_c, noise, agc,
                     antenna_sel, rate, perm):
     """Header fields of each valid record (read_bfee.c offsets), ``perm`` 0-based from ``antenna_sel``."""
-    for i in prange(offsets.shape[0]):
+    for i in range(offsets.shape[0]):
         body = offsets[i]
         timestamp_low[i] = (np.uint32(b[body]) | (np.uint32(b[body + 1]) << 8) | (np.uint32(b[body + 2]) << 16)
                             | (np.uint32(b[body + 3]) << 24))
@@ -242,118 +229,116 @@ def _unpack_headers(b, offsets, timestamp_low, bfee_count, nrx, ntx, rssi_a, rss
         perm[i, 2] = (sel >> 4) & 3
 
 
-# How a record's CSI is placed. read_bfee.c reads entry j of subcarrier s as the low 8 bits of
-# (p[idx/8] >> idx%8) | (p[idx/8+1] << (8 - idx%8)) (real), then the same one byte further (imaginary), with
-# idx = 3 + s*(3 + 16*Nrx*Ntx) + 16*j. So a subcarrier's 2*Nrx*Ntx values are consecutive bytes of the bit
-# stream shifted right by idx%8, which is constant within the subcarrier: one 64-bit load yields six.
-# Records whose Ntx equals the array's take one of two fast paths: rows in file order (`_unpack_direct`) or
-# rows permuted through a table (`_unpack_permuted`). A smaller-Ntx record in a mixed file takes
-# `_unpack_placed`. The three loops are separate kernels on purpose: sharing one function keeps LLVM from
-# optimising the fast loops (measured 2-3x slower).
-_KIND_DIRECT, _KIND_PERMUTED, _KIND_PLACED = 0, 1, 2
+# How CSI is unpacked. read_bfee.c reads entry j of subcarrier s as the low 8 bits of
+# (p[idx/8] >> idx%8) | (p[idx/8+1] << (8 - idx%8)) (real), then the same one byte further (imaginary),
+# with idx = 3 + s*(3 + 16*Nrx*Ntx) + 16*j. So the values of a subcarrier are consecutive bytes of the bit
+# stream shifted right by idx%8, which is constant within the subcarrier, and file row r starts 2*Ntx*r
+# bytes after the subcarrier's first byte: one 64-bit load yields a whole row. With Ntx = 1 one load holds
+# all three rows as 16-bit lanes, and the permutation is a reordering of those lanes in a register.
+# Records with fewer tx antennas than the array (mixed files) take `_unpack_placed`, a plain byte loop.
+# The two are separate kernels on purpose: one function holding both loops optimises worse (measured).
+# The kernels are serial and release the GIL; `read` splits large files across threads itself.
+
+_M16 = np.uint64(0xFFFF)
 
 
 @njit(inline="always")
-def _kind(b, body, apply_perm, n_tx_out):
-    if np.int64(b[body + 9]) != n_tx_out:
-        return _KIND_PLACED
-    if apply_perm == 1 and (b[body + 15] & 63) != 36:  # 36 = 0b100100: the identity (0, 1, 2)
-        return _KIND_PERMUTED
-    return _KIND_DIRECT
+def _copy_row(b, src, rem, run, out, dst):
+    """Copy one file row, ``run`` (2, 4 or 6) values starting ``rem`` bits into ``b[src]``, to ``out[dst:]``."""
+    w = _load_u64(b, src) >> rem
+    out[dst] = _byte(w, 0)
+    out[dst + _U1] = _byte(w, 1)
+    if run >= _U4:
+        out[dst + _U2] = _byte(w, 2)
+        out[dst + _U3] = _byte(w, 3)
+        if run == _U6:
+            out[dst + _U4] = _byte(w, 4)
+            out[dst + _U5] = _byte(w, 5)
 
 
 @njit(inline="always")
-def _subcarrier_direct(b, src, rem, nbytes, out, dst, n_buf):
-    """Copy one subcarrier's ``nbytes`` values from bit stream position (src, rem) to ``out[dst:]``.
-    All indices are unsigned: Numba then emits no negative-index wraparound and LLVM merges the loads."""
-    q = _U0
-    while q + _U6 <= nbytes and src + q + _U8 <= n_buf:
-        w = _load_u64(b, src + q) >> rem
-        o = dst + q
-        out[o] = _byte(w, 0)
-        out[o + _U1] = _byte(w, 1)
-        out[o + _U2] = _byte(w, 2)
-        out[o + _U3] = _byte(w, 3)
-        out[o + _U4] = _byte(w, 4)
-        out[o + _U5] = _byte(w, 5)
-        q += _U6
-    while q < nbytes:
-        out[dst + q] = _pair_byte(b, np.int64(src + q), np.int64(rem))
-        q += _U1
+def _lane_of(p0, p1, d):
+    """Shift (in bits) of the 16-bit lane holding the file row that output row ``d`` receives (Ntx = 1)."""
+    return np.uint64(0 if p0 == d else (16 if p1 == d else 32))
 
 
-@njit(inline="always")
-def _subcarrier_permuted(b, src, rem, nbytes, out, dst, n_buf, dest):
-    """As ``_subcarrier_direct``, but byte q goes to ``out[dst + dest[q]]`` (a permuted row)."""
-    q = _U0
-    while q + _U6 <= nbytes and src + q + _U8 <= n_buf:
-        w = _load_u64(b, src + q) >> rem
-        out[dst + dest[q]] = _byte(w, 0)
-        out[dst + dest[q + _U1]] = _byte(w, 1)
-        out[dst + dest[q + _U2]] = _byte(w, 2)
-        out[dst + dest[q + _U3]] = _byte(w, 3)
-        out[dst + dest[q + _U4]] = _byte(w, 4)
-        out[dst + dest[q + _U5]] = _byte(w, 5)
-        q += _U6
-    while q < nbytes:
-        out[dst + dest[q]] = _pair_byte(b, np.int64(src + q), np.int64(rem))
-        q += _U1
-
-
-@njit_parallel
-def _unpack_direct(b, offsets, policy, out, n_rx_out, n_tx_out):
-    """CSI of the records whose rows stay in file order, into the flat view ``out`` of
-    ``(records, 30, n_rx_out, n_tx_out, 2)``; zeroes the rx padding of a smaller record."""
-    n_buf = np.uint64(b.shape[0])
+@njit
+def _unpack_rows(b, offsets, policy, out, n_rx_out, n_tx_out, start, stop):
+    """CSI of records ``start..stop-1`` whose Ntx equals ``n_tx_out``, into the flat view ``out`` (float32
+    or int8) of ``(records, 30, n_rx_out, n_tx_out, 2)``: file row k goes to row perm[k] where the policy
+    applies (``policy == 1``); the rx padding of a record with fewer rows is zeroed."""
+    n_buf = b.shape[0]
     per_sc = n_rx_out * n_tx_out * 2
-    for i in prange(offsets.shape[0]):
+    run = 2 * n_tx_out
+    urun = np.uint64(run)
+    for i in range(start, stop):
         body = offsets[i]
-        if _kind(b, body, policy[i], n_tx_out) != _KIND_DIRECT:
-            continue
-        nbytes = 2 * np.int64(b[body + 8]) * n_tx_out
-        step = 3 + 8 * nbytes
-        for sc in range(30):
-            bit = 3 + sc * step
-            dst = i * 30 * per_sc + sc * per_sc
-            _subcarrier_direct(b, np.uint64(body + 20 + (bit >> 3)), np.uint64(bit & 7), np.uint64(nbytes), out,
-                               np.uint64(dst), n_buf)
-            for q in range(nbytes, per_sc):
-                out[dst + q] = 0
-
-
-@njit_parallel
-def _unpack_permuted(b, offsets, policy, out, n_rx_out, n_tx_out, tab):
-    """CSI of the records whose rows are permuted (file row k goes to row perm[k]), through ``tab``
-    (see ``_row_tables``); zeroes the rx padding of a smaller record."""
-    n_buf = np.uint64(b.shape[0])
-    per_sc = n_rx_out * n_tx_out * 2
-    for i in prange(offsets.shape[0]):
-        body = offsets[i]
-        if _kind(b, body, policy[i], n_tx_out) != _KIND_PERMUTED:
-            continue
-        dest = tab[np.int64(b[body + 15]) & 63]
-        nbytes = 2 * np.int64(b[body + 8]) * n_tx_out
-        step = 3 + 8 * nbytes
-        for sc in range(30):
-            bit = 3 + sc * step
-            dst = i * 30 * per_sc + sc * per_sc
-            _subcarrier_permuted(b, np.uint64(body + 20 + (bit >> 3)), np.uint64(bit & 7), np.uint64(nbytes),
-                                 out, np.uint64(dst), n_buf, dest)
-            for q in range(nbytes, per_sc):
-                out[dst + q] = 0
-
-
-@njit_parallel
-def _unpack_placed(b, offsets, policy, out, n_rx_out, n_tx_out):
-    """CSI of the records with fewer tx antennas than the array (mixed-shape files): each row's 2*Ntx
-    values are placed separately, permuted or not, and the whole padding is zeroed."""
-    per_sc = n_rx_out * n_tx_out * 2
-    for i in prange(offsets.shape[0]):
-        body = offsets[i]
-        if _kind(b, body, policy[i], n_tx_out) != _KIND_PLACED:
+        if np.int64(b[body + 9]) != n_tx_out:
             continue
         nrx = np.int64(b[body + 8])
+        sel = np.int64(b[body + 15])
+        permuted = policy[i] == 1
+        d0, d1, d2 = _U0, urun, urun + urun  # output offsets of file rows 0, 1, 2
+        s0, s1, s2 = _U0, np.uint64(16), np.uint64(32)  # Ntx = 1: lane shifts of output rows 0, 1, 2
+        if permuted:
+            p0 = sel & 3
+            p1 = (sel >> 2) & 3
+            d0 = np.uint64(p0 * run)
+            d1 = np.uint64(p1 * run)
+            d2 = np.uint64(((sel >> 4) & 3) * run)
+            s0, s1, s2 = _lane_of(p0, p1, 0), _lane_of(p0, p1, 1), _lane_of(p0, p1, 2)
+        step = 3 + 16 * nrx * n_tx_out
+        payload = body + 20
+        first = i * 30 * per_sc
+        # the last 64-bit load of the record must stay inside the buffer, else take the byte path
+        fast = payload + (3 + 29 * step) // 8 + nrx * run + 8 <= n_buf
+        for sc in range(30):
+            bit = 3 + sc * step
+            dst = first + sc * per_sc
+            if fast:
+                src = np.uint64(payload + (bit >> 3))
+                rem = np.uint64(bit & 7)
+                udst = np.uint64(dst)
+                # (stores are written out in full here: through a helper this loop ran 3x slower, measured)
+                if run == 2:  # all rows in one word; permute its 16-bit lanes (only Nrx = 3 is ever permuted)
+                    w = _load_u64(b, src) >> rem
+                    # unconditional (identity shifts when unpermuted): a branch here costs more than the shifts
+                    w = ((w >> s0) & _M16) | (((w >> s1) & _M16) << np.uint64(16)) | (((w >> s2) & _M16) << np.uint64(32))
+                    out[udst] = _byte(w, 0)
+                    out[udst + _U1] = _byte(w, 1)
+                    if nrx >= 2:
+                        out[udst + _U2] = _byte(w, 2)
+                        out[udst + _U3] = _byte(w, 3)
+                        if nrx == 3:
+                            out[udst + _U4] = _byte(w, 4)
+                            out[udst + _U5] = _byte(w, 5)
+                else:
+                    _copy_row(b, src, rem, urun, out, udst + d0)
+                    if nrx >= 2:
+                        _copy_row(b, src + urun, rem, urun, out, udst + d1)
+                        if nrx == 3:
+                            _copy_row(b, src + urun + urun, rem, urun, out, udst + d2)
+            else:
+                for r in range(nrx):
+                    d = ((sel >> (2 * r)) & 3) if permuted else r
+                    for u in range(run):
+                        out[dst + d * run + u] = _pair_byte(b, payload + (bit >> 3) + r * run + u, bit & 7)
+            if nrx * run < per_sc:
+                for q in range(nrx * run, per_sc):
+                    out[dst + q] = 0
+
+
+@njit
+def _unpack_placed(b, offsets, policy, out, n_rx_out, n_tx_out, start, stop):
+    """CSI of records ``start..stop-1`` with fewer tx antennas than the array (mixed-shape files): each
+    row's 2*Ntx values go to their final row (permuted where the policy says so); padding is zeroed."""
+    per_sc = n_rx_out * n_tx_out * 2
+    for i in range(start, stop):
+        body = offsets[i]
         ntx = np.int64(b[body + 9])
+        if ntx == n_tx_out:
+            continue
+        nrx = np.int64(b[body + 8])
         sel = np.int64(b[body + 15])
         permuted = policy[i] == 1
         run = 2 * ntx
@@ -364,21 +349,51 @@ def _unpack_placed(b, offsets, policy, out, n_rx_out, n_tx_out):
             out[first + q] = 0
         for sc in range(30):
             bit = 3 + sc * step
-            rem = bit & 7
             src = payload + (bit >> 3)
             for r in range(nrx):
                 d = (sel >> (2 * r)) & 3 if permuted else r
                 dst = first + sc * per_sc + d * n_tx_out * 2
-                s0 = src + r * run
                 for u in range(run):
-                    out[dst + u] = _pair_byte(b, s0 + u, rem)
+                    out[dst + u] = _pair_byte(b, src + r * run + u, bit & 7)
 
 
-def _unpack_csi(buf, offsets, policy, flat, n_rx_out, n_tx_out):
-    """Run the three CSI kernels over the valid records; each handles its own kind of record."""
-    _unpack_direct(buf, offsets, policy, flat, n_rx_out, n_tx_out)
-    _unpack_permuted(buf, offsets, policy, flat, n_rx_out, n_tx_out, _row_tables(n_tx_out))
-    _unpack_placed(buf, offsets, policy, flat, n_rx_out, n_tx_out)
+def _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, start, stop):
+    _unpack_rows(buf, offsets, policy, out, n_rx_out, n_tx_out, start, stop)
+    _unpack_placed(buf, offsets, policy, out, n_rx_out, n_tx_out, start, stop)
+
+
+#: Records below which a file is unpacked on the calling thread only (a thread hand-off costs ~50 µs).
+PARALLEL_MIN_RECORDS = 1024
+_POOL = None
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, 8)), thread_name_prefix="rfbench-unpack")
+    return _POOL
+
+
+def _unpack_csi(buf, offsets, policy, out, n_rx_out, n_tx_out, threads=None):
+    """Unpack the CSI of every valid record into ``out`` (flat float32 or int8 view of
+    ``(records, 30, n_rx_out, n_tx_out, 2)``). Large files are split into contiguous record ranges
+    unpacked by ``threads`` threads (default: the machine's cores); each writes only its own records."""
+    n = offsets.shape[0]
+    if threads is None:
+        threads = os.cpu_count() or 1
+    threads = max(1, min(int(threads), n // (PARALLEL_MIN_RECORDS // 2) or 1))
+    if threads == 1:
+        _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, 0, n)
+        return
+    bounds = np.linspace(0, n, threads + 1).astype(np.int64)
+    pool = _pool()
+    futures = [pool.submit(_unpack_range, buf, offsets, policy, out, n_rx_out, n_tx_out, int(bounds[k]),
+                           int(bounds[k + 1])) for k in range(1, threads)]
+    _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, 0, int(bounds[1]))
+    for f in futures:
+        f.result()
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -532,7 +547,7 @@ def _as_buffer(source) -> tuple[np.ndarray, str | None]:
     raise TypeError(f"expected a path, bytes or a uint8 array, not {type(source).__name__}")
 
 
-def read(source, *, raw_int8: bool = False) -> Intel5300Log:
+def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel5300Log:
     """Read an Intel 5300 bfee log.
 
     Parameters
@@ -541,6 +556,10 @@ def read(source, *, raw_int8: bool = False) -> Intel5300Log:
         A path to the log, or its bytes.
     raw_int8 : bool
         Return raw CSI as int8 (real, imaginary) pairs in ``csi_int8`` instead of complex64 ``csi``.
+    threads : int, optional
+        Threads that unpack a large file (default: one per core; files under
+        :data:`PARALLEL_MIN_RECORDS` records always use the calling thread). Pass 1 when parsing many
+        files in parallel yourself. The result does not depend on it.
 
     Returns
     -------
@@ -571,7 +590,7 @@ def read(source, *, raw_int8: bool = False) -> Intel5300Log:
     _unpack_headers(buf, offsets, headers["timestamp_low"], headers["bfee_count"], headers["nrx"],
                     headers["ntx"], headers["rssi_a"], headers["rssi_b"], headers["rssi_c"], headers["noise"],
                     headers["agc"], headers["antenna_sel"], headers["rate"], perm)
-    _unpack_csi(buf, offsets, policy, pairs.reshape(-1), max_nrx, max_ntx)
+    _unpack_csi(buf, offsets, policy, pairs.reshape(-1), max_nrx, max_ntx, threads)
     skipped = {reason: int(skips[k]) for k, reason in enumerate(SKIP_REASONS)}
     skipped["invalid_perm"] = int(skips[len(SKIP_REASONS)])
     codes = np.flatnonzero(non_csi)
