@@ -36,6 +36,7 @@ app = typer.Typer(
 _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.parse", "parse", "command"),
     ("rfbench.commands.proof", "proof", "command"),
+    ("rfbench.commands.adapt", "adapt", "command"),
     ("rfbench.commands.config", "config", "group"),
 ]
 
