@@ -48,7 +48,7 @@ def show(
 
     table = Table(title=f"rfbench config ({cfg.source or 'no file: defaults'})", title_justify="left")
     for col in ("key", "value", "source", "allowed", "meaning"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col in ("key", "source"))
     for r in rows:
         table.add_row(r["key"], "-" if r["value"] is None else str(r["value"]),
                       "file" if r["from_file"] else "default", r["allowed"], r["help"])
