@@ -212,3 +212,33 @@ def percentile_nan(values, q):
     if lo >= len(v) - 1:
         return v[-1]
     return v[lo] + (v[lo + 1] - v[lo]) * (h - lo)
+
+
+def relu(x):
+    """max(x, 0), keeping NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x <= 0.0, 0.0, x)
+
+
+def relu_backward(pre, gout):
+    return np.where(np.asarray(pre) > 0.0, gout, 0.0)
+
+
+def residual_mean(tokens, attended):
+    """Mean over tokens of (tokens + attended), summing tokens left to right."""
+    n_b, n_t, n_c = tokens.shape
+    out = np.empty((n_b, n_c))
+    for b in range(n_b):
+        for c in range(n_c):
+            s = 0.0
+            for t in range(n_t):
+                s += float(tokens[b, t, c] + attended[b, t, c])
+            out[b, c] = s / n_t
+    return out
+
+
+def mse(pred, target):
+    s = 0.0
+    for p, t in zip(np.ravel(pred), np.ravel(target)):
+        s += (float(p) - float(t)) ** 2
+    return s / np.size(pred)

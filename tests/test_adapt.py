@@ -206,3 +206,16 @@ def test_cli_archive_without_csi_is_refused(runner, tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not numpy")
     result = runner.invoke(app, ["adapt", str(tmp_path / "junk.npz")])
     assert result.exit_code == 2 and "not a NumPy" in result.output
+
+
+def test_awkward_features_zero_frames_and_two_frames():
+    # a zero frame stays zero after normalisation; the twin does the same
+    f = np.array([[1.0, 2.0], [0.0, 0.0], [2.0, -1.0], [0.5, 0.5]])
+    protos = A.choose_prototypes(f, 2)
+    a, b = np.full((2, 1), 0.1), np.full((1, 2), -0.2)
+    np.testing.assert_allclose(A.objective(f, a, b, protos, 0.7, 0.2),
+                               naive.adapt_objective(f, a, b, protos, 0.7, 0.2), rtol=1e-12)
+    # two frames: one pair; t=0 has only j=1 in its denominator, so the contrastive term is exactly 0
+    two = np.array([[1.0, 0.0], [0.0, 1.0]])
+    total, tc, ent = A.objective(two, np.zeros((2, 1)), np.zeros((1, 2)), np.eye(2), 1.0, 0.0)
+    assert tc == 0.0 and total == 0.0

@@ -156,3 +156,35 @@ def test_kernels_without_jit_and_the_proof_hash_is_the_same_as_compiled():
     assert interpreted["data"] == compiled.data_sha256
     assert interpreted["losses"] == compiled.losses
     assert interpreted["weights"] == compiled.weights_sha256
+
+
+def test_elementwise_kernels_match_their_twins():
+    from rfbench.nn import model as M
+
+    rng = np.random.default_rng(4)
+    awkward = np.array([-1.5, -0.0, 0.0, 2.0, np.nan, np.inf, -np.inf])
+    for x in (awkward, rng.standard_normal(50), np.zeros(3), np.array([7.0]), np.zeros(0)):
+        out = np.empty_like(x)
+        M._relu(x, out)
+        np.testing.assert_array_equal(out, naive.relu(x))
+        g = rng.standard_normal(x.shape)
+        gx = np.empty_like(x)
+        M._relu_backward(x, g, gx)
+        np.testing.assert_array_equal(gx, naive.relu_backward(x, g))
+    for shape in ((2, 5, 3), (1, 1, 1), (3, 4, 2)):
+        t, a = rng.standard_normal(shape), rng.standard_normal(shape)
+        pooled = np.empty((shape[0], shape[2]))
+        M._residual_mean(t, a, pooled)
+        np.testing.assert_array_equal(pooled, naive.residual_mean(t, a))
+    # mse of [1, 2] against [0, 4]: (1 + 4) / 2 = 2.5; gradient 2*(p - t)/n = [1, -2]
+    assert M._mse(np.array([1.0, 2.0]), np.array([0.0, 4.0])) == 2.5
+    grad = np.empty(2)
+    M._mse_backward(np.array([1.0, 2.0]), np.array([0.0, 4.0]), grad)
+    np.testing.assert_array_equal(grad, [1.0, -2.0])
+    p, t = rng.standard_normal(40), rng.standard_normal(40)
+    assert M._mse(p, t) == pytest.approx(naive.mse(p, t), rel=1e-14)
+    assert np.isnan(M._mse(np.array([np.nan]), np.array([0.0])))
+    # uniforms 0, 0.5, 0.75 map to -b, 0, b/2 for b = 2
+    out = np.empty(3)
+    M._symmetric(np.array([0.0, 0.5, 0.75]), 2.0, out)
+    np.testing.assert_array_equal(out, [-2.0, 0.0, 1.0])

@@ -219,3 +219,10 @@ def test_cli_defaults_are_the_baseline_settings():
     defaults = {name: sig.parameters[name].default for name in ("seed", "steps", "lr", "samples")}
     assert defaults == P.DEFAULTS
     assert "# settings: seed=0 steps=40 lr=0.1 samples=64" in FIXTURE.read_text()
+
+
+def test_a_mismatch_names_differing_library_versions(default_run, tmp_path):
+    baseline = P.Baseline(tmp_path, "0" * 64, None, ("versions: numpy=1.0 numba=0.1 llvmlite=0.1",))
+    verdict = P.judge(default_run, baseline)
+    assert verdict.verdict == "FAIL"
+    assert "the baseline was made with numpy=1.0 numba=0.1 llvmlite=0.1; this run used numpy=" in verdict.reasons[0]

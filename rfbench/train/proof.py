@@ -340,27 +340,35 @@ def read_baseline(path: str | Path) -> Baseline | None:
 
 def format_baseline(run: ProofRun) -> str:
     """The text ``--generate-hash`` writes for ``run``."""
-    import llvmlite
-    import numba
-
     s = run.settings
     return (
         "# rfbench proof baseline, written by `rfbench proof --generate-hash`.\n"
         "# sha256 of the trained weights and of the synthetic data, canonical layouts in rfbench/train/proof.py.\n"
         f"# settings: seed={s['seed']} steps={s['steps']} lr={s['lr']!r} samples={s['samples']}\n"
-        f"# versions: numpy={np.__version__} numba={numba.__version__} llvmlite={llvmlite.__version__}\n"
+        f"# versions: {_versions()}\n"
         f"{run.weights_sha256}  weights\n"
         f"{run.data_sha256}  data\n"
     )
 
 
-def _settings_note(baseline: Baseline, run: ProofRun) -> str:
+def _versions() -> str:
+    import llvmlite
+    import numba
+
+    return f"numpy={np.__version__} numba={numba.__version__} llvmlite={llvmlite.__version__}"
+
+
+def _mismatch_notes(baseline: Baseline, run: ProofRun) -> str:
+    """Say which recorded settings or library versions differ from this run's, if any."""
     s = run.settings
-    mine = f"seed={s['seed']} steps={s['steps']} lr={s['lr']!r} samples={s['samples']}"
+    mine = {"settings": f"seed={s['seed']} steps={s['steps']} lr={s['lr']!r} samples={s['samples']}",
+            "versions": _versions()}
+    notes = []
     for c in baseline.comments:
-        if c.startswith("settings:") and c.partition(":")[2].strip() != mine:
-            return f" (the baseline was made with {c.partition(':')[2].strip()}; this run used {mine})"
-    return ""
+        key, _, recorded = c.partition(":")
+        if key in mine and recorded.strip() != mine[key]:
+            notes.append(f"the baseline was made with {recorded.strip()}; this run used {mine[key]}")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 @dataclass(frozen=True)
@@ -402,7 +410,7 @@ def judge(run: ProofRun, baseline: Baseline | None) -> Verdict:
                        "detail": f"expected {baseline.weights}, got {run.weights_sha256}"})
         if not same:
             fails.append(f"weights sha256 {run.weights_sha256} differs from the baseline {baseline.weights}"
-                         + _settings_note(baseline, run))
+                         + _mismatch_notes(baseline, run))
     if baseline.data is not None:
         same = baseline.data == run.data_sha256
         checks.append({"name": "data_hash", "passed": same,
