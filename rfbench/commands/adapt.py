@@ -135,7 +135,7 @@ def _load(np, A, FormatError, source: Path, max_frames: int):
     if isinstance(loaded, np.ndarray):
         if loaded.ndim != 2:
             raise FormatError(f"{source}: a features .npy must be 2-D (frames, dims), got shape {loaded.shape}")
-        return A._features(str(source), loaded[:max_frames])
+        return loaded[:max_frames]
     with loaded:
         if "csi" in loaded.files:
             csi = loaded["csi"]

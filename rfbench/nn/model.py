@@ -117,7 +117,7 @@ def init_params(spec: ModelSpec, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     params = {}
     for name, shape in param_shapes(spec).items():
-        if name.endswith("bias") or name.split(".")[-1].startswith("b"):
+        if len(shape) == 1:  # the biases
             params[name] = np.zeros(shape)
             continue
         fan_in, fan_out = _fans(shape)

@@ -190,18 +190,18 @@ class AdaptSettings:
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("rank", "steps", "prototypes", "max_halvings", "seed"):
+        minimum = {"rank": 1, "prototypes": 1, "steps": 0, "max_halvings": 0, "seed": 0}
+        for name, low in minimum.items():
             v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < (0 if name in ("steps", "seed", "max_halvings") else 1):
-                raise ValidationError(f"adapt {name} must be an integer >= "
-                                      f"{0 if name in ('steps', 'seed', 'max_halvings') else 1}, got {v!r}")
-        for name in ("learning_rate", "fd_step", "temperature"):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
+                raise ValidationError(f"adapt {name} must be an integer >= {low}, got {v!r}")
+        for name, positive in (("learning_rate", True), ("fd_step", True), ("temperature", True),
+                               ("entropy_weight", False)):
             v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValidationError(f"adapt {name} must be a finite number > 0, got {v!r}")
-        if not isinstance(self.entropy_weight, (int, float)) or not math.isfinite(self.entropy_weight) \
-                or self.entropy_weight < 0:
-            raise ValidationError(f"adapt entropy_weight must be a finite number >= 0, got {self.entropy_weight!r}")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0 \
+                    or (positive and v == 0):
+                raise ValidationError(f"adapt {name} must be a finite number {'>' if positive else '>='} 0, "
+                                      f"got {v!r}")
 
 
 @dataclass(frozen=True)
