@@ -35,6 +35,9 @@ app = typer.Typer(
 # Each module imports only typer and the standard library at import time.
 _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.parse", "parse", "command"),
+    ("rfbench.commands.proof", "proof", "command"),
+    ("rfbench.commands.adapt", "adapt", "command"),
+    ("rfbench.commands.config", "config", "group"),
 ]
 
 

@@ -160,3 +160,241 @@ def naive_scaled_csi(csi: np.ndarray, rssi_a, rssi_b, rssi_c, agc, noise, nrx: i
     elif ntx == 3:
         factor *= math.sqrt(10 ** (4.5 / 10))
     return csi * factor
+
+
+# ---------------------------------------------------------------------------------------------------------
+# model: rfbench.nn (conv, layers, model), rfbench.train (proof, adapt), rfbench.csi.subcarrier
+# ---------------------------------------------------------------------------------------------------------
+
+
+def conv2d(x, w, b, stride, padding, dilation):
+    """Direct definition, one output at a time: 0.0 + terms over (ci, kh, kw) in order, padding skipped, + b."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n_b, c_in, h, wd = x.shape
+    c_out, _, k_h, k_w = w.shape
+    h_out = (h + 2 * ph - dh * (k_h - 1) - 1) // sh + 1
+    w_out = (wd + 2 * pw - dw * (k_w - 1) - 1) // sw + 1
+    out = np.zeros((n_b, c_out, h_out, w_out))
+    for n in range(n_b):
+        for co in range(c_out):
+            for oh in range(h_out):
+                for ow in range(w_out):
+                    s = 0.0
+                    for ci in range(c_in):
+                        for kh in range(k_h):
+                            for kw in range(k_w):
+                                ih = oh * sh - ph + kh * dh
+                                iw = ow * sw - pw + kw * dw
+                                if 0 <= ih < h and 0 <= iw < wd:
+                                    s += float(w[co, ci, kh, kw]) * float(x[n, ci, ih, iw])
+                    out[n, co, oh, ow] = s + float(b[co])
+    return out
+
+
+def conv2d_backward(x, w, gout, stride, padding, dilation):
+    """Gradients by the chain rule, element by element, in the orders rfbench.nn.conv documents."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n_b, c_in, h, wd = x.shape
+    c_out, _, k_h, k_w = w.shape
+    _, _, h_out, w_out = gout.shape
+    gb = np.zeros(c_out)
+    gw = np.zeros(w.shape)
+    gx = np.zeros(x.shape)
+    for co in range(c_out):
+        s = 0.0
+        for oh in range(h_out):
+            for ow in range(w_out):
+                for n in range(n_b):
+                    s += float(gout[n, co, oh, ow])
+        gb[co] = s
+        for ci in range(c_in):
+            for kh in range(k_h):
+                for kw in range(k_w):
+                    s = 0.0
+                    for oh in range(h_out):
+                        for ow in range(w_out):
+                            for n in range(n_b):
+                                ih = oh * sh - ph + kh * dh
+                                iw = ow * sw - pw + kw * dw
+                                if 0 <= ih < h and 0 <= iw < wd:
+                                    s += float(gout[n, co, oh, ow]) * float(x[n, ci, ih, iw])
+                    gw[co, ci, kh, kw] = s
+    for n in range(n_b):
+        for ci in range(c_in):
+            for ih in range(h):
+                for iw in range(wd):
+                    s = 0.0
+                    for co in range(c_out):
+                        for kh in range(k_h):
+                            for kw in range(k_w):
+                                num_h = ih + ph - kh * dh
+                                num_w = iw + pw - kw * dw
+                                if num_h % sh or num_w % sw:
+                                    continue
+                                oh, ow = num_h // sh, num_w // sw
+                                if 0 <= oh < h_out and 0 <= ow < w_out:
+                                    s += float(gout[n, co, oh, ow]) * float(w[co, ci, kh, kw])
+                    gx[n, ci, ih, iw] = s
+    return gx, gw, gb
+
+
+def conv2d_im2col(x, w, b, stride, padding, dilation):
+    """An independent NumPy formulation: zero-pad, gather patches (im2col), one matrix product."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n_b, c_in, h, wd = x.shape
+    c_out, _, k_h, k_w = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    h_out = (h + 2 * ph - dh * (k_h - 1) - 1) // sh + 1
+    w_out = (wd + 2 * pw - dw * (k_w - 1) - 1) // sw + 1
+    rows = (np.arange(h_out)[:, None] * sh + np.arange(k_h)[None, :] * dh)  # (h_out, k_h)
+    cols = (np.arange(w_out)[:, None] * sw + np.arange(k_w)[None, :] * dw)  # (w_out, k_w)
+    patches = xp[:, :, rows[:, None, :, None], cols[None, :, None, :]]  # (n, c, h_out, w_out, k_h, k_w)
+    patches = patches.transpose(0, 2, 3, 1, 4, 5).reshape(n_b * h_out * w_out, c_in * k_h * k_w)
+    out = patches @ w.reshape(c_out, -1).T + b
+    return out.reshape(n_b, h_out, w_out, c_out).transpose(0, 3, 1, 2)
+
+
+def softmax(x, axis):
+    """Textbook stable softmax with NumPy's exp."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def softmax_rows_backward(y, gy):
+    """Through the Jacobian of each row: J = diag(y) - y yᵀ (symmetric), gx = J gy."""
+    gx = np.empty_like(y)
+    for m in range(y.shape[0]):
+        jac = np.diag(y[m]) - np.outer(y[m], y[m])
+        gx[m] = jac @ gy[m]
+    return gx
+
+
+def linear(x, w, b):
+    """Loops: 0.0 + x[m, i]*w[i, o] over i in order, then + b[o] (the documented order)."""
+    out = np.empty((x.shape[0], w.shape[1]))
+    for m in range(x.shape[0]):
+        for o in range(w.shape[1]):
+            s = 0.0
+            for i in range(x.shape[1]):
+                s += float(x[m, i]) * float(w[i, o])
+            out[m, o] = s + float(b[o])
+    return out
+
+
+def attention(x, p):
+    """Scaled dot-product attention written with NumPy matrix products (an independent formulation)."""
+    q = x @ p["wq"] + p["bq"]
+    k = x @ p["wk"] + p["bk"]
+    v = x @ p["wv"] + p["bv"]
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    a = softmax(scores, axis=-1)
+    return (a @ v) @ p["wo"] + p["bo"], a
+
+
+def model_forward(params, x, spec):
+    """The regressor composed from the twins above: conv, ReLU, conv, ReLU, tokens + attention, mean, linear."""
+    k, s = spec.kernel_size, spec.conv_stride
+    pad = (k // 2, k // 2)
+    h = conv2d(x, params["conv1.weight"], params["conv1.bias"], (s, s), pad, (1, 1))
+    h = np.maximum(h, 0.0)
+    h = conv2d(h, params["conv2.weight"], params["conv2.bias"], (s, s), pad, (1, 1))
+    h = np.maximum(h, 0.0)
+    tokens = h.reshape(h.shape[0], h.shape[1], -1).transpose(0, 2, 1)
+    attn = {n: params["attn." + n] for n in ("wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo")}
+    z = tokens + attention(tokens, attn)[0]
+    pooled = z.mean(axis=1)
+    y = pooled @ params["head.weight"] + params["head.bias"]
+    return y.reshape(x.shape[0], spec.keypoints, spec.coords)
+
+
+def synthetic_mix(z, patterns, noise, base_pose, pose_basis, noise_scale):
+    """Twin of rfbench.train.proof._synthetic: loops over the latent in order."""
+    n, n_latent = z.shape
+    x = np.empty((n, patterns.shape[1]))
+    y = np.empty((n, pose_basis.shape[1]))
+    for i in range(n):
+        for f in range(patterns.shape[1]):
+            s = 0.0
+            for la in range(n_latent):
+                s += z[i, la] * patterns[la, f]
+            x[i, f] = s + noise_scale * noise[i, f]
+        for o in range(pose_basis.shape[1]):
+            s = 0.0
+            for la in range(n_latent):
+                s += z[i, la] * pose_basis[la, o]
+            y[i, o] = base_pose[o] + s
+    return x, y
+
+
+def adapt_objective(f, a, b, protos, tau, entropy_weight):
+    """Temporal InfoNCE + weighted prototype entropy, written directly with NumPy (no shared code)."""
+    g = f + (f @ a) @ b
+    norms = np.linalg.norm(g, axis=1, keepdims=True)
+    u = np.divide(g, norms, out=np.zeros_like(g), where=norms > 0)
+    sims = u @ u.T / tau
+    n_t = len(u)
+    terms = []
+    for t in range(n_t - 1):
+        others = np.delete(sims[t], t)
+        terms.append(-sims[t, t + 1] + np.log(np.sum(np.exp(others))))
+    tc = float(np.mean(terms)) if terms else 0.0
+    q = softmax(u @ protos.T / tau, axis=1)
+    ent = float(np.mean(-np.sum(q * np.log(q), axis=1)))
+    return tc + entropy_weight * ent, tc, ent
+
+
+def interp_rows(x, src, dst):
+    """Linear interpolation per row by searching the bracketing source pair by hand."""
+    out = np.empty((x.shape[0], len(dst)), dtype=x.dtype)
+    for j, p in enumerate(dst):
+        i = 0
+        while i < len(src) - 2 and src[i + 1] <= p:
+            i += 1
+        f = (p - src[i]) / (src[i + 1] - src[i])
+        for m in range(x.shape[0]):
+            a, b = x[m, i], x[m, i + 1]
+            out[m, j] = a if f == 0 else (b if f == 1 else a + (b - a) * f)
+    return out
+
+
+def percentile_nan(values, q):
+    """Linear-interpolated percentile of the non-NaN values, straight from the definition h = (n-1)·q/100."""
+    v = sorted(float(a) for a in np.ravel(values) if not math.isnan(a))
+    if not v:
+        return math.nan
+    h = (len(v) - 1) * q / 100.0
+    lo = math.floor(h)
+    if lo >= len(v) - 1:
+        return v[-1]
+    return v[lo] + (v[lo + 1] - v[lo]) * (h - lo)
+
+
+def relu(x):
+    """max(x, 0), keeping NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x <= 0.0, 0.0, x)
+
+
+def relu_backward(pre, gout):
+    return np.where(np.asarray(pre) > 0.0, gout, 0.0)
+
+
+def residual_mean(tokens, attended):
+    """Mean over tokens of (tokens + attended), summing tokens left to right."""
+    n_b, n_t, n_c = tokens.shape
+    out = np.empty((n_b, n_c))
+    for b in range(n_b):
+        for c in range(n_c):
+            s = 0.0
+            for t in range(n_t):
+                s += float(tokens[b, t, c] + attended[b, t, c])
+            out[b, c] = s / n_t
+    return out
+
+
+def mse(pred, target):
+    s = 0.0
+    for p, t in zip(np.ravel(pred), np.ravel(target)):
+        s += (float(p) - float(t)) ** 2
+    return s / np.size(pred)

@@ -1,0 +1,1 @@
+"""Training that proves something: the deterministic training proof and test-time adaptation."""
