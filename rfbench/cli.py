@@ -35,6 +35,9 @@ app = typer.Typer(
 # Each module imports only typer and the standard library at import time.
 _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.parse", "parse", "command"),
+    ("rfbench.commands.ingest", "ingest", "group"),
+    ("rfbench.commands.split", "split", "command"),
+    ("rfbench.commands.audit", "audit", "command"),
 ]
 
 
