@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test bench bench-compare clean
+.PHONY: demo test bench bench-large clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,14 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q
 
+# a quick run of every benchmark against the working tree, in this environment
 bench: $(VENV)/.dev
-	$(BIN)/asv run --quick --show-stderr --python=same --set-commit-hash $$(git rev-parse HEAD)
+	$(BIN)/asv machine --yes >/dev/null
+	$(BIN)/asv run --python=same --quick --show-stderr --dry-run
+
+# the same with the large sizes included
+bench-large: $(VENV)/.dev
+	RFBENCH_BENCH_LARGE=1 $(MAKE) bench
 
 clean:
 	rm -rf $(VENV) .asv demo-out

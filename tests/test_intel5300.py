@@ -276,15 +276,16 @@ def test_invalid_perm_policy_cases():
     identity, swap01 = 0b100100, 0b100001  # (0,1,2), (1,0,2)
     all_twos = 0b010101  # (1,1,1) 0-based = MATLAB (2,2,2): sum 6 passes for Nrx = 3, not a permutation
     ones_and_four = 0b110000  # (0,0,3) = MATLAB (1,1,4): sum 6, out of range
+    four_one_one = 0b000011  # (3,0,0) 0-based = MATLAB (4,1,1): sum 6, out of range first
     matlab_111 = 0b000000  # MATLAB (1,1,1): sum 3 passes the rule for Nrx = 2, not a permutation
     builder = LogBuilder()
-    for sel, nrx in [(identity, 3), (swap01, 3), (all_twos, 3), (ones_and_four, 3), (matlab_111, 2),
-                     (swap01, 2), (swap01, 1)]:
+    for sel, nrx in [(identity, 3), (swap01, 3), (all_twos, 3), (ones_and_four, 3), (four_one_one, 3),
+                     (matlab_111, 2), (swap01, 2), (swap01, 1)]:
         builder.bfee(good(sel, nrx, 1), antenna_sel=sel, permuted=False)
     data = builder.to_bytes()
     log = read(data)
-    assert log.perm_applied.tolist() == [True, True, False, False, False, False, False]
-    assert log.skipped["invalid_perm"] == 4  # every Nrx > 1 record left unpermuted; Nrx = 1 needs none
+    assert log.perm_applied.tolist() == [True, True, False, False, False, False, False, False]
+    assert log.skipped["invalid_perm"] == 5  # every Nrx > 1 record left unpermuted; Nrx = 1 needs none
     # the swapped record: file row 0 went to row 1 and file row 1 to row 0
     raw = good(swap01, 3, 1)
     np.testing.assert_array_equal(log.csi[1, :, 1, 0], raw[:, 0, 0, 0] + 1j * raw[:, 0, 0, 1].astype(np.float32))
