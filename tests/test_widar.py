@@ -107,7 +107,8 @@ def test_hand_made_tree_groups_receivers_and_counts_frames(tmp_path):
     assert first["files"][0]["path"] == "CSI/20181205_2/user3/user3-1-2-3-1-r1.dat"
     # second: min(7, 9, 8) = 7
     assert second["frames"] == 7 and second["receivers"] == [1, 2, 3]
-    assert first["room"] == 2 and first["gesture"] == "Draw-O(Horizontal)" and second["gesture"] == "Draw-Zigzag(Horizontal)"
+    assert first["room"] == 2 and first["gesture"] == "Draw-O(Horizontal)"
+    assert second["gesture"] == "Draw-Zigzag(Horizontal)"
     assert (first["subject"], first["location"], first["orientation"], first["repetition"]) == ("user3", 2, 3, 1)
     assert first["gesture_number"] == 1 and first["date"] == "20181205_2"
     assert m.problems == [{"path": "CSI/20181205_2/user3/user3-1-2-3-1-r3.dat",

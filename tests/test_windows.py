@@ -72,7 +72,8 @@ def test_invalid_parameters_are_validation_errors(bad):
 
 
 def test_windows_from_a_recording_table_carry_its_ids():
-    table = RecordingTable.from_recordings([{"id": "x", "frames": 5, "files": []}, {"id": "y", "frames": 2, "files": []}])
+    table = RecordingTable.from_recordings([{"id": "x", "frames": 5, "files": []},
+                                            {"id": "y", "frames": 2, "files": []}])
     w = make_windows(table, 2, 1)
     # x: [0,2) [1,3) [2,4) [3,5); y: [0,2)
     assert w.ids == ("x", "y")

@@ -40,7 +40,7 @@ def widar(
     json_out: _Json = False,
     force: _Force = False,
 ) -> None:
-    """Ingest a Widar3.0 CSI tree: CSI/<date>/<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-r<receiver>.dat.
+    """Ingest a Widar3.0 CSI tree (CSI/<date>/<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-r<N>.dat).
 
     The date folder gives the room (suffixed folders such as 20181205_2 included) and the gesture's name (numbers
     mean different gestures on different dates; the manifest keeps number, date and name). The receiver files

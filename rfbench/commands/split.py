@@ -30,11 +30,13 @@ def split(
     domain: Annotated[Optional[str], typer.Option(
         "--domain", help="Key of leave-one-domain-out: subject, room, location, orientation, …")] = None,
     actions: Annotated[Optional[str], typer.Option(
-        "--actions", help="MM-Fi action protocol for mmfi-s1|s2|s3: p1 (daily), p2 (rehabilitation), p3 (all).")] = None,
+        "--actions",
+        help="MM-Fi action protocol for mmfi-s1|s2|s3: p1 (daily), p2 (rehabilitation), p3 (all).")] = None,
     allow_leaky: Annotated[bool, typer.Option(
         "--allow-leaky", help="Allow a leakage-prone protocol (random, mmfi-s1); the split is tagged "
                               "leakage_prone.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.")] = False,
+    json_out: Annotated[bool, typer.Option("--json",
+                                           help="Print one JSON object on stdout instead of tables.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing split files.")] = False,
 ) -> None:
     """Split a manifest's recordings into train and test under a protocol, audit it, and write the split file.

@@ -252,7 +252,8 @@ class RecordingTable:
             if arr.shape != (len(ids),):
                 raise ValidationError(f"column {key!r} has shape {arr.shape}; expected ({len(ids)},)")
             values, codes = np.unique(arr, return_inverse=True)
-            domains[key] = DomainColumn(codes=codes.astype(np.int32).reshape(-1), values=tuple(v.item() for v in values))
+            domains[key] = DomainColumn(codes=codes.astype(np.int32).reshape(-1),
+                                        values=tuple(v.item() for v in values))
         if len(set(ids)) != len(ids):
             raise ValidationError("recording ids must be unique")
         return cls(ids=ids, frames=frames, domains=domains)

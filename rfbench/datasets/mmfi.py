@@ -2,7 +2,8 @@
 
 Layout: ``ROOT/E0x/Syy/Azz/{wifi-csi/frameNNN.mat, ground_truth.npy, ...}``. One **recording** is one
 (environment, subject, action) folder; its id is ``E01/S01/A01``. The subject fixes the environment
-(S01–S10 → E01, S11–S20 → E02, S21–S30 → E03, S31–S40 → E04); the manifest's ``room`` is the environment.
+(S01–S10 → E01, S11–S20 → E02, S21–S30 → E03, S31–S40 → E04); the manifest's ``room`` is the
+environment.
 
 Building a manifest needs only NumPy (``ground_truth.npy`` shapes come from the ``.npy`` header). Reading the
 WiFi frames' CSI (``.mat`` files holding ``CSIamp``/``CSIphase`` of shape (3, 114, 10)) needs SciPy, the

@@ -160,7 +160,8 @@ def make_widar_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: int 
         truncated = Path(f"{first('20181211', 'user1')}-r5.dat")
         _write(truncated, truncated.read_bytes()[:-50])
         damage_map[rel(truncated)] = "truncated"
-        for name, kind in ((f"{first('20181109', 'user1').name}-r1 (1).dat", "odd name"), ("user1-x-1-1-1-r1.dat", "odd name"),
+        for name, kind in ((f"{first('20181109', 'user1').name}-r1 (1).dat", "odd name"),
+                           ("user1-x-1-1-1-r1.dat", "odd name"),
                            ("user1-1-9-1-1-r1.dat", "out of range"), ("notes.txt", "odd name"),
                            ("user1-1-1-1-r1.dat", "odd name")):
             p = d0 / name
@@ -192,7 +193,8 @@ def _element(mi_type: int, payload: bytes) -> bytes:
     return struct.pack("<II", mi_type, len(payload)) + payload + b"\x00" * pad
 
 
-def mat_v5_bytes(arrays: Mapping[str, np.ndarray], header_text: str = "MATLAB 5.0 MAT-file, rfbench synthetic") -> bytes:
+def mat_v5_bytes(arrays: Mapping[str, np.ndarray],
+                 header_text: str = "MATLAB 5.0 MAT-file, rfbench synthetic") -> bytes:
     """A little-endian MATLAB v5 file holding real float64 arrays (``scipy.io.loadmat`` reads it back exactly).
 
     Layout per variable: a miMATRIX element holding array flags (mxDOUBLE_CLASS), dimensions (int32), the
@@ -312,3 +314,31 @@ def _npy_bytes(arr: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.asarray(arr, dtype=np.float64), allow_pickle=False)
     return buf.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rfbench.datasets.synthetic widar|mmfi OUT``: write a synthetic tree (a development and demo aid)."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="python -m rfbench.datasets.synthetic",
+                                description="Write a deterministic synthetic Widar-like or MM-Fi-like tree.")
+    p.add_argument("kind", choices=["widar", "mmfi"])
+    p.add_argument("out", type=Path)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--clean", action="store_true", help="no planted problems (empty files, odd names, ...)")
+    p.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    args = p.parse_args(argv)
+    try:
+        make = make_widar_tree if args.kind == "widar" else make_mmfi_tree
+        info = make(args.out, seed=args.seed, damage=not args.clean, force=args.force)
+    except Exception as exc:  # a development aid: one line, exit 2
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote a synthetic {args.kind} tree to {args.out}: {info['recordings']} recordings, "
+          f"{len(info['damage'])} planted problem(s)")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

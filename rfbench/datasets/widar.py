@@ -123,7 +123,13 @@ def find_csi_root(root: Path) -> Path:
 
 
 def _parse_file(path: str) -> tuple[int, dict, str | None]:
+    from rfbench._jit import set_threads
     from rfbench.io import intel5300
+
+    # Parallelism is across files: each worker runs the parser's kernels on one thread (Numba's thread count is
+    # per calling thread). Kernel-level threads on top would oversubscribe the cores and, under load, stall at
+    # every parallel region's barrier (measured: 10-60x slower per small file on a busy 2-core machine).
+    set_threads(1)
 
     try:
         log = intel5300.read(path)
@@ -232,8 +238,7 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     if on_total is not None:
         on_total(len(to_parse))
     results: dict[str, tuple[int, dict, str | None]] = {}
-    # Always a pool, even of one: the parser's parallel kernels launched from the main thread can stall for
-    # milliseconds per call when the cores are busy, which a worker thread avoids (measured in bench_split).
+    # Always a pool, even of one, so the caller's own Numba thread count is never changed.
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=n_workers) as pool:
         futures = {pool.submit(_parse_file, str(job[2])): str(job[2]) for job in to_parse}
