@@ -68,11 +68,11 @@ def test_parse_good_names(name, expected):
 
 
 @pytest.mark.parametrize("name, reason", [
-    ("user1-1-1-1-r1.dat", "name is not"),
-    ("user1-1-1-1-1-r1 (1).dat", "name is not"),
-    ("User1-1-1-1-1-r1.dat", "name is not"),
-    ("user1-1-1-1-1-r1.DAT", "name is not"),
-    ("user1-1-1-1-1.dat", "name is not"),
+    ("user1-1-1-1-r1.dat", "not a Widar CSI file name"),
+    ("user1-1-1-1-1-r1 (1).dat", "not a Widar CSI file name"),
+    ("User1-1-1-1-1-r1.dat", "not a Widar CSI file name"),
+    ("user1-1-1-1-1-r1.DAT", "not a Widar CSI file name"),
+    ("user1-1-1-1-1.dat", "not a Widar CSI file name"),
     ("user1-1-9-1-1-r1.dat", "location 9 is outside 1–8"),
     ("user1-1-1-6-1-r1.dat", "orientation 6 is outside 1–5"),
     ("user1-1-1-1-1-r7.dat", "receiver 7 is outside 1–6"),

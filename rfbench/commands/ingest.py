@@ -143,7 +143,7 @@ def _report(manifest, out: Path, json_out: bool) -> None:
         for r in recs:
             counts[r.get(key)] = counts.get(r.get(key), 0) + 1
         shown = sorted(counts.items(), key=lambda kv: (kv[0] is None, str(kv[0])))
-        text = ", ".join(f"{v}: {n}" for v, n in shown[:12]) + (" …" if len(shown) > 12 else "")
+        text = ", ".join(f"{'(none)' if v is None else v}: {n}" for v, n in shown[:12]) + (" …" if len(shown) > 12 else "")
         table.add_row(key, str(len(counts)), escape(text))
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "

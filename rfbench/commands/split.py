@@ -101,23 +101,22 @@ def _render(path: Path, outcome) -> None:
         tags.append("[bold magenta]SYNTHETIC[/]")
     held = ", ".join(str(v) for v in doc["held_out"])
     title = f"{escape(str(path))}: {doc['protocol']}" + (f" (test: {escape(held)})" if held else "")
-    table = Table(title=title + ("  " + " ".join(tags) if tags else ""), title_justify="left")
-    for col, kw in (("key", {}), ("value", {}), ("train rec", {"justify": "right"}),
-                    ("test rec", {"justify": "right"}), ("train frames", {"justify": "right"}),
-                    ("test frames", {"justify": "right"})):
-        table.add_column(col, **kw)
+    table = Table(title=title + ("  " + " ".join(tags) if tags else "") + "\nrecordings per value",
+                  title_justify="left")
+    table.add_column("key")
+    table.add_column("value", overflow="fold")
+    table.add_column("train", justify="right")
+    table.add_column("test", justify="right")
     last = None
     for row in outcome.counts:
         if last is not None and row["key"] != last:
             table.add_section()
         last = row["key"]
-        both = row["train"] and row["test"]
-        style = "yellow" if both else None
-        table.add_row(row["key"], escape(str(row["value"])), str(row["train"]), str(row["test"]),
-                      str(row["train_frames"]), str(row["test_frames"]), style=style)
+        style = "yellow" if row["train"] and row["test"] else None
+        table.add_row(row["key"], escape(str(row["value"])), str(row["train"]), str(row["test"]), style=style)
     console.print(table)
-    console.print(f"train {len(doc['train'])} · test {len(doc['test'])} · excluded {len(doc['excluded'])} recordings "
-                  "(values on both sides in yellow)")
+    console.print(f"recordings: train {len(doc['train'])} · test {len(doc['test'])} · excluded "
+                  f"{len(doc['excluded'])}; counts per value above, values on both sides in yellow")
     for check in doc["audit"]["checks"]:
         mark = "[green]PASS[/]" if check["passed"] else "[bold red]FAIL[/]"
         console.print(f"  {mark} {check['name']}: {escape(check['detail'])}")

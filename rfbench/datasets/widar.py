@@ -100,7 +100,7 @@ def parse_name(name: str) -> WidarName | str:
     """Parse ``user1-2-3-4-5-r6.dat``; return a :class:`WidarName`, or a string saying why it is not one."""
     m = _NAME.match(name)
     if m is None:
-        return "name is not <user>-<gesture>-<location>-<orientation>-<repetition>-r<receiver>.dat; file left out"
+        return "not a Widar CSI file name (user-gesture-location-orientation-repetition-rN.dat); left out"
     user, *numbers = m.groups()
     fields = dict(zip(("gesture", "location", "orientation", "repetition", "receiver"), map(int, numbers)))
     for key, value in fields.items():
