@@ -89,6 +89,16 @@ def test_not_a_npy_and_missing_wifi_folder(tmp_path):
     assert m.recordings[0]["frames"] == 0 and m.recordings[0]["gt_frames"] is None
 
 
+def test_a_wrapping_folder_is_looked_through(tmp_path):
+    folder = tmp_path / "MMFi_Dataset" / "E02" / "S12" / "A27"
+    (folder / "wifi-csi").mkdir(parents=True)
+    (folder / "wifi-csi" / "frame001.mat").write_bytes(mat_v5_bytes({"CSIamp": np.ones((3, 114, 10))}))
+    np.save(folder / "ground_truth.npy", np.zeros((1, 17, 3)))
+    m = mmfi.ingest(tmp_path)
+    assert [r["id"] for r in m.recordings] == ["E02/S12/A27"] and m.problems == []
+    assert m.recordings[0]["files"][0]["path"] == "MMFi_Dataset/E02/S12/A27/ground_truth.npy"
+
+
 def test_manifest_needs_no_scipy(tree, tmp_path):
     root, _ = tree
     code = (

@@ -124,6 +124,15 @@ def test_csi_folder_given_directly_and_nested_date_folders(tmp_path):
     assert m.recordings[0]["files"][0]["path"] == "20181211/20181211/user2/user2-4-1-2-3-r1.dat"
 
 
+def test_a_wrapping_download_folder_is_looked_through(tmp_path):
+    put(tmp_path / "Widar3.0ReleaseData" / "CSI" / "20181130" / "user5" / "user5-9-6-1-2-r4.dat",
+        synthetic_log(3, seed=1))
+    m = widar.ingest(tmp_path, receivers_expected=[4])
+    assert [r["id"] for r in m.recordings] == ["20181130/user5-9-6-1-2"] and m.problems == []
+    assert m.recordings[0]["gesture"] == "Draw-Rectangle(Horizontal)" and m.recordings[0]["location"] == 6
+    assert m.recordings[0]["files"][0]["path"] == "Widar3.0ReleaseData/CSI/20181130/user5/user5-9-6-1-2-r4.dat"
+
+
 def test_expected_receivers_and_folder_mismatch(tmp_path):
     d = tmp_path / "CSI" / "20181109" / "user1"
     put(d / "user1-1-1-1-1-r1.dat", synthetic_log(5, seed=1))

@@ -31,6 +31,7 @@ __all__ = [
     "S3_TEST_ENVIRONMENTS",
     "environment_of",
     "ingest",
+    "find_mmfi_root",
     "read_wifi_frame",
     "N_JOINTS",
     "WIFI_FRAME_SHAPE",
@@ -107,6 +108,20 @@ def _gt_problem(path: Path, n_frames: int) -> str | None:
     return None
 
 
+def find_mmfi_root(root: Path) -> Path:
+    """``root`` when it holds E01…E04 folders, else its only sub-folder that does (e.g. ``MMFi_Dataset/``)."""
+    def has_env(p: Path) -> bool:
+        try:
+            return any(c.is_dir() and _ENV.match(c.name) for c in p.iterdir())
+        except OSError:
+            return False
+
+    if has_env(root):
+        return root
+    inner = [c for c in sorted(root.iterdir()) if c.is_dir() and not c.name.startswith(".") and has_env(c)]
+    return inner[0] if len(inner) == 1 else root
+
+
 def read_wifi_frame(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Read one MM-Fi WiFi frame (``frameNNN.mat``): ``{"CSIamp": (3, 114, 10), "CSIphase": (3, 114, 10)}``.
 
@@ -142,7 +157,8 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
     Parameters
     ----------
     root : path-like
-        The folder holding ``E01`` … ``E04``.
+        The folder holding ``E01`` … ``E04`` (or a folder whose only such sub-folder holds them); file paths
+        in the manifest are relative to it.
     verify_frames : bool
         Also open every non-empty WiFi frame with SciPy and check ``CSIamp`` has shape (3, 114, 10)
         (needs ``rfbench[mat]``); unreadable frames become problems.
@@ -186,7 +202,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
             return []
 
     folders: list[tuple[str, str, str, Path]] = []
-    for env in listdir(root):
+    for env in listdir(find_mmfi_root(root)):
         if env.name == SYNTHETIC_MARKER:
             continue
         if not env.is_dir() or not _ENV.match(env.name):

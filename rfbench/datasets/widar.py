@@ -117,9 +117,27 @@ def gesture_name(date: str, number: int) -> str | None:
 
 
 def find_csi_root(root: Path) -> Path:
-    """``root/CSI`` when it exists, else ``root`` itself."""
-    csi = root / "CSI"
-    return csi if csi.is_dir() else root
+    """The folder holding the date folders: ``root/CSI`` when it exists, else ``root`` when it holds date
+    folders, else the ``CSI`` folder (or date folders) of ``root``'s only sub-folder that has them (a download
+    unpacked into its own folder), else ``root``."""
+    def dates_in(p: Path) -> bool:
+        try:
+            return any(c.is_dir() and _DATE_LIKE.match(c.name) for c in p.iterdir())
+        except OSError:
+            return False
+
+    if (root / "CSI").is_dir():
+        return root / "CSI"
+    if dates_in(root):
+        return root
+    inner = []
+    for child in sorted(root.iterdir()):
+        if child.is_dir() and not child.name.startswith("."):
+            if (child / "CSI").is_dir():
+                inner.append(child / "CSI")
+            elif dates_in(child):
+                inner.append(child)
+    return inner[0] if len(inner) == 1 else root
 
 
 def _parse_file(path: str) -> tuple[int, dict, str | None]:
