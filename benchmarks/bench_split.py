@@ -10,7 +10,8 @@ process, as a speed ratio.
 
 ``Ingest``: ``rfbench.datasets.widar.ingest`` over a generated tree of real bfee files (``ci``: ~260 small files;
 ``full``: ~260 files of 800–1,200 packets, ~55 MB, the size of real Widar receiver logs), with 1 and 2 worker
-threads: files per second and the speed-up of 2 workers over 1.
+threads: files per second and the speed-up of 2 workers over 1. ``TwoThreadControl`` measures, in the same
+run, what two threads can gain at all on the machine at that moment (a busy second core caps every speed-up).
 """
 
 from __future__ import annotations
@@ -171,6 +172,27 @@ class Ingest:
     track_speedup_over_one_worker.unit = "x"
 
 
+class TwoThreadControl:
+    """The speed-up two threads get on this machine right now for work that surely releases the GIL (NumPy's
+    sort of independent arrays): the ceiling against which ``Ingest.track_speedup_over_one_worker`` is read.
+    On a shared machine whose second core is busy this is ~1, and so is every parallel speed-up."""
+
+    def setup(self):
+        rng = np.random.default_rng(0)
+        self.chunks = [rng.random(400_000) for _ in range(8)]
+
+    def _run(self, workers):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(np.sort, self.chunks))
+
+    def track_two_thread_speedup(self):
+        return _best(lambda: self._run(1)) / _best(lambda: self._run(2))
+
+    track_two_thread_speedup.unit = "x"
+
+
 if __name__ == "__main__":  # a quick look without asv: python benchmarks/bench_split.py
     for n in AssignAudit.params[0]:
         b = AssignAudit()
@@ -180,6 +202,9 @@ if __name__ == "__main__":  # a quick look without asv: python benchmarks/bench_
         b = AuditVsPython()
         b.setup(n)
         print(f"audit speed-up vs Python at {n:,} windows: {b.track_speedup_vs_python(n):.1f}x")
+    c = TwoThreadControl()
+    c.setup()
+    print(f"control: two threads of NumPy sorting run {c.track_two_thread_speedup():.2f}x faster than one")
     cwd = os.getcwd()
     import tempfile
 
