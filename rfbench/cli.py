@@ -38,6 +38,9 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.proof", "proof", "command"),
     ("rfbench.commands.adapt", "adapt", "command"),
     ("rfbench.commands.config", "config", "group"),
+    ("rfbench.commands.ingest", "ingest", "group"),
+    ("rfbench.commands.split", "split", "command"),
+    ("rfbench.commands.audit", "audit", "command"),
 ]
 
 

@@ -398,3 +398,110 @@ def mse(pred, target):
     for p, t in zip(np.ravel(pred), np.ravel(target)):
         s += (float(p) - float(t)) ** 2
     return s / np.size(pred)
+
+
+# ==========================================================================================================
+# Datasets, windows, split protocols and the leakage audit
+# ==========================================================================================================
+
+
+def naive_windows(frames, length: int, stride: int) -> list[tuple[int, int, int]]:
+    """(recording, start, stop) of every window: slide from 0 while the window still fits."""
+    out = []
+    for r, n in enumerate(frames):
+        start = 0
+        while start + length <= n:
+            out.append((r, start, start + length))
+            start += stride
+    return out
+
+
+def naive_overlapping_recordings(recording, start, stop, side, n_recordings: int) -> list[bool]:
+    """For each recording: is there a train row and a test row whose frame ranges [start, stop) share a frame?
+
+    Compares every pair of rows, frame by frame; rows with side not 0/1 are ignored.
+    """
+    out = [False] * n_recordings
+    rows = list(zip(recording, start, stop, side))
+    for i, (ri, ai, bi, si) in enumerate(rows):
+        for rj, aj, bj, sj in rows[i + 1:]:
+            if ri != rj or si not in (0, 1) or sj not in (0, 1) or si == sj:
+                continue
+            if set(range(ai, bi)) & set(range(aj, bj)):
+                out[ri] = True
+    return out
+
+
+def naive_mmfi_decode_config(protocol: str, split: str, seed: int = 0) -> tuple[dict, dict]:
+    """The MM-Fi toolbox's ``decode_config`` for WiFi, as ``(train_form, val_form)``: {subject: [actions]}.
+
+    Written from the toolbox's description, with the **global** legacy generator exactly as it does
+    (``np.random.seed(rs); np.random.permutation(40)`` per action, ``rs += 1``); the global state is saved and
+    restored around it so tests stay independent.
+    """
+    all_subjects = [f"S{k:02d}" for k in range(1, 41)]
+    all_actions = [f"A{k:02d}" for k in range(1, 28)]
+    if protocol == "protocol1":
+        actions = ["A02", "A03", "A04", "A05", "A13", "A14", "A17", "A18", "A19", "A20", "A21", "A22", "A23", "A27"]
+    elif protocol == "protocol2":
+        actions = ["A01", "A06", "A07", "A08", "A09", "A10", "A11", "A12", "A15", "A16", "A24", "A25", "A26"]
+    else:
+        actions = all_actions
+    train_form: dict = {}
+    val_form: dict = {}
+    if split == "random_split":
+        state = np.random.get_state()
+        try:
+            rs = seed
+            for action in actions:
+                np.random.seed(rs)
+                idx = np.random.permutation(len(all_subjects))
+                cut = int(np.floor(0.8 * len(all_subjects)))
+                subjects_train = [all_subjects[i] for i in idx[:cut]]
+                subjects_val = [all_subjects[i] for i in idx[cut:]]
+                for subject in all_subjects:
+                    if subject in subjects_train:
+                        train_form.setdefault(subject, []).append(action)
+                    if subject in subjects_val:
+                        val_form.setdefault(subject, []).append(action)
+                rs += 1
+        finally:
+            np.random.set_state(state)
+    elif split == "cross_scene_split":
+        for subject in all_subjects[:30]:
+            train_form[subject] = list(actions)
+        for subject in all_subjects[30:]:
+            val_form[subject] = list(actions)
+    elif split == "cross_subject_split":
+        val = ["S05", "S10", "S15", "S20", "S25", "S30", "S35", "S40"]
+        for subject in all_subjects:
+            (val_form if subject in val else train_form)[subject] = list(actions)
+    else:
+        raise ValueError(split)
+    return train_form, val_form
+
+
+def naive_audit(recordings: dict, train: list, test: list, claims: list) -> dict:
+    """Set-based audit: ``recordings`` maps id → metadata dict; ``train``/``test`` hold ids or (id, start, stop).
+
+    Returns ``{check name: passed}`` for recordings-disjoint, windows-disjoint and ``<key>-disjoint``.
+    """
+    def rows(side):
+        out = []
+        for e in side:
+            if isinstance(e, str):
+                out.append((e, 0, recordings[e]["frames"]))
+            else:
+                out.append(tuple(e))
+        return out
+
+    tr, te = rows(train), rows(test)
+    result = {"recordings-disjoint": not ({r[0] for r in tr} & {r[0] for r in te})}
+    frames_train = {(r, f) for r, a, b in tr for f in range(a, b)}
+    frames_test = {(r, f) for r, a, b in te for f in range(a, b)}
+    result["windows-disjoint"] = not (frames_train & frames_test)
+    for key in claims:
+        vt = {recordings[r[0]].get(key) for r in tr}
+        ve = {recordings[r[0]].get(key) for r in te}
+        result[f"{key}-disjoint"] = not (vt & ve) and None not in vt and None not in ve
+    return result

@@ -1,0 +1,129 @@
+"""``rfbench split MANIFEST --protocol P``: a leakage-audited train/test split file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from rfbench.commands._common import emit_json, fail, guard, stdout_console
+
+
+def split(
+    manifest: Annotated[Path, typer.Argument(help="Manifest written by `rfbench ingest`.", show_default=False)],
+    protocol: Annotated[str, typer.Option(
+        "--protocol", "-p",
+        help="random | cross-subject | cross-room | cross-location | cross-orientation | leave-one-domain-out | "
+             "mmfi-s1 | mmfi-s2 | mmfi-s3.", show_default=False)],
+    seed: Annotated[int, typer.Option("--seed", "-s", min=0, help="Seed of the draw (random, cross-* "
+                                                                  "held-out values, MM-Fi S1).")] = 0,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Split file to write (default split.json); for leave-one-domain-out a folder that "
+                            "receives split-<key>-<value>.json per held-out value (default: .).")] = None,
+    test: Annotated[Optional[List[str]], typer.Option(
+        "--test", help="A value to hold out for test (repeatable), e.g. --test 3 with cross-room. For "
+                       "leave-one-domain-out: only these folds.")] = None,
+    test_fraction: Annotated[Optional[float], typer.Option(
+        "--test-fraction", help="Fraction of values (cross-*) or recordings (random) drawn for test with the "
+                                "seed; default 0.2.")] = None,
+    domain: Annotated[Optional[str], typer.Option(
+        "--domain", help="Key of leave-one-domain-out: subject, room, location, orientation, …")] = None,
+    actions: Annotated[Optional[str], typer.Option(
+        "--actions",
+        help="MM-Fi action protocol for mmfi-s1|s2|s3: p1 (daily), p2 (rehabilitation), p3 (all).")] = None,
+    allow_leaky: Annotated[bool, typer.Option(
+        "--allow-leaky", help="Allow a leakage-prone protocol (random, mmfi-s1); the split is tagged "
+                              "leakage_prone.")] = False,
+    json_out: Annotated[bool, typer.Option("--json",
+                                           help="Print one JSON object on stdout instead of tables.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing split files.")] = False,
+) -> None:
+    """Split a manifest's recordings into train and test under a protocol, audit it, and write the split file.
+
+    Assignment is a pure function of the manifest's metadata and the seed: the same inputs give a byte-identical
+    file. The audit checks that no recording and no window is on both sides and that every domain the protocol
+    claims (subject, room, location, orientation) is disjoint. Exit 1 when the audit finds a leak (the split is
+    still written, with audit.passed false, so it can be inspected); exit 2 on bad input.
+    """
+    with guard():
+        from rfbench.datasets.manifest import read_manifest
+        from rfbench.io.archive import check_writable, sha256_file, write_json
+        from rfbench.protocols.split import make_splits
+        import os
+
+        m = read_manifest(manifest)
+        lodo = protocol == "leave-one-domain-out"
+        if lodo:
+            folder = Path(".") if out is None else out
+            if folder.suffix == ".json" or (folder.exists() and not folder.is_dir()):
+                raise fail(f"--out {folder}: leave-one-domain-out writes one file per held-out value; give a folder")
+        else:
+            folder = (Path("split.json") if out is None else out).parent
+        digest, _ = sha256_file(manifest)
+        ref = {"path": Path(os.path.relpath(manifest.resolve(), folder.resolve())).as_posix(), "sha256": digest}
+        outcomes = make_splits(m, protocol, manifest_ref=ref, seed=seed, test=test or None,
+                               test_fraction=test_fraction, domain=domain, actions=actions, allow_leaky=allow_leaky)
+        targets = [folder / o.filename if lodo else (out or Path("split.json")) for o in outcomes]
+        for t in targets:
+            check_writable(t, force)
+        for t, o in zip(targets, outcomes):
+            write_json(t, o.document, force=force)
+    failed = [(t, o) for t, o in zip(targets, outcomes) if not o.audit.passed]
+    if json_out:
+        emit_json({
+            "splits": [{"path": str(t), "protocol": o.document["protocol"], "held_out": o.document["held_out"],
+                        "train": len(o.document["train"]), "test": len(o.document["test"]),
+                        "excluded": len(o.document["excluded"]), "leakage_prone": o.document["leakage_prone"],
+                        "synthetic": o.document["synthetic"], "audit": o.document["audit"], "counts": o.counts}
+                       for t, o in zip(targets, outcomes)],
+            "passed": not failed,
+        })
+    else:
+        for t, o in zip(targets, outcomes):
+            _render(t, o)
+    if failed:
+        for t, o in failed:
+            fail(f"{t}: {o.audit.error()}", 1)
+        raise typer.Exit(1)
+
+
+def _render(path: Path, outcome) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    doc = outcome.document
+    console = stdout_console()
+    tags = []
+    if doc["leakage_prone"]:
+        tags.append("[bold yellow]LEAKAGE-PRONE[/]")
+    if doc["synthetic"]:
+        tags.append("[bold magenta]SYNTHETIC[/]")
+    held = ", ".join(str(v) for v in doc["held_out"])
+    title = f"{escape(str(path))}: {doc['protocol']}" + (f" (test: {escape(held)})" if held else "")
+    table = Table(title=title + ("  " + " ".join(tags) if tags else "") + "\nrecordings per value",
+                  title_justify="left")
+    table.add_column("key")
+    table.add_column("value", overflow="fold")
+    table.add_column("train", justify="right")
+    table.add_column("test", justify="right")
+    last = None
+    for row in outcome.counts:
+        if last is not None and row["key"] != last:
+            table.add_section()
+        last = row["key"]
+        style = "yellow" if row["train"] and row["test"] else None
+        table.add_row(row["key"], escape(str(row["value"])), str(row["train"]), str(row["test"]), style=style)
+    console.print(table)
+    console.print(f"recordings: train {len(doc['train'])} · test {len(doc['test'])} · excluded "
+                  f"{len(doc['excluded'])}; counts per value above, values on both sides in yellow")
+    for check in doc["audit"]["checks"]:
+        mark = "[green]PASS[/]" if check["passed"] else "[bold red]FAIL[/]"
+        console.print(f"  {mark} {check['name']}: {escape(check['detail'])}")
+    shared = [s for s in doc["audit"]["shared"] if s["shared"]]
+    if shared:
+        console.print("  not claimed, shared by both sides: " + ", ".join(
+            f"{s['key']} {s['shared']}/{s['values']}" for s in shared))
+    verdict = "[green]audit passed[/]" if doc["audit"]["passed"] else "[bold red]audit FAILED[/]"
+    console.print(verdict + (" — leakage-prone protocol: do not compare its numbers with cross-domain ones"
+                             if doc["leakage_prone"] else ""))

@@ -1,0 +1,274 @@
+"""Dataset manifests: the recordings of a dataset tree, their files, frame counts and domain metadata.
+
+A manifest (``rfbench.manifest/1``, DESIGN.md §11) is what ``rfbench ingest`` writes and what ``rfbench split``
+reads. Required keys: ``schema``, ``dataset``, ``root``, ``recordings`` and ``problems``. Each recording has
+``id`` (unique and stable across runs), ``files`` (``[{path, bytes}]``, paths relative to ``root``),
+``frames`` (packets or frames usable for windows) and the domain keys that apply (``subject``, ``room``,
+``location``, ``orientation``, ``gesture``, ``action``, ``repetition``, ``receivers``); more keys are allowed.
+A generated corpus carries ``"synthetic": true``.
+
+:class:`RecordingTable` is the columnar view protocols and the audit work on: one integer code per recording
+and domain key, so that splitting and auditing a million windows stays a handful of vectorised passes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from rfbench.errors import ValidationError
+from rfbench.io.archive import check_schema, read_json, schema_id, write_json
+
+__all__ = [
+    "Manifest",
+    "RecordingTable",
+    "DomainColumn",
+    "read_manifest",
+    "load_manifest",
+    "DOMAIN_KEYS",
+    "SPLIT_KEYS",
+    "value_sort_key",
+]
+
+#: Domain keys a recording may carry (DESIGN.md §11).
+DOMAIN_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "receivers")
+#: Scalar metadata a protocol may split or group by (``receivers`` is a list, so it is not one of them).
+SPLIT_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "date")
+
+
+def value_sort_key(value: Any) -> tuple:
+    """Canonical order of domain values: numbers numerically first, then strings; the same on every machine."""
+    if isinstance(value, (bool, np.bool_)):
+        return (0, int(value), "")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+@dataclass
+class Manifest:
+    """The recordings of one dataset tree.
+
+    Attributes
+    ----------
+    dataset : str
+        ``"widar3"``, ``"mmfi"`` or another name.
+    root : str
+        The folder the file paths are relative to.
+    recordings : list of dict
+        One dict per recording (see the module docstring), sorted by ``id``.
+    problems : list of dict
+        ``{"path", "reason"}`` for everything ingest could not use or found suspicious.
+    synthetic : bool
+        True for a generated corpus; everything derived from it is tagged SYNTHETIC.
+    extra : dict
+        Further top-level keys (e.g. ``receivers_expected``), written as they are.
+    """
+
+    dataset: str
+    root: str
+    recordings: list[dict]
+    problems: list[dict] = field(default_factory=list)
+    synthetic: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The JSON document (``rfbench.manifest/1``)."""
+        doc = dict(self.extra)
+        doc.update(
+            schema=schema_id("manifest"),
+            dataset=self.dataset,
+            root=self.root,
+            recordings=self.recordings,
+            problems=self.problems,
+            synthetic=bool(self.synthetic),
+        )
+        return doc
+
+    def write(self, path: str | os.PathLike, force: bool = False) -> Path:
+        """Write the manifest atomically as canonical JSON; an existing file is refused unless ``force``."""
+        return write_json(path, self.to_dict(), force=force)
+
+    @classmethod
+    def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":
+        """Validate a manifest document and wrap it.
+
+        Raises
+        ------
+        SchemaError
+            Missing or wrong ``schema``.
+        ValidationError
+            A required key is missing or has the wrong type, an id repeats, a frame count is negative...
+        """
+        check_schema(doc, "manifest", where)
+        for key in ("dataset", "root", "recordings", "problems"):
+            if key not in doc:
+                raise ValidationError(f"{where}: missing key {key!r}; re-create it with `rfbench ingest`")
+        if not isinstance(doc["recordings"], list):
+            raise ValidationError(f"{where}: 'recordings' must be a list")
+        if not isinstance(doc["problems"], list):
+            raise ValidationError(f"{where}: 'problems' must be a list")
+        seen: set[str] = set()
+        for k, rec in enumerate(doc["recordings"]):
+            _check_recording(rec, f"{where}: recordings[{k}]")
+            if rec["id"] in seen:
+                raise ValidationError(f"{where}: recording id {rec['id']!r} appears twice; ids must be unique")
+            seen.add(rec["id"])
+        for k, prob in enumerate(doc["problems"]):
+            if not isinstance(prob, Mapping) or not isinstance(prob.get("path"), str) \
+                    or not isinstance(prob.get("reason"), str):
+                raise ValidationError(f"{where}: problems[{k}] must be an object with string 'path' and 'reason'")
+        extra = {k: v for k, v in doc.items()
+                 if k not in ("schema", "dataset", "root", "recordings", "problems", "synthetic")}
+        return cls(dataset=str(doc["dataset"]), root=str(doc["root"]), recordings=list(doc["recordings"]),
+                   problems=list(doc["problems"]), synthetic=bool(doc.get("synthetic", False)), extra=extra)
+
+    def table(self) -> "RecordingTable":
+        """The columnar view of the recordings (in manifest order)."""
+        return RecordingTable.from_recordings(self.recordings)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r["id"] for r in self.recordings]
+
+
+def _check_recording(rec: Any, where: str) -> None:
+    if not isinstance(rec, Mapping):
+        raise ValidationError(f"{where}: each recording must be an object")
+    rid = rec.get("id")
+    if not isinstance(rid, str) or not rid:
+        raise ValidationError(f"{where}: 'id' must be a non-empty string")
+    files = rec.get("files")
+    if not isinstance(files, list):
+        raise ValidationError(f"{where} ({rid}): 'files' must be a list of {{path, bytes}} objects")
+    for f in files:
+        if not isinstance(f, Mapping) or not isinstance(f.get("path"), str) or not _is_count(f.get("bytes")):
+            raise ValidationError(f"{where} ({rid}): each file needs a string 'path' and a non-negative int 'bytes'")
+    if not _is_count(rec.get("frames")):
+        raise ValidationError(f"{where} ({rid}): 'frames' must be a non-negative integer")
+    for key in SPLIT_KEYS:
+        value = rec.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ValidationError(f"{where} ({rid}): {key!r} must be a string or a number, not {type(value).__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValidationError(f"{where} ({rid}): {key!r} must be finite")
+    receivers = rec.get("receivers")
+    if receivers is not None and (not isinstance(receivers, list) or not all(_is_count(r) for r in receivers)):
+        raise ValidationError(f"{where} ({rid}): 'receivers' must be a list of receiver numbers")
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def read_manifest(path: str | os.PathLike) -> Manifest:
+    """Read and validate a manifest file.
+
+    Raises
+    ------
+    FormatError, SchemaError, ValidationError
+        Unreadable file, wrong schema, or malformed content (the message names the key).
+    """
+    return Manifest.from_dict(read_json(path, "manifest"), str(path))
+
+
+def load_manifest(source: "Manifest | Mapping | str | os.PathLike") -> Manifest:
+    """Accept a :class:`Manifest`, a manifest document, or a path to one."""
+    if isinstance(source, Manifest):
+        return source
+    if isinstance(source, Mapping):
+        return Manifest.from_dict(source)
+    if isinstance(source, (str, os.PathLike)):
+        return read_manifest(source)
+    raise TypeError(f"expected a Manifest, a dict or a path, not {type(source).__name__}")
+
+
+@dataclass(frozen=True)
+class DomainColumn:
+    """One domain key as integer codes: ``values[codes[i]]`` is recording i's value; code −1 means missing."""
+
+    codes: np.ndarray
+    values: tuple
+
+    def code_of(self, value: Any) -> int:
+        """The code of ``value``, matching by its text (``"3"`` finds room 3); −1 if absent."""
+        text = str(value)
+        for k, v in enumerate(self.values):
+            if str(v) == text:
+                return k
+        return -1
+
+
+@dataclass(frozen=True)
+class RecordingTable:
+    """Recordings as columns: ``ids``, ``frames`` and one :class:`DomainColumn` per domain key present.
+
+    Protocols and the audit work on this view; it is built once per manifest.
+    """
+
+    ids: tuple
+    frames: np.ndarray
+    domains: Mapping[str, DomainColumn]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def from_recordings(cls, recordings: Sequence[Mapping]) -> "RecordingTable":
+        """Build from manifest recording dicts (order kept)."""
+        ids = tuple(r["id"] for r in recordings)
+        frames = np.fromiter((int(r.get("frames", 0)) for r in recordings), dtype=np.int64, count=len(ids))
+        domains: dict[str, DomainColumn] = {}
+        for key in SPLIT_KEYS:
+            raw = [r.get(key) for r in recordings]
+            present = sorted({v for v in raw if v is not None}, key=value_sort_key)
+            if not present:
+                continue
+            index = {v: k for k, v in enumerate(present)}
+            codes = np.fromiter((-1 if v is None else index[v] for v in raw), dtype=np.int32, count=len(raw))
+            domains[key] = DomainColumn(codes=codes, values=tuple(present))
+        return cls(ids=ids, frames=frames, domains=domains)
+
+    @classmethod
+    def from_arrays(cls, ids: Iterable[str], frames: Iterable[int], **columns: Iterable) -> "RecordingTable":
+        """Build from arrays (one value per recording per domain key), e.g. for large generated metadata.
+
+        Every value of a column must be present (no missing values) and of one type.
+        """
+        ids = tuple(str(i) for i in ids)
+        frames = np.asarray(frames, dtype=np.int64)
+        if frames.shape != (len(ids),):
+            raise ValidationError(f"frames has shape {frames.shape}; expected ({len(ids)},)")
+        domains = {}
+        for key, col in columns.items():
+            arr = np.asarray(col)
+            if arr.shape != (len(ids),):
+                raise ValidationError(f"column {key!r} has shape {arr.shape}; expected ({len(ids)},)")
+            values, codes = np.unique(arr, return_inverse=True)
+            domains[key] = DomainColumn(codes=codes.astype(np.int32).reshape(-1),
+                                        values=tuple(v.item() for v in values))
+        if len(set(ids)) != len(ids):
+            raise ValidationError("recording ids must be unique")
+        return cls(ids=ids, frames=frames, domains=domains)
+
+    def column(self, key: str) -> DomainColumn:
+        """The column of ``key``; a :class:`ValidationError` names the keys available when it is absent."""
+        try:
+            return self.domains[key]
+        except KeyError:
+            have = ", ".join(sorted(self.domains)) or "none"
+            raise ValidationError(
+                f"no recording in the manifest has a {key!r}; domain keys available: {have}"
+            ) from None
+
+    def index_of(self) -> dict[str, int]:
+        """Map recording id → row."""
+        return {rid: k for k, rid in enumerate(self.ids)}
+

@@ -1,0 +1,318 @@
+"""The leakage audit: is a train/test split disjoint in everything it claims to be? (DESIGN.md §6)
+
+A split is audited as **rows**: each row is a recording, or a window of one (a frame range), assigned to a side
+(0 = train, 1 = test; anything else = unused). Checks, each ``{name, passed, detail}``:
+
+- ``recordings-disjoint``: no recording has rows on both sides (its receiver files or frames would leak);
+- ``windows-disjoint``: no train row and test row of one recording share a frame (a whole-recording row spans
+  ``[0, frames)``);
+- ``<key>-disjoint`` for every key the protocol claims (``subject``, ``room``, ``location``, ``orientation``…):
+  no value of that key on both sides. A recording on a side with no value for a claimed key fails the check
+  (disjointness cannot be shown).
+
+Unclaimed keys are reported too, as ``shared`` (how many values sit on both sides) — information, not a
+verdict: that is how MM-Fi's S1 shows its 40 shared subjects. A failed audit raises :class:`LeakageError`
+(exit 1) naming the offending groups.
+
+Everything is linear in the number of rows: a few vectorised passes and one sweep kernel
+(:func:`_overlap_sweep`) over rows sorted by (recording, start).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from rfbench._jit import njit
+from rfbench.datasets.manifest import RecordingTable
+from rfbench.errors import LeakageError, ValidationError
+
+__all__ = [
+    "AuditResult",
+    "audit_rows",
+    "audit_sides",
+    "audit_document",
+    "overlapping_recordings",
+    "CHECK_RECORDINGS",
+    "CHECK_WINDOWS",
+]
+
+CHECK_RECORDINGS = "recordings-disjoint"
+CHECK_WINDOWS = "windows-disjoint"
+_SHOW = 8  # offending groups named in a detail line
+
+
+@njit
+def _overlap_sweep(recording, start, stop, side, out):
+    """Mark recordings in which a train row and a test row share a frame.
+
+    Contract: rows are sorted by (recording, start); ``start >= 0``; ``out`` has one zeroed uint8 per recording.
+    Rows with ``side`` not 0/1, or an empty range (``stop <= start``), are ignored. For rows j before i
+    (``start_j <= start_i``), the ranges intersect iff ``start_i < stop_j``, so keeping the largest ``stop`` seen
+    so far on each side of the current recording finds every crossing pair in one pass.
+    """
+    current = -1
+    max_stop_train = -1
+    max_stop_test = -1
+    for i in range(recording.shape[0]):
+        r = recording[i]
+        if r != current:
+            current = r
+            max_stop_train = -1
+            max_stop_test = -1
+        s = side[i]
+        a = start[i]
+        b = stop[i]
+        if b <= a:
+            continue
+        if s == 0:
+            if a < max_stop_test:
+                out[r] = 1
+            if b > max_stop_train:
+                max_stop_train = b
+        elif s == 1:
+            if a < max_stop_train:
+                out[r] = 1
+            if b > max_stop_test:
+                max_stop_test = b
+
+
+def overlapping_recordings(recording, start, stop, side, n_recordings: int) -> np.ndarray:
+    """Boolean per recording: does a train row share a frame with a test row of that recording?
+
+    Parameters
+    ----------
+    recording, start, stop : array-like of int
+        One row each: the recording's index (``0 <= recording < n_recordings``) and its frame range
+        ``[start, stop)`` with ``start >= 0``.
+    side : array-like of int
+        0 train, 1 test, anything else ignored.
+    n_recordings : int
+        Length of the result.
+    """
+    recording = np.ascontiguousarray(recording, dtype=np.int64)
+    start = np.ascontiguousarray(start, dtype=np.int64)
+    stop = np.ascontiguousarray(stop, dtype=np.int64)
+    side = np.ascontiguousarray(side, dtype=np.int8)
+    n = recording.shape[0]
+    if not (recording.ndim == start.ndim == stop.ndim == side.ndim == 1) or not (
+            start.shape[0] == stop.shape[0] == side.shape[0] == n):
+        raise ValidationError("recording, start, stop and side must be 1-D arrays of one length")
+    if n and (recording.min() < 0 or recording.max() >= n_recordings):
+        raise ValidationError(f"recording indices must lie in 0…{n_recordings - 1}")
+    if n and start.min() < 0:
+        raise ValidationError("window starts must be non-negative")
+    if n > 1:
+        same = recording[1:] == recording[:-1]
+        ordered = (recording[1:] > recording[:-1]) | (same & (start[1:] >= start[:-1]))
+        if not ordered.all():
+            order = np.lexsort((start, recording))
+            recording, start, stop, side = recording[order], start[order], stop[order], side[order]
+    out = np.zeros(n_recordings, dtype=np.uint8)
+    _overlap_sweep(recording, start, stop, side, out)
+    return out.astype(bool)
+
+
+@dataclass
+class AuditResult:
+    """Outcome of an audit: ``passed`` is True iff every check passed."""
+
+    passed: bool
+    checks: list[dict]
+    shared: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """``{"passed", "checks", "shared"}`` as stored in a split file."""
+        return {"passed": self.passed, "checks": self.checks, "shared": self.shared}
+
+    @property
+    def failed(self) -> list[dict]:
+        return [c for c in self.checks if not c["passed"]]
+
+    def error(self) -> LeakageError:
+        """The :class:`LeakageError` describing the failed checks (call only when not ``passed``)."""
+        text = "; ".join(f"{c['name']} failed: {c['detail']}" for c in self.failed)
+        return LeakageError(f"leak found: {text}", self.failed)
+
+    def raise_if_failed(self) -> None:
+        """Raise :class:`LeakageError` naming the offending groups unless every check passed."""
+        if not self.passed:
+            raise self.error()
+
+
+def _names(items: Sequence[str], total: int | None = None) -> str:
+    total = len(items) if total is None else total
+    shown = ", ".join(str(i) for i in items[:_SHOW])
+    return shown + (f", … ({total} in all)" if total > _SHOW else "")
+
+
+def audit_rows(table: RecordingTable, recording, side, start=None, stop=None,
+               claims: Iterable[str] = ()) -> AuditResult:
+    """Audit rows (recordings or windows) assigned to train (0) and test (1).
+
+    Parameters
+    ----------
+    table : RecordingTable
+        The recordings and their domain columns.
+    recording : array-like of int
+        Each row's recording (index into ``table``).
+    side : array-like of int
+        0 train, 1 test, other values unused (e.g. −1 excluded).
+    start, stop : array-like of int, optional
+        Each row's frame range; default ``[0, frames)`` (the whole recording).
+    claims : iterable of str
+        Domain keys the split claims disjoint (``subject``, ``room``, …).
+
+    Returns
+    -------
+    AuditResult
+    """
+    recording = np.asarray(recording, dtype=np.int64)
+    side = np.asarray(side, dtype=np.int8)
+    n_rec = len(table)
+    if recording.shape != side.shape or recording.ndim != 1:
+        raise ValidationError("recording and side must be 1-D arrays of one length")
+    if recording.size and (recording.min() < 0 or recording.max() >= n_rec):
+        raise ValidationError(f"recording indices must lie in 0…{n_rec - 1}")
+    if start is None:
+        start = np.zeros_like(recording)
+    if stop is None:
+        stop = table.frames[recording]
+    is_train = side == 0
+    is_test = side == 1
+    has_train = np.bincount(recording[is_train], minlength=n_rec) > 0
+    has_test = np.bincount(recording[is_test], minlength=n_rec) > 0
+    checks = []
+
+    both = np.flatnonzero(has_train & has_test)
+    if both.size:
+        checks.append({"name": CHECK_RECORDINGS, "passed": False, "detail": _both_detail(table, both)})
+    else:
+        checks.append({"name": CHECK_RECORDINGS, "passed": True,
+                       "detail": f"{int(has_train.sum())} train and {int(has_test.sum())} test recordings, "
+                                 "none on both sides"})
+
+    overlap = np.flatnonzero(overlapping_recordings(recording, start, stop, side, n_rec))
+    if overlap.size:
+        checks.append({"name": CHECK_WINDOWS, "passed": False,
+                       "detail": f"train and test frame ranges overlap in {overlap.size} recording(s): "
+                                 + _names([table.ids[k] for k in overlap[:_SHOW]], overlap.size)})
+    else:
+        checks.append({"name": CHECK_WINDOWS, "passed": True,
+                       "detail": f"{int(is_train.sum())} train and {int(is_test.sum())} test rows; "
+                                 "no frame on both sides"})
+
+    claims = list(dict.fromkeys(claims))
+    for key in claims:
+        checks.append(_domain_check(table, key, has_train, has_test))
+    shared = [_shared_info(table, key, has_train, has_test) for key in table.domains if key not in claims]
+    return AuditResult(passed=all(c["passed"] for c in checks), checks=checks, shared=shared)
+
+
+def _both_detail(table: RecordingTable, both: np.ndarray) -> str:
+    return f"{both.size} recording(s) on both sides: " + _names([table.ids[k] for k in both[:_SHOW]], both.size)
+
+
+def _side_counts(col, mask: np.ndarray, n_values: int) -> np.ndarray:
+    codes = col.codes[mask]
+    return np.bincount(codes[codes >= 0], minlength=n_values)
+
+
+def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_test: np.ndarray) -> dict:
+    name = f"{key}-disjoint"
+    col = table.column(key)
+    nv = len(col.values)
+    train_n = _side_counts(col, has_train, nv)
+    test_n = _side_counts(col, has_test, nv)
+    missing = int(np.count_nonzero((has_train | has_test) & (col.codes < 0)))
+    shared = np.flatnonzero((train_n > 0) & (test_n > 0))
+    problems = []
+    if shared.size:
+        problems.append(f"{key} on both sides: " + _names(
+            [f"{col.values[v]} (train {train_n[v]}, test {test_n[v]} recordings)" for v in shared[:_SHOW]],
+            shared.size))
+    if missing:
+        problems.append(f"{missing} assigned recording(s) have no {key}, so disjointness cannot be shown")
+    if problems:
+        return {"name": name, "passed": False, "detail": "; ".join(problems)}
+    return {"name": name, "passed": True,
+            "detail": f"{int(np.count_nonzero(train_n))} train and {int(np.count_nonzero(test_n))} test "
+                      f"{key} value(s), none shared"}
+
+
+def _shared_info(table: RecordingTable, key: str, has_train: np.ndarray, has_test: np.ndarray) -> dict:
+    col = table.domains[key]
+    nv = len(col.values)
+    train_n = _side_counts(col, has_train, nv)
+    test_n = _side_counts(col, has_test, nv)
+    shared = np.flatnonzero((train_n > 0) & (test_n > 0))
+    used = int(np.count_nonzero((train_n > 0) | (test_n > 0)))
+    return {"key": key, "shared": int(shared.size), "values": used,
+            "examples": [col.values[v] for v in shared[:_SHOW]]}
+
+
+def audit_sides(table: RecordingTable, side_per_recording, claims: Iterable[str] = ()) -> AuditResult:
+    """Audit a recording-level assignment (one side per recording; −1 = not in the split)."""
+    side = np.asarray(side_per_recording, dtype=np.int8)
+    if side.shape != (len(table),):
+        raise ValidationError(f"side has shape {side.shape}; expected ({len(table)},)")
+    rows = np.flatnonzero((side == 0) | (side == 1))
+    return audit_rows(table, rows, side[rows], claims=claims)
+
+
+def _entries(doc: Mapping, key: str, where: str) -> list:
+    value = doc.get(key)
+    if not isinstance(value, list):
+        raise ValidationError(f"{where}: {key!r} must be a list of recording ids (or {{id, start, stop}} windows)")
+    return value
+
+
+def audit_document(doc: Mapping, table: RecordingTable, claims: Iterable[str] = (),
+                   where: str = "split") -> AuditResult:
+    """Audit a split document: an rfbench split file, or plain ``{"train": [...], "test": [...]}``.
+
+    Entries are recording ids, or windows ``{"id", "start", "stop"}`` (frames ``[start, stop)``). The claims
+    audited are the document's own ``claims`` (rfbench split files store them) plus ``claims``.
+
+    Raises
+    ------
+    ValidationError
+        An entry is malformed or names a recording the manifest does not have.
+    """
+    index = table.index_of()
+    rec, start, stop, side = [], [], [], []
+    unknown: list[str] = []
+    for s, key in enumerate(("train", "test")):
+        for k, entry in enumerate(_entries(doc, key, where)):
+            if isinstance(entry, str):
+                rid, a, b = entry, None, None
+            elif isinstance(entry, Mapping) and isinstance(entry.get("id"), str):
+                rid, a, b = entry["id"], entry.get("start"), entry.get("stop")
+                if not (_is_int(a) and _is_int(b) and 0 <= a <= b):
+                    raise ValidationError(f"{where}: {key}[{k}] window needs integer 0 <= start <= stop")
+            else:
+                raise ValidationError(f"{where}: {key}[{k}] must be a recording id string or an {{id, start, stop}} "
+                                      "window")
+            row = index.get(rid)
+            if row is None:
+                unknown.append(rid)
+                continue
+            rec.append(row)
+            start.append(0 if a is None else a)
+            stop.append(int(table.frames[row]) if b is None else b)
+            side.append(s)
+    if unknown:
+        raise ValidationError(f"{where}: {len(unknown)} recording id(s) not in the manifest: {_names(unknown)}; "
+                              "audit against the manifest the split was made from (--manifest)")
+    stored = doc.get("claims") or []
+    if not isinstance(stored, list) or not all(isinstance(c, str) for c in stored):
+        raise ValidationError(f"{where}: 'claims' must be a list of domain keys")
+    return audit_rows(table, np.asarray(rec, dtype=np.int64), np.asarray(side, dtype=np.int8),
+                      np.asarray(start, dtype=np.int64), np.asarray(stop, dtype=np.int64),
+                      claims=list(stored) + [c for c in claims if c not in stored])
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)

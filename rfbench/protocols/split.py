@@ -1,0 +1,493 @@
+"""Split protocols: recording metadata + seed → train/test, as a pure function (DESIGN.md §6).
+
+Protocols (``PROTOCOLS``):
+
+- ``random``: recordings drawn at random (``--test-fraction``); subjects, rooms, … are shared across sides, so it
+  is **leakage-prone** and needs ``allow_leaky``. It is recording-level: rfbench never splits one recording's
+  windows across sides (that leak is what the audit's ``recordings-disjoint`` and ``windows-disjoint`` catch).
+- ``cross-subject``, ``cross-room``, ``cross-location``, ``cross-orientation``: whole values of one key held out
+  for test, listed (``test=[...]``) or drawn with ``test_fraction`` and the seed; the split claims that key
+  disjoint.
+- ``leave-one-domain-out`` (``domain=KEY``): one split per value of the key, that value held out.
+- ``mmfi-s1``, ``mmfi-s2``, ``mmfi-s3`` with ``actions="p1"|"p2"|"p3"``: the MM-Fi toolbox's settings, exactly.
+  S1 is its per-action random subject split (leakage-prone: the same subject is in train for one action and in
+  test for another); S2 holds out S05 S10 … S40; S3 trains on E01–E03 (S01–S30) and tests on E04 (S31–S40).
+  MM-Fi calls the held-out side "val"; rfbench calls it ``test``. MM-Fi has no separate test set, so choosing a
+  checkpoint on it and reporting on it is model selection on test data.
+
+Randomness comes only from ``numpy.random.default_rng(seed)`` (and, for S1, ``numpy.random.RandomState(rs)``,
+which reproduces the toolbox's ``numpy.random.seed(rs); numpy.random.permutation(40)`` without touching global
+state). Candidates are put in a canonical order first, so the manifest's order does not matter.
+
+A split file (``rfbench.split/1``) holds ``manifest`` {path, sha256}, ``protocol``, ``seed``, ``params``,
+``train``/``test`` (sorted recording ids), ``leakage_prone``, ``audit`` {passed, checks, shared},
+``synthetic``, and also ``claims``, ``held_out``, ``excluded`` and ``dataset``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from rfbench.datasets import mmfi
+from rfbench.datasets.manifest import Manifest, RecordingTable, load_manifest, value_sort_key
+from rfbench.errors import ValidationError
+from rfbench.io.archive import schema_id
+from rfbench.protocols.leakage import AuditResult, audit_rows, audit_sides
+
+__all__ = [
+    "PROTOCOLS",
+    "ProtocolSpec",
+    "Assignment",
+    "assign",
+    "split_document",
+    "make_splits",
+    "split_filename",
+    "side_counts",
+    "ProtocolSplitter",
+    "mmfi_s1_subjects",
+    "TRAIN",
+    "TEST",
+    "EXCLUDED",
+]
+
+TRAIN, TEST, EXCLUDED = 0, 1, -1
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """A protocol's fixed properties: the domain keys it claims disjoint and whether it is leakage-prone."""
+
+    name: str
+    claims: tuple
+    leakage_prone: bool
+    summary: str
+
+
+PROTOCOLS: dict[str, ProtocolSpec] = {p.name: p for p in (
+    ProtocolSpec("random", (), True, "recordings drawn at random, so subjects, rooms, locations and orientations "
+                                    "are shared by both sides"),
+    ProtocolSpec("cross-subject", ("subject",), False, "held-out subjects"),
+    ProtocolSpec("cross-room", ("room",), False, "held-out rooms (MM-Fi: environments)"),
+    ProtocolSpec("cross-location", ("location",), False, "held-out locations"),
+    ProtocolSpec("cross-orientation", ("orientation",), False, "held-out orientations"),
+    ProtocolSpec("leave-one-domain-out", (), False, "one split per value of --domain, that value held out"),
+    ProtocolSpec("mmfi-s1", (), True, "MM-Fi S1 draws subjects per action, so a subject is in train for one "
+                                     "action and in test for another"),
+    ProtocolSpec("mmfi-s2", ("subject",), False, "MM-Fi S2: cross-subject (test S05 S10 … S40)"),
+    ProtocolSpec("mmfi-s3", ("subject", "room"), False, "MM-Fi S3: cross-environment (train E01–E03, test E04)"),
+)}
+_CROSS_KEY = {"cross-subject": "subject", "cross-room": "room", "cross-location": "location",
+              "cross-orientation": "orientation"}
+_S1_RATIO = 0.8
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One train/test assignment of a table's recordings.
+
+    Attributes
+    ----------
+    protocol : str
+    seed : int
+    params : dict
+        The protocol arguments (``domain``, ``test``, ``test_fraction``, ``actions``).
+    claims : tuple of str
+        Domain keys claimed disjoint.
+    leakage_prone : bool
+    side : ndarray of int8
+        Per recording: 0 train, 1 test, −1 excluded (not covered by the protocol, or no value for its key).
+    held_out : tuple
+        The values held out for test (empty for ``random`` and ``mmfi-s1``).
+    name : str or None
+        ``"<key>-<value>"`` for a leave-one-domain-out fold (its file is ``split-<name>.json``).
+    """
+
+    protocol: str
+    seed: int
+    params: dict
+    claims: tuple
+    leakage_prone: bool
+    side: np.ndarray
+    held_out: tuple = ()
+    name: str | None = None
+
+
+def _held_count(n: int, fraction: float) -> int:
+    """Values (or recordings) to hold out: ⌊fraction·n + ½⌋, at least 1 and at most n − 1."""
+    return max(1, min(n - 1, int(math.floor(fraction * n + 0.5))))
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+        raise ValidationError(f"seed must be an integer in 0 … 2**63-1, not {seed!r}")
+    return int(seed)
+
+
+def _check_fraction(fraction: Any) -> float:
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 < float(fraction) < 1.0:
+        raise ValidationError(f"test fraction must be a number strictly between 0 and 1, not {fraction!r}")
+    return float(fraction)
+
+
+def mmfi_s1_subjects(action_list: Sequence[str], seed: int = 0) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """MM-Fi S1 exactly: ``{action: (train subjects, test subjects)}`` for the actions in their listed order.
+
+    For each action in order: ``permutation(40)`` seeded with ``rs`` (starting at ``seed``), the first
+    ⌊0.8·40⌋ = 32 subjects of S01…S40 in that order to train, the rest to test, then ``rs += 1``. Uses
+    ``RandomState(rs).permutation``, which equals ``numpy.random.seed(rs); numpy.random.permutation(40)`` and
+    leaves the global generator alone.
+    """
+    seed = _check_seed(seed)
+    if seed + len(action_list) > 2**32 - 1:
+        raise ValidationError(f"mmfi-s1 seeds NumPy's legacy generator with seed … seed+{len(action_list) - 1}; "
+                              "each must be below 2**32")
+    n = len(mmfi.ALL_SUBJECTS)
+    cut = int(np.floor(_S1_RATIO * n))
+    out = {}
+    rs = seed
+    for action in action_list:
+        idx = np.random.RandomState(rs).permutation(n)
+        out[action] = (tuple(mmfi.ALL_SUBJECTS[i] for i in idx[:cut]), tuple(mmfi.ALL_SUBJECTS[i] for i in idx[cut:]))
+        rs += 1
+    return out
+
+
+def _match_values(col, values: Iterable, key: str) -> list[int]:
+    codes = []
+    for v in values:
+        c = col.code_of(v)
+        if c < 0:
+            have = ", ".join(str(x) for x in col.values[:20]) + (" …" if len(col.values) > 20 else "")
+            raise ValidationError(f"--test {v}: no recording has {key} {v}; values present: {have}")
+        if c not in codes:
+            codes.append(c)
+    return codes
+
+
+def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequence | None = None,
+           test_fraction: float | None = None, domain: str | None = None, actions: str | None = None,
+           allow_leaky: bool = False) -> list[Assignment]:
+    """Assign recordings to train/test under ``protocol``; a pure function of the table's metadata and ``seed``.
+
+    Parameters
+    ----------
+    table : RecordingTable
+        The recordings (``Manifest.table()``).
+    protocol : str
+        One of :data:`PROTOCOLS`.
+    seed : int
+        Seeds the draw (``random``, the cross-* draw of held-out values, and MM-Fi S1's ``rs``).
+    test : sequence, optional
+        Values to hold out (cross-*; for leave-one-domain-out, the folds to make). Matched by text, so ``"3"``
+        selects room 3.
+    test_fraction : float, optional
+        Fraction of recordings (``random``) or of the key's values (cross-*) drawn for test; default 0.2.
+    domain : str, optional
+        The key of ``leave-one-domain-out`` (``subject``, ``room``, ``location``, ``orientation``, …).
+    actions : str, optional
+        ``p1``, ``p2`` or ``p3`` for the MM-Fi protocols.
+    allow_leaky : bool
+        Needed for leakage-prone protocols (``random``, ``mmfi-s1``); they are tagged ``leakage_prone``.
+
+    Returns
+    -------
+    list of Assignment
+        One, or one per held-out value for ``leave-one-domain-out``.
+
+    Raises
+    ------
+    ValidationError
+        Unknown protocol, leakage-prone without ``allow_leaky``, missing or unknown key or value, a side left
+        empty, arguments that do not apply to the protocol.
+    """
+    spec = PROTOCOLS.get(protocol)
+    if spec is None:
+        raise ValidationError(f"unknown protocol {protocol!r}; choose one of: {', '.join(PROTOCOLS)}")
+    if spec.leakage_prone and not allow_leaky:
+        raise ValidationError(
+            f"protocol {protocol} is leakage-prone ({spec.summary}); pass --allow-leaky to create it anyway — the "
+            "split and every report made from it will be tagged leakage_prone")
+    seed = _check_seed(seed)
+    if test_fraction is not None:
+        test_fraction = _check_fraction(test_fraction)
+    if test is not None and not isinstance(test, (list, tuple)):
+        test = [test]
+    test = list(test) if test else None
+    if protocol.startswith("mmfi-"):
+        if actions is None or str(actions).lower() not in mmfi.ACTION_PROTOCOLS:
+            raise ValidationError(f"{protocol} needs --actions p1, p2 or p3 (MM-Fi's action protocols)")
+        if test or test_fraction is not None or domain is not None:
+            raise ValidationError(f"{protocol} fixes its own sides; --test, --test-fraction and --domain do not apply")
+        return [_assign_mmfi(table, protocol, seed, str(actions).lower(), spec)]
+    if actions is not None:
+        raise ValidationError(f"--actions applies only to the mmfi-* protocols, not {protocol}")
+    n = len(table)
+    if n < 2:
+        raise ValidationError(f"the manifest has {n} recording(s); a split needs at least 2")
+
+    if protocol == "random":
+        if test or domain is not None:
+            raise ValidationError("random draws recordings; --test and --domain do not apply")
+        fraction = 0.2 if test_fraction is None else test_fraction
+        order = np.array(sorted(range(n), key=lambda k: table.ids[k]), dtype=np.int64)
+        pick = np.random.default_rng(seed).permutation(n)[:_held_count(n, fraction)]
+        side = np.zeros(n, dtype=np.int8)
+        side[order[pick]] = TEST
+        return [Assignment(protocol, seed, {"test_fraction": fraction}, spec.claims, True, side)]
+
+    if protocol == "leave-one-domain-out":
+        if domain is None:
+            raise ValidationError("leave-one-domain-out needs --domain KEY (subject, room, location, orientation, …)")
+        if test_fraction is not None:
+            raise ValidationError("leave-one-domain-out holds out each value in turn; --test-fraction does not apply")
+        col = table.column(domain)
+        if len(col.values) < 2:
+            raise ValidationError(f"leave-one-domain-out needs at least 2 values of {domain}; found {len(col.values)}")
+        folds = _match_values(col, test, domain) if test else list(range(len(col.values)))
+        out = []
+        for code in sorted(folds):
+            side = np.where(col.codes < 0, EXCLUDED, np.where(col.codes == code, TEST, TRAIN)).astype(np.int8)
+            value = col.values[code]
+            out.append(Assignment(protocol, seed, {"domain": domain}, (domain,), False, side, (value,),
+                                  f"{domain}-{_safe(value)}"))
+        return out
+
+    key = _CROSS_KEY[protocol]
+    if domain is not None and domain != key:
+        raise ValidationError(f"{protocol} splits by {key}; --domain does not apply")
+    col = table.column(key)
+    nv = len(col.values)
+    if nv < 2:
+        raise ValidationError(f"{protocol} needs at least 2 values of {key}; the manifest has {nv}")
+    if test:
+        if test_fraction is not None:
+            raise ValidationError("give either --test values or --test-fraction, not both")
+        held = _match_values(col, test, key)
+        if len(held) == nv:
+            raise ValidationError(f"--test lists every {key}; leave at least one for training")
+        params = {"domain": key, "test": sorted((col.values[c] for c in held), key=value_sort_key)}
+    else:
+        fraction = 0.2 if test_fraction is None else test_fraction
+        held = np.random.default_rng(seed).permutation(nv)[:_held_count(nv, fraction)].tolist()
+        params = {"domain": key, "test_fraction": fraction}
+    held_arr = np.zeros(nv, dtype=bool)
+    held_arr[held] = True
+    side = np.where(col.codes < 0, EXCLUDED, np.where(held_arr[np.maximum(col.codes, 0)], TEST, TRAIN)).astype(np.int8)
+    held_values = tuple(sorted((col.values[c] for c in held), key=value_sort_key))
+    return [Assignment(protocol, seed, params, spec.claims, False, side, held_values)]
+
+
+def _assign_mmfi(table: RecordingTable, protocol: str, seed: int, actions: str, spec: ProtocolSpec) -> Assignment:
+    subj = table.column("subject")
+    act = table.column("action")
+    action_list = mmfi.ACTION_PROTOCOLS[actions]
+    in_protocol = np.array([v in action_list for v in act.values] + [False], dtype=bool)
+    valid_subject = np.array([v in mmfi.ALL_SUBJECTS for v in subj.values] + [False], dtype=bool)
+    scodes = np.where(subj.codes < 0, len(subj.values), subj.codes)
+    acodes = np.where(act.codes < 0, len(act.values), act.codes)
+    covered = in_protocol[acodes] & valid_subject[scodes]
+    side = np.full(len(table), EXCLUDED, dtype=np.int8)
+    held: tuple = ()
+    if protocol == "mmfi-s1":
+        lists = mmfi_s1_subjects(action_list, seed)
+        subject_names = np.asarray([str(v) for v in subj.values] + [""], dtype=object)
+        action_names = np.asarray([str(v) for v in act.values] + [""], dtype=object)
+        for k in np.flatnonzero(covered):
+            train_subjects = lists[action_names[acodes[k]]][0]
+            side[k] = TRAIN if subject_names[scodes[k]] in train_subjects else TEST
+    else:
+        if protocol == "mmfi-s2":
+            held = mmfi.S2_TEST_SUBJECTS
+        else:  # the toolbox's cross_scene_split lists subjects: S01–S30 train, S31–S40 test
+            held = tuple(s for s in mmfi.ALL_SUBJECTS if mmfi.environment_of(s) in mmfi.S3_TEST_ENVIRONMENTS)
+        is_test = np.array([v in held for v in subj.values] + [False], dtype=bool)
+        side[covered] = np.where(is_test[scodes[covered]], TEST, TRAIN)
+        if protocol == "mmfi-s3":
+            held = mmfi.S3_TEST_ENVIRONMENTS
+    return Assignment(protocol, seed, {"actions": actions}, spec.claims, spec.leakage_prone, side, held)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _safe(value: Any) -> str:
+    return _UNSAFE.sub("_", str(value)).strip("._") or "value"
+
+
+def split_filename(assignment: Assignment) -> str:
+    """``split-<key>-<value>.json`` for a leave-one-domain-out fold, ``split.json`` otherwise."""
+    return f"split-{assignment.name}.json" if assignment.name else "split.json"
+
+
+def side_counts(table: RecordingTable, side: np.ndarray) -> list[dict]:
+    """Recordings and frames per side for every value of every domain key: ``[{key, value, train, test,
+    train_frames, test_frames}]`` (values with no assigned recording are left out)."""
+    rows = []
+    side = np.asarray(side)
+    for key, col in table.domains.items():
+        nv = len(col.values)
+        counts = {}
+        for name, s in (("train", TRAIN), ("test", TEST)):
+            mask = (side == s) & (col.codes >= 0)
+            counts[name] = np.bincount(col.codes[mask], minlength=nv)
+            counts[name + "_frames"] = np.bincount(col.codes[mask], weights=table.frames[mask], minlength=nv)
+        for v in range(nv):
+            if counts["train"][v] or counts["test"][v]:
+                rows.append({"key": key, "value": col.values[v], "train": int(counts["train"][v]),
+                             "test": int(counts["test"][v]), "train_frames": int(counts["train_frames"][v]),
+                             "test_frames": int(counts["test_frames"][v])})
+    return rows
+
+
+def split_document(assignment: Assignment, table: RecordingTable, audit: AuditResult, *,
+                   manifest_ref: Mapping | None = None, synthetic: bool = False, dataset: str | None = None) -> dict:
+    """The split file's content (``rfbench.split/1``); canonical JSON of it is byte-identical across runs."""
+    side = assignment.side
+    ids = table.ids
+    return {
+        "schema": schema_id("split"),
+        "manifest": dict(manifest_ref) if manifest_ref is not None else None,
+        "dataset": dataset,
+        "protocol": assignment.protocol,
+        "seed": assignment.seed,
+        "params": assignment.params,
+        "claims": list(assignment.claims),
+        "held_out": list(assignment.held_out),
+        "train": sorted(ids[k] for k in np.flatnonzero(side == TRAIN)),
+        "test": sorted(ids[k] for k in np.flatnonzero(side == TEST)),
+        "excluded": sorted(ids[k] for k in np.flatnonzero(side == EXCLUDED)),
+        "leakage_prone": bool(assignment.leakage_prone),
+        "synthetic": bool(synthetic),
+        "audit": audit.to_dict(),
+    }
+
+
+@dataclass
+class SplitOutcome:
+    """One split made by :func:`make_splits`: its assignment, audit, document and per-value counts."""
+
+    assignment: Assignment
+    audit: AuditResult
+    document: dict
+    counts: list[dict] = field(default_factory=list)
+
+    @property
+    def filename(self) -> str:
+        return split_filename(self.assignment)
+
+
+def make_splits(manifest: "Manifest | Mapping | str | os.PathLike", protocol: str, *,
+                manifest_ref: Mapping | None = None, **kwargs) -> list[SplitOutcome]:
+    """Assign, audit and build the split document(s) for a manifest (see :func:`assign` for ``kwargs``).
+
+    Each side must hold at least one recording. The audit result is stored in each document; raising on a failed
+    audit is the caller's choice (``outcome.audit.raise_if_failed()``), so the evidence can be written first.
+    """
+    manifest = load_manifest(manifest)
+    table = manifest.table()
+    outcomes = []
+    for a in assign(table, protocol, **kwargs):
+        for name, s in (("train", TRAIN), ("test", TEST)):
+            if not np.any(a.side == s):
+                what = f" (fold {a.name})" if a.name else ""
+                raise ValidationError(f"{protocol}{what} leaves the {name} side empty; the manifest has "
+                                      f"{len(table)} recording(s), {int(np.sum(a.side == EXCLUDED))} not covered")
+        audit = audit_sides(table, a.side, a.claims)
+        doc = split_document(a, table, audit, manifest_ref=manifest_ref, synthetic=manifest.synthetic,
+                             dataset=manifest.dataset)
+        outcomes.append(SplitOutcome(a, audit, doc, side_counts(table, a.side)))
+    return outcomes
+
+
+class ProtocolSplitter:
+    """A scikit-learn-compatible splitter running an rfbench protocol over a manifest's windows (or recordings).
+
+    ``split(X, y=None, groups=None)`` yields ``(train_index, test_index)`` arrays — one pair per fold (one fold,
+    or one per held-out value for ``leave-one-domain-out``) — and ``get_n_splits`` counts the folds, so it plugs
+    into ``sklearn.model_selection.cross_validate(..., cv=splitter)`` or a hand-written loop. scikit-learn is
+    not needed.
+
+    Rows of ``X`` are, by default, the manifest's windows in :attr:`windows` order (recording order, then start),
+    or its recordings when ``window`` is None. With ``groups`` (one recording id per row), rows may come in any
+    order: each row follows its recording's side. Every fold is audited before it is yielded; a leak raises
+    :class:`~rfbench.errors.LeakageError`.
+
+    Parameters
+    ----------
+    manifest : Manifest, dict or path
+    protocol : str
+        See :data:`PROTOCOLS`.
+    window, stride : int, optional
+        Window length and stride in frames (stride defaults to ``window``).
+    seed, test, test_fraction, domain, actions, allow_leaky
+        As for :func:`assign`.
+    """
+
+    def __init__(self, manifest, protocol: str, *, window: int | None = None, stride: int | None = None,
+                 seed: int = 0, test: Sequence | None = None, test_fraction: float | None = None,
+                 domain: str | None = None, actions: str | None = None, allow_leaky: bool = False):
+        from rfbench.csi.windows import make_windows
+
+        self.manifest = load_manifest(manifest)
+        self.protocol = protocol
+        self.table = self.manifest.table()
+        self.assignments = assign(self.table, protocol, seed=seed, test=test, test_fraction=test_fraction,
+                                  domain=domain, actions=actions, allow_leaky=allow_leaky)
+        self.windows = make_windows(self.table, window, stride) if window is not None else None
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        """Number of folds (1, or one per held-out value for leave-one-domain-out)."""
+        return len(self.assignments)
+
+    def _rows(self, X, groups) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        if groups is not None:
+            groups = np.asarray(groups)
+            if groups.ndim != 1:
+                raise ValidationError("groups must be one recording id per row (1-D)")
+            if X is not None and _n_rows(X) != groups.shape[0]:
+                raise ValidationError(f"X has {_n_rows(X)} rows but groups has {groups.shape[0]}")
+            index = self.table.index_of()
+            values, inverse = np.unique(groups.astype(str), return_inverse=True)
+            rows = np.empty(values.shape[0], dtype=np.int64)
+            for k, v in enumerate(values.tolist()):
+                if v not in index:
+                    raise ValidationError(f"groups names recording {v!r}, which is not in the manifest")
+                rows[k] = index[v]
+            return rows[inverse.reshape(-1)], None, None
+        if self.windows is not None:
+            n = len(self.windows)
+            if X is not None and _n_rows(X) != n:
+                raise ValidationError(f"X has {_n_rows(X)} rows but the manifest gives {n} windows of "
+                                      f"{self.windows.length} (stride {self.windows.stride}); pass groups= to map "
+                                      "rows to recordings")
+            return self.windows.recording, self.windows.start, self.windows.stop
+        n = len(self.table)
+        if X is not None and _n_rows(X) != n:
+            raise ValidationError(f"X has {_n_rows(X)} rows but the manifest has {n} recordings; pass window= or "
+                                  "groups=")
+        return np.arange(n, dtype=np.int64), None, None
+
+    def split(self, X=None, y=None, groups=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(train_index, test_index)`` per fold, each audited first."""
+        rec, start, stop = self._rows(X, groups)
+        for a in self.assignments:
+            side = a.side[rec]
+            audit = audit_rows(self.table, rec, side, start, stop, claims=a.claims)
+            audit.raise_if_failed()
+            yield np.flatnonzero(side == TRAIN), np.flatnonzero(side == TEST)
+
+    def __repr__(self) -> str:
+        return f"ProtocolSplitter(protocol={self.protocol!r}, n_splits={len(self.assignments)})"
+
+
+def _n_rows(X) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape):
+        return int(shape[0])
+    return len(X)
