@@ -35,6 +35,8 @@ app = typer.Typer(
 # Each module imports only typer and the standard library at import time.
 _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.parse", "parse", "command"),
+    ("rfbench.commands.score", "score", "command"),
+    ("rfbench.commands.verify", "verify", "command"),
 ]
 
 
