@@ -186,8 +186,8 @@ def _procrustes_moments(pred, gt, vis, mu_p, mu_g, var_p, var_g, cov, n_vis, pre
     """Per row, over the visible joints: centroids, summed squared deviations and the cross-covariance
     ``cov[i, a, b] = sum_j (pred[i,j,a] - mu_p[i,a]) * (gt[i,j,b] - mu_g[i,b])``.
 
-    ``pred_finite[i]`` is 0 when a visible joint's prediction is NaN/inf; that row's moments are then left at
-    zero (its error is infinite). Each row writes only its own outputs.
+    ``pred_finite[i]`` is 0 when a visible joint's prediction is NaN/inf; that row's prediction moments and
+    covariance are then left at zero (its error is infinite). Each row writes only its own outputs.
     """
     dims = gt.shape[2]
     k_joints = gt.shape[1]
@@ -209,25 +209,27 @@ def _procrustes_moments(pred, gt, vis, mu_p, mu_g, var_p, var_g, cov, n_vis, pre
                         finite = False
         n_vis[i] = nv
         pred_finite[i] = 1 if finite else 0
-        if nv == 0 or not finite:
+        if nv == 0:
             continue
         for j in range(k_joints):
             if vis[i, j] != 0:
                 for c in range(dims):
-                    mu_p[i, c] += pred[i, j, c]
                     mu_g[i, c] += gt[i, j, c]
+                    if finite:
+                        mu_p[i, c] += pred[i, j, c]
         for c in range(dims):
             mu_p[i, c] /= nv
             mu_g[i, c] /= nv
         for j in range(k_joints):
             if vis[i, j] != 0:
                 for c in range(dims):
-                    xp = pred[i, j, c] - mu_p[i, c]
                     xg = gt[i, j, c] - mu_g[i, c]
-                    var_p[i] += xp * xp
                     var_g[i] += xg * xg
-                    for e in range(dims):
-                        cov[i, c, e] += xp * (gt[i, j, e] - mu_g[i, e])
+                    if finite:
+                        xp = pred[i, j, c] - mu_p[i, c]
+                        var_p[i] += xp * xp
+                        for e in range(dims):
+                            cov[i, c, e] += xp * (gt[i, j, e] - mu_g[i, e])
 
 
 @njit_parallel

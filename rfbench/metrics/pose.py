@@ -616,7 +616,8 @@ class PosePlan:
             _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad)
         parts = [n_rows, n_novis, norm_bad, pck_n, pck_hit, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad,
                  pa_sum, pa_n, pa_bad]
-        return np.hstack([np.asarray(p, dtype=np.float64).reshape(s, -1) for p in parts])
+        return np.hstack([np.asarray(p, dtype=np.float64).reshape(s, int(np.prod(p.shape[1:], dtype=np.int64)))
+                          for p in parts])
 
 
 def _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad) -> None:
@@ -756,18 +757,21 @@ LAYOUT_CHECK_FRAMES = 10_000
 
 
 def enforce_layout(plan: PosePlan, gt, vis, trust: bool) -> tuple[dict, bool]:
-    """Run the skeleton's plausibility check on (a sample of) the ground truth; raise when it does not pass
-    and the plan asks for layout-dependent numbers, unless ``trust``. Returns ``(check, overridden)``."""
+    """Run the skeleton's plausibility check on (a sample of) the ground truth; raise when it fails and the
+    plan asks for layout-dependent numbers, unless ``trust``. Returns ``(check, overridden)``.
+
+    A check that cannot be evaluated (no frame shows the joints it needs, or a custom layout declares no
+    check) does not refuse: the layout is then *unverified*, which the report states next to the numbers.
+    """
     step = max(1, -(-gt.shape[0] // LAYOUT_CHECK_FRAMES))
     layout = check_layout(plan.skeleton, gt[::step], vis[::step] != 0)
     layout["sampled_every"] = step
     dependent = plan.layout_dependent
-    if layout["passed"] is True or not dependent:
+    if layout["passed"] is not False or not dependent:
         return layout, False
     if not trust:
-        verdict = "does not fit" if layout["passed"] is False else "could not be verified on"
         raise ValidationError(
-            f"skeleton {plan.skeleton.name} {verdict} the ground truth ({layout['reason']}); "
+            f"skeleton {plan.skeleton.name} does not fit the ground truth ({layout['reason']}); "
             f"{', '.join(dependent)} depend on the joint order: declare the right skeleton, use bbox, "
             f"bbox-max-side or abs:T, or override with --trust-layout (trust_layout=True), which the report records"
         )

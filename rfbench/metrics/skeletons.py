@@ -347,8 +347,8 @@ def check_layout(skeleton: Skeleton, gt, vis=None) -> dict[str, Any]:
     dict
         ``{"passed": True | False | None, "checks": [...], "reason": str}``. Each check records its median
         ratio (``value``), ``bound``, ``op`` and how many frames it was ``evaluated_on``. ``passed`` is None
-        when the layout declares no check or no frame could be evaluated: the layout is then unverified,
-        which counts as not passed for the layout-dependent metrics.
+        when the layout declares no check or no frame could be evaluated: the layout is then unverified
+        (scoring proceeds and the report says so).
     """
     import numpy as np
 

@@ -21,7 +21,7 @@ from rfbench.metrics.pose import (
     make_segments,
     validate_poses,
 )
-from rfbench.metrics.skeletons import get_skeleton
+from rfbench.metrics.skeletons import BUILTIN, get_skeleton
 from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
 from rfbench.report.baseline import (
     SplitInfo,
@@ -128,6 +128,9 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     notes = list(plan.notes)
 
     layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
+    if layout["passed"] is None and plan.layout_dependent:
+        notes.append(f"LAYOUT NOT VERIFIED: skeleton {skel.name}'s plausibility check could not be evaluated "
+                     f"({layout['reason']}); {', '.join(plan.layout_dependent)} assume its joint order")
     if overridden:
         notes.append(f"LAYOUT NOT VERIFIED: skeleton {skel.name} did not pass its plausibility check "
                      f"({layout['reason']}) and {', '.join(plan.layout_dependent)} were computed anyway "
@@ -240,7 +243,9 @@ def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton:
     files = [("pred", "--pred", pred), ("gt", "--gt", gt), ("vis", "--vis", vis), ("split", "--split", split),
              ("groups", "--groups", groups), ("train-gt", "--train-gt", train_gt),
              ("train-groups", "--train-groups", train_groups), ("train-vis", "--train-vis", train_vis)]
-    if str(skeleton) not in ("coco17", "h36m17"):
+    if str(skeleton) not in BUILTIN:
+        if Path(skeleton).suffix.lower() not in (".toml", ".json"):
+            get_skeleton(skeleton)  # raises: unknown name
         files.append(("skeleton", "--skeleton", Path(skeleton)))
     inputs = []
     for role, option, path in files:
