@@ -305,11 +305,11 @@ def _compare(plan, pred, gt, vis, segments, norms, ks, strict, auc_thr, sigmas, 
         assert got["oks_sum"] == pytest.approx(sum(oks), rel=1e-12, abs=1e-300)
 
 
-def _plan(dims, strict, sigmas=True, area="bbox", auc_n=7):
+def _plan(dims, strict, sigmas=True, area="bbox", auc_n=7, ks=(0.0, 0.05, 0.2, 0.5)):
     metrics = ["pck", "pck-auc", "mpjpe"] + (["oks"] if sigmas and dims == 2 else [])
     return pose.PosePlan.create(skeleton="coco17", units="m", dims=dims, metrics=metrics,
                                 normalizations=["hip-width", "torso", "bbox", "bbox-max-side", "abs:0.3"],
-                                ks=[0.0, 0.05, 0.2, 0.5], comparison="<" if strict else "<=", auc_n=auc_n,
+                                ks=list(ks), comparison="<" if strict else "<=", auc_n=auc_n,
                                 auc_max=0.8, oks_area=area)
 
 
@@ -335,6 +335,17 @@ def test_kernel_matches_naive_on_seeded_random_poses(dims, strict, seed):
     clusters = rng.integers(0, 5, size=n).astype(str)
     for segments in (pose.make_segments(n), pose.make_segments(n, block=6), pose.make_segments(n, clusters)):
         _compare(plan, pred, gt, vis, segments, _NORMS, [0.0, 0.05, 0.2, 0.5], strict, auc_thr, sig)
+
+
+def test_kernel_matches_naive_with_thresholds_in_any_order():
+    rng = np.random.default_rng(12)
+    gt = rng.normal(size=(20, 17, 2))
+    pred = gt + rng.normal(scale=0.3, size=gt.shape)
+    vis = np.ones((20, 17), np.uint8)
+    ks = [0.5, 0.0, 0.2, 0.05]
+    for strict in (False, True):
+        _compare(_plan(2, strict, ks=ks), pred, gt, vis, pose.make_segments(20, block=3), _NORMS, ks, strict,
+                 [0.8 * i / 7 for i in range(7)], list(COCO_SIGMAS))
 
 
 def test_kernel_matches_naive_with_a_single_broadcast_prediction_and_constant_area():

@@ -50,27 +50,32 @@ def _count_passed(r, thresholds, strict):
 
 @njit_parallel
 def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_abs, rel_floor, ks, auc_thr,
-               strict, oks_var, area_const, n_rows, n_novis, norm_bad, pck_n, pck_hit, auc_pass, err_sum, err_n,
-               oks_sum, oks_n, oks_bad):
+               strict, oks_var, area_const, n_rows, n_novis, norm_bad, pck_first, auc_pass, err_sum, err_n,
+               oks_sum, oks_n, oks_bad, gt_bad):
     """Per-segment sufficient statistics of PCK, PCK-AUC, MPJPE and OKS in one pass over the joints.
 
     Contract (DESIGN.md §5):
 
     - ``pred`` (P, K, D) with P = N, or P = 1 to score one pose (a baseline) against every row; ``gt`` (N, K, D)
-      finite wherever ``vis`` (N, K, uint8) is non-zero.
+      should be finite wherever ``vis`` (N, K, uint8) is non-zero: each visible non-finite ground-truth
+      coordinate is counted in ``gt_bad[s]`` (the wrapper then refuses the input; the other outputs of such
+      a segment are meaningless).
     - distance d = ||pred - gt|| (Euclidean over D); a non-finite prediction gives d = inf (always wrong).
     - a row with no visible joint counts in ``n_novis`` and in nothing else.
     - normalization m: NORM_PAIR uses joints ``norm_a[m]``/``norm_b[m]`` and is degenerate unless both are
       visible and their distance is ``>= rel_floor *`` the box diagonal (and the diagonal > 0); NORM_BBOX /
       NORM_BBOX_MAX_SIDE are degenerate when 0; NORM_ABS uses ``norm_abs[m]``. A degenerate row counts in
-      ``norm_bad[s, m]``; otherwise each visible joint j adds 1 to ``pck_n[s, m, j]``, 1 to
-      ``pck_hit[s, m, t, j]`` for each ``ks[t]`` with ``d / norm <= ks[t]`` (``<`` when ``strict``), and the
-      number of ``auc_thr`` it passes the same way to ``auc_pass[s, m, j]``.
+      ``norm_bad[s, m]``; otherwise each visible joint j adds 1 to ``pck_first[s, m, q, j]`` where q is the
+      index of the first of the ascending thresholds ``ks`` with ``d / norm <= ks[q]`` (``<`` when ``strict``),
+      or ``len(ks)`` when it passes none — so the joint is correct at every ``ks[t]`` with t >= q (hits are a
+      cumulative sum over q, scoreable joints the sum over all q) — and adds the number of the ascending
+      ``auc_thr`` it passes the same way to ``auc_pass[s, m, j]``.
     - MPJPE: each visible joint adds d to ``err_sum[s, j]`` and 1 to ``err_n[s, j]``.
     - OKS (only when ``oks_var`` is non-empty; ``oks_var[j] = (2 sigma_j)^2``): area = ``area_const`` if
       ``>= 0`` else 0.53 * box width * box height; area <= 0 counts in ``oks_bad``; otherwise the row's OKS,
-      the mean over visible joints of exp(-(dx^2 + dy^2) / var_j / area / 2) (pycocotools ``computeOks``),
-      is added to ``oks_sum`` and 1 to ``oks_n``.
+      the mean over visible joints of exp(-(dx^2 + dy^2) / (var_j * 2 * area)) (pycocotools ``computeOks``
+      divides by var, area and 2 in turn: the same value to within an ulp), is added to ``oks_sum`` and 1 to
+      ``oks_n``.
     """
     n_seg = seg_start.shape[0] - 1
     k_joints = gt.shape[1]
@@ -81,52 +86,46 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
     do_oks = oks_var.shape[0] > 0
     do_auc = auc_thr.shape[0] > 0
     for s in prange(n_seg):
-        lo = np.empty(dims)
-        hi = np.empty(dims)
-        dist = np.empty(k_joints)
-        d2 = np.empty(k_joints)
+        norms = np.empty(n_norm)
+        usable = np.empty(n_norm, dtype=np.bool_)
         count = seg_start[s + 1] - seg_start[s]
         n_rows[s] = count
         for ii in range(count):
             i = _row_of(order, seg_start, s, ii)
             p = 0 if one_pred else i
+            # Pass 1: the box around the visible ground-truth joints. Coordinates are scalars (D is 2 or 3;
+            # a missing third axis counts as 0), which keeps them in registers.
             nv = 0
-            for c in range(dims):
-                lo[c] = np.inf
-                hi[c] = -np.inf
+            lo0 = np.inf
+            lo1 = np.inf
+            lo2 = np.inf
+            hi0 = -np.inf
+            hi1 = -np.inf
+            hi2 = -np.inf
             for j in range(k_joints):
                 if vis[i, j] != 0:
                     nv += 1
-                    acc = 0.0
-                    for c in range(dims):
-                        g = gt[i, j, c]
-                        diff = pred[p, j, c] - g
-                        acc += diff * diff
-                        if g < lo[c]:
-                            lo[c] = g
-                        if g > hi[c]:
-                            hi[c] = g
-                    if not math.isfinite(acc):
-                        acc = np.inf
-                    d2[j] = acc
-                    dist[j] = math.sqrt(acc)
+                    g0 = gt[i, j, 0]
+                    g1 = gt[i, j, 1]
+                    g2 = gt[i, j, 2] if dims == 3 else 0.0
+                    if not (math.isfinite(g0) and math.isfinite(g1) and math.isfinite(g2)):
+                        gt_bad[s] += 1
+                    lo0 = min(lo0, g0)
+                    hi0 = max(hi0, g0)
+                    lo1 = min(lo1, g1)
+                    hi1 = max(hi1, g1)
+                    lo2 = min(lo2, g2)
+                    hi2 = max(hi2, g2)
             if nv == 0:
                 n_novis[s] += 1
                 continue
-            diag2 = 0.0
-            max_side = 0.0
-            for c in range(dims):
-                side = hi[c] - lo[c]
-                diag2 += side * side
-                if side > max_side:
-                    max_side = side
+            s0 = hi0 - lo0
+            s1 = hi1 - lo1
+            s2 = hi2 - lo2
+            diag2 = s0 * s0 + s1 * s1 + s2 * s2
+            max_side = max(s0, max(s1, s2))
             diag = math.sqrt(diag2)
-            # MPJPE
-            for j in range(k_joints):
-                if vis[i, j] != 0:
-                    err_sum[s, j] += dist[j]
-                    err_n[s, j] += 1
-            # PCK / PCK-AUC, one normalization at a time
+            # The sample's normalizers.
             for m in range(n_norm):
                 kind = norm_kind[m]
                 norm = 0.0
@@ -150,35 +149,52 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                 else:
                     norm = norm_abs[m]
                     valid = norm > 0.0
+                norms[m] = norm
+                usable[m] = valid
                 if not valid:
                     norm_bad[s, m] += 1
+            area = area_const
+            if do_oks and area < 0.0:
+                area = 0.53 * s0 * s1
+            oks_ok = do_oks and area > 0.0
+            area2 = 2.0 * area
+            # Pass 2: every visible joint once — MPJPE, PCK under each normalizer, the OKS term.
+            total = 0.0
+            for j in range(k_joints):
+                if vis[i, j] == 0:
                     continue
-                for j in range(k_joints):
-                    if vis[i, j] != 0:
-                        r = dist[j] / norm
-                        pck_n[s, m, j] += 1
-                        for t in range(n_k):
-                            if strict:
-                                if r < ks[t]:
-                                    pck_hit[s, m, t, j] += 1
-                            elif r <= ks[t]:
-                                pck_hit[s, m, t, j] += 1
+                e0 = pred[p, j, 0] - gt[i, j, 0]
+                e1 = pred[p, j, 1] - gt[i, j, 1]
+                acc = e0 * e0 + e1 * e1
+                if dims == 3:
+                    e2 = pred[p, j, 2] - gt[i, j, 2]
+                    acc += e2 * e2
+                if not math.isfinite(acc):
+                    acc = np.inf
+                d = math.sqrt(acc)
+                err_sum[s, j] += d
+                err_n[s, j] += 1
+                for m in range(n_norm):
+                    if usable[m]:
+                        r = d / norms[m]
+                        q = 0
+                        if strict:
+                            while q < n_k and not r < ks[q]:
+                                q += 1
+                        else:
+                            while q < n_k and not r <= ks[q]:
+                                q += 1
+                        pck_first[s, m, q, j] += 1
                         if do_auc:
                             auc_pass[s, m, j] += _count_passed(r, auc_thr, strict)
-            # OKS
+                if oks_ok:
+                    total += math.exp(-(acc / (oks_var[j] * area2)))
             if do_oks:
-                area = area_const
-                if area < 0.0:
-                    area = 0.53 * (hi[0] - lo[0]) * (hi[1] - lo[1])
-                if not area > 0.0:
-                    oks_bad[s] += 1
-                else:
-                    total = 0.0
-                    for j in range(k_joints):
-                        if vis[i, j] != 0:
-                            total += math.exp(-(d2[j] / oks_var[j] / area / 2.0))
+                if oks_ok:
                     oks_sum[s] += total / nv
                     oks_n[s] += 1
+                else:
+                    oks_bad[s] += 1
 
 
 @njit_parallel

@@ -261,12 +261,13 @@ def _as_float(name: str, arr) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
-def validate_poses(pred, gt, vis=None, n_joints: int | None = None):
+def validate_poses(pred, gt, vis=None, n_joints: int | None = None, check_finite: bool = True):
     """Check and convert pose arrays; returns ``(pred, gt, vis)`` as float64, float64, uint8, C-contiguous.
 
     ``pred`` and ``gt`` are (N, K, D) with D = 2 or 3 and equal shapes; ``vis`` is (N, K) (non-zero or True =
     visible, like COCO's v > 0), default all visible. Ground truth must be finite at visible joints;
-    predictions may hold NaN/inf (scored as wrong).
+    predictions may hold NaN/inf (scored as wrong). ``check_finite=False`` leaves the ground-truth check to
+    :meth:`PosePlan.table`, which makes it during its own pass over the data.
     """
     gt = _as_float("ground truth", gt)
     if gt.ndim != 3 or gt.shape[2] not in (2, 3):
@@ -288,7 +289,16 @@ def validate_poses(pred, gt, vis=None, n_joints: int | None = None):
             raise ValidationError(f"visibility must be boolean or numeric, found dtype {v.dtype}")
         if v.dtype.kind == "f" and not np.isfinite(v).all():
             raise ValidationError("visibility holds NaN or inf; use 0 for invisible and 1 (or 2) for visible")
-        vis = np.ascontiguousarray(v > 0, dtype=np.uint8)
+        if v.dtype == np.bool_:
+            vis = np.ascontiguousarray(v).view(np.uint8)
+        else:
+            vis = np.ascontiguousarray(v > 0, dtype=np.uint8)
+    if check_finite and not np.isfinite(gt).all():
+        _refuse_nonfinite(gt, vis)
+    return pred, gt, vis
+
+
+def _refuse_nonfinite(gt, vis) -> None:
     bad = ~np.isfinite(gt).all(axis=2) & (vis != 0)
     if bad.any():
         i, j = np.argwhere(bad)[0]
@@ -296,7 +306,6 @@ def validate_poses(pred, gt, vis=None, n_joints: int | None = None):
             f"ground truth holds NaN or inf at {int(bad.sum())} visible joint(s), first at row {int(i)} joint "
             f"{int(j)}; fix the ground truth or mark those joints invisible"
         )
-    return pred, gt, vis
 
 
 def _parse_norm(text: str, skeleton: Skeleton) -> tuple[str, int, int, int, float, tuple[str, str] | None]:
@@ -582,15 +591,17 @@ class PosePlan:
 
     # -- the pass over the data ---------------------------------------------------------------------------
     def table(self, pred: np.ndarray, gt: np.ndarray, vis: np.ndarray, segments: Segments) -> np.ndarray:
-        """Per-segment sufficient statistics ``(segments, columns)`` for validated arrays (see
-        :func:`validate_poses`). ``pred`` may have one row, scored against every ground-truth row."""
+        """Per-segment sufficient statistics ``(segments, columns)`` for arrays from :func:`validate_poses`.
+        ``pred`` may have one row, scored against every ground-truth row. Raises ValidationError when the
+        ground truth is not finite at a visible joint."""
         s = segments.count
         m, t, k = len(self.norms), len(self.ks), self.skeleton.n_joints
         norm_kind = np.array([n[1] for n in self.norms], dtype=np.int64)
         norm_a = np.array([n[2] for n in self.norms], dtype=np.int64)
         norm_b = np.array([n[3] for n in self.norms], dtype=np.int64)
         norm_abs = np.array([n[4] for n in self.norms], dtype=np.float64)
-        ks = np.array(self.ks, dtype=np.float64)
+        k_order = np.argsort(np.array(self.ks, dtype=np.float64), kind="stable")
+        ks = np.array(self.ks, dtype=np.float64)[k_order]  # ascending, as the kernel needs
         auc_thr = (np.array([self.auc_max * i / self.auc_n for i in range(self.auc_n)], dtype=np.float64)
                    if "pck-auc" in self.metrics else np.empty(0))
         oks_var = ((np.array(self.sigmas, dtype=np.float64) * 2.0) ** 2 if "oks" in self.metrics
@@ -598,17 +609,23 @@ class PosePlan:
         n_rows = np.zeros(s, np.int64)
         n_novis = np.zeros(s, np.int64)
         norm_bad = np.zeros((s, m), np.int64)
-        pck_n = np.zeros((s, m, k), np.int64)
-        pck_hit = np.zeros((s, m, t, k), np.int64)
+        pck_first = np.zeros((s, m, t + 1, k), np.int64)
         auc_pass = np.zeros((s, m, k), np.int64)
         err_sum = np.zeros((s, k), np.float64)
         err_n = np.zeros((s, k), np.int64)
         oks_sum = np.zeros(s, np.float64)
         oks_n = np.zeros(s, np.int64)
         oks_bad = np.zeros(s, np.int64)
+        gt_bad = np.zeros(s, np.int64)
         _k._pose_sums(pred, gt, vis, segments.order, segments.start, norm_kind, norm_a, norm_b, norm_abs,
                       REL_FLOOR, ks, auc_thr, self.comparison == "<", oks_var, self.oks_area, n_rows, n_novis,
-                      norm_bad, pck_n, pck_hit, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad)
+                      norm_bad, pck_first, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad, gt_bad)
+        if gt_bad.any():
+            _refuse_nonfinite(gt, vis)
+        # A joint whose first passed (ascending) threshold is q is correct at every threshold from q on.
+        pck_n = pck_first.sum(axis=2)
+        pck_hit = np.empty((s, m, t, k), np.int64)
+        pck_hit[:, :, k_order, :] = np.cumsum(pck_first[:, :, :t, :], axis=2)
         pa_sum = np.zeros((s, k), np.float64)
         pa_n = np.zeros((s, k), np.int64)
         pa_bad = np.zeros(s, np.int64)
@@ -671,7 +688,8 @@ class PoseEvaluation:
         One per spec, in the plan's order.
     plan : PosePlan
     layout : dict
-        The plausibility check of the declared skeleton on the ground truth (:func:`check_layout`).
+        The plausibility check of the declared skeleton on the ground truth (:func:`check_layout`); run only
+        when a requested number depends on the joint order (``rfbench score`` always runs it).
     layout_overridden : bool
         True when the check did not pass and layout-dependent numbers were computed anyway on request.
     segments : Segments
@@ -742,13 +760,17 @@ def evaluate_pose(pred, gt, vis=None, *, skeleton, units: str, metrics: Iterable
     gt_arr = np.asarray(gt)
     dims = gt_arr.shape[-1] if gt_arr.ndim == 3 else 0
     skel = get_skeleton(skeleton)
-    pred, gt, vis = validate_poses(pred, gt, vis, skel.n_joints)
+    pred, gt, vis = validate_poses(pred, gt, vis, skel.n_joints, check_finite=False)
     plan = PosePlan.create(skeleton=skel, units=units, dims=dims, metrics=metrics, normalizations=normalizations,
                            ks=ks, comparison=comparison, averaging=averaging, auc_n=auc_n, auc_max=auc_max,
                            oks_area=oks_area, sigmas=sigmas)
-    layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
     segments = make_segments(gt.shape[0], clusters)
-    table = plan.table(pred, gt, vis, segments)
+    table = plan.table(pred, gt, vis, segments)  # also refuses non-finite visible ground truth
+    if plan.layout_dependent:
+        layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
+    else:
+        layout, overridden = {"passed": None, "checks": [],
+                              "reason": "not run: no requested number depends on the joint order"}, False
     return PoseEvaluation(plan.scores(table), plan, layout, overridden, segments, table)
 
 
