@@ -86,15 +86,17 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
     do_oks = oks_var.shape[0] > 0
     do_auc = auc_thr.shape[0] > 0
     for s in prange(n_seg):
-        norms = np.empty(n_norm)
-        usable = np.empty(n_norm, dtype=np.bool_)
+        joint = np.empty(k_joints, dtype=np.int64)
+        dist = np.empty(k_joints)
+        dist2 = np.empty(k_joints)
         count = seg_start[s + 1] - seg_start[s]
         n_rows[s] = count
         for ii in range(count):
             i = _row_of(order, seg_start, s, ii)
             p = 0 if one_pred else i
-            # Pass 1: the box around the visible ground-truth joints. Coordinates are scalars (D is 2 or 3;
-            # a missing third axis counts as 0), which keeps them in registers.
+            # One pass over the joints: the box around the visible ground truth, distances (kept, with the
+            # joint index, for the visible joints), MPJPE. Coordinates are scalars (D is 2 or 3; a missing
+            # third axis counts as 0) so they stay in registers.
             nv = 0
             lo0 = np.inf
             lo1 = np.inf
@@ -104,10 +106,16 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
             hi2 = -np.inf
             for j in range(k_joints):
                 if vis[i, j] != 0:
-                    nv += 1
                     g0 = gt[i, j, 0]
                     g1 = gt[i, j, 1]
-                    g2 = gt[i, j, 2] if dims == 3 else 0.0
+                    e0 = pred[p, j, 0] - g0
+                    e1 = pred[p, j, 1] - g1
+                    acc = e0 * e0 + e1 * e1
+                    g2 = 0.0
+                    if dims == 3:
+                        g2 = gt[i, j, 2]
+                        e2 = pred[p, j, 2] - g2
+                        acc += e2 * e2
                     if not (math.isfinite(g0) and math.isfinite(g1) and math.isfinite(g2)):
                         gt_bad[s] += 1
                     lo0 = min(lo0, g0)
@@ -116,6 +124,15 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                     hi1 = max(hi1, g1)
                     lo2 = min(lo2, g2)
                     hi2 = max(hi2, g2)
+                    if not math.isfinite(acc):
+                        acc = np.inf
+                    d = math.sqrt(acc)
+                    err_sum[s, j] += d
+                    err_n[s, j] += 1
+                    joint[nv] = j
+                    dist2[nv] = acc
+                    dist[nv] = d
+                    nv += 1
             if nv == 0:
                 n_novis[s] += 1
                 continue
@@ -149,46 +166,32 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                 else:
                     norm = norm_abs[m]
                     valid = norm > 0.0
-                norms[m] = norm
-                usable[m] = valid
                 if not valid:
                     norm_bad[s, m] += 1
+                    continue
+                # PCK under this normalizer, over the visible joints.
+                for u in range(nv):
+                    j = joint[u]
+                    r = dist[u] / norm
+                    q = 0
+                    if strict:
+                        while q < n_k and not r < ks[q]:
+                            q += 1
+                    else:
+                        while q < n_k and not r <= ks[q]:
+                            q += 1
+                    pck_first[s, m, q, j] += 1
+                    if do_auc:
+                        auc_pass[s, m, j] += _count_passed(r, auc_thr, strict)
             area = area_const
             if do_oks and area < 0.0:
                 area = 0.53 * s0 * s1
             oks_ok = do_oks and area > 0.0
             area2 = 2.0 * area
-            # Pass 2: every visible joint once — MPJPE, PCK under each normalizer, the OKS term.
             total = 0.0
-            for j in range(k_joints):
-                if vis[i, j] == 0:
-                    continue
-                e0 = pred[p, j, 0] - gt[i, j, 0]
-                e1 = pred[p, j, 1] - gt[i, j, 1]
-                acc = e0 * e0 + e1 * e1
-                if dims == 3:
-                    e2 = pred[p, j, 2] - gt[i, j, 2]
-                    acc += e2 * e2
-                if not math.isfinite(acc):
-                    acc = np.inf
-                d = math.sqrt(acc)
-                err_sum[s, j] += d
-                err_n[s, j] += 1
-                for m in range(n_norm):
-                    if usable[m]:
-                        r = d / norms[m]
-                        q = 0
-                        if strict:
-                            while q < n_k and not r < ks[q]:
-                                q += 1
-                        else:
-                            while q < n_k and not r <= ks[q]:
-                                q += 1
-                        pck_first[s, m, q, j] += 1
-                        if do_auc:
-                            auc_pass[s, m, j] += _count_passed(r, auc_thr, strict)
-                if oks_ok:
-                    total += math.exp(-(acc / (oks_var[j] * area2)))
+            if oks_ok:
+                for u in range(nv):
+                    total += math.exp(-(dist2[u] / (oks_var[joint[u]] * area2)))
             if do_oks:
                 if oks_ok:
                     oks_sum[s] += total / nv
