@@ -432,3 +432,23 @@ print(json.dumps({"table": ev.table.tolist(), "jit": __import__("numba").config.
     with_jit = np.array(runs["0"]["table"], dtype=float)
     without = np.array(runs["1"]["table"], dtype=float)
     np.testing.assert_allclose(without, with_jit, rtol=1e-13)
+
+
+def test_results_do_not_depend_on_the_thread_count(monkeypatch):
+    """Each segment is accumulated by one thread in row order: one thread and all threads agree bit for bit."""
+    import numba
+
+    import rfbench._jit as jit
+
+    rng = np.random.default_rng(13)
+    gt = rng.normal(size=(3000, 17, 2))
+    pred = gt + rng.normal(scale=0.2, size=gt.shape)
+    kw = dict(skeleton="coco17", units="m", normalizations=["bbox", "torso"], trust_layout=True,
+              clusters=np.arange(3000) % 11)
+    monkeypatch.setattr(jit, "PARALLEL_MIN_WORK", 1 << 60)  # always one thread
+    serial = pose.evaluate_pose(pred, gt, **kw)
+    monkeypatch.setattr(jit, "PARALLEL_MIN_WORK", 0)  # always the whole pool
+    parallel = pose.evaluate_pose(pred, gt, **kw)
+    assert numba.get_num_threads() >= 1
+    np.testing.assert_array_equal(serial.table, parallel.table)
+    assert [s.value for s in serial.scores] == [s.value for s in parallel.scores]

@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from rfbench._jit import serial_below
 from rfbench.errors import ValidationError
 from rfbench.metrics import kernels as _k
 from rfbench.metrics.skeletons import Skeleton, check_layout, get_skeleton, validate_sigmas
@@ -617,9 +618,10 @@ class PosePlan:
         oks_n = np.zeros(s, np.int64)
         oks_bad = np.zeros(s, np.int64)
         gt_bad = np.zeros(s, np.int64)
-        _k._pose_sums(pred, gt, vis, segments.order, segments.start, norm_kind, norm_a, norm_b, norm_abs,
-                      REL_FLOOR, ks, auc_thr, self.comparison == "<", oks_var, self.oks_area, n_rows, n_novis,
-                      norm_bad, pck_first, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad, gt_bad)
+        with serial_below(gt.shape[0] * gt.shape[1]):
+            _k._pose_sums(pred, gt, vis, segments.order, segments.start, norm_kind, norm_a, norm_b, norm_abs,
+                          REL_FLOOR, ks, auc_thr, self.comparison == "<", oks_var, self.oks_area, n_rows, n_novis,
+                          norm_bad, pck_first, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad, gt_bad)
         if gt_bad.any():
             _refuse_nonfinite(gt, vis)
         # A joint whose first passed (ascending) threshold is q is correct at every threshold from q on.
@@ -649,11 +651,13 @@ def _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad) -> None:
     cov = np.empty((n, d, d))
     n_vis = np.empty(n, np.int64)
     finite = np.empty(n, np.uint8)
-    _k._procrustes_moments(pred, gt, vis, mu_p, mu_g, var_p, var_g, cov, n_vis, finite)
+    with serial_below(gt.shape[0] * gt.shape[1]):
+        _k._procrustes_moments(pred, gt, vis, mu_p, mu_g, var_p, var_g, cov, n_vis, finite)
     rot, scale, trans = _similarity(cov, mu_p, mu_g, var_p)
     scoreable = ((n_vis >= 3) & (var_g > 0)).astype(np.uint8)
-    _k._aligned_error_sums(pred, gt, vis, rot, scale, trans, scoreable, finite, segments.order, segments.start,
-                           pa_sum, pa_n, pa_bad)
+    with serial_below(gt.shape[0] * gt.shape[1]):
+        _k._aligned_error_sums(pred, gt, vis, rot, scale, trans, scoreable, finite, segments.order,
+                               segments.start, pa_sum, pa_n, pa_bad)
 
 
 def _similarity(cov, mu_p, mu_g, var_p):

@@ -25,6 +25,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from rfbench._jit import serial_below
 from rfbench.errors import ValidationError
 from rfbench.metrics.kernels import _replicate_sums, _segment_sums
 
@@ -156,7 +157,8 @@ def cluster_bootstrap(table, statistics: Mapping[str, Statistic], n_boot: int = 
     values = {name: [] for name in statistics}
     for counts in bootstrap_counts(table.shape[0], int(n_boot), int(seed)):
         sums = np.empty((counts.shape[0], table.shape[1]), dtype=np.float64)
-        _replicate_sums(counts, table, sums)
+        with serial_below(counts.size * table.shape[1]):
+            _replicate_sums(counts, table, sums)
         for name, fn in statistics.items():
             values[name].append(np.asarray(fn(sums), dtype=np.float64).reshape(counts.shape[0]))
     alpha = (1.0 - level) / 2.0
