@@ -99,6 +99,7 @@ def _save(tmp_path, name, arr):
     ("sigmas", "2 sigmas given for 17 joints"),
     ("train-without-split", "a baseline needs --split"),
     ("split-without-groups", "a split needs --groups"),
+    ("confidence", "confidence level must lie strictly between 0 and 1"),
 ])
 def test_bad_input_is_one_line_and_exit_2(runner, files, tmp_path, case, message):
     gt = np.load(tmp_path / "gt.npy")
@@ -138,6 +139,8 @@ def test_bad_input_is_one_line_and_exit_2(runner, files, tmp_path, case, message
         args += ["--train-gt", "train_gt.npy", "--train-groups", "train_groups.npy"]
     elif case == "split-without-groups":
         args += ["--split", "split.json"]
+    elif case == "confidence":
+        args += ["--confidence", "95"]
     for opt, val in swap.items():
         args[args.index(opt) + 1] = val
     result = run(runner, args + ["-o", "report.json"])
@@ -244,3 +247,11 @@ def test_help(runner):
         result = runner.invoke(app, [cmd, "-h"])
         assert result.exit_code == 0, result.output
         assert "Usage" in result.output
+
+
+def test_readme_documents_both_commands():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for cmd in ("score", "verify"):
+        assert f"\n## rfbench {cmd}\n" in readme

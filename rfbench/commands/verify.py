@@ -50,13 +50,16 @@ def _mismatch(report: Path, exc, json_out: bool) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    console = stdout_console()
+    if not console.is_terminal:
+        console.width = 200
     table = Table(title=f"rfbench verify {escape(str(report))}: MISMATCH", title_justify="left")
     table.add_column("where")
     table.add_column("in the report")
     table.add_column("on re-run")
     for d in exc.differences[:200]:
         table.add_row(escape(str(d["path"])), escape(repr(d["report"])), escape(repr(d["rerun"])))
-    stdout_console().print(table)
+    console.print(table)
     if len(exc.differences) > 200:
-        stdout_console().print(f"... and {len(exc.differences) - 200} more")
+        console.print(f"... and {len(exc.differences) - 200} more")
 

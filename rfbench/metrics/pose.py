@@ -798,7 +798,8 @@ def enforce_layout(plan: PosePlan, gt, vis, trust: bool) -> tuple[dict, bool]:
     if not trust:
         raise ValidationError(
             f"skeleton {plan.skeleton.name} does not fit the ground truth ({layout['reason']}); "
-            f"{', '.join(dependent)} depend on the joint order: declare the right skeleton, use bbox, "
+            f"{', '.join(dependent)} {'depends' if len(dependent) == 1 else 'depend'} on the joint order: "
+            f"declare the right skeleton, use bbox, "
             f"bbox-max-side or abs:T, or override with --trust-layout (trust_layout=True), which the report records"
         )
     return layout, True

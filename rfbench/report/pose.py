@@ -109,6 +109,10 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
         raise ValidationError(f"cluster_by must be recording or subject, got {cluster_by!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise ValidationError(f"the number of bootstrap replicates must be an integer >= 0, got {n_boot!r}")
+    if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0.0 < level < 1.0):
+        raise ValidationError(f"the confidence level must lie strictly between 0 and 1, got {level!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValidationError(f"the bootstrap seed must be an integer >= 0, got {seed!r}")
     if split is not None and not isinstance(split, SplitInfo):
         raise ValidationError("split must be a SplitInfo (rfbench.report.baseline.load_split)")
     if split is not None and groups is None:
