@@ -419,7 +419,11 @@ gt = rng.normal(size=(9, 17, 2)); pred = gt + rng.normal(scale=0.2, size=gt.shap
 vis = rng.random((9, 17)) > 0.2
 ev = pose.evaluate_pose(pred, gt, vis, skeleton="coco17", units="m", normalizations=["bbox", "torso"],
                         trust_layout=True, clusters=np.arange(9) % 3)
-print(json.dumps({"table": ev.table.tolist(), "jit": __import__("numba").config.DISABLE_JIT}))
+from rfbench.metrics import stats
+iv = stats.cluster_bootstrap(stats.segment_sums(np.stack([np.arange(9.0), np.ones(9)], 1), np.arange(9) % 3, 3),
+                             {"m": lambda x: x[..., 0] / x[..., 1]}, n_boot=50, seed=1)["m"]
+print(json.dumps({"table": ev.table.tolist(), "ci": [iv.low, iv.high],
+                  "jit": __import__("numba").config.DISABLE_JIT}))
 """
     env = dict(os.environ)
     runs = {}
@@ -432,6 +436,7 @@ print(json.dumps({"table": ev.table.tolist(), "jit": __import__("numba").config.
     with_jit = np.array(runs["0"]["table"], dtype=float)
     without = np.array(runs["1"]["table"], dtype=float)
     np.testing.assert_allclose(without, with_jit, rtol=1e-13)
+    assert runs["1"]["ci"] == runs["0"]["ci"]
 
 
 def test_results_do_not_depend_on_the_thread_count(monkeypatch):
