@@ -12,9 +12,11 @@ Kernels must also run under ``NUMBA_DISABLE_JIT=1`` (then these decorators retur
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 
-__all__ = ["njit", "njit_parallel", "prange", "set_threads"]
+__all__ = ["njit", "njit_parallel", "prange", "set_threads", "serial_below", "PARALLEL_MIN_WORK"]
 
 _OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -36,3 +38,26 @@ def set_threads(n: int | None) -> int:
     if n is not None:
         numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
     return numba.get_num_threads()
+
+
+#: Below this much work (e.g. joints scored) a parallel kernel runs on one thread: waking the thread pool
+#: costs more than it saves, and far more on a machine whose other cores are busy.
+PARALLEL_MIN_WORK = 1 << 20
+
+
+@contextlib.contextmanager
+def serial_below(work: int, threshold: int | None = None):
+    """Run the enclosed ``njit_parallel`` kernels on one thread when ``work`` is below ``threshold``
+    (default :data:`PARALLEL_MIN_WORK`).
+
+    Only for kernels whose result does not depend on the thread count (each thread owns whole segments).
+    """
+    if work >= (PARALLEL_MIN_WORK if threshold is None else threshold):
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

@@ -1,0 +1,173 @@
+"""asv benchmarks of the pose metrics: PCK + OKS + MPJPE in one call, against NumPy and pycocotools.
+
+``frames`` = 10_000 is the CI-sized case; 1_000_000 x 17 joints is the scale the performance targets are
+stated at (>= 3x a vectorised NumPy implementation of the same semantics, >= 200x pycocotools' OKS per
+pose; memory O(N x K)). Peers are timed in the same process; ``track_*`` return speed-up factors.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+KS = (0.05, 0.1, 0.2, 0.5)
+JOINTS = 17
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    gt = rng.uniform(0.0, 1.0, size=(n, JOINTS, 2))
+    pred = gt + rng.normal(scale=0.02, size=gt.shape)
+    vis = rng.random((n, JOINTS)) > 0.1
+    vis[:, :2] = True
+    return pred, gt, vis
+
+
+def _rfbench(pred, gt, vis):
+    from rfbench.metrics.pose import evaluate_pose
+    from rfbench.metrics.skeletons import COCO_SIGMAS
+
+    # Explicit sigmas and a box normalization: nothing depends on the joint order of random data.
+    return evaluate_pose(pred, gt, vis, skeleton="coco17", units="normalized", metrics=["pck", "oks", "mpjpe"],
+                         normalizations=["bbox"], ks=KS, sigmas=COCO_SIGMAS)
+
+
+def numpy_pck_oks_mpjpe(pred, gt, vis, sigmas):
+    """The same three metrics, vectorised in NumPy: PCK@KS under the box diagonal (micro and per joint),
+    mean OKS with area 0.53 x box width x height, and MPJPE (micro and per joint)."""
+    d2 = ((pred - gt) ** 2).sum(axis=-1)
+    d = np.sqrt(d2)
+    vv = vis[..., None]
+    lo = np.where(vv, gt, np.inf).min(axis=1)
+    hi = np.where(vv, gt, -np.inf).max(axis=1)
+    side = hi - lo
+    diag = np.sqrt((side ** 2).sum(axis=-1))
+    scoreable = vis & (diag > 0)[:, None]
+    r = d / np.where(diag > 0, diag, 1.0)[:, None]
+    n_joint = scoreable.sum(axis=0)
+    pck = []
+    for k in KS:
+        hit = (scoreable & (r <= k)).sum(axis=0)
+        pck.append((hit.sum() / n_joint.sum(), hit / n_joint))
+    area = 0.53 * side[:, 0] * side[:, 1]
+    var = (2.0 * np.asarray(sigmas)) ** 2
+    ok = area > 0
+    e = d2[ok] / var / area[ok, None] / 2.0
+    oks = (np.exp(-e) * vis[ok]).sum(axis=1) / vis[ok].sum(axis=1)
+    err = np.where(vis, d, 0.0)
+    mpjpe = (err.sum() / vis.sum(), err.sum(axis=0) / vis.sum(axis=0))
+    return pck, oks.mean(), mpjpe
+
+
+def _best(fn, repeat=3):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+class PoseMetrics:
+    """PCK (4 thresholds) + OKS + MPJPE on ``frames`` x 17 joints, 2D."""
+
+    params = [10_000, 1_000_000]
+    param_names = ["frames"]
+    timeout = 900
+
+    def setup(self, frames):
+        try:
+            from rfbench.metrics import pose  # noqa: F401
+        except ImportError:
+            raise NotImplementedError("rfbench.metrics.pose is not available at this commit")
+        self.pred, self.gt, self.vis = _data(frames)
+        small = _data(64, seed=1)
+        ev = _rfbench(*small)  # compile (or load) the kernels outside the timed region
+        from rfbench.metrics.skeletons import COCO_SIGMAS
+
+        pck, oks, mpjpe = numpy_pck_oks_mpjpe(*small, COCO_SIGMAS)
+        # Same semantics, or the ratios below would compare different work.
+        assert abs(ev.find("oks").value - oks) < 1e-12
+        assert abs(ev.find("mpjpe", averaging="micro").value - mpjpe[0]) < 1e-12
+        assert abs(ev.find("pck", k=0.1, averaging="micro").value - pck[1][0]) < 1e-12
+
+    def time_pck_oks_mpjpe(self, frames):
+        _rfbench(self.pred, self.gt, self.vis)
+
+    def peakmem_pck_oks_mpjpe(self, frames):
+        _rfbench(self.pred, self.gt, self.vis)
+
+    def time_numpy_reference(self, frames):
+        from rfbench.metrics.skeletons import COCO_SIGMAS
+
+        numpy_pck_oks_mpjpe(self.pred, self.gt, self.vis, COCO_SIGMAS)
+
+    def track_speedup_vs_numpy(self, frames):
+        from rfbench.metrics.skeletons import COCO_SIGMAS
+
+        ours = _best(lambda: _rfbench(self.pred, self.gt, self.vis))
+        theirs = _best(lambda: numpy_pck_oks_mpjpe(self.pred, self.gt, self.vis, COCO_SIGMAS))
+        return theirs / ours
+
+    track_speedup_vs_numpy.unit = "x"
+
+
+class PoseVsPycocotools:
+    """Time per pose: rfbench's PCK + OKS + MPJPE over ``frames`` poses against pycocotools' computeOks on a
+    500-pose subsample (its per-pose cost does not depend on how many poses there are)."""
+
+    params = [10_000, 1_000_000]
+    param_names = ["frames"]
+    timeout = 900
+    subsample = 500
+
+    def setup(self, frames):
+        try:
+            from rfbench.metrics import pose  # noqa: F401
+        except ImportError:
+            raise NotImplementedError("rfbench.metrics.pose is not available at this commit")
+        try:
+            from pycocotools.coco import COCO
+            from pycocotools.cocoeval import COCOeval
+        except ImportError:
+            raise NotImplementedError("pycocotools is not installed")
+        import contextlib
+        import io
+
+        self.pred, self.gt, self.vis = _data(frames)
+        _rfbench(*_data(64, seed=1))
+        n = self.subsample
+        images, anns, dets = [], [], []
+        for i in range(n):
+            g, p, v = self.gt[i], self.pred[i], self.vis[i]
+            kp = np.column_stack([g, np.where(v, 2, 0)]).ravel().tolist()
+            w, h = np.ptp(g[v], axis=0)
+            images.append({"id": i + 1})
+            anns.append({"id": i + 1, "image_id": i + 1, "category_id": 1, "keypoints": kp, "iscrowd": 0,
+                         "num_keypoints": int(v.sum()), "area": 0.53 * w * h,
+                         "bbox": [*g[v].min(axis=0).tolist(), float(w), float(h)]})
+            dets.append({"image_id": i + 1, "category_id": 1, "score": 1.0,
+                         "keypoints": np.column_stack([p, np.ones(JOINTS)]).ravel().tolist()})
+        with contextlib.redirect_stdout(io.StringIO()):
+            coco = COCO()
+            coco.dataset = {"images": images, "annotations": anns,
+                            "categories": [{"id": 1, "name": "person", "keypoints": [str(j) for j in range(JOINTS)]}]}
+            coco.createIndex()
+            self.cocoeval = COCOeval(coco, coco.loadRes(dets), "keypoints")
+            self.cocoeval.params.imgIds = [i + 1 for i in range(n)]
+            self.cocoeval._prepare()
+
+    def _coco(self):
+        for i in range(self.subsample):
+            self.cocoeval.computeOks(i + 1, 1)
+
+    def time_pycocotools_oks_subsample(self, frames):
+        self._coco()
+
+    def track_speedup_vs_pycocotools_per_pose(self, frames):
+        ours = _best(lambda: _rfbench(self.pred, self.gt, self.vis)) / self.pred.shape[0]
+        theirs = _best(self._coco) / self.subsample
+        return theirs / ours
+
+    track_speedup_vs_pycocotools_per_pose.unit = "x"

@@ -1,0 +1,311 @@
+"""Numba kernels for pose metrics and the bootstrap. Private: they validate nothing and do no I/O.
+
+The public wrappers (:mod:`rfbench.metrics.pose`, :mod:`rfbench.metrics.stats`) validate, allocate and
+wrap. Each kernel has a slow, obvious twin in ``tests/naive.py``.
+
+Rows are processed by *segment*: a segment is a list of rows (``order[seg_start[s]:seg_start[s+1]]``, or
+the rows ``seg_start[s]:seg_start[s+1]`` themselves when ``order`` is empty) — a recording when the rows
+are clustered, a fixed block of rows otherwise. Each ``prange`` iteration owns one segment and writes only
+that segment's row of every output, accumulating its rows in their given order, so results do not depend
+on the number of threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rfbench._jit import njit, njit_parallel, prange
+
+# Normalization kinds (DESIGN.md §5).
+NORM_PAIR = 0  # |x[a] - x[b]|: hip-width, torso
+NORM_BBOX = 1  # diagonal of the box around the visible ground-truth joints
+NORM_BBOX_MAX_SIDE = 2  # longest side of that box
+NORM_ABS = 3  # a constant T in coordinate units
+
+
+@njit
+def _row_of(order, seg_start, s, i):
+    """Row index of the i-th row of segment s."""
+    if order.shape[0] == 0:
+        return seg_start[s] + i
+    return order[seg_start[s] + i]
+
+
+@njit
+def _count_passed(r, thresholds, strict):
+    """How many of the ascending ``thresholds`` t satisfy ``r < t`` (strict) or ``r <= t``; NaN passes none."""
+    lo = 0
+    hi = thresholds.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        ok = r < thresholds[mid] if strict else r <= thresholds[mid]
+        if ok:
+            hi = mid
+        else:
+            lo = mid + 1
+    return thresholds.shape[0] - lo
+
+
+@njit_parallel
+def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_abs, rel_floor, ks, auc_thr,
+               strict, oks_var, area_const, n_rows, n_novis, norm_bad, pck_first, auc_pass, err_sum, err_n,
+               oks_sum, oks_n, oks_bad, gt_bad):
+    """Per-segment sufficient statistics of PCK, PCK-AUC, MPJPE and OKS in one pass over the joints.
+
+    Contract (DESIGN.md §5):
+
+    - ``pred`` (P, K, D) with P = N, or P = 1 to score one pose (a baseline) against every row; ``gt`` (N, K, D)
+      should be finite wherever ``vis`` (N, K, uint8) is non-zero: each visible non-finite ground-truth
+      coordinate is counted in ``gt_bad[s]`` (the wrapper then refuses the input; the other outputs of such
+      a segment are meaningless).
+    - distance d = ||pred - gt|| (Euclidean over D); a non-finite prediction gives d = inf (always wrong).
+    - a row with no visible joint counts in ``n_novis`` and in nothing else.
+    - normalization m: NORM_PAIR uses joints ``norm_a[m]``/``norm_b[m]`` and is degenerate unless both are
+      visible and their distance is ``>= rel_floor *`` the box diagonal (and the diagonal > 0); NORM_BBOX /
+      NORM_BBOX_MAX_SIDE are degenerate when 0; NORM_ABS uses ``norm_abs[m]``. A degenerate row counts in
+      ``norm_bad[s, m]``; otherwise each visible joint j adds 1 to ``pck_first[s, m, q, j]`` where q is the
+      index of the first of the ascending thresholds ``ks`` with ``d / norm <= ks[q]`` (``<`` when ``strict``),
+      or ``len(ks)`` when it passes none — so the joint is correct at every ``ks[t]`` with t >= q (hits are a
+      cumulative sum over q, scoreable joints the sum over all q) — and adds the number of the ascending
+      ``auc_thr`` it passes the same way to ``auc_pass[s, m, j]``.
+    - MPJPE: each visible joint adds d to ``err_sum[s, j]`` and 1 to ``err_n[s, j]``.
+    - OKS (only when ``oks_var`` is non-empty; ``oks_var[j] = (2 sigma_j)^2``): area = ``area_const`` if
+      ``>= 0`` else 0.53 * box width * box height; area <= 0 counts in ``oks_bad``; otherwise the row's OKS,
+      the mean over visible joints of exp(-(dx^2 + dy^2) / (var_j * 2 * area)) (pycocotools ``computeOks``
+      divides by var, area and 2 in turn; here the divisions are hoisted out of the joint loop as reciprocals,
+      which moves the exponent by a few ulp at most), is added to ``oks_sum`` and 1 to ``oks_n``.
+    """
+    n_seg = seg_start.shape[0] - 1
+    k_joints = gt.shape[1]
+    dims = gt.shape[2]
+    n_norm = norm_kind.shape[0]
+    n_k = ks.shape[0]
+    one_pred = pred.shape[0] == 1
+    do_oks = oks_var.shape[0] > 0
+    do_auc = auc_thr.shape[0] > 0
+    inv_var = 1.0 / oks_var
+    for s in prange(n_seg):
+        joint = np.empty(k_joints, dtype=np.int64)
+        dist = np.empty(k_joints)
+        dist2 = np.empty(k_joints)
+        count = seg_start[s + 1] - seg_start[s]
+        n_rows[s] = count
+        for ii in range(count):
+            i = _row_of(order, seg_start, s, ii)
+            p = 0 if one_pred else i
+            # One pass over the joints: the box around the visible ground truth, distances (kept, with the
+            # joint index, for the visible joints), MPJPE. Coordinates are scalars (D is 2 or 3; a missing
+            # third axis counts as 0) so they stay in registers.
+            nv = 0
+            lo0 = np.inf
+            lo1 = np.inf
+            lo2 = np.inf
+            hi0 = -np.inf
+            hi1 = -np.inf
+            hi2 = -np.inf
+            for j in range(k_joints):
+                if vis[i, j] != 0:
+                    g0 = gt[i, j, 0]
+                    g1 = gt[i, j, 1]
+                    e0 = pred[p, j, 0] - g0
+                    e1 = pred[p, j, 1] - g1
+                    acc = e0 * e0 + e1 * e1
+                    g2 = 0.0
+                    if dims == 3:
+                        g2 = gt[i, j, 2]
+                        e2 = pred[p, j, 2] - g2
+                        acc += e2 * e2
+                    if not (math.isfinite(g0) and math.isfinite(g1) and math.isfinite(g2)):
+                        gt_bad[s] += 1
+                    lo0 = min(lo0, g0)
+                    hi0 = max(hi0, g0)
+                    lo1 = min(lo1, g1)
+                    hi1 = max(hi1, g1)
+                    lo2 = min(lo2, g2)
+                    hi2 = max(hi2, g2)
+                    if not math.isfinite(acc):
+                        acc = np.inf
+                    d = math.sqrt(acc)
+                    err_sum[s, j] += d
+                    err_n[s, j] += 1
+                    joint[nv] = j
+                    dist2[nv] = acc
+                    dist[nv] = d
+                    nv += 1
+            if nv == 0:
+                n_novis[s] += 1
+                continue
+            s0 = hi0 - lo0
+            s1 = hi1 - lo1
+            s2 = hi2 - lo2
+            diag2 = s0 * s0 + s1 * s1 + s2 * s2
+            max_side = max(s0, max(s1, s2))
+            diag = math.sqrt(diag2)
+            # The sample's normalizers.
+            for m in range(n_norm):
+                kind = norm_kind[m]
+                norm = 0.0
+                valid = False
+                if kind == NORM_PAIR:
+                    a = norm_a[m]
+                    b = norm_b[m]
+                    if vis[i, a] != 0 and vis[i, b] != 0 and diag > 0.0:
+                        acc = 0.0
+                        for c in range(dims):
+                            diff = gt[i, a, c] - gt[i, b, c]
+                            acc += diff * diff
+                        norm = math.sqrt(acc)
+                        valid = norm >= rel_floor * diag
+                elif kind == NORM_BBOX:
+                    norm = diag
+                    valid = diag > 0.0
+                elif kind == NORM_BBOX_MAX_SIDE:
+                    norm = max_side
+                    valid = max_side > 0.0
+                else:
+                    norm = norm_abs[m]
+                    valid = norm > 0.0
+                if not valid:
+                    norm_bad[s, m] += 1
+                    continue
+                # PCK under this normalizer, over the visible joints.
+                for u in range(nv):
+                    j = joint[u]
+                    r = dist[u] / norm
+                    q = 0
+                    if strict:
+                        while q < n_k and not r < ks[q]:
+                            q += 1
+                    else:
+                        while q < n_k and not r <= ks[q]:
+                            q += 1
+                    pck_first[s, m, q, j] += 1
+                    if do_auc:
+                        auc_pass[s, m, j] += _count_passed(r, auc_thr, strict)
+            area = area_const
+            if do_oks and area < 0.0:
+                area = 0.53 * s0 * s1
+            oks_ok = do_oks and area > 0.0
+            total = 0.0
+            if oks_ok:
+                inv_area2 = 1.0 / (2.0 * area)
+                for u in range(nv):
+                    total += math.exp(-(dist2[u] * inv_var[joint[u]] * inv_area2))
+            if do_oks:
+                if oks_ok:
+                    oks_sum[s] += total / nv
+                    oks_n[s] += 1
+                else:
+                    oks_bad[s] += 1
+
+
+@njit_parallel
+def _procrustes_moments(pred, gt, vis, mu_p, mu_g, var_p, var_g, cov, n_vis, pred_finite):
+    """Per row, over the visible joints: centroids, summed squared deviations and the cross-covariance
+    ``cov[i, a, b] = sum_j (pred[i,j,a] - mu_p[i,a]) * (gt[i,j,b] - mu_g[i,b])``.
+
+    ``pred_finite[i]`` is 0 when a visible joint's prediction is NaN/inf; that row's prediction moments and
+    covariance are then left at zero (its error is infinite). Each row writes only its own outputs.
+    """
+    dims = gt.shape[2]
+    k_joints = gt.shape[1]
+    for i in prange(gt.shape[0]):
+        nv = 0
+        finite = True
+        for c in range(dims):
+            mu_p[i, c] = 0.0
+            mu_g[i, c] = 0.0
+            for e in range(dims):
+                cov[i, c, e] = 0.0
+        var_p[i] = 0.0
+        var_g[i] = 0.0
+        for j in range(k_joints):
+            if vis[i, j] != 0:
+                nv += 1
+                for c in range(dims):
+                    if not math.isfinite(pred[i, j, c]):
+                        finite = False
+        n_vis[i] = nv
+        pred_finite[i] = 1 if finite else 0
+        if nv == 0:
+            continue
+        for j in range(k_joints):
+            if vis[i, j] != 0:
+                for c in range(dims):
+                    mu_g[i, c] += gt[i, j, c]
+                    if finite:
+                        mu_p[i, c] += pred[i, j, c]
+        for c in range(dims):
+            mu_p[i, c] /= nv
+            mu_g[i, c] /= nv
+        for j in range(k_joints):
+            if vis[i, j] != 0:
+                for c in range(dims):
+                    xg = gt[i, j, c] - mu_g[i, c]
+                    var_g[i] += xg * xg
+                    if finite:
+                        xp = pred[i, j, c] - mu_p[i, c]
+                        var_p[i] += xp * xp
+                        for e in range(dims):
+                            cov[i, c, e] += xp * (gt[i, j, e] - mu_g[i, e])
+
+
+@njit_parallel
+def _aligned_error_sums(pred, gt, vis, rot, scale, trans, scoreable, pred_finite, order, seg_start,
+                        err_sum, err_n, n_bad):
+    """Per segment: the sum and count, per joint, of ||scale * (rot @ pred) + trans - gt|| over visible joints
+    of scoreable rows (``scoreable[i] != 0``); a row whose prediction is not finite adds inf; a row that is
+    not scoreable counts in ``n_bad``."""
+    n_seg = seg_start.shape[0] - 1
+    dims = gt.shape[2]
+    k_joints = gt.shape[1]
+    for s in prange(n_seg):
+        for ii in range(seg_start[s + 1] - seg_start[s]):
+            i = _row_of(order, seg_start, s, ii)
+            if scoreable[i] == 0:
+                n_bad[s] += 1
+                continue
+            for j in range(k_joints):
+                if vis[i, j] == 0:
+                    continue
+                if pred_finite[i] == 0:
+                    err_sum[s, j] += np.inf
+                    err_n[s, j] += 1
+                    continue
+                acc = 0.0
+                for c in range(dims):
+                    rp = 0.0
+                    for e in range(dims):
+                        rp += rot[i, c, e] * pred[i, j, e]
+                    diff = scale[i] * rp + trans[i, c] - gt[i, j, c]
+                    acc += diff * diff
+                err_sum[s, j] += math.sqrt(acc)
+                err_n[s, j] += 1
+
+
+@njit_parallel
+def _replicate_sums(counts, table, out):
+    """``out[b, c] = sum_g counts[b, g] * table[g, c]``, summed in cluster order; each replicate b is one
+    ``prange`` iteration writing its own row (no BLAS, so the result does not depend on threads)."""
+    n_boot = counts.shape[0]
+    n_groups = counts.shape[1]
+    n_cols = table.shape[1]
+    for b in prange(n_boot):
+        for c in range(n_cols):
+            out[b, c] = 0.0
+        for g in range(n_groups):
+            w = counts[b, g]
+            if w != 0:
+                for c in range(n_cols):
+                    out[b, c] += w * table[g, c]
+
+
+@njit
+def _segment_sums(values, segment, out):
+    """``out[segment[i], c] += values[i, c]`` in row order (serial, so deterministic)."""
+    for i in range(values.shape[0]):
+        s = segment[i]
+        for c in range(values.shape[1]):
+            out[s, c] += values[i, c]

@@ -1,0 +1,286 @@
+"""The pose task of ``rfbench score``: arrays (or files) in, a checked report out.
+
+:func:`pose_report` is the API: it scores the model, builds the mean-pose baseline from the training split
+(when given), runs the paired cluster bootstrap and assembles the report. :func:`score_pose_files` is what
+the command line calls: it loads and hashes the input files and passes the reproducer along.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from rfbench.errors import FormatError, ValidationError
+from rfbench.metrics.pose import (
+    AVERAGINGS,
+    PosePlan,
+    enforce_layout,
+    make_segments,
+    validate_poses,
+)
+from rfbench.metrics.skeletons import BUILTIN, get_skeleton
+from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
+from rfbench.report.baseline import (
+    SplitInfo,
+    as_groups,
+    check_side,
+    load_groups,
+    load_split,
+    manifest_subjects,
+    mean_pose_baseline,
+)
+from rfbench.report.build import build_report
+from rfbench.report.evidence import input_record
+
+__all__ = ["pose_report", "score_pose_files", "load_array", "CLUSTER_BY"]
+
+CLUSTER_BY = ("recording", "subject")
+
+
+def load_array(path: str | os.PathLike, option: str) -> np.ndarray:
+    """Load one ``.npy`` array without pickles; a clear error for anything else."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise FormatError(f"{option} {path}: no such file") from None
+    except IsADirectoryError:
+        raise FormatError(f"{option} {path}: is a directory, expected a .npy file") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise FormatError(f"{option} {path}: not a plain .npy array ({exc})") from None
+    if not isinstance(arr, np.ndarray):
+        if hasattr(arr, "close"):
+            arr.close()
+        raise FormatError(f"{option} {path}: expected a .npy array, not an .npz archive")
+    return arr
+
+
+def _sub(score) -> dict[str, Any] | None:
+    return None if score is None else score.to_dict()
+
+
+def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[str] | None = None,
+                normalizations: Sequence[str] = ("torso",), ks: Sequence[float] = (0.05, 0.1, 0.2, 0.5),
+                comparison: str = "<=", averaging: Sequence[str] = AVERAGINGS, auc_n: int = 20,
+                auc_max: float = 1.0, oks_area: str | float = "bbox", sigmas=None, trust_layout: bool = False,
+                split: SplitInfo | None = None, groups=None, train_gt=None, train_groups=None, train_vis=None,
+                cluster_by: str = "recording", subjects: Mapping[str, str] | None = None, n_boot: int = 1000,
+                level: float = 0.95, seed: int = 0, synthetic: bool = False, reproducer: Mapping | None = None,
+                inputs: Sequence[Mapping[str, Any]] | None = None, evidence: str | None = None,
+                extra_notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Score poses and build a ``rfbench.report/1`` document.
+
+    Parameters
+    ----------
+    pred, gt, vis, skeleton, units, metrics, normalizations, ks, comparison, averaging, auc_n, auc_max,
+    oks_area, sigmas, trust_layout
+        As :func:`rfbench.metrics.pose.evaluate_pose`.
+    split : SplitInfo, optional
+        The split the rows come from (:func:`rfbench.report.baseline.load_split`); needs ``groups``.
+    groups : array_like, (N,), optional
+        Recording id of each scored row (strings or integers); all on the split's test side.
+    train_gt, train_groups, train_vis : optional
+        Training ground truth and its row → recording ids, for the mean-pose baseline (needs ``split``).
+    cluster_by : {"recording", "subject"}
+        Bootstrap clusters; ``subject`` needs ``subjects`` (recording id → subject).
+    n_boot, level, seed : int, float, int
+        Bootstrap replicates (0 turns it off), confidence level and seed.
+    synthetic : bool
+        The data is generated (also implied by ``split.synthetic``): the report is tagged SYNTHETIC.
+    reproducer, inputs : optional
+        ``{argv, cwd}`` and the input records; without a reproducer the report is CLAIMED.
+    evidence : str, optional
+        Expected tag; an error unless the facts support it.
+
+    Returns
+    -------
+    dict
+        The report.
+    """
+    skel = get_skeleton(skeleton)
+    pred, gt, vis = validate_poses(pred, gt, vis, skel.n_joints)
+    n_rows, _, dims = gt.shape
+    plan = PosePlan.create(skeleton=skel, units=units, dims=dims, metrics=metrics, normalizations=normalizations,
+                           ks=ks, comparison=comparison, averaging=averaging, auc_n=auc_n, auc_max=auc_max,
+                           oks_area=oks_area, sigmas=sigmas)
+    if cluster_by not in CLUSTER_BY:
+        raise ValidationError(f"cluster_by must be recording or subject, got {cluster_by!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise ValidationError(f"the number of bootstrap replicates must be an integer >= 0, got {n_boot!r}")
+    if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0.0 < level < 1.0):
+        raise ValidationError(f"the confidence level must lie strictly between 0 and 1, got {level!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValidationError(f"the bootstrap seed must be an integer >= 0, got {seed!r}")
+    if split is not None and not isinstance(split, SplitInfo):
+        raise ValidationError("split must be a SplitInfo (rfbench.report.baseline.load_split)")
+    if split is not None and groups is None:
+        raise ValidationError("a split needs --groups (the recording id of every scored row) to check that the "
+                              "rows come from its test side")
+    if groups is not None:
+        groups = as_groups(groups, n_rows, "--groups")
+        if split is not None:
+            check_side(groups, split, "test", "--groups")
+    want_baseline = train_gt is not None or train_groups is not None or train_vis is not None
+    if want_baseline and split is None:
+        raise ValidationError("a baseline needs --split: the training ground truth's recording ids must be checked "
+                              "against the split's train side")
+    if want_baseline and (train_gt is None or train_groups is None):
+        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+    synthetic = bool(synthetic or (split is not None and split.synthetic))
+    notes = list(plan.notes)
+
+    layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
+    if layout["passed"] is None and plan.layout_dependent:
+        notes.append(f"LAYOUT NOT VERIFIED: skeleton {skel.name}'s plausibility check could not be evaluated "
+                     f"({layout['reason']}); {', '.join(plan.layout_dependent)} assume its joint order")
+    if overridden:
+        notes.append(f"LAYOUT NOT VERIFIED: skeleton {skel.name} did not pass its plausibility check "
+                     f"({layout['reason']}) and {', '.join(plan.layout_dependent)} were computed anyway "
+                     f"(--trust-layout)")
+
+    # Clusters for the bootstrap.
+    clusters = None
+    boot_off_reason = None
+    if n_boot == 0:
+        boot_off_reason = "turned off (0 replicates)"
+    elif groups is None:
+        boot_off_reason = ("no recording ids (--groups): resampling single frames would understate the "
+                           "uncertainty of correlated frames, so no interval is given")
+    elif cluster_by == "subject":
+        if subjects is None:
+            raise ValidationError("clustering by subject needs the recording → subject map (the split's manifest)")
+        missing = sorted({g for g in np.unique(groups) if g not in subjects})
+        if missing:
+            raise ValidationError(f"{len(missing)} recording ids have no subject in the manifest (e.g. "
+                                  f"{missing[0]!r}); cluster by recording instead")
+        clusters = np.array([subjects[g] for g in groups])
+    else:
+        clusters = groups
+    if clusters is not None and np.unique(clusters).size > MAX_CLUSTERS:
+        raise ValidationError(f"{np.unique(clusters).size} distinct {cluster_by} ids exceed the bootstrap's limit of "
+                              f"{MAX_CLUSTERS}; pass recording ids, cluster by subject, or use --bootstrap 0")
+    segments = make_segments(n_rows, clusters)
+
+    table = plan.table(pred, gt, vis, segments)
+    model_scores = plan.scores(table)
+
+    baseline_section = {"kind": None, "reason": "no split given: a baseline needs the training split's ground "
+                                                "truth (--split, --train-gt, --train-groups)"}
+    base_scores = None
+    base_table = None
+    if split is not None and not want_baseline:
+        baseline_section = {"kind": None, "reason": "no training ground truth given (--train-gt, --train-groups)"}
+    if want_baseline:
+        mb = mean_pose_baseline(train_gt, train_groups, split, groups, train_vis, list(skel.joints))
+        if mb.pose.shape != gt.shape[1:]:
+            raise ValidationError(f"training ground truth has joints x dims {mb.pose.shape} but the scored ground "
+                                  f"truth has {gt.shape[1:]}")
+        base_table = plan.table(np.ascontiguousarray(mb.pose[None]), gt, vis, segments)
+        base_scores = plan.scores(base_table)
+        baseline_section = mb.to_report()
+
+    intervals = None
+    if clusters is not None:
+        full = table if base_table is None else np.hstack([table, base_table])
+        width = table.shape[1]
+        stats = {}
+        for i in range(len(plan.specs)):
+            f = plan.statistic(i)
+            stats[("model", i)] = (lambda f: lambda x: f(x[..., :width]))(f)
+            if base_table is not None:
+                stats[("baseline", i)] = (lambda f: lambda x: f(x[..., width:]))(f)
+                stats[("delta", i)] = (lambda f: lambda x: f(x[..., :width]) - f(x[..., width:]))(f)
+        intervals = cluster_bootstrap(full, stats, n_boot=int(n_boot), level=level, seed=seed)
+        bootstrap_section = {"method": METHOD, "replicates": int(n_boot), "level": level, "seed": seed,
+                             "cluster_by": cluster_by, "clusters": segments.count,
+                             "paired": base_table is not None}
+        if segments.count < 5:
+            notes.append(f"only {segments.count} {cluster_by} cluster(s): the bootstrap intervals are unreliable")
+    else:
+        bootstrap_section = {"method": None, "reason": boot_off_reason}
+
+    results = []
+    for i, (spec, ms) in enumerate(zip(plan.specs, model_scores)):
+        bs = base_scores[i] if base_scores is not None else None
+        delta = None
+        if bs is not None and ms.value is not None and bs.value is not None:
+            delta = ms.value - bs.value
+        ci = None
+        if intervals is not None:
+            ci = {"model": intervals[("model", i)].to_dict(),
+                  "baseline": intervals[("baseline", i)].to_dict() if bs is not None else None,
+                  "delta": intervals[("delta", i)].to_dict() if bs is not None else None}
+        results.append({"metric": spec.metric, "spec": spec.to_dict(), "label": spec.label,
+                        "better": "higher" if spec.higher_is_better else "lower",
+                        "model": _sub(ms), "baseline": _sub(bs), "delta": delta, "ci": ci})
+
+    if split is not None and split.protocol.startswith("mmfi"):
+        notes.append("MM-Fi has no separate test set: its 'val' side is this report's test side; choosing a "
+                     "checkpoint on it and reporting on it is model selection on test data")
+    notes.extend(extra_notes)
+    layout = dict(layout)
+    layout["overridden"] = overridden
+    layout["required_by"] = plan.layout_dependent
+    sections = {
+        "skeleton": skel.to_dict(),
+        "layout_check": layout,
+        "data": {"rows": int(n_rows), "joints": int(gt.shape[1]), "dims": int(dims), "units": plan.units,
+                 "visible_joints": int(np.count_nonzero(vis)),
+                 "recordings": int(np.unique(groups).size) if groups is not None else None},
+    }
+    return build_report(task="pose", results=results, reproducer=reproducer, inputs=inputs, synthetic=synthetic,
+                        split=split.to_report() if split is not None else None, baseline=baseline_section,
+                        bootstrap=bootstrap_section, notes=notes, sections=sections, evidence=evidence)
+
+
+def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton: str, units: str,
+                     split: Path | None = None, groups: Path | None = None, train_gt: Path | None = None,
+                     train_groups: Path | None = None, train_vis: Path | None = None, reproducer: Mapping | None,
+                     base: Path | None = None, cluster_by: str = "recording", **settings) -> dict[str, Any]:
+    """Load, hash and score the files of ``rfbench score --task pose``; returns the report.
+
+    ``base`` is the folder input paths are recorded relative to (the report's folder); ``settings`` are the
+    remaining keyword arguments of :func:`pose_report`.
+    """
+    files = [("pred", "--pred", pred), ("gt", "--gt", gt), ("vis", "--vis", vis), ("split", "--split", split),
+             ("groups", "--groups", groups), ("train-gt", "--train-gt", train_gt),
+             ("train-groups", "--train-groups", train_groups), ("train-vis", "--train-vis", train_vis)]
+    if str(skeleton) not in BUILTIN:
+        if Path(skeleton).suffix.lower() not in (".toml", ".json"):
+            get_skeleton(skeleton)  # raises: unknown name
+        files.append(("skeleton", "--skeleton", Path(skeleton)))
+    inputs = []
+    for role, option, path in files:
+        if path is None:
+            continue
+        path = Path(path)
+        if not path.exists():
+            raise FormatError(f"{option} {path}: no such file")
+        if path.is_dir():
+            raise FormatError(f"{option} {path}: is a directory, expected a file")
+    skel = get_skeleton(skeleton)
+    arrays = {role: load_array(path, option) for role, option, path in files
+              if path is not None and role not in ("split", "groups", "train-groups", "skeleton")}
+    split_info = load_split(split) if split is not None else None
+    n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
+    group_ids = load_groups(groups, n_rows, "--groups") if groups is not None else None
+    train_ids = None
+    if (train_gt is None) != (train_groups is None):
+        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+    if train_groups is not None:
+        n_train = arrays["train-gt"].shape[0] if "train-gt" in arrays and arrays["train-gt"].ndim else 0
+        train_ids = load_groups(train_groups, n_train, "--train-groups")
+    subjects = None
+    extra_inputs = []
+    if cluster_by == "subject" and split_info is not None and settings.get("n_boot", 1) != 0 and groups is not None:
+        subjects, manifest_path = manifest_subjects(split_info)
+        extra_inputs.append(("manifest", None, manifest_path))
+    for role, option, path in files + extra_inputs:
+        if path is not None:
+            inputs.append(input_record(role, path, base=base, option=option))
+    return pose_report(arrays["pred"], arrays["gt"], arrays.get("vis"), skeleton=skel, units=units, split=split_info,
+                       groups=group_ids, train_gt=arrays.get("train-gt"), train_groups=train_ids,
+                       train_vis=arrays.get("train-vis"), cluster_by=cluster_by, subjects=subjects,
+                       reproducer=reproducer, inputs=inputs, **settings)

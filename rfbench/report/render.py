@@ -1,0 +1,188 @@
+"""Markdown and terminal renderings of a report, made from the JSON document alone.
+
+Both show the evidence tag first, any leakage or layout warning next, then every number with its label,
+its interval, the baseline and the difference. Nothing here computes a number.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Mapping
+
+__all__ = ["render_markdown", "render_terminal", "headline", "fmt_value"]
+
+_WARN_PREFIXES = ("LEAKAGE-PRONE", "LAYOUT NOT VERIFIED")
+
+
+def fmt_value(x: Any, missing: str = "—") -> str:
+    """A report number for display: 4 decimals, ``inf``/``nan`` as stored, None as ``missing``."""
+    if x is None:
+        return missing
+    if isinstance(x, str):
+        return x
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.4f}"
+
+
+def _interval(ci: Mapping | None, side: str) -> str:
+    if not ci or not ci.get(side):
+        return "—"
+    iv = ci[side]
+    if iv.get("low") is None:
+        return "undefined"
+    return f"[{fmt_value(iv['low'])}, {fmt_value(iv['high'])}]"
+
+
+def _level(report: Mapping) -> str:
+    b = report.get("bootstrap") or {}
+    lv = b.get("level")
+    return f"{100 * lv:g}% CI" if isinstance(lv, (int, float)) and b.get("method") else "CI"
+
+
+def headline(report: Mapping) -> list[tuple[str, str]]:
+    """``(field, text)`` lines summarising the context of the numbers."""
+    rows = []
+    split = report.get("split")
+    if split:
+        audit = split.get("audit") or {}
+        checks = audit.get("checks") or []
+        text = (f"protocol {split.get('protocol')}, seed {split.get('seed')}, audit "
+                f"{'passed' if audit.get('passed') else 'FAILED'} ({len(checks)} checks), "
+                f"{split.get('train_recordings')} train / {split.get('test_recordings')} test recordings")
+        if split.get("leakage_prone"):
+            text += ", LEAKAGE-PRONE"
+        if split.get("synthetic"):
+            text += ", synthetic corpus"
+        rows.append(("Split", text))
+    else:
+        rows.append(("Split", "none given"))
+    skel = report.get("skeleton")
+    lay = report.get("layout_check")
+    if skel:
+        text = f"{skel.get('name')} ({skel.get('source')})"
+        if lay:
+            verdict = {True: "passed", False: "FAILED", None: "not verified"}[lay.get("passed")]
+            text += f"; layout check {verdict}: {lay.get('reason')}"
+            if lay.get("overridden"):
+                text += " — OVERRIDDEN with --trust-layout"
+        rows.append(("Skeleton", text))
+    base = report.get("baseline") or {}
+    if base.get("kind") == "mean-pose":
+        text = (f"mean training pose from {base.get('train_rows')} rows of {base.get('train_recordings')} training "
+                f"recordings")
+        if base.get("joints_never_visible"):
+            text += f" (never visible in training: {', '.join(base['joints_never_visible'])})"
+        rows.append(("Baseline", text))
+    elif base.get("kind"):
+        rows.append(("Baseline", str(base.get("kind"))))
+    else:
+        rows.append(("Baseline", f"none — {base.get('reason')}"))
+    boot = report.get("bootstrap") or {}
+    if boot.get("method"):
+        rows.append(("Bootstrap", f"{boot.get('replicates')} replicates, {100 * boot.get('level'):g}% percentile "
+                                  f"interval over {boot.get('clusters')} {boot.get('cluster_by')} clusters, seed "
+                                  f"{boot.get('seed')}{', paired with the baseline' if boot.get('paired') else ''}"))
+    else:
+        rows.append(("Bootstrap", f"none — {boot.get('reason')}"))
+    data = report.get("data")
+    if data:
+        rows.append(("Data", f"{data.get('rows')} rows × {data.get('joints')} joints, {data.get('dims')}D, units "
+                             f"{data.get('units')}"))
+    return rows
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The report as Markdown (a file beside the JSON)."""
+    out = [f"# rfbench report — {report.get('task')}", ""]
+    out.append(f"**Evidence: {report.get('evidence')}** — {report.get('evidence_rule', '')}")
+    out.append("")
+    notes = list(report.get("notes") or [])
+    for note in notes:
+        if note.startswith(_WARN_PREFIXES):
+            out.append(f"> **Warning:** {note}")
+            out.append("")
+    out += ["| | |", "|---|---|"]
+    out += [f"| {k} | {_md(v)} |" for k, v in headline(report)]
+    out += ["", "## Results", ""]
+    lvl = _level(report)
+    out.append(f"| metric | model | {lvl} | baseline | {lvl} | Δ model − baseline | {lvl} | better | scoreable | "
+               f"unscoreable samples |")
+    out.append("|---|---:|---|---:|---|---:|---|---|---:|---:|")
+    for r in report.get("results", []):
+        m = r.get("model") or {}
+        b = r.get("baseline") or {}
+        out.append(
+            f"| {_md(r['label'])} | {fmt_value(m.get('value'), 'unscoreable')} | {_interval(r.get('ci'), 'model')} | "
+            f"{fmt_value(b.get('value')) if r.get('baseline') else '—'} | {_interval(r.get('ci'), 'baseline')} | "
+            f"{fmt_value(r.get('delta'))} | {_interval(r.get('ci'), 'delta')} | {r.get('better')} | "
+            f"{m.get('scoreable')} {m.get('scoreable_unit', '')} | {m.get('unscoreable_samples')} |"
+        )
+    macro = [r for r in report.get("results", []) if (r.get("model") or {}).get("per_joint")]
+    if macro:
+        joints = list((report.get("skeleton") or {}).get("joints") or macro[0]["model"]["per_joint"].keys())
+        out += ["", "## Per joint (model, macro entries)", ""]
+        out.append("| joint | " + " | ".join(_md(r["label"]) for r in macro) + " |")
+        out.append("|---|" + "---:|" * len(macro))
+        for j in joints:
+            out.append(f"| {j} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
+                                               for r in macro) + " |")
+    if notes:
+        out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
+    out += ["", "## Inputs", "", "| role | path | bytes | sha256 |", "|---|---|---:|---|"]
+    for i in report.get("inputs", []):
+        out.append(f"| {i.get('role')} | `{i.get('path')}` | {i.get('bytes')} | `{i.get('sha256')}` |")
+    rep = report.get("reproducer")
+    out += ["", "## Reproduce", ""]
+    if rep:
+        out += ["```", shlex.join(rep["argv"]), "```", "",
+                f"Run in `{rep.get('cwd')}`; `rfbench verify REPORT.json` re-runs it and compares every number."]
+    else:
+        out.append("No reproducer: these numbers are CLAIMED and cannot be re-run.")
+    out += ["", f"rfbench {report.get('rfbench_version')}, schema `{report.get('schema')}`", ""]
+    return "\n".join(out)
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def render_terminal(report: Mapping[str, Any]):
+    """A Rich renderable (print it with a Console): header, results table, notes."""
+    from rich.console import Group
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    colour = {"MEASURED": "green", "SYNTHETIC": "yellow", "CLAIMED": "red"}.get(report.get("evidence"), "white")
+    parts = [Text.from_markup(f"[bold {colour}]Evidence: {report.get('evidence')}[/] — "
+                              f"{escape(str(report.get('evidence_rule', '')))}")]
+    for note in report.get("notes") or []:
+        if note.startswith(_WARN_PREFIXES):
+            parts.append(Text.from_markup(f"[bold red]WARNING:[/] {escape(note)}"))
+    for k, v in headline(report):
+        parts.append(Text.from_markup(f"[bold]{k}:[/] {escape(v)}"))
+    lvl = _level(report)
+    table = Table(title=f"rfbench score — {report.get('task')}", title_justify="left")
+    table.add_column("metric", no_wrap=True)
+    table.add_column("model", justify="right")
+    table.add_column(lvl)
+    table.add_column("baseline", justify="right")
+    table.add_column("Δ", justify="right")
+    table.add_column(f"Δ {lvl}")
+    table.add_column("scoreable", justify="right")
+    table.add_column("unscoreable", justify="right")
+    for r in report.get("results", []):
+        m = r.get("model") or {}
+        b = r.get("baseline") or {}
+        table.add_row(escape(r["label"]), fmt_value(m.get("value"), "unscoreable"), _interval(r.get("ci"), "model"),
+                      fmt_value(b.get("value")) if r.get("baseline") else "—", fmt_value(r.get("delta")),
+                      _interval(r.get("ci"), "delta"), f"{m.get('scoreable')} {m.get('scoreable_unit', '')}",
+                      str(m.get("unscoreable_samples")))
+    parts.append(table)
+    others = [n for n in report.get("notes") or [] if not n.startswith(_WARN_PREFIXES)]
+    for n in others:
+        parts.append(Text.from_markup(f"[dim]note:[/] {escape(n)}"))
+    return Group(*parts)
