@@ -28,7 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
 )
 
 # (module, attribute, kind): "command" registers a function, "group" a Typer sub-application.

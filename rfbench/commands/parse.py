@@ -62,24 +62,32 @@ def parse(
 def _render(results: list[dict]) -> None:
     from rich.table import Table
 
-    table = Table(title="rfbench parse", title_justify="left")
-    for col, kw in (("input", {}), ("records", {"justify": "right"}), ("shape", {}), ("skipped", {}),
-                    ("non-CSI", {}), ("span s", {"justify": "right"}), ("rate Hz", {"justify": "right"}),
-                    ("output", {})):
-        table.add_column(col, **kw)
+    table = Table(title="rfbench parse", title_justify="left", show_lines=False)
+    table.add_column("file", overflow="fold")
+    table.add_column("records", justify="right")
+    table.add_column("shapes")
+    table.add_column("skipped")
+    table.add_column("non-CSI")
+    table.add_column("span s", justify="right")
+    table.add_column("Hz", justify="right")
     for r in results:
         s = r.get("summary") or {}
-        skipped = ", ".join(f"{k} {v}" for k, v in (s.get("skipped") or {}).items() if v) or "-"
-        non_csi = ", ".join(f"{k}×{v}" for k, v in (s.get("non_csi") or {}).items()) or "-"
+        if r["error"] is not None:
+            table.add_row(str(r["input"]), "[red]failed[/]", "-", "-", "-", "-", "-")
+            continue
+        skipped = "\n".join(f"{k} {v}" for k, v in s["skipped"].items() if v) or "-"
         rate = s.get("packet_rate_hz")
         table.add_row(
             str(r["input"]),
-            str(s.get("records", 0)),
-            " ".join(f"{k}:{v}" for k, v in (s.get("shapes") or {}).items()) or "-",
+            str(s["records"]),
+            "\n".join(f"{k}: {v}" for k, v in s["shapes"].items()),
             skipped,
-            non_csi,
-            f"{s['time_span_s']:.3f}" if s.get("time_span_s") is not None else "-",
+            "\n".join(f"{k}: {v}" for k, v in s["non_csi"].items()) or "-",
+            f"{s['time_span_s']:.3f}",
             f"{rate:.1f}" if rate else "-",
-            str(r["output"]) if r["output"] else f"[red]failed: {r['error']}[/]",
         )
-    stdout_console().print(table)
+    console = stdout_console()
+    console.print(table)
+    for r in results:
+        if r["output"]:
+            console.print(f"wrote {r['output']}", soft_wrap=True)
