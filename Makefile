@@ -21,7 +21,7 @@ $(VENV)/.dev: $(BIN)/python pyproject.toml constraints.txt
 	touch $@ $(VENV)/.runtime
 
 demo: $(VENV)/.runtime
-	$(BIN)/python -m rfbench.io.writer --demo demo-out/demo.dat
+	$(BIN)/python -m rfbench.io.writer demo-out/demo.dat --force
 	$(BIN)/rfbench parse demo-out/demo.dat -o demo-out --scaled --force
 
 test: $(VENV)/.dev
