@@ -114,9 +114,11 @@ class Kernels(_LogCase):
         self.flat = self.out.reshape(-1)
         self.r, self.t = int(r), int(t)
         driver = getattr(m, "_unpack_csi", None)  # the driver of the unpack kernels
-        if driver is None or "threads" not in inspect.signature(driver).parameters:
-            raise NotImplementedError("no single-threaded _unpack_csi driver on this commit")
-        self.unpack = functools.partial(driver, threads=1)  # one thread: the kernels' own cost
+        if driver is None or "headers" not in inspect.signature(driver).parameters:
+            raise NotImplementedError("no _unpack_csi(..., headers, threads) driver on this commit")
+        headers = tuple(np.empty(n, dt) for dt in m.HEADER_FIELDS.values()) + (np.empty((n, 3), np.int8),)
+        # one thread: the kernels' own cost
+        self.unpack = functools.partial(driver, headers=headers, threads=1)
         self.unpack(self.buf, self.offsets, self.policy, self.flat, self.r, self.t)
         from rfbench.csi.scaling import scaled_csi
 

@@ -207,9 +207,9 @@ def _pair_byte(b, s, rem):
 
 @njit
 def _unpack_headers(b, offsets, timestamp_low, bfee_count, nrx, ntx, rssi_a, rssi_b, rssi_c, noise, agc,
-                    antenna_sel, rate, perm):
-    """Header fields of each valid record (read_bfee.c offsets), ``perm`` 0-based from ``antenna_sel``."""
-    for i in range(offsets.shape[0]):
+                    antenna_sel, rate, perm, start, stop):
+    """Header fields of records ``start..stop-1`` (read_bfee.c offsets), ``perm`` 0-based from ``antenna_sel``."""
+    for i in range(start, stop):
         body = offsets[i]
         timestamp_low[i] = (np.uint32(b[body]) | (np.uint32(b[body + 1]) << 8) | (np.uint32(b[body + 2]) << 16)
                             | (np.uint32(b[body + 3]) << 24))
@@ -357,7 +357,9 @@ def _unpack_placed(b, offsets, policy, out, n_rx_out, n_tx_out, start, stop):
                     out[dst + u] = _pair_byte(b, src + r * run + u, bit & 7)
 
 
-def _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, start, stop):
+def _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, headers, start, stop):
+    """Headers and CSI of records ``start..stop-1`` (one thread's share)."""
+    _unpack_headers(buf, offsets, *headers, start, stop)
     _unpack_rows(buf, offsets, policy, out, n_rx_out, n_tx_out, start, stop)
     _unpack_placed(buf, offsets, policy, out, n_rx_out, n_tx_out, start, stop)
 
@@ -376,22 +378,23 @@ def _pool():
     return _POOL
 
 
-def _unpack_csi(buf, offsets, policy, out, n_rx_out, n_tx_out, threads=None):
-    """Unpack the CSI of every valid record into ``out`` (flat float32 or int8 view of
-    ``(records, 30, n_rx_out, n_tx_out, 2)``). Large files are split into contiguous record ranges
-    unpacked by ``threads`` threads (default: the machine's cores); each writes only its own records."""
+def _unpack_csi(buf, offsets, policy, out, n_rx_out, n_tx_out, headers, threads=None):
+    """Unpack the headers (the arrays of ``headers``, in :data:`HEADER_FIELDS` order, then ``perm``) and the
+    CSI of every valid record into ``out`` (flat float32 or int8 view of ``(records, 30, n_rx_out,
+    n_tx_out, 2)``). Large files are split into contiguous record ranges unpacked by ``threads`` threads
+    (default: the machine's cores); each writes only its own records, so the result never depends on it."""
     n = offsets.shape[0]
     if threads is None:
         threads = os.cpu_count() or 1
     threads = max(1, min(int(threads), n // (PARALLEL_MIN_RECORDS // 2) or 1))
     if threads == 1:
-        _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, 0, n)
+        _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, headers, 0, n)
         return
     bounds = np.linspace(0, n, threads + 1).astype(np.int64)
     pool = _pool()
-    futures = [pool.submit(_unpack_range, buf, offsets, policy, out, n_rx_out, n_tx_out, int(bounds[k]),
-                           int(bounds[k + 1])) for k in range(1, threads)]
-    _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, 0, int(bounds[1]))
+    futures = [pool.submit(_unpack_range, buf, offsets, policy, out, n_rx_out, n_tx_out, headers,
+                           int(bounds[k]), int(bounds[k + 1])) for k in range(1, threads)]
+    _unpack_range(buf, offsets, policy, out, n_rx_out, n_tx_out, headers, 0, int(bounds[1]))
     for f in futures:
         f.result()
 
@@ -587,10 +590,8 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
     headers = {name: np.empty(n, dtype=dt) for name, dt in HEADER_FIELDS.items()}
     perm = np.empty((n, 3), dtype=np.int8)
     pairs = np.empty((n, _N_SUBCARRIERS, max_nrx, max_ntx, 2), dtype=np.int8 if raw_int8 else np.float32)
-    _unpack_headers(buf, offsets, headers["timestamp_low"], headers["bfee_count"], headers["nrx"],
-                    headers["ntx"], headers["rssi_a"], headers["rssi_b"], headers["rssi_c"], headers["noise"],
-                    headers["agc"], headers["antenna_sel"], headers["rate"], perm)
-    _unpack_csi(buf, offsets, policy, pairs.reshape(-1), max_nrx, max_ntx, threads)
+    _unpack_csi(buf, offsets, policy, pairs.reshape(-1), max_nrx, max_ntx,
+                (*(headers[name] for name in HEADER_FIELDS), perm), threads)
     skipped = {reason: int(skips[k]) for k, reason in enumerate(SKIP_REASONS)}
     skipped["invalid_perm"] = int(skips[len(SKIP_REASONS)])
     codes = np.flatnonzero(non_csi)
