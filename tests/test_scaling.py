@@ -94,3 +94,19 @@ def test_bad_shapes_are_refused():
         scaled_csi(np.zeros((2, 30, 3, 1)), [0], [0], [0], [0], [0])
     with pytest.raises(ValidationError):
         scaled_csi(np.zeros((1, 30, 2, 1)), [0], [0], [0], [0], [0], nrx=[3], ntx=[1])
+
+
+def test_empty_log_scales_to_an_empty_array():
+    log = read(b"")
+    assert log.scaled_csi().shape == (0, 30, 1, 1)
+    assert log.total_rss().shape == (0,)
+
+
+def test_header_values_outside_their_8_bit_range_are_refused():
+    csi = np.ones((1, 30, 1, 1), np.complex64)
+    with pytest.raises(ValidationError, match="rssi_a"):
+        scaled_csi(csi, [256], [0], [0], [0], [0])
+    with pytest.raises(ValidationError, match="noise"):
+        scaled_csi(csi, [30], [0], [0], [0], [-129])
+    with pytest.raises(ValidationError, match="integers"):
+        total_rss(np.array([30.5]), np.array([0]), np.array([0]), np.array([0]))

@@ -34,57 +34,63 @@ from rfbench.errors import ValidationError
 __all__ = ["total_rss", "scaled_csi"]
 
 
+# 10**(x/10) for every value an 8-bit field can hold, computed once with the C library's pow (as the
+# reference's dbinv and as Numba's ``**`` would), so a table look-up gives the same bits as computing it.
+_DBINV_UNSIGNED = np.array([10.0 ** (x / 10.0) for x in range(256)])  # rssi 0..255
+_DBINV_SIGNED = np.array([10.0 ** ((x - 128) / 10.0) for x in range(256)])  # noise -128..127 at x + 128
+_NOISE_UNKNOWN_DBINV = 10.0 ** (-92.0 / 10.0)  # noise -127 means "unknown": the reference uses -92 dB
+_NTX3_FACTOR = math.sqrt(10.0 ** (4.5 / 10.0))
+
+
 @njit
-def _total_rss_one(rssi_a, rssi_b, rssi_c, agc):
+def _total_rss_one(rssi_a, rssi_b, rssi_c, agc, dbinv):
+    """get_total_rss.m: rssi_* are integers 0..255 (0 = not reported), ``dbinv`` is _DBINV_UNSIGNED."""
     mag = 0.0
     if rssi_a != 0:
-        mag = mag + 10.0 ** (rssi_a / 10.0)
+        mag = mag + dbinv[rssi_a]
     if rssi_b != 0:
-        mag = mag + 10.0 ** (rssi_b / 10.0)
+        mag = mag + dbinv[rssi_b]
     if rssi_c != 0:
-        mag = mag + 10.0 ** (rssi_c / 10.0)
+        mag = mag + dbinv[rssi_c]
     if mag == 0.0:
         return -np.inf
     return 10.0 * math.log10(mag) - 44.0 - agc
 
 
 @njit
-def _total_rss(rssi_a, rssi_b, rssi_c, agc, out):
+def _total_rss(rssi_a, rssi_b, rssi_c, agc, dbinv, out):
     for i in range(out.shape[0]):
-        out[i] = _total_rss_one(np.float64(rssi_a[i]), np.float64(rssi_b[i]), np.float64(rssi_c[i]),
-                                np.float64(agc[i]))
+        out[i] = _total_rss_one(rssi_a[i], rssi_b[i], rssi_c[i], agc[i], dbinv)
 
 
 @njit
-def _scaled(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, out):
-    """out[i] = csi[i] * factor(i) following get_scaled_csi.m (serial; releases the GIL)."""
-    n_sc = csi.shape[1]
+def _scaled(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, dbinv, dbinv_signed, noise_unknown, ntx3_factor,
+            out):
+    """out[i] = csi[i] * factor(i) following get_scaled_csi.m (serial; releases the GIL).
+
+    ``csi`` and ``out`` are (records, 30*R*T) views: a record's values in C order (subcarrier, rx, tx) are
+    the reference's column-major order of its [Ntx, Nrx, 30] array, so the power sums in the same order;
+    padding beyond a record's own Nrx/Ntx is zero and adds nothing."""
     for i in range(csi.shape[0]):
-        r = np.int64(nrx[i])
-        t = np.int64(ntx[i])
         power = 0.0
-        for s in range(n_sc):
-            for a in range(r):
-                for b in range(t):
-                    v = csi[i, s, a, b]
-                    power += np.float64(v.real) * np.float64(v.real) + np.float64(v.imag) * np.float64(v.imag)
-        rss = _total_rss_one(np.float64(rssi_a[i]), np.float64(rssi_b[i]), np.float64(rssi_c[i]),
-                             np.float64(agc[i]))
+        for k in range(csi.shape[1]):
+            v = csi[i, k]
+            power += np.float64(v.real) * np.float64(v.real) + np.float64(v.imag) * np.float64(v.imag)
+        rss = _total_rss_one(rssi_a[i], rssi_b[i], rssi_c[i], agc[i], dbinv)
         factor = 0.0
         if power > 0.0 and rss > -np.inf:
+            t = np.int64(ntx[i])
             scale = 10.0 ** (rss / 10.0) / (power / 30.0)
-            noise_db = -92.0 if noise[i] == -127 else np.float64(noise[i])
-            total_noise = 10.0 ** (noise_db / 10.0) + scale * (r * t)
+            thermal = noise_unknown if noise[i] == -127 else dbinv_signed[noise[i] + 128]
+            total_noise = thermal + scale * (np.int64(nrx[i]) * t)
             factor = math.sqrt(scale / total_noise)
             if t == 2:
                 factor = factor * math.sqrt(2.0)
             elif t == 3:
-                factor = factor * math.sqrt(10.0 ** (4.5 / 10.0))
-        for s in range(n_sc):
-            for a in range(csi.shape[2]):
-                for b in range(csi.shape[3]):
-                    v = csi[i, s, a, b]
-                    out[i, s, a, b] = complex(np.float64(v.real) * factor, np.float64(v.imag) * factor)
+                factor = factor * ntx3_factor
+        for k in range(csi.shape[1]):
+            v = csi[i, k]
+            out[i, k] = complex(np.float64(v.real) * factor, np.float64(v.imag) * factor)
 
 
 def _records(name, arr, n):
@@ -94,15 +100,33 @@ def _records(name, arr, n):
     return np.ascontiguousarray(arr)
 
 
+def _byte_field(name, arr, n, low, high):
+    """A header field that is an 8-bit integer in the file, as int64, checked."""
+    arr = _records(name, arr, n)
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind != "f" or not np.all(np.isfinite(arr)) or not np.array_equal(arr, np.rint(arr)):
+            raise ValidationError(f"{name} must hold integers (the file stores it in 8 bits)")
+    arr = arr.astype(np.int64)
+    if n and (arr.min() < low or arr.max() > high):
+        raise ValidationError(f"{name} must lie in {low}..{high}")
+    return arr
+
+
+def _rssi_fields(rssi_a, rssi_b, rssi_c, agc, n):
+    rssi = [_byte_field(k, v, n, 0, 255) for k, v in (("rssi_a", rssi_a), ("rssi_b", rssi_b), ("rssi_c", rssi_c))]
+    return rssi + [_records("agc", agc, n).astype(np.float64)]
+
+
 def total_rss(rssi_a, rssi_b, rssi_c, agc) -> np.ndarray:
-    """Total received signal strength in dBm, one float64 per record (``-inf`` where all RSSI are 0)."""
+    """Total received signal strength in dBm, one float64 per record (``-inf`` where all RSSI are 0).
+
+    ``rssi_a/b/c`` are the 8-bit header values (0..255, 0 = not reported); ``agc`` the AGC gain in dB.
+    """
     n = np.asarray(rssi_a).shape[0] if np.ndim(rssi_a) == 1 else -1
     if n < 0:
         raise ValidationError("rssi_a must be a 1-D array with one entry per record")
-    arrays = [_records(k, v, n).astype(np.float64) for k, v in
-              (("rssi_a", rssi_a), ("rssi_b", rssi_b), ("rssi_c", rssi_c), ("agc", agc))]
     out = np.empty(n, dtype=np.float64)
-    _total_rss(*arrays, out)
+    _total_rss(*_rssi_fields(rssi_a, rssi_b, rssi_c, agc, n), _DBINV_UNSIGNED, out)
     return out
 
 
@@ -114,7 +138,7 @@ def scaled_csi(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx=None, ntx=None) -> n
     csi : array_like, (records, 30, Nrx, Ntx) complex
         Raw CSI, e.g. :attr:`Intel5300Log.csi`. Padding beyond a record's own Nrx/Ntx must be zero.
     rssi_a, rssi_b, rssi_c, agc, noise : array_like, (records,)
-        The record headers (``noise`` signed, −127 = unknown).
+        The record headers: ``rssi_*`` integers 0..255, ``noise`` integers −128..127 (−127 = unknown).
     nrx, ntx : array_like, (records,), optional
         Each record's own antenna counts (default: the array's Nrx/Ntx for every record).
     """
@@ -127,9 +151,11 @@ def scaled_csi(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx=None, ntx=None) -> n
     if n and (nrx.min() < 1 or nrx.max() > csi.shape[2] or ntx.min() < 1 or ntx.max() > csi.shape[3]):
         raise ValidationError("nrx/ntx must lie in 1..the csi array's antenna dimensions")
     csi = np.ascontiguousarray(csi, dtype=np.complex128 if csi.dtype == np.complex128 else np.complex64)
-    noise = _records("noise", noise, n).astype(np.int64)
-    rss = [_records(k, v, n).astype(np.float64) for k, v in
-           (("rssi_a", rssi_a), ("rssi_b", rssi_b), ("rssi_c", rssi_c), ("agc", agc))]
+    noise = _byte_field("noise", noise, n, -128, 127)
+    rssi_a, rssi_b, rssi_c, agc = _rssi_fields(rssi_a, rssi_b, rssi_c, agc, n)
     out = np.empty(csi.shape, dtype=np.complex128)
-    _scaled(csi, rss[0], rss[1], rss[2], rss[3], noise, nrx, ntx, out)
+    if n == 0:
+        return out
+    _scaled(csi.reshape(n, -1), rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, _DBINV_UNSIGNED, _DBINV_SIGNED,
+            _NOISE_UNKNOWN_DBINV, _NTX3_FACTOR, out.reshape(n, -1))
     return out
