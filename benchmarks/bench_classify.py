@@ -84,7 +84,7 @@ class ClassifyLabels:
         self.labels = cl.LabelSet(tuple(_names()))
         self.gt, self.pred = _labels(rows)
         gt, pred = _labels(500, seed=1)
-        ev = cl.evaluate_classification(gt, pred, self.labels)  # compile (or load) outside the timed region
+        ev = cl.evaluate_classification(pred, gt, self.labels)  # compile (or load) outside the timed region
         ref = numpy_label_metrics(gt, pred, CLASSES)
         # Same semantics, or the ratio below would compare different work.
         for metric, want in zip(("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1"), ref[:4]):
@@ -94,7 +94,7 @@ class ClassifyLabels:
     def _rfbench(self):
         from rfbench.metrics.classify import evaluate_classification
 
-        return evaluate_classification(self.gt, self.pred, self.labels)
+        return evaluate_classification(self.pred, self.gt, self.labels)
 
     def time_label_metrics(self, rows):
         self._rfbench()
@@ -129,7 +129,7 @@ class ClassifyScores:
         self.scores[np.arange(rows), self.gt] += 1.0
         gt = self.gt[:300]
         sc = np.round(self.scores[:300], 1)  # ties included
-        ev = cl.evaluate_classification(gt, sc, self.labels, top_k=KS)
+        ev = cl.evaluate_classification(sc, gt, self.labels, top_k=KS)
         pred, topk = numpy_topk(gt, sc, KS)
         assert [ev.find("top-k", k=k).value for k in KS] == topk
         assert abs(ev.find("macro-f1").value - numpy_label_metrics(gt, pred, CLASSES)[2]) < 1e-12
@@ -137,7 +137,7 @@ class ClassifyScores:
     def _rfbench(self):
         from rfbench.metrics.classify import evaluate_classification
 
-        return evaluate_classification(self.gt, self.scores, self.labels, top_k=KS)
+        return evaluate_classification(self.scores, self.gt, self.labels, top_k=KS)
 
     def _numpy(self):
         pred, _ = numpy_topk(self.gt, self.scores, KS)

@@ -115,7 +115,7 @@ def test_kernels_run_without_jit():
         "from rfbench.metrics.classify import evaluate_classification\n"
         "rng = np.random.default_rng(0)\n"
         "gt = rng.integers(0, 4, 30); sc = rng.normal(size=(30, 4)); sc[:3] = 0.0\n"
-        "ev = evaluate_classification(gt, sc, list('abcd'), top_k=[2], clusters=np.arange(30) % 4)\n"
+        "ev = evaluate_classification(sc, gt, list('abcd'), top_k=[2], clusters=np.arange(30) % 4)\n"
         "print(json.dumps([[s.value for s in ev.scores], ev.confusion.tolist(), ev.table.tolist()]))\n"
     )
     outs = []
@@ -132,7 +132,7 @@ def test_kernels_run_without_jit():
 
 def _check_against_sklearn_definitions(y_true, y_pred, names):
     """All four label metrics and per-class numbers against tests/naive.py's scikit-learn twins."""
-    ev = cl.evaluate_classification(np.array(y_true), np.array(y_pred), names)
+    ev = cl.evaluate_classification(np.array(y_pred), np.array(y_true), names)
     got = {s.spec.metric: s.value for s in ev.scores}
     assert got["accuracy"] == pytest.approx(naive.sk_accuracy(y_true, y_pred), abs=1e-15)
     assert got["balanced-accuracy"] == pytest.approx(naive.sk_balanced_accuracy(y_true, y_pred), abs=1e-14)
@@ -198,7 +198,7 @@ def test_hand_computed_case_and_undefined_conventions():
     # weighted (1*2/3 + 2*1/2 + 3*4/5)/6 = 61/90. Class d: support 0 and never predicted: no precision,
     # recall or F1, and not in any average (3 classes averaged).
     names = ["a", "b", "c", "d"]
-    ev = cl.evaluate_classification(np.array(list("abbccc")), np.array(list("aabccb")), names)
+    ev = cl.evaluate_classification(np.array(list("aabccb")), np.array(list("abbccc")), names)
     got = {s.spec.metric: s for s in ev.scores}
     assert got["accuracy"].value == pytest.approx(4 / 6, abs=1e-15)
     assert got["balanced-accuracy"].value == pytest.approx(13 / 18, abs=1e-15)
@@ -219,7 +219,7 @@ def test_hand_computed_case_and_undefined_conventions():
 def test_class_with_support_but_no_prediction_has_f1_zero_and_enters_the_average():
     # Truth a a b, predictions a a a: b has recall 0, precision undefined (never predicted), F1 2*0/(1+0) = 0.
     # a: tp 2, support 2, predicted 3: F1 4/5. Macro-F1 = (4/5 + 0)/2 = 0.4 (scikit-learn: the same).
-    ev = cl.evaluate_classification(np.array(list("aab")), np.array(list("aaa")), ["a", "b"])
+    ev = cl.evaluate_classification(np.array(list("aaa")), np.array(list("aab")), ["a", "b"])
     assert ev.find("macro-f1").value == pytest.approx(0.4)
     b = ev.classes[1]
     assert (b["precision"], b["recall"], b["f1"]) == (None, 0.0, 0.0)
@@ -230,7 +230,7 @@ def test_top_k_against_both_tie_conventions():
     names = list("abcdef")
     y = rng.integers(0, 6, 120)
     scores = rng.normal(size=(120, 6))
-    ev = cl.evaluate_classification(y, scores, names, top_k=[1, 2, 3, 6])
+    ev = cl.evaluate_classification(scores, y, names, top_k=[1, 2, 3, 6])
     for k in (1, 2, 3, 6):
         want = naive.sk_top_k_accuracy(y.tolist(), scores, k)
         assert ev.find("top-k", k=k).value == pytest.approx(want, abs=1e-15)
@@ -241,21 +241,21 @@ def test_top_k_against_both_tie_conventions():
     # With ties the conventions differ, and rfbench follows its documented one.
     tied = np.zeros((4, 3))
     y = np.array([0, 1, 2, 2])
-    assert cl.top_k_accuracy(y, tied, 1, list("abc")).value == 0.25  # only class 0 ranks first
+    assert cl.top_k_accuracy(tied, y, 1, list("abc")).value == 0.25  # only class 0 ranks first
     assert naive.sk_top_k_accuracy(y.tolist(), tied, 1, tie="higher-index") == 0.5
-    assert cl.top_k_accuracy(y, tied, 2, list("abc")).value == naive.sk_top_k_accuracy(y.tolist(), tied, 2)
+    assert cl.top_k_accuracy(tied, y, 2, list("abc")).value == naive.sk_top_k_accuracy(y.tolist(), tied, 2)
 
 
 def test_public_single_metric_functions():
     y, p = np.array(list("abca")), np.array(list("abcc"))
-    assert cl.accuracy(y, p).value == 0.75
-    assert cl.balanced_accuracy(y, p).value == pytest.approx((0.5 + 1 + 1) / 3)
-    assert cl.macro_f1(y, p).value == pytest.approx(naive.sk_f1(list(y), list(p), "macro"))
-    assert cl.weighted_f1(y, p).value == pytest.approx(naive.sk_f1(list(y), list(p), "weighted"))
-    assert cl.confusion_matrix(y, p).tolist() == [[1, 0, 1], [0, 1, 0], [0, 0, 1]]
-    assert str(cl.accuracy(y, p)) == "accuracy (3 classes, inferred): 0.75"
+    assert cl.accuracy(p, y).value == 0.75
+    assert cl.balanced_accuracy(p, y).value == pytest.approx((0.5 + 1 + 1) / 3)
+    assert cl.macro_f1(p, y).value == pytest.approx(naive.sk_f1(list(y), list(p), "macro"))
+    assert cl.weighted_f1(p, y).value == pytest.approx(naive.sk_f1(list(y), list(p), "weighted"))
+    assert cl.confusion_matrix(p, y).tolist() == [[1, 0, 1], [0, 1, 0], [0, 0, 1]]
+    assert str(cl.accuracy(p, y)) == "accuracy (3 classes, inferred): 0.75"
     with pytest.raises(ValidationError, match="needs scores"):
-        cl.top_k_accuracy(y, p, 1, list("abc"))
+        cl.top_k_accuracy(p, y, 1, list("abc"))
 
 
 # -- the label set -----------------------------------------------------------------------------------------
@@ -269,9 +269,9 @@ def test_label_set_fixes_order_and_maps_integers(tmp_path):
     assert ls.encode(np.array(["Clap", "Sweep"])).tolist() == [2, 0]
     assert ls.encode(np.array([2, 0], dtype=np.uint8)).tolist() == [2, 0]
     # Integer labels and names give the same numbers.
-    a = cl.evaluate_classification(np.array([0, 1, 2, 2]), np.array([0, 2, 2, 1]), f)
-    b = cl.evaluate_classification(np.array(["Sweep", "Push&Pull", "Clap", "Clap"]),
-                                   np.array(["Sweep", "Clap", "Clap", "Push&Pull"]), f)
+    a = cl.evaluate_classification(np.array([0, 2, 2, 1]), np.array([0, 1, 2, 2]), f)
+    b = cl.evaluate_classification(np.array(["Sweep", "Clap", "Clap", "Push&Pull"]),
+                                   np.array(["Sweep", "Push&Pull", "Clap", "Clap"]), f)
     assert [s.value for s in a.scores] == [s.value for s in b.scores]
     assert a.confusion.tolist() == b.confusion.tolist()
 
@@ -292,7 +292,7 @@ def test_labels_outside_the_set_are_errors(labels, message):
     # Through the metric as predictions too (integer labels are range-checked in the counting pass).
     if labels.ndim == 1:
         with pytest.raises(ValidationError):
-            cl.evaluate_classification(np.array([0, 1]), labels, ls)
+            cl.evaluate_classification(labels, np.array([0, 1]), ls)
 
 
 @pytest.mark.parametrize("text,message", [("", "empty"), ("a\nb\na\n", "'a' appears twice")])
@@ -306,12 +306,14 @@ def test_bad_label_set_files(tmp_path, text, message):
 
 
 def test_inferred_label_sets_and_their_limits():
-    ev = cl.evaluate_classification(np.array(["b", "a"]), np.array(["c", "a"]))
+    ev = cl.evaluate_classification(np.array(["c", "a"]), np.array(["b", "a"]))
     assert ev.plan.label_set.names == ("a", "b", "c") and ev.plan.label_set.source == "inferred"
     with pytest.raises(ValidationError, match="integer labels need a declared label set.*Widar3.0 gesture number"):
-        cl.evaluate_classification(np.array([1, 2]), np.array([1, 1]))
+        cl.evaluate_classification(np.array([1, 1]), np.array([1, 2]))
+    with pytest.raises(ValidationError, match="class names \\(strings\\) or integer indices, found dtype float64"):
+        cl.evaluate_classification(np.array([0.5, 1.5]), np.array([0.5, 1.5]))
     with pytest.raises(ValidationError, match="scores need a declared label set"):
-        cl.evaluate_classification(np.array(["a", "b"]), np.zeros((2, 2)))
+        cl.evaluate_classification(np.zeros((2, 2)), np.array(["a", "b"]))
 
 
 @pytest.mark.parametrize("pred,message", [
@@ -322,7 +324,7 @@ def test_inferred_label_sets_and_their_limits():
 ])
 def test_bad_predictions(pred, message):
     with pytest.raises(ValidationError, match=message):
-        cl.evaluate_classification(np.array(["a", "b"]), pred, ["a", "b"])
+        cl.evaluate_classification(pred, np.array(["a", "b"]), ["a", "b"])
 
 
 def test_no_rows_and_bad_top_k():
@@ -330,17 +332,17 @@ def test_no_rows_and_bad_top_k():
         cl.evaluate_classification(np.array([], dtype=str), np.array([], dtype=str), ["a"])
     y, s = np.array([0, 1]), np.zeros((2, 3))
     with pytest.raises(ValidationError, match="k = 4 is outside 1..3"):
-        cl.evaluate_classification(y, s, list("abc"), top_k=[4])
+        cl.evaluate_classification(s, y, list("abc"), top_k=[4])
     with pytest.raises(ValidationError, match="must be integers"):
-        cl.evaluate_classification(y, s, list("abc"), top_k=[1.5])
+        cl.evaluate_classification(s, y, list("abc"), top_k=[1.5])
     with pytest.raises(ValidationError, match="top-k accuracy needs scores"):
         cl.evaluate_classification(y, y, list("abc"), top_k=[1])
     with pytest.raises(ValidationError, match="unknown metric 'f1'"):
         cl.evaluate_classification(y, y, list("abc"), metrics=["f1"])
     # Default top-k: 3 and 5 only where below the number of classes.
-    assert [s.spec.k for s in cl.evaluate_classification(y, np.zeros((2, 4)), list("abcd")).scores
+    assert [s.spec.k for s in cl.evaluate_classification(np.zeros((2, 4)), y, list("abcd")).scores
             if s.spec.metric == "top-k"] == [3]
-    ev = cl.evaluate_classification(y, s, list("abc"))
+    ev = cl.evaluate_classification(s, y, list("abc"))
     assert "top-k not computed" in ev.plan.notes[0]
 
 
@@ -353,8 +355,8 @@ def test_cluster_table_totals_equal_the_one_pass_counts():
     y = rng.integers(0, 5, 400)
     scores = rng.normal(size=(400, 5))
     clusters = np.array([f"rec{i}" for i in rng.integers(0, 17, 400)])
-    a = cl.evaluate_classification(y, scores, names, top_k=[1, 2], clusters=clusters)
-    b = cl.evaluate_classification(y, scores, names, top_k=[1, 2])
+    a = cl.evaluate_classification(scores, y, names, top_k=[1, 2], clusters=clusters)
+    b = cl.evaluate_classification(scores, y, names, top_k=[1, 2])
     assert a.table.shape == (17, 1 + 15 + 2) and b.table.shape == (1, 18)
     np.testing.assert_array_equal(a.table.sum(axis=0), b.table[0])
     assert [s.value for s in a.scores] == [s.value for s in b.scores]
@@ -365,7 +367,7 @@ def test_majority_and_prior_tables_against_naive():
     c = 5
     plan = cl.ClassPlan.create(cl.LabelSet(tuple("abcde")), has_scores=True, top_k=[1, 2])
     y = rng.integers(0, 4, 60)  # class e never in the test truth
-    lab = cl.prepare_labels(y, rng.normal(size=(60, c)), plan.label_set)
+    lab = cl.prepare_labels(rng.normal(size=(60, c)), y, plan.label_set)
     table = plan.table(lab, make_segments(60, np.arange(60) % 7))
     counts = np.array([5, 9, 9, 0, 2])  # training counts: b and c tie for the majority -> b (lower index)
     prior = counts / counts.sum()

@@ -30,6 +30,9 @@ These are scikit-learn's ``accuracy_score``, ``balanced_accuracy_score``, ``f1_s
 predictions) and ``precision_recall_fscore_support`` with undefined values reported as None instead of
 ``zero_division``; its ``top_k_accuracy_score`` differs only on exactly tied scores (it ranks the higher
 index first). Metrics of zero rows are refused.
+
+Arguments come in the order of the pose metrics, ``(pred, gt, ...)``: predictions first, unlike
+scikit-learn's ``(y_true, y_pred)``; pass them by keyword when in doubt.
 """
 
 from __future__ import annotations
@@ -166,6 +169,8 @@ class LabelSet:
             if a is None:
                 continue
             a = np.asarray(a)
+            if a.dtype.kind not in "Uiu":
+                raise ValidationError(f"labels must be class names (strings) or integer indices, found dtype {a.dtype}")
             if a.dtype.kind != "U":
                 raise ValidationError(
                     "integer labels need a declared label set (--label-set names.txt, one class name per line; "
@@ -363,16 +368,16 @@ def _as_scores(pred: np.ndarray, n_rows: int, n_classes: int) -> np.ndarray:
     return scores
 
 
-def prepare_labels(gt, pred, labels=None, *, extra=(), need_rank: bool = True) -> Labels:
-    """Check and encode ground truth and predictions.
+def prepare_labels(pred, gt, labels=None, *, extra=(), need_rank: bool = True) -> Labels:
+    """Check and encode predictions and ground truth (the argument order of the pose metrics: ``pred, gt``).
 
     Parameters
     ----------
-    gt : array_like, (N,)
-        True labels: class names (strings) or indices into ``labels`` (integers).
     pred : array_like, (N,) or (N, C)
         Predicted labels like ``gt``, or scores (floats, one column per class in label-set order; the
         prediction is the argmax, ties to the lower index).
+    gt : array_like, (N,)
+        True labels: class names (strings) or indices into ``labels`` (integers).
     labels : LabelSet, sequence of str or path, optional
         The label set; without it, it is inferred from the string labels of ``gt``, ``pred`` and ``extra``
         (integer labels and scores then are refused).
@@ -701,16 +706,16 @@ class ClassEvaluation:
         return hits[0]
 
 
-def evaluate_classification(gt, pred, labels=None, *, metrics: Iterable[str] | None = None,
+def evaluate_classification(pred, gt, labels=None, *, metrics: Iterable[str] | None = None,
                             top_k: Sequence[int] | None = None, clusters=None) -> ClassEvaluation:
     """Score predicted classes (or scores) against true classes over a declared label set.
 
     Parameters
     ----------
-    gt : array_like, (N,)
-        True labels: names (strings) or indices into ``labels`` (integers).
     pred : array_like, (N,) or (N, C)
         Predicted labels like ``gt``, or scores with one column per class (argmax = prediction; enables top-k).
+    gt : array_like, (N,)
+        True labels: names (strings) or indices into ``labels`` (integers).
     labels : LabelSet, sequence of str or path to names.txt, optional
         The label set (class order); inferred from string labels when omitted.
     metrics : iterable of str, optional
@@ -726,7 +731,7 @@ def evaluate_classification(gt, pred, labels=None, *, metrics: Iterable[str] | N
     ValidationError
         Unknown labels, length mismatch, NaN scores, integer labels without a label set, no rows.
     """
-    lab = prepare_labels(gt, pred, labels)
+    lab = prepare_labels(pred, gt, labels)
     plan = ClassPlan.create(lab.label_set, metrics=metrics, top_k=top_k, has_scores=lab.from_scores)
     if clusters is not None:
         segments = make_segments(lab.rows, clusters)
@@ -738,39 +743,39 @@ def evaluate_classification(gt, pred, labels=None, *, metrics: Iterable[str] | N
     return ClassEvaluation(plan.scores(totals), plan, lab, lab.confusion, per_class(totals, plan), segments, table)
 
 
-def _single(gt, pred, labels, metric: str, k: int | None = None) -> ClassScore:
-    ev = evaluate_classification(gt, pred, labels, metrics=[metric], top_k=[k] if k is not None else None)
+def _single(pred, gt, labels, metric: str, k: int | None = None) -> ClassScore:
+    ev = evaluate_classification(pred, gt, labels, metrics=[metric], top_k=[k] if k is not None else None)
     return ev.scores[0]
 
 
-def accuracy(gt, pred, labels=None) -> ClassScore:
+def accuracy(pred, gt, labels=None) -> ClassScore:
     """Share of rows whose prediction is the true class. Returns a :class:`ClassScore`."""
-    return _single(gt, pred, labels, "accuracy")
+    return _single(pred, gt, labels, "accuracy")
 
 
-def balanced_accuracy(gt, pred, labels=None) -> ClassScore:
+def balanced_accuracy(pred, gt, labels=None) -> ClassScore:
     """Mean recall over the classes with test support. Returns a :class:`ClassScore`."""
-    return _single(gt, pred, labels, "balanced-accuracy")
+    return _single(pred, gt, labels, "balanced-accuracy")
 
 
-def macro_f1(gt, pred, labels=None) -> ClassScore:
+def macro_f1(pred, gt, labels=None) -> ClassScore:
     """Mean F1 over the classes in the test truth or the predictions. Returns a :class:`ClassScore`."""
-    return _single(gt, pred, labels, "macro-f1")
+    return _single(pred, gt, labels, "macro-f1")
 
 
-def weighted_f1(gt, pred, labels=None) -> ClassScore:
+def weighted_f1(pred, gt, labels=None) -> ClassScore:
     """F1 per class weighted by test support. Returns a :class:`ClassScore`."""
-    return _single(gt, pred, labels, "weighted-f1")
+    return _single(pred, gt, labels, "weighted-f1")
 
 
-def top_k_accuracy(gt, scores, k: int, labels) -> ClassScore:
+def top_k_accuracy(scores, gt, k: int, labels) -> ClassScore:
     """Share of rows whose true class is among the ``k`` highest of ``scores`` (N, C) (ties to the lower class
     index). ``labels`` is the label set naming the columns. Returns a :class:`ClassScore`."""
     if np.ndim(scores) != 2:
         raise ValidationError("top-k accuracy needs scores: an (N, C) array, one column per class")
-    return _single(gt, scores, labels, "top-k", k)
+    return _single(scores, gt, labels, "top-k", k)
 
 
-def confusion_matrix(gt, pred, labels=None) -> np.ndarray:
+def confusion_matrix(pred, gt, labels=None) -> np.ndarray:
     """The (C, C) int64 confusion matrix in label-set order: rows = true class, columns = predicted class."""
-    return prepare_labels(gt, pred, labels, need_rank=False).confusion
+    return prepare_labels(pred, gt, labels, need_rank=False).confusion

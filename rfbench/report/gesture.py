@@ -242,7 +242,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     extra = ()
     if train_gt is not None and as_label_set(labels) is None:
         extra = (train_gt,)
-    lab = prepare_labels(gt, pred, labels, extra=extra)
+    lab = prepare_labels(pred, gt, labels, extra=extra)
     label_set = lab.label_set
     plan = ClassPlan.create(label_set, metrics=metrics, top_k=top_k, has_scores=lab.from_scores)
     n_rows = lab.rows
