@@ -710,3 +710,124 @@ def naive_segment_sums(values, segment, n_segments):
     for i in range(values.shape[0]):
         out[segment[i]] += values[i]
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# metrics: classification (gesture) — confusion counts, argmax/rank, scikit-learn's documented definitions
+# ---------------------------------------------------------------------------------------------------------
+
+
+def naive_argmax_rank(scores, true):
+    """Per row: the first column holding the maximum, and the position of the true column in the columns
+    sorted by (descending score, ascending index)."""
+    pred, rank = [], []
+    for row, t in zip(np.asarray(scores).tolist(), np.asarray(true).tolist()):
+        best = 0
+        for c in range(1, len(row)):
+            if row[c] > row[best]:
+                best = c
+        order = sorted(range(len(row)), key=lambda c: (-row[c], c))
+        pred.append(best)
+        rank.append(order.index(t))
+    return np.array(pred, dtype=np.int64), np.array(rank, dtype=np.int64)
+
+
+def naive_confusion(true, pred, n_classes):
+    out = np.zeros((n_classes, n_classes), dtype=np.int64)
+    for t, p in zip(np.asarray(true).tolist(), np.asarray(pred).tolist()):
+        out[t][p] += 1
+    return out
+
+
+def naive_class_sums(true, pred, rank, ks, segment_rows, n_classes):
+    """Per segment (a list of row indices): [rows, tp per class, support per class, predicted per class,
+    top-k hits per k] as a list of lists."""
+    out = []
+    for rows in segment_rows:
+        tp, sup, prd = [0] * n_classes, [0] * n_classes, [0] * n_classes
+        hits = [0] * len(ks)
+        for i in rows:
+            t, p = int(true[i]), int(pred[i])
+            sup[t] += 1
+            prd[p] += 1
+            if t == p:
+                tp[t] += 1
+            if len(rank):
+                for q, k in enumerate(ks):
+                    if rank[i] < k:
+                        hits[q] += 1
+        out.append([len(rows)] + tp + sup + prd + hits)
+    return out
+
+
+def sk_precision_recall_f1(y_true, y_pred, labels=None, zero_division=0.0):
+    """scikit-learn's ``precision_recall_fscore_support(average=None)`` (>= 1.3): labels default to the sorted
+    union of the labels present; precision tp/(tp+fp), recall tp/(tp+fn), F1 2tp/(2tp+fp+fn), each
+    ``zero_division`` when its denominator is 0. Returns (labels, precision, recall, f1, support) lists."""
+    y_true, y_pred = list(y_true), list(y_pred)
+    if labels is None:
+        labels = sorted(set(y_true) | set(y_pred))
+    prec, rec, f1, sup = [], [], [], []
+    for lab in labels:
+        tp = sum(1 for t, p in zip(y_true, y_pred) if t == lab and p == lab)
+        fp = sum(1 for t, p in zip(y_true, y_pred) if t != lab and p == lab)
+        fn = sum(1 for t, p in zip(y_true, y_pred) if t == lab and p != lab)
+        prec.append(tp / (tp + fp) if tp + fp else zero_division)
+        rec.append(tp / (tp + fn) if tp + fn else zero_division)
+        f1.append(2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else zero_division)
+        sup.append(tp + fn)
+    return labels, prec, rec, f1, sup
+
+
+def sk_accuracy(y_true, y_pred):
+    return sum(1 for t, p in zip(y_true, y_pred) if t == p) / len(y_true)
+
+
+def sk_balanced_accuracy(y_true, y_pred):
+    """scikit-learn's ``balanced_accuracy_score``: mean of per-class recall over the classes of the confusion
+    matrix whose row sum is non-zero (classes only predicted have no recall and are dropped)."""
+    labels = sorted(set(y_true) | set(y_pred))
+    recalls = []
+    for lab in labels:
+        n = sum(1 for t in y_true if t == lab)
+        if n:
+            recalls.append(sum(1 for t, p in zip(y_true, y_pred) if t == lab and p == lab) / n)
+    return sum(recalls) / len(recalls)
+
+
+def sk_f1(y_true, y_pred, average):
+    """scikit-learn's ``f1_score(average="macro" | "weighted")`` with its default labels (those present)."""
+    _, _, _, f1, sup = sk_precision_recall_f1(y_true, y_pred)
+    if average == "macro":
+        return sum(f1) / len(f1)
+    return sum(f * s for f, s in zip(f1, sup)) / sum(sup)
+
+
+def sk_top_k_accuracy(y_true, scores, k, tie="lower-index"):
+    """Share of rows whose true column is among the k first of the columns sorted by descending score; ties
+    ordered by lower index first (rfbench) or by higher index first (scikit-learn's stable argsort reversed)."""
+    hits = 0
+    for row, t in zip(np.asarray(scores).tolist(), list(y_true)):
+        if tie == "lower-index":
+            order = sorted(range(len(row)), key=lambda c: (-row[c], c))
+        else:
+            order = sorted(range(len(row)), key=lambda c: (-row[c], -c))
+        hits += t in order[:k]
+    return hits / len(y_true)
+
+
+def naive_expected_prior_metrics(y_true, prior, n_classes):
+    """Metrics of the expected confusion matrix of a classifier drawing labels from ``prior``:
+    E[conf[t][p]] = count(t) * prior[p]. Returns (accuracy, balanced accuracy, macro-F1, weighted-F1) with
+    rfbench's averaging conventions (classes with support / with support or predictions)."""
+    n = len(y_true)
+    support = [sum(1 for t in y_true if t == c) for c in range(n_classes)]
+    conf = [[support[t] * prior[p] for p in range(n_classes)] for t in range(n_classes)]
+    tp = [conf[c][c] for c in range(n_classes)]
+    predicted = [sum(conf[t][c] for t in range(n_classes)) for c in range(n_classes)]
+    acc = sum(tp) / n
+    recalls = [tp[c] / support[c] for c in range(n_classes) if support[c] > 0]
+    f1 = {c: 2 * tp[c] / (support[c] + predicted[c]) for c in range(n_classes) if support[c] + predicted[c] > 0}
+    macro = sum(f1.values()) / len(f1)
+    weighted = sum(support[c] * f1[c] for c in f1 if support[c] > 0) / n
+    return acc, sum(recalls) / len(recalls), macro, weighted

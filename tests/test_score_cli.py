@@ -91,7 +91,8 @@ def _save(tmp_path, name, arr):
     ("norm", "unknown normalization 'shoulder'"),
     ("k", "--k: 'x' is not a number"),
     ("groups-length", "--groups: expected one recording id per row (60 rows)"),
-    ("task", "task gesture is not available"),
+    ("task", "--vis applies to --task pose only"),
+    ("unknown-task", "unknown task 'hand'; use pose or gesture"),
     ("vis-shape", "visibility must have shape (60, 17)"),
     ("missing", "--pred nothing.npy: no such file"),
     ("pickle", "not a plain .npy array"),
@@ -123,7 +124,9 @@ def test_bad_input_is_one_line_and_exit_2(runner, files, tmp_path, case, message
     elif case == "groups-length":
         args += ["--groups", _save(tmp_path, "g.npy", np.array(["r1"] * 59))]
     elif case == "task":
-        args += ["--task", "gesture"]
+        args += ["--task", "gesture"]  # with pose options: refused, not silently ignored
+    elif case == "unknown-task":
+        args += ["--task", "hand"]
     elif case == "vis-shape":
         swap["--vis"] = _save(tmp_path, "v.npy", np.ones((60, 16), bool))
     elif case == "missing":

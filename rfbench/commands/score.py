@@ -37,13 +37,28 @@ def _floats(text: str, what: str) -> list[float]:
 
 
 def score(
-    pred: Annotated[Path, typer.Option("--pred", help="Predictions .npy: (N, K, 2|3) joints.", show_default=False)],
-    gt: Annotated[Path, typer.Option("--gt", help="Ground truth .npy, same shape as --pred.", show_default=False)],
-    skeleton: Annotated[str, typer.Option("--skeleton", help="Joint layout: coco17, h36m17, or a .toml/.json "
-                                          "layout file.", show_default=False)],
-    units: Annotated[str, typer.Option("--units", help="Coordinate units of --pred/--gt (m, mm, px, "
-                                       "normalized...): part of every label.", show_default=False)],
-    task: Annotated[str, typer.Option("--task", help="What is scored: pose (gesture is planned).")] = "pose",
+    pred: Annotated[Path, typer.Option("--pred", help="Predictions .npy. pose: (N, K, 2|3) joints; gesture: labels "
+                                       "(N,) (names, or label-set indices) or scores (N, C) in label-set order.",
+                                       show_default=False)],
+    gt: Annotated[Path, typer.Option("--gt", help="Ground truth .npy. pose: same shape as --pred; gesture: labels "
+                                     "(N,).", show_default=False)],
+    skeleton: Annotated[Optional[str], typer.Option("--skeleton", help="pose: joint layout: coco17, h36m17, or a "
+                                                    ".toml/.json layout file (required).", show_default=False)]
+    = None,
+    units: Annotated[Optional[str], typer.Option("--units", help="pose: coordinate units of --pred/--gt (m, mm, px, "
+                                                 "normalized...), part of every label (required).",
+                                                 show_default=False)] = None,
+    task: Annotated[str, typer.Option("--task", help="What is scored: pose (joints) or gesture (class labels).")]
+    = "pose",
+    label_set: Annotated[Optional[Path], typer.Option("--label-set", help="gesture: names.txt, one class name per "
+                                                      "line: fixes the class order; integer labels index it (from "
+                                                      "0). Default: the sorted names seen.")] = None,
+    top_k: Annotated[Optional[str], typer.Option("--top-k", help="gesture, with scores: top-k thresholds, "
+                                                 "comma-separated. Default: 3,5 where below the class count.")]
+    = None,
+    domains: Annotated[str, typer.Option("--domains", help="gesture: per-domain breakdown keys from the split's "
+                                         "manifest (room, location, orientation, subject), auto (those present) or "
+                                         "none.")] = "auto",
     vis: Annotated[Optional[Path], typer.Option("--vis", help="Ground-truth visibility .npy (N, K): >0 or true = "
                                                 "visible. Default: all visible.")] = None,
     norm: Annotated[str, typer.Option("--norm", help="PCK normalizations, comma-separated: hip-width, torso, bbox, "
@@ -52,8 +67,9 @@ def score(
     = "0.05,0.1,0.2,0.5",
     comparison: Annotated[str, typer.Option("--comparison", help="A joint is correct when distance/normalizer <= k "
                                             "('<=' or 'le') or < k ('<' or 'lt').")] = "<=",
-    metrics: Annotated[Optional[str], typer.Option("--metrics", help="Comma-separated subset of pck, pck-auc, oks, "
-                                                   "mpjpe, pa-mpjpe. Default: all that apply.")] = None,
+    metrics: Annotated[Optional[str], typer.Option("--metrics", help="Comma-separated subset; pose: pck, pck-auc, "
+                                                   "oks, mpjpe, pa-mpjpe; gesture: accuracy, balanced-accuracy, "
+                                                   "macro-f1, weighted-f1, top-k. Default: all that apply.")] = None,
     averaging: Annotated[str, typer.Option("--averaging", help="micro (over joints) and/or macro (per joint).")]
     = "micro,macro",
     auc_n: Annotated[int, typer.Option("--auc-n", help="PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.")] = 20,
@@ -70,7 +86,8 @@ def score(
     groups: Annotated[Optional[Path], typer.Option("--groups", help="Recording id per scored row .npy (strings or "
                                                    "integers); all on the split's test side.")] = None,
     train_gt: Annotated[Optional[Path], typer.Option("--train-gt", help="Training-split ground truth .npy, for the "
-                                                     "mean-pose baseline.")] = None,
+                                                     "baseline (pose: mean training pose; gesture: majority class "
+                                                     "and class prior).")] = None,
     train_groups: Annotated[Optional[Path], typer.Option("--train-groups", help="Recording id per --train-gt row "
                                                          ".npy; all on the split's train side.")] = None,
     train_vis: Annotated[Optional[Path], typer.Option("--train-vis", help="Visibility of --train-gt (N, K).")] = None,
@@ -88,27 +105,32 @@ def score(
     json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON on stdout instead of a "
                                            "table.")] = False,
 ) -> None:
-    """Score predictions under a declared metric, beside a mean-pose baseline from the training split.
+    """Score predictions under a declared metric, beside a baseline from the training split.
 
-    Every number carries its full spec (skeleton, normalization and its joints, k, comparison, averaging,
-    units) and label. The skeleton is checked on the ground truth; hip-width, torso and OKS are refused when
-    it does not fit, unless --trust-layout. With --split, --groups, --train-gt and --train-groups the report
-    holds the mean training pose as a baseline (training ids must lie on the split's train side, scored ids
-    on its test side; a split whose audit failed is refused with exit 1). With --groups, a seeded cluster
-    bootstrap gives an interval for every number and for model minus baseline. The report (-o) is tagged
-    MEASURED (or SYNTHETIC) with its reproducer and input hashes: re-check it with rfbench verify.
+    pose: every number carries its full spec (skeleton, normalization and its joints, k, comparison,
+    averaging, units) and label. The skeleton is checked on the ground truth; hip-width, torso and OKS are
+    refused when it does not fit, unless --trust-layout. The baseline is the mean training pose.
+
+    gesture: accuracy, balanced accuracy, macro- and weighted-F1, per-class precision/recall/F1, the confusion
+    matrix and (from scores) top-k, over a label set (--label-set; labels outside it are an error, declared
+    classes absent from the data are reported). The baselines are the majority class and the class prior of
+    the training labels; with a split whose manifest is at hand, accuracy and macro-F1 are broken down by room,
+    location, orientation and subject, and every label is checked against its recording's gesture name.
+
+    With --split, --groups, --train-gt and --train-groups the report holds the baseline (training ids must lie
+    on the split's train side, scored ids on its test side; a split whose audit failed is refused with exit 1).
+    With --groups, a seeded cluster bootstrap gives an interval for every number and for model minus baseline.
+    The report (-o) is tagged MEASURED (or SYNTHETIC) with its reproducer and input hashes: re-check it with
+    rfbench verify.
     """
     with guard():
         from rfbench.errors import ValidationError
         from rfbench.io.archive import check_writable, write_json, write_text
 
         if task not in TASKS:
-            raise ValidationError(f"unknown task {task!r}; use pose")
-        if task == "gesture":
-            raise ValidationError("task gesture is not available in this version of rfbench; use --task pose")
-        cmp = _COMPARISONS.get(comparison.strip())
-        if cmp is None:
-            raise ValidationError(f"--comparison must be '<=' (le) or '<' (lt), got {comparison!r}")
+            raise ValidationError(f"unknown task {task!r}; use pose or gesture")
+        opts = dict(locals())
+        _check_task_options(task, opts)
         md_path = None
         if out is not None:
             if out.suffix.lower() == ".md":
@@ -116,21 +138,13 @@ def score(
             check_writable(out, force)
             md_path = out.with_suffix(".md")
             check_writable(md_path, force)
-        argv = _reproducer_argv(locals())
-        from rfbench.report.pose import score_pose_files
+        base = out.parent if out is not None else Path.cwd()
+        if task == "pose":
+            report = _score_pose(opts, base)
+        else:
+            report = _score_gesture(opts, base)
         from rfbench.report.render import render_markdown, render_terminal
 
-        report = score_pose_files(
-            pred=pred, gt=gt, vis=vis, skeleton=skeleton, units=units, split=split, groups=groups,
-            train_gt=train_gt, train_groups=train_groups, train_vis=train_vis,
-            reproducer={"argv": argv, "cwd": os.getcwd()},
-            base=(out.parent if out is not None else Path.cwd()), cluster_by=cluster_by,
-            metrics=_list(metrics, "--metrics") if metrics is not None else None,
-            normalizations=_list(norm, "--norm"), ks=_floats(k, "--k"), comparison=cmp,
-            averaging=_list(averaging, "--averaging"), auc_n=auc_n, auc_max=auc_max, oks_area=oks_area.strip(),
-            sigmas=_floats(sigmas, "--sigmas") if sigmas is not None else None, trust_layout=trust_layout,
-            n_boot=bootstrap, level=confidence, seed=seed, synthetic=synthetic,
-        )
         if out is not None:
             write_json(out, report, force=force)
             write_text(md_path, render_markdown(report), force=force)
@@ -143,6 +157,99 @@ def score(
     console.print(render_terminal(report))
     if out is not None:
         console.print(f"wrote {out} and {md_path} ({report['evidence']}); check with: rfbench verify {out}")
+
+
+#: Options of one task only, with their defaults: giving them to the other task is an error.
+_POSE_ONLY = {"vis": None, "skeleton": None, "units": None, "norm": "torso", "k": "0.05,0.1,0.2,0.5",
+              "comparison": "<=", "averaging": "micro,macro", "auc_n": 20, "auc_max": 1.0, "oks_area": "bbox",
+              "sigmas": None, "trust_layout": False, "train_vis": None}
+_GESTURE_ONLY = {"label_set": None, "top_k": None, "domains": "auto"}
+
+
+def _check_task_options(task: str, opts: dict) -> None:
+    from rfbench.errors import ValidationError
+
+    other, name = (_GESTURE_ONLY, "gesture") if task == "pose" else (_POSE_ONLY, "pose")
+    for key, default in other.items():
+        if opts[key] != default:
+            raise ValidationError(f"--{key.replace('_', '-')} applies to --task {name} only")
+    if task == "pose":
+        for key in ("skeleton", "units"):
+            if opts[key] is None:
+                raise ValidationError(f"--task pose needs --{key}")
+
+
+def _score_pose(opts: dict, base: Path) -> dict:
+    from rfbench.errors import ValidationError
+    from rfbench.report.pose import score_pose_files
+
+    cmp = _COMPARISONS.get(opts["comparison"].strip())
+    if cmp is None:
+        raise ValidationError(f"--comparison must be '<=' (le) or '<' (lt), got {opts['comparison']!r}")
+    argv = _reproducer_argv(opts)
+    sigmas = opts["sigmas"]
+    return score_pose_files(
+        pred=opts["pred"], gt=opts["gt"], vis=opts["vis"], skeleton=opts["skeleton"], units=opts["units"],
+        split=opts["split"], groups=opts["groups"], train_gt=opts["train_gt"], train_groups=opts["train_groups"],
+        train_vis=opts["train_vis"], reproducer={"argv": argv, "cwd": os.getcwd()}, base=base,
+        cluster_by=opts["cluster_by"],
+        metrics=_list(opts["metrics"], "--metrics") if opts["metrics"] is not None else None,
+        normalizations=_list(opts["norm"], "--norm"), ks=_floats(opts["k"], "--k"), comparison=cmp,
+        averaging=_list(opts["averaging"], "--averaging"), auc_n=opts["auc_n"], auc_max=opts["auc_max"],
+        oks_area=opts["oks_area"].strip(), sigmas=_floats(sigmas, "--sigmas") if sigmas is not None else None,
+        trust_layout=opts["trust_layout"], n_boot=opts["bootstrap"], level=opts["confidence"], seed=opts["seed"],
+        synthetic=opts["synthetic"],
+    )
+
+
+def _ints(text: str, what: str) -> list[int]:
+    from rfbench.errors import ValidationError
+
+    out = []
+    for t in _list(text, what):
+        try:
+            out.append(int(t))
+        except ValueError:
+            raise ValidationError(f"{what}: {t!r} is not an integer") from None
+    return out
+
+
+def _score_gesture(opts: dict, base: Path) -> dict:
+    from rfbench.report.gesture import score_gesture_files
+
+    argv = _gesture_argv(opts)
+    domains = opts["domains"].strip()
+    return score_gesture_files(
+        pred=opts["pred"], gt=opts["gt"], label_set=opts["label_set"], split=opts["split"], groups=opts["groups"],
+        train_gt=opts["train_gt"], train_groups=opts["train_groups"], reproducer={"argv": argv, "cwd": os.getcwd()},
+        base=base, cluster_by=opts["cluster_by"],
+        domains=domains if domains in ("auto", "none") else _list(domains, "--domains"),
+        metrics=_list(opts["metrics"], "--metrics") if opts["metrics"] is not None else None,
+        top_k=_ints(opts["top_k"], "--top-k") if opts["top_k"] is not None else None,
+        n_boot=opts["bootstrap"], level=opts["confidence"], seed=opts["seed"], synthetic=opts["synthetic"],
+    )
+
+
+def _gesture_argv(opts: dict) -> list[str]:
+    """The canonical command line of a gesture run (every setting explicit; paths as given)."""
+    argv = ["rfbench", "score", "--task", "gesture", "--pred", str(opts["pred"]), "--gt", str(opts["gt"])]
+    if opts["label_set"] is not None:
+        argv += ["--label-set", str(opts["label_set"])]
+    if opts["metrics"] is not None:
+        argv += ["--metrics", opts["metrics"]]
+    if opts["top_k"] is not None:
+        argv += ["--top-k", opts["top_k"]]
+    argv += ["--domains", opts["domains"]]
+    for name in ("split", "groups", "train_gt", "train_groups"):
+        if opts[name] is not None:
+            argv += ["--" + name.replace("_", "-"), str(opts[name])]
+    argv += ["--cluster-by", opts["cluster_by"], "--bootstrap", str(opts["bootstrap"]), "--confidence",
+             repr(float(opts["confidence"])), "--seed", str(opts["seed"])]
+    if opts["synthetic"]:
+        argv.append("--synthetic")
+    if opts["out"] is not None:
+        argv += ["-o", str(opts["out"])]
+    return argv
 
 
 def _reproducer_argv(opts: dict) -> list[str]:

@@ -309,3 +309,87 @@ def _segment_sums(values, segment, out):
         s = segment[i]
         for c in range(values.shape[1]):
             out[s, c] += values[i, c]
+
+
+# -- classification ------------------------------------------------------------------------------------
+
+
+@njit_parallel
+def _argmax_rank(scores, true, pred, rank):
+    """Per row i of ``scores`` (N, C): ``pred[i]`` = the first column holding the row's maximum (NumPy's
+    ``argmax``), and ``rank[i]`` = the 0-based rank of column ``true[i]`` when columns are ordered by
+    descending score, ties broken by lower column index first: the number of columns with a larger score
+    plus the number of columns before ``true[i]`` with an equal score. So the true class is in the top k
+    exactly when ``rank[i] < k``, and ``rank[i] == 0`` exactly when ``pred[i] == true[i]``.
+
+    Scores must not be NaN (the wrapper refuses them); +-inf compare as usual. Each row writes only its own
+    outputs, so results do not depend on the number of threads.
+    """
+    n_cols = scores.shape[1]
+    for i in prange(scores.shape[0]):
+        best = 0
+        top = scores[i, 0]
+        for c in range(1, n_cols):
+            if scores[i, c] > top:
+                top = scores[i, c]
+                best = c
+        pred[i] = best
+        t = true[i]
+        st = scores[i, t]
+        r = 0
+        for c in range(n_cols):
+            s = scores[i, c]
+            if s > st or (s == st and c < t):
+                r += 1
+        rank[i] = r
+
+
+@njit_parallel
+def _class_sums(true, pred, rank, ks, order, seg_start, n_rows, tp, support, predicted, topk):
+    """Per segment s (see the module docstring): ``n_rows[s]`` rows, and per class c ``tp[s, c]`` (rows with
+    true = predicted = c), ``support[s, c]`` (true = c) and ``predicted[s, c]`` (predicted = c); per
+    threshold q, ``topk[s, q]`` = rows with ``rank < ks[q]`` (only when ``rank`` is non-empty).
+
+    Labels are class indices in ``0..C-1`` (the wrapper checks). Counts are integers, so any grouping of
+    rows gives the same totals.
+    """
+    n_seg = seg_start.shape[0] - 1
+    n_k = ks.shape[0]
+    do_rank = rank.shape[0] > 0
+    for s in prange(n_seg):
+        count = seg_start[s + 1] - seg_start[s]
+        n_rows[s] = count
+        for ii in range(count):
+            i = _row_of(order, seg_start, s, ii)
+            t = true[i]
+            p = pred[i]
+            support[s, t] += 1
+            predicted[s, p] += 1
+            if t == p:
+                tp[s, t] += 1
+            if do_rank:
+                r = rank[i]
+                for q in range(n_k):
+                    if r < ks[q]:
+                        topk[s, q] += 1
+
+
+@njit_parallel
+def _confusion_blocks(true, pred, rank, n_classes, block_start, conf, rank_hist, bad):
+    """Per block b of rows ``block_start[b]:block_start[b+1]``: ``conf[b, t, p]`` += 1 for each row with true
+    class t and predicted class p, and ``rank_hist[b, rank[i]]`` += 1 (only when ``rank`` is non-empty; ranks
+    lie in ``0..n_classes-1``), so that top-k hits are ``rank_hist[:, :k].sum()``. A row whose t or p lies
+    outside ``0..n_classes-1`` counts in ``bad[b]`` and nowhere else (the wrapper then refuses the labels).
+    Each block is one ``prange`` iteration writing its own outputs; the caller sums the blocks (integers,
+    so exactly)."""
+    do_rank = rank.shape[0] > 0
+    for b in prange(block_start.shape[0] - 1):
+        for i in range(block_start[b], block_start[b + 1]):
+            t = true[i]
+            p = pred[i]
+            if t < 0 or t >= n_classes or p < 0 or p >= n_classes:
+                bad[b] += 1
+                continue
+            conf[b, t, p] += 1
+            if do_rank:
+                rank_hist[b, rank[i]] += 1

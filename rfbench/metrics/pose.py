@@ -41,7 +41,9 @@ from rfbench._jit import serial_below
 from rfbench.errors import ValidationError
 from rfbench.metrics import kernels as _k
 from rfbench.metrics.skeletons import Skeleton, check_layout, get_skeleton, validate_sigmas
-from rfbench.metrics.stats import column_totals
+from rfbench.metrics.stats import BLOCK_ROWS, Segments, column_totals, make_segments
+from rfbench.metrics.stats import mean_defined as _mean_defined
+from rfbench.metrics.stats import ratio as _ratio
 
 __all__ = [
     "MetricSpec",
@@ -71,8 +73,6 @@ COMPARISONS = ("<=", "<")
 AVERAGINGS = ("micro", "macro")
 #: A joint-pair normalizer below this fraction of the box diagonal is degenerate.
 REL_FLOOR = 1e-6
-#: Rows per segment when rows are not clustered (fixed, so results never depend on the thread count).
-BLOCK_ROWS = 2048
 HIGHER_IS_BETTER = {"pck": True, "pck-auc": True, "oks": True, "mpjpe": False, "pa-mpjpe": False}
 _LAYOUT_NORMS = ("hip-width", "torso")
 
@@ -221,40 +221,6 @@ class Score:
         return f"{self.label}: {v}"
 
 
-@dataclass(frozen=True)
-class Segments:
-    """How rows are grouped: ``order`` (empty = identity) and ``start`` offsets; ``labels`` are the cluster
-    ids when the segments are clusters (recordings, subjects), None when they are fixed blocks of rows."""
-
-    order: np.ndarray
-    start: np.ndarray
-    labels: tuple[str, ...] | None
-
-    @property
-    def count(self) -> int:
-        return int(self.start.shape[0] - 1)
-
-    @property
-    def clustered(self) -> bool:
-        return self.labels is not None
-
-
-def make_segments(n_rows: int, clusters=None, block: int = BLOCK_ROWS) -> Segments:
-    """Segments for ``n_rows`` rows: one per distinct cluster id (rows kept in their order within a
-    cluster, clusters in sorted id order), or fixed blocks of ``block`` rows when ``clusters`` is None."""
-    if clusters is None:
-        n_seg = -(-n_rows // block) if n_rows else 0
-        start = np.minimum(np.arange(n_seg + 1, dtype=np.int64) * block, n_rows)
-        return Segments(np.empty(0, dtype=np.int64), start, None)
-    ids = np.asarray(clusters)
-    if ids.shape != (n_rows,):
-        raise ValidationError(f"cluster ids must have one entry per row ({n_rows}), got shape {ids.shape}")
-    labels, inverse = np.unique(ids.astype(str), return_inverse=True)
-    order = np.argsort(inverse, kind="stable").astype(np.int64)
-    start = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=labels.size))]).astype(np.int64)
-    return Segments(order, start, tuple(str(x) for x in labels))
-
-
 def _as_float(name: str, arr) -> np.ndarray:
     a = np.asarray(arr)
     if a.dtype.kind not in "fiu" or a.dtype.kind == "b":
@@ -344,22 +310,6 @@ class _Columns:
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.blocks[name]
-
-
-def _ratio(num, den):
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    out = np.full(np.broadcast(num, den).shape, np.nan)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
-
-
-def _mean_defined(num, den):
-    """Mean over the last axis of num/den, over entries with den > 0; NaN when there is none."""
-    per = _ratio(num, den)
-    valid = np.asarray(den) > 0
-    total = np.where(valid, per, 0.0).sum(axis=-1)
-    return _ratio(total, valid.sum(axis=-1))
 
 
 @dataclass

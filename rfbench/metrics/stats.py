@@ -35,12 +35,20 @@ __all__ = [
     "bootstrap_counts",
     "segment_sums",
     "column_totals",
+    "ratio",
+    "mean_defined",
     "MAX_CLUSTERS",
+    "Segments",
+    "make_segments",
+    "BLOCK_ROWS",
     "METHOD",
 ]
 
 #: Upper bound on the number of clusters (memory and time grow with clusters x columns x replicates).
 MAX_CLUSTERS = 50_000
+
+#: Rows per segment when rows are not clustered (fixed, so results never depend on the thread count).
+BLOCK_ROWS = 2048
 
 METHOD = "cluster bootstrap, percentile interval (inverted CDF), PCG64"
 
@@ -64,6 +72,40 @@ class Interval:
     def to_dict(self) -> dict:
         return {"low": self.low, "high": self.high, "level": self.level, "replicates": self.replicates,
                 "undefined": self.undefined}
+
+
+@dataclass(frozen=True)
+class Segments:
+    """How rows are grouped: ``order`` (empty = identity) and ``start`` offsets; ``labels`` are the cluster
+    ids when the segments are clusters (recordings, subjects), None when they are fixed blocks of rows."""
+
+    order: np.ndarray
+    start: np.ndarray
+    labels: tuple[str, ...] | None
+
+    @property
+    def count(self) -> int:
+        return int(self.start.shape[0] - 1)
+
+    @property
+    def clustered(self) -> bool:
+        return self.labels is not None
+
+
+def make_segments(n_rows: int, clusters=None, block: int = BLOCK_ROWS) -> Segments:
+    """Segments for ``n_rows`` rows: one per distinct cluster id (rows kept in their order within a
+    cluster, clusters in sorted id order), or fixed blocks of ``block`` rows when ``clusters`` is None."""
+    if clusters is None:
+        n_seg = -(-n_rows // block) if n_rows else 0
+        start = np.minimum(np.arange(n_seg + 1, dtype=np.int64) * block, n_rows)
+        return Segments(np.empty(0, dtype=np.int64), start, None)
+    ids = np.asarray(clusters)
+    if ids.shape != (n_rows,):
+        raise ValidationError(f"cluster ids must have one entry per row ({n_rows}), got shape {ids.shape}")
+    labels, inverse = np.unique(ids.astype(str), return_inverse=True)
+    order = np.argsort(inverse, kind="stable").astype(np.int64)
+    start = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=labels.size))]).astype(np.int64)
+    return Segments(order, start, tuple(str(x) for x in labels))
 
 
 def segment_sums(values, segment, n_segments: int) -> np.ndarray:
@@ -95,6 +137,24 @@ def column_totals(table) -> np.ndarray:
     """Column sums of a per-cluster table, each correctly rounded (``math.fsum``), so independent of order."""
     table = np.asarray(table, dtype=np.float64)
     return np.array([math.fsum(table[:, c]) for c in range(table.shape[1])], dtype=np.float64)
+
+
+def ratio(num, den) -> np.ndarray:
+    """``num / den`` elementwise (broadcast), NaN where ``den <= 0``: an undefined statistic, never 0 or 1."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def mean_defined(num, den) -> np.ndarray:
+    """Mean over the last axis of ``num / den`` over the entries with ``den > 0``; NaN when there is none
+    (macro averages: per-joint PCK, per-class recall or F1)."""
+    per = ratio(num, den)
+    valid = np.asarray(den) > 0
+    total = np.where(valid, per, 0.0).sum(axis=-1)
+    return ratio(total, valid.sum(axis=-1))
 
 
 def bootstrap_counts(n_clusters: int, n_boot: int, seed: int, chunk: int | None = None):

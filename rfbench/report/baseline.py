@@ -1,7 +1,9 @@
-"""Splits as ``score`` uses them, row → recording ids, and the mean-pose baseline (DESIGN.md §7).
+"""Splits as ``score`` uses them, row → recording ids, and the trivial baselines (DESIGN.md §7).
 
-The baseline is a trivial model that any real one must beat: it predicts, for every test row, the mean
-*training* pose. It is computed only from training ground truth, and that is enforced, not trusted:
+A baseline is a trivial model that any real one must beat: for poses it predicts, for every test row, the mean
+*training* pose; for classes it predicts the most frequent *training* class (majority-class) or draws from
+the training class frequencies (class-prior). It is computed only from training ground truth, and that is
+enforced, not trusted:
 
 - a split is required, and a split whose audit did not pass — or whose train and test sides share a
   recording — is refused with :class:`~rfbench.errors.LeakageError` (exit 1, like ``rfbench audit``): a leaked
@@ -52,6 +54,13 @@ class SplitInfo:
     synthetic: bool
     manifest: Mapping[str, Any] | None
     path: Path | None = None
+    held_out: tuple = ()
+
+    @property
+    def held_out_key(self) -> str | None:
+        """The domain key whose values the split holds out (``params.domain``), if any."""
+        key = self.params.get("domain") if isinstance(self.params, Mapping) else None
+        return key if isinstance(key, str) else None
 
     def to_report(self) -> dict[str, Any]:
         """The report's ``split`` section."""
@@ -65,6 +74,7 @@ class SplitInfo:
             "train_recordings": len(self.train),
             "test_recordings": len(self.test),
             "manifest_sha256": (self.manifest or {}).get("sha256"),
+            "held_out": {"key": self.held_out_key, "values": list(self.held_out)},
         }
 
 
@@ -118,8 +128,11 @@ def split_from_dict(obj: Mapping[str, Any], where: str = "split", path: Path | N
         raise LeakageError(f"{where}: {len(both)} recording(s) are on both sides (e.g. {both[0]!r}) although the "
                            f"audit says passed; rebuild the split with rfbench split",
                            checks=[{"name": "recording-disjoint", "passed": False, "detail": f"{len(both)} shared"}])
+    held_out = obj.get("held_out", [])
+    if not isinstance(held_out, list):
+        raise FormatError(f"{where}: split key 'held_out' must be a list of domain values")
     return SplitInfo(train_set, test_set, protocol, obj.get("seed"), dict(obj.get("params") or {}), leaky,
-                     dict(audit), synthetic, manifest, path)
+                     dict(audit), synthetic, manifest, path, tuple(held_out))
 
 
 def as_groups(ids, n_rows: int, option: str = "--groups") -> np.ndarray:
@@ -234,19 +247,29 @@ def mean_pose_baseline(train_gt, train_groups, split: SplitInfo, test_groups, tr
     return MeanPoseBaseline(pose, int(gt.shape[0]), int(np.unique(train_groups).size), never)
 
 
-def manifest_subjects(split: SplitInfo) -> tuple[dict[str, str], Path]:
-    """Recording id → subject from the split's manifest, after checking the manifest's sha256.
-
-    Returns the mapping and the manifest's path (an input of the report).
-    """
+def manifest_path(split: SplitInfo) -> Path | None:
+    """Where the split's manifest should be (relative to the split file, or to its recorded ``root``), or None
+    when the split names none."""
     if not split.manifest or not split.manifest.get("path"):
-        raise ValidationError("clustering by subject needs the split's manifest, but the split names none")
+        return None
     base = split.path.parent if split.path is not None else Path(".")
     path = base / split.manifest["path"]
     if not path.exists() and "root" in split.manifest:
         path = Path(split.manifest["root"]) / split.manifest["path"]
+    return path
+
+
+def manifest_records(split: SplitInfo, purpose: str) -> tuple[dict[str, dict], Path]:
+    """Recording id → recording (the manifest's dict) from the split's manifest, after checking its sha256.
+
+    Returns the mapping and the manifest's path (an input of the report). ``purpose`` completes the error
+    messages ("clustering by subject needs ...").
+    """
+    path = manifest_path(split)
+    if path is None:
+        raise ValidationError(f"{purpose} needs the split's manifest, but the split names none")
     if not path.exists():
-        raise FormatError(f"{path}: the split's manifest is missing; clustering by subject needs it")
+        raise FormatError(f"{path}: the split's manifest is missing; {purpose} needs it")
     digest, _ = sha256_file(path)
     if split.manifest.get("sha256") and digest != split.manifest["sha256"]:
         raise ValidationError(f"{path}: the manifest changed since the split was made (sha256 differs); "
@@ -255,8 +278,113 @@ def manifest_subjects(split: SplitInfo) -> tuple[dict[str, str], Path]:
     recs = man.get("recordings")
     if not isinstance(recs, list):
         raise FormatError(f"{path}: manifest has no recordings list")
-    out = {}
-    for r in recs:
-        if isinstance(r, dict) and "id" in r and r.get("subject") is not None:
-            out[str(r["id"])] = str(r["subject"])
-    return out, path
+    return {str(r["id"]): r for r in recs if isinstance(r, dict) and "id" in r}, path
+
+
+def manifest_subjects(split: SplitInfo) -> tuple[dict[str, str], Path]:
+    """Recording id → subject from the split's manifest, after checking the manifest's sha256.
+
+    Returns the mapping and the manifest's path (an input of the report).
+    """
+    recs, path = manifest_records(split, "clustering by subject")
+    return {rid: str(r["subject"]) for rid, r in recs.items() if r.get("subject") is not None}, path
+
+
+# -- classification baselines (gesture, activity) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClassBaselines:
+    """The training split's class frequencies and the two trivial classifiers made from them.
+
+    - **majority-class**: always predicts the most frequent training class (ties: the lower class index);
+      as a scorer it ranks classes by training frequency (ties: lower index first), which gives its top-k.
+    - **class-prior** (stratified chance): predicts a class drawn from the training frequencies; scored by its
+      expected confusion matrix (:func:`rfbench.metrics.classify.prior_table`).
+    """
+
+    counts: np.ndarray  # (C,) training rows per class, label-set order
+    names: tuple[str, ...]
+    train_rows: int
+    train_recordings: int
+
+    @property
+    def prior(self) -> np.ndarray:
+        return self.counts / float(self.train_rows)
+
+    @property
+    def majority(self) -> int:
+        return int(np.argmax(self.counts))  # first maximum: the lower index wins a tie
+
+    @property
+    def class_rank(self) -> np.ndarray:
+        """Rank of each class by descending training frequency, ties to the lower index (0 = majority)."""
+        order = np.lexsort((np.arange(self.counts.size), -self.counts))
+        rank = np.empty(self.counts.size, dtype=np.int64)
+        rank[order] = np.arange(self.counts.size)
+        return rank
+
+    def to_report(self) -> dict[str, Any]:
+        return {
+            "kind": "majority-class, class-prior",
+            "kinds": ["majority-class", "class-prior"],
+            "source": "training split labels (--train-gt), ids checked against the split's train side",
+            "train_rows": self.train_rows,
+            "train_recordings": self.train_recordings,
+            "majority_class": self.names[self.majority],
+            "train_counts": {n: int(c) for n, c in zip(self.names, self.counts)},
+            "classes_absent_from_training": [n for n, c in zip(self.names, self.counts) if c == 0],
+            "class_prior": "expected counts of a classifier drawing labels from the training frequencies: accuracy "
+                           "and balanced accuracy are expectations, F1 is the F1 of the expected confusion matrix",
+        }
+
+
+def class_baselines(train_labels, train_groups, split: SplitInfo, test_groups, names) -> ClassBaselines:
+    """Training class frequencies for the majority-class and class-prior baselines, after checking that the
+    training rows come from the split's train side and the scored rows from its test side.
+
+    Parameters
+    ----------
+    train_labels : array_like of int, (M,)
+        Class indices of the training rows (already encoded against the label set).
+    train_groups : array_like, (M,)
+        Recording id of each training row; all must be on ``split.train``.
+    split : SplitInfo
+        A split whose audit passed (see :func:`load_split`); its sides must be disjoint.
+    test_groups : array_like, (N,)
+        Recording id of each scored row; all must be on ``split.test``.
+    names : sequence of str
+        The label set's class names.
+
+    Raises
+    ------
+    ValidationError
+        No split, missing ids, ids on the wrong side, or no training rows.
+    LeakageError
+        The split's audit did not pass or its sides share a recording.
+    """
+    if not isinstance(split, SplitInfo):
+        raise ValidationError("a baseline needs a split (load it with rfbench.report.baseline.load_split): the "
+                              "training labels' recording ids must be checked against its train side")
+    if not split.audit.get("passed"):
+        raise LeakageError("the split's audit did not pass; a leaked split is not scored — rebuild it with "
+                           "rfbench split")
+    if split.train & split.test:
+        raise LeakageError(f"{len(split.train & split.test)} recording(s) are on both sides of the split; rebuild it "
+                           f"with rfbench split")
+    if train_groups is None or test_groups is None:
+        raise ValidationError("a baseline needs the recording id of every training row (--train-groups) and of "
+                              "every scored row (--groups)")
+    labels = np.asarray(train_labels)
+    if labels.ndim != 1 or labels.dtype.kind not in "iu":
+        raise ValidationError(f"training labels must be class indices (M,), got {labels.dtype} {labels.shape}")
+    train_groups = as_groups(train_groups, labels.shape[0], "--train-groups")
+    check_side(train_groups, split, "train", "--train-groups")
+    check_side(np.asarray(test_groups).astype(str), split, "test", "--groups")
+    if labels.shape[0] == 0:
+        raise ValidationError("the training labels have no rows; the baselines need at least one")
+    names = tuple(names)
+    if labels.min() < 0 or labels.max() >= len(names):
+        raise ValidationError(f"training labels must be class indices in 0..{len(names) - 1}")
+    counts = np.bincount(labels, minlength=len(names)).astype(np.int64)
+    return ClassBaselines(counts, names, int(labels.shape[0]), int(np.unique(train_groups).size))

@@ -7,13 +7,12 @@ the command line calls: it loads and hashes the input files and passes the repro
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from rfbench.errors import FormatError, ValidationError
+from rfbench.errors import ValidationError
 from rfbench.metrics.pose import (
     AVERAGINGS,
     PosePlan,
@@ -22,39 +21,29 @@ from rfbench.metrics.pose import (
     validate_poses,
 )
 from rfbench.metrics.skeletons import BUILTIN, get_skeleton
-from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
 from rfbench.report.baseline import (
     SplitInfo,
-    as_groups,
-    check_side,
     load_groups,
     load_split,
     manifest_subjects,
     mean_pose_baseline,
 )
 from rfbench.report.build import build_report
-from rfbench.report.evidence import input_record
+from rfbench.report.common import (
+    CLUSTER_BY,
+    bootstrap_section,
+    check_bootstrap_settings,
+    check_input_files,
+    check_scored_rows,
+    ci_entry,
+    load_array,
+    paired_intervals,
+    record_inputs,
+    resolve_clusters,
+    split_notes,
+)
 
 __all__ = ["pose_report", "score_pose_files", "load_array", "CLUSTER_BY"]
-
-CLUSTER_BY = ("recording", "subject")
-
-
-def load_array(path: str | os.PathLike, option: str) -> np.ndarray:
-    """Load one ``.npy`` array without pickles; a clear error for anything else."""
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise FormatError(f"{option} {path}: no such file") from None
-    except IsADirectoryError:
-        raise FormatError(f"{option} {path}: is a directory, expected a .npy file") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise FormatError(f"{option} {path}: not a plain .npy array ({exc})") from None
-    if not isinstance(arr, np.ndarray):
-        if hasattr(arr, "close"):
-            arr.close()
-        raise FormatError(f"{option} {path}: expected a .npy array, not an .npz archive")
-    return arr
 
 
 def _sub(score) -> dict[str, Any] | None:
@@ -105,23 +94,8 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     plan = PosePlan.create(skeleton=skel, units=units, dims=dims, metrics=metrics, normalizations=normalizations,
                            ks=ks, comparison=comparison, averaging=averaging, auc_n=auc_n, auc_max=auc_max,
                            oks_area=oks_area, sigmas=sigmas)
-    if cluster_by not in CLUSTER_BY:
-        raise ValidationError(f"cluster_by must be recording or subject, got {cluster_by!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise ValidationError(f"the number of bootstrap replicates must be an integer >= 0, got {n_boot!r}")
-    if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0.0 < level < 1.0):
-        raise ValidationError(f"the confidence level must lie strictly between 0 and 1, got {level!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValidationError(f"the bootstrap seed must be an integer >= 0, got {seed!r}")
-    if split is not None and not isinstance(split, SplitInfo):
-        raise ValidationError("split must be a SplitInfo (rfbench.report.baseline.load_split)")
-    if split is not None and groups is None:
-        raise ValidationError("a split needs --groups (the recording id of every scored row) to check that the "
-                              "rows come from its test side")
-    if groups is not None:
-        groups = as_groups(groups, n_rows, "--groups")
-        if split is not None:
-            check_side(groups, split, "test", "--groups")
+    check_bootstrap_settings(cluster_by, n_boot, level, seed)
+    groups = check_scored_rows(split, groups, n_rows)
     want_baseline = train_gt is not None or train_groups is not None or train_vis is not None
     if want_baseline and split is None:
         raise ValidationError("a baseline needs --split: the training ground truth's recording ids must be checked "
@@ -140,27 +114,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                      f"({layout['reason']}) and {', '.join(plan.layout_dependent)} were computed anyway "
                      f"(--trust-layout)")
 
-    # Clusters for the bootstrap.
-    clusters = None
-    boot_off_reason = None
-    if n_boot == 0:
-        boot_off_reason = "turned off (0 replicates)"
-    elif groups is None:
-        boot_off_reason = ("no recording ids (--groups): resampling single frames would understate the "
-                           "uncertainty of correlated frames, so no interval is given")
-    elif cluster_by == "subject":
-        if subjects is None:
-            raise ValidationError("clustering by subject needs the recording → subject map (the split's manifest)")
-        missing = sorted({g for g in np.unique(groups) if g not in subjects})
-        if missing:
-            raise ValidationError(f"{len(missing)} recording ids have no subject in the manifest (e.g. "
-                                  f"{missing[0]!r}); cluster by recording instead")
-        clusters = np.array([subjects[g] for g in groups])
-    else:
-        clusters = groups
-    if clusters is not None and np.unique(clusters).size > MAX_CLUSTERS:
-        raise ValidationError(f"{np.unique(clusters).size} distinct {cluster_by} ids exceed the bootstrap's limit of "
-                              f"{MAX_CLUSTERS}; pass recording ids, cluster by subject, or use --bootstrap 0")
+    clusters, boot_off_reason = resolve_clusters(groups, cluster_by, subjects, n_boot)
     segments = make_segments(n_rows, clusters)
 
     table = plan.table(pred, gt, vis, segments)
@@ -183,23 +137,13 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
 
     intervals = None
     if clusters is not None:
-        full = table if base_table is None else np.hstack([table, base_table])
-        width = table.shape[1]
-        stats = {}
-        for i in range(len(plan.specs)):
-            f = plan.statistic(i)
-            stats[("model", i)] = (lambda f: lambda x: f(x[..., :width]))(f)
-            if base_table is not None:
-                stats[("baseline", i)] = (lambda f: lambda x: f(x[..., width:]))(f)
-                stats[("delta", i)] = (lambda f: lambda x: f(x[..., :width]) - f(x[..., width:]))(f)
-        intervals = cluster_bootstrap(full, stats, n_boot=int(n_boot), level=level, seed=seed)
-        bootstrap_section = {"method": METHOD, "replicates": int(n_boot), "level": level, "seed": seed,
-                             "cluster_by": cluster_by, "clusters": segments.count,
-                             "paired": base_table is not None}
-        if segments.count < 5:
-            notes.append(f"only {segments.count} {cluster_by} cluster(s): the bootstrap intervals are unreliable")
+        intervals = paired_intervals(table, {"baseline": base_table} if base_table is not None else {},
+                                     [plan.statistic(i) for i in range(len(plan.specs))], n_boot=n_boot,
+                                     level=level, seed=seed)
+        bootstrap_section_ = bootstrap_section(n_boot, level, seed, cluster_by, segments.count,
+                                               base_table is not None, notes)
     else:
-        bootstrap_section = {"method": None, "reason": boot_off_reason}
+        bootstrap_section_ = {"method": None, "reason": boot_off_reason}
 
     results = []
     for i, (spec, ms) in enumerate(zip(plan.specs, model_scores)):
@@ -209,16 +153,13 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
             delta = ms.value - bs.value
         ci = None
         if intervals is not None:
-            ci = {"model": intervals[("model", i)].to_dict(),
-                  "baseline": intervals[("baseline", i)].to_dict() if bs is not None else None,
-                  "delta": intervals[("delta", i)].to_dict() if bs is not None else None}
+            ci = {"model": ci_entry(intervals, ("model", i)), "baseline": ci_entry(intervals, ("baseline", i)),
+                  "delta": ci_entry(intervals, ("delta", "baseline", i))}
         results.append({"metric": spec.metric, "spec": spec.to_dict(), "label": spec.label,
                         "better": "higher" if spec.higher_is_better else "lower",
                         "model": _sub(ms), "baseline": _sub(bs), "delta": delta, "ci": ci})
 
-    if split is not None and split.protocol.startswith("mmfi"):
-        notes.append("MM-Fi has no separate test set: its 'val' side is this report's test side; choosing a "
-                     "checkpoint on it and reporting on it is model selection on test data")
+    notes.extend(split_notes(split))
     notes.extend(extra_notes)
     layout = dict(layout)
     layout["overridden"] = overridden
@@ -232,7 +173,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     }
     return build_report(task="pose", results=results, reproducer=reproducer, inputs=inputs, synthetic=synthetic,
                         split=split.to_report() if split is not None else None, baseline=baseline_section,
-                        bootstrap=bootstrap_section, notes=notes, sections=sections, evidence=evidence)
+                        bootstrap=bootstrap_section_, notes=notes, sections=sections, evidence=evidence)
 
 
 def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton: str, units: str,
@@ -251,15 +192,7 @@ def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton:
         if Path(skeleton).suffix.lower() not in (".toml", ".json"):
             get_skeleton(skeleton)  # raises: unknown name
         files.append(("skeleton", "--skeleton", Path(skeleton)))
-    inputs = []
-    for role, option, path in files:
-        if path is None:
-            continue
-        path = Path(path)
-        if not path.exists():
-            raise FormatError(f"{option} {path}: no such file")
-        if path.is_dir():
-            raise FormatError(f"{option} {path}: is a directory, expected a file")
+    check_input_files(files)
     skel = get_skeleton(skeleton)
     arrays = {role: load_array(path, option) for role, option, path in files
               if path is not None and role not in ("split", "groups", "train-groups", "skeleton")}
@@ -277,9 +210,7 @@ def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton:
     if cluster_by == "subject" and split_info is not None and settings.get("n_boot", 1) != 0 and groups is not None:
         subjects, manifest_path = manifest_subjects(split_info)
         extra_inputs.append(("manifest", None, manifest_path))
-    for role, option, path in files + extra_inputs:
-        if path is not None:
-            inputs.append(input_record(role, path, base=base, option=option))
+    inputs = record_inputs(files + extra_inputs, base)
     return pose_report(arrays["pred"], arrays["gt"], arrays.get("vis"), skeleton=skel, units=units, split=split_info,
                        groups=group_ids, train_gt=arrays.get("train-gt"), train_groups=train_ids,
                        train_vis=arrays.get("train-vis"), cluster_by=cluster_by, subjects=subjects,

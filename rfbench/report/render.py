@@ -69,8 +69,20 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
             if lay.get("overridden"):
                 text += " — OVERRIDDEN with --trust-layout"
         rows.append(("Skeleton", text))
+    labels = report.get("labels")
+    if labels:
+        text = f"{labels.get('size')} classes, {labels.get('source')} (sha256 {str(labels.get('sha256'))[:12]}…)"
+        if labels.get("checked_against_manifest"):
+            text += f"; every label checked against its recording's {labels['checked_against_manifest']} in the manifest"
+        rows.append(("Labels", text))
     base = report.get("baseline") or {}
-    if base.get("kind") == "mean-pose":
+    if base.get("kinds"):
+        text = (f"majority class ({base.get('majority_class')}) and class prior, from {base.get('train_rows')} rows "
+                f"of {base.get('train_recordings')} training recordings")
+        if base.get("classes_absent_from_training"):
+            text += f" (absent from training: {', '.join(base['classes_absent_from_training'])})"
+        rows.append(("Baseline", text))
+    elif base.get("kind") == "mean-pose":
         text = (f"mean training pose from {base.get('train_rows')} rows of {base.get('train_recordings')} training "
                 f"recordings")
         if base.get("joints_never_visible"):
@@ -88,7 +100,10 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     else:
         rows.append(("Bootstrap", f"none — {boot.get('reason')}"))
     data = report.get("data")
-    if data:
+    if data and report.get("task") == "gesture":
+        rows.append(("Data", f"{data.get('rows')} rows, {data.get('classes')} classes, predictions from "
+                             f"{data.get('predictions')}"))
+    elif data:
         rows.append(("Data", f"{data.get('rows')} rows × {data.get('joints')} joints, {data.get('dims')}D, units "
                              f"{data.get('units')}"))
     return rows
@@ -108,6 +123,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     out += [f"| {k} | {_md(v)} |" for k, v in headline(report)]
     out += ["", "## Results", ""]
     lvl = _level(report)
+    if report.get("task") == "gesture":
+        out += _gesture_markdown(report, lvl)
+        return _markdown_tail(report, out, notes)
     out.append(f"| metric | model | {lvl} | baseline | {lvl} | Δ model − baseline | {lvl} | better | scoreable | "
                f"unscoreable samples |")
     out.append("|---|---:|---|---:|---|---:|---|---|---:|---:|")
@@ -129,6 +147,11 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         for j in joints:
             out.append(f"| {j} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
                                                for r in macro) + " |")
+    return _markdown_tail(report, out, notes)
+
+
+def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str]) -> str:
+    """Notes, inputs, reproducer and version: the end of every Markdown report."""
     if notes:
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
     out += ["", "## Inputs", "", "| role | path | bytes | sha256 |", "|---|---|---:|---|"]
@@ -149,6 +172,104 @@ def _md(text: Any) -> str:
     return str(text).replace("|", "\\|")
 
 
+def _baseline_entry(r: Mapping, kind: str) -> Mapping:
+    for e in r.get("baselines") or []:
+        if e.get("kind") == kind:
+            return e
+    return {}
+
+
+def _ci_text(ci: Mapping | None, key: str) -> str:
+    """A gesture baseline entry's interval (``ci.value`` or ``ci.delta``)."""
+    if not ci or not ci.get(key):
+        return "—"
+    iv = ci[key]
+    if iv.get("low") is None:
+        return "undefined"
+    return f"[{fmt_value(iv['low'])}, {fmt_value(iv['high'])}]"
+
+
+def _gesture_markdown(report: Mapping[str, Any], lvl: str) -> list[str]:
+    """Results beside both baselines, per-class numbers, the confusion matrix and the per-domain breakdown."""
+    out = [f"| metric | model | {lvl} | majority class | Δ | Δ {lvl} | class prior | Δ | Δ {lvl} | classes averaged |",
+           "|---|---:|---|---:|---:|---|---:|---:|---|---:|"]
+    for r in report.get("results", []):
+        m = r.get("model") or {}
+        maj, pri = _baseline_entry(r, "majority-class"), _baseline_entry(r, "class-prior")
+        averaged = m.get("classes_averaged")
+        out.append(
+            f"| {_md(r['label'])} | {fmt_value(m.get('value'), 'undefined')} | {_interval(r.get('ci'), 'model')} | "
+            f"{fmt_value(maj.get('value'))} | {fmt_value(maj.get('delta'))} | {_ci_text(maj.get('ci'), 'delta')} | "
+            f"{fmt_value(pri.get('value'))} | {fmt_value(pri.get('delta'))} | {_ci_text(pri.get('ci'), 'delta')} | "
+            f"{'—' if averaged is None else averaged} |")
+    domains = report.get("domains") or {}
+    out += ["", "## Per domain (accuracy / macro-F1)", ""]
+    if domains.get("keys"):
+        out.append("| key | value | held out | rows | recordings | model accuracy | model macro-F1 | majority accuracy "
+                   "| majority macro-F1 | prior accuracy | prior macro-F1 |")
+        out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for block in domains["keys"]:
+            for v in block["values"]:
+                cells = []
+                for side in ("model", "majority-class", "class-prior"):
+                    d = v.get(side) or {}
+                    cells += [fmt_value(d.get("accuracy")), fmt_value(d.get("macro_f1"), "undefined" if d else "—")]
+                out.append(f"| {block['key']} | {_md(v['value'])} | {'yes' if v.get('held_out') else ''} | {v['rows']} | "
+                           f"{v['recordings']} | " + " | ".join(cells) + " |")
+    else:
+        out.append(f"None — {domains.get('reason')}")
+    classes = report.get("classes") or []
+    if classes:
+        out += ["", "## Per class (model)", "", "| class | train | test support | predicted | precision | recall | F1 |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for c in classes:
+            out.append(f"| {_md(c['class'])} | {fmt_value(c.get('train'))} | {c['support']} | {c['predicted']} | "
+                       f"{fmt_value(c['precision'], 'undefined')} | {fmt_value(c['recall'], 'undefined')} | "
+                       f"{fmt_value(c['f1'], 'undefined')} |")
+    conf = report.get("confusion") or {}
+    if conf.get("matrix") is not None:
+        names = conf.get("classes") or []
+        out += ["", "## Confusion matrix (rows: true class, columns: predicted class)", "",
+                "| true \\ predicted | " + " | ".join(_md(n) for n in names) + " |",
+                "|---|" + "---:|" * len(names)]
+        for n, row in zip(names, conf["matrix"]):
+            out.append(f"| {_md(n)} | " + " | ".join(str(x) for x in row) + " |")
+    return out
+
+
+def _gesture_tables(report: Mapping[str, Any], lvl: str) -> list:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="rfbench score — gesture", title_justify="left")
+    for name, just in (("metric", "left"), ("model", "right"), (lvl, "left"), ("majority", "right"), ("Δ", "right"),
+                       (f"Δ {lvl}", "left"), ("prior", "right"), ("Δ prior", "right")):
+        table.add_column(name, justify=just, no_wrap=name == "metric")
+    for r in report.get("results", []):
+        m = r.get("model") or {}
+        maj, pri = _baseline_entry(r, "majority-class"), _baseline_entry(r, "class-prior")
+        table.add_row(escape(r["label"]), fmt_value(m.get("value"), "undefined"), _interval(r.get("ci"), "model"),
+                      fmt_value(maj.get("value")), fmt_value(maj.get("delta")), _ci_text(maj.get("ci"), "delta"),
+                      fmt_value(pri.get("value")), fmt_value(pri.get("delta")))
+    parts = [table]
+    domains = report.get("domains") or {}
+    if domains.get("keys"):
+        dt = Table(title="per domain: accuracy / macro-F1", title_justify="left")
+        for name in ("key", "value", "rows", "recordings", "model", "majority", "prior"):
+            dt.add_column(name, justify="left" if name in ("key", "value") else "right")
+        for block in domains["keys"]:
+            for v in block["values"]:
+                cells = []
+                for side in ("model", "majority-class", "class-prior"):
+                    d = v.get(side)
+                    cells.append("—" if not d else f"{fmt_value(d.get('accuracy'))} / "
+                                                   f"{fmt_value(d.get('macro_f1'), 'undefined')}")
+                held = " (held out)" if v.get("held_out") else ""
+                dt.add_row(block["key"], escape(f"{v['value']}{held}"), str(v["rows"]), str(v["recordings"]), *cells)
+        parts.append(dt)
+    return parts
+
+
 def render_terminal(report: Mapping[str, Any]):
     """A Rich renderable (print it with a Console): header, results table, notes."""
     from rich.console import Group
@@ -165,6 +286,11 @@ def render_terminal(report: Mapping[str, Any]):
     for k, v in headline(report):
         parts.append(Text.from_markup(f"[bold]{k}:[/] {escape(v)}"))
     lvl = _level(report)
+    if report.get("task") == "gesture":
+        parts += _gesture_tables(report, lvl)
+        for n in [n for n in report.get("notes") or [] if not n.startswith(_WARN_PREFIXES)]:
+            parts.append(Text.from_markup(f"[dim]note:[/] {escape(n)}"))
+        return Group(*parts)
     table = Table(title=f"rfbench score — {report.get('task')}", title_justify="left")
     table.add_column("metric", no_wrap=True)
     table.add_column("model", justify="right")

@@ -1,0 +1,195 @@
+"""asv benchmarks of the classification metrics (rfbench.metrics.classify) against vectorised NumPy.
+
+``ClassifyLabels``: accuracy, balanced accuracy, macro-/weighted-F1, per-class numbers and the confusion matrix
+from predicted labels; 10_000 rows is the CI-sized case, 10_000_000 the scale the target is stated at.
+``ClassifyScores``: the same plus top-1/3/5 from an (N, 22) score array. ``ClassifyBootstrap``: a gesture
+report with a 1000-replicate cluster bootstrap paired with both baselines. Peers are timed in the same
+process; ``track_*`` return speed-up factors.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+CLASSES = 22  # the distinct Widar3.0 gesture names
+KS = (1, 3, 5)
+
+
+def _labels(n, seed=0):
+    rng = np.random.default_rng(seed)
+    gt = rng.integers(0, CLASSES, n)
+    pred = np.where(rng.random(n) < 0.8, gt, rng.integers(0, CLASSES, n))
+    return gt, pred
+
+
+def _names():
+    return [f"gesture-{i:02d}" for i in range(CLASSES)]
+
+
+def numpy_label_metrics(gt, pred, c):
+    """Vectorised NumPy, same semantics: confusion by bincount, then accuracy, balanced accuracy (classes
+    with support), macro-F1 (classes in truth or predictions), weighted-F1, per-class precision/recall/F1."""
+    conf = np.bincount(gt * c + pred, minlength=c * c).reshape(c, c)
+    tp = np.diagonal(conf).astype(np.float64)
+    sup = conf.sum(axis=1).astype(np.float64)
+    prd = conf.sum(axis=0).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = tp / prd
+        recall = tp / sup
+        f1 = 2.0 * tp / (sup + prd)
+    accuracy = tp.sum() / gt.size
+    balanced = recall[sup > 0].mean()
+    macro = f1[(sup + prd) > 0].mean()
+    weighted = (sup[sup > 0] * f1[sup > 0]).sum() / sup.sum()
+    return accuracy, balanced, macro, weighted, precision, recall, f1, conf
+
+
+def numpy_topk(gt, scores, ks):
+    """Argmax prediction and top-k by the rank of the true class (ties to the lower class index)."""
+    pred = scores.argmax(axis=1)
+    s_true = np.take_along_axis(scores, gt[:, None], axis=1)
+    cols = np.arange(scores.shape[1])[None, :]
+    rank = (scores > s_true).sum(axis=1) + ((scores == s_true) & (cols < gt[:, None])).sum(axis=1)
+    return pred, [float((rank < k).mean()) for k in ks]
+
+
+def _best(fn, repeat=3):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _import():
+    try:
+        from rfbench.metrics import classify
+    except ImportError:
+        raise NotImplementedError("rfbench.metrics.classify is not available at this commit")
+    return classify
+
+
+class ClassifyLabels:
+    """Every label metric, per-class numbers and the confusion matrix on ``rows`` predicted labels."""
+
+    params = [10_000, 10_000_000]
+    param_names = ["rows"]
+    timeout = 600
+
+    def setup(self, rows):
+        cl = _import()
+        self.labels = cl.LabelSet(tuple(_names()))
+        self.gt, self.pred = _labels(rows)
+        gt, pred = _labels(500, seed=1)
+        ev = cl.evaluate_classification(pred, gt, self.labels)  # compile (or load) outside the timed region
+        ref = numpy_label_metrics(gt, pred, CLASSES)
+        # Same semantics, or the ratio below would compare different work.
+        for metric, want in zip(("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1"), ref[:4]):
+            assert abs(ev.find(metric).value - want) < 1e-12
+        assert (ev.confusion == ref[7]).all()
+
+    def _rfbench(self):
+        from rfbench.metrics.classify import evaluate_classification
+
+        return evaluate_classification(self.pred, self.gt, self.labels)
+
+    def time_label_metrics(self, rows):
+        self._rfbench()
+
+    def peakmem_label_metrics(self, rows):
+        self._rfbench()
+
+    def time_numpy_reference(self, rows):
+        numpy_label_metrics(self.gt, self.pred, CLASSES)
+
+    def track_speedup_vs_numpy(self, rows):
+        ours = _best(self._rfbench)
+        theirs = _best(lambda: numpy_label_metrics(self.gt, self.pred, CLASSES))
+        return theirs / ours
+
+    track_speedup_vs_numpy.unit = "x"
+
+
+class ClassifyScores:
+    """Argmax predictions, every label metric and top-1/3/5 from an (``rows``, 22) float64 score array."""
+
+    params = [10_000, 1_000_000]
+    param_names = ["rows"]
+    timeout = 600
+
+    def setup(self, rows):
+        cl = _import()
+        self.labels = cl.LabelSet(tuple(_names()))
+        rng = np.random.default_rng(2)
+        self.gt = rng.integers(0, CLASSES, rows)
+        self.scores = rng.normal(size=(rows, CLASSES))
+        self.scores[np.arange(rows), self.gt] += 1.0
+        gt = self.gt[:300]
+        sc = np.round(self.scores[:300], 1)  # ties included
+        ev = cl.evaluate_classification(sc, gt, self.labels, top_k=KS)
+        pred, topk = numpy_topk(gt, sc, KS)
+        assert [ev.find("top-k", k=k).value for k in KS] == topk
+        assert abs(ev.find("macro-f1").value - numpy_label_metrics(gt, pred, CLASSES)[2]) < 1e-12
+
+    def _rfbench(self):
+        from rfbench.metrics.classify import evaluate_classification
+
+        return evaluate_classification(self.scores, self.gt, self.labels, top_k=KS)
+
+    def _numpy(self):
+        pred, _ = numpy_topk(self.gt, self.scores, KS)
+        numpy_label_metrics(self.gt, pred, CLASSES)
+
+    def time_scores_topk(self, rows):
+        self._rfbench()
+
+    def peakmem_scores_topk(self, rows):
+        self._rfbench()
+
+    def time_numpy_reference(self, rows):
+        self._numpy()
+
+    def track_speedup_vs_numpy(self, rows):
+        return _best(self._numpy) / _best(self._rfbench)
+
+    track_speedup_vs_numpy.unit = "x"
+
+
+class ClassifyBootstrap:
+    """A gesture report over 100_000 rows in ``recordings`` clusters: model, majority-class and class-prior
+    tables, and a 1000-replicate paired cluster bootstrap of every metric."""
+
+    params = [50, 2000]
+    param_names = ["recordings"]
+    timeout = 600
+
+    def setup(self, recordings):
+        _import()
+        try:
+            from rfbench.report.gesture import gesture_report  # noqa: F401
+        except ImportError:
+            raise NotImplementedError("rfbench.report.gesture is not available at this commit")
+        from rfbench.report.baseline import split_from_dict
+
+        rng = np.random.default_rng(3)
+        n = 100_000
+        self.gt, self.pred = _labels(n, seed=3)
+        self.groups = np.array([f"t{i:05d}" for i in rng.integers(0, recordings, n)])
+        self.train = rng.integers(0, CLASSES, 5000)
+        self.train_groups = np.array([f"a{i:05d}" for i in rng.integers(0, 100, 5000)])
+        self.split = split_from_dict({"train": [f"a{i:05d}" for i in range(100)],
+                                      "test": [f"t{i:05d}" for i in range(recordings)], "protocol": "cross-subject",
+                                      "leakage_prone": False, "audit": {"passed": True, "checks": []}})
+        self._report(n_boot=10)
+
+    def _report(self, n_boot=1000):
+        from rfbench.report.gesture import gesture_report
+
+        return gesture_report(self.pred, self.gt, labels=_names(), split=self.split, groups=self.groups,
+                              train_gt=self.train, train_groups=self.train_groups, n_boot=n_boot)
+
+    def time_report_with_bootstrap(self, recordings):
+        self._report()

@@ -1,0 +1,170 @@
+"""Pieces every task of ``rfbench score`` shares: loading and hashing inputs, checking the scored rows
+against the split, choosing bootstrap clusters and running the paired cluster bootstrap.
+
+A task (pose, gesture) reduces its rows to per-cluster tables whose column totals determine every number
+(:mod:`rfbench.metrics.stats`); :func:`paired_intervals` puts the model's and each baseline's tables side by
+side so that model, baseline and model − baseline are evaluated on the same draws.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from rfbench.errors import FormatError, ValidationError
+from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
+from rfbench.report.baseline import SplitInfo, as_groups, check_side
+from rfbench.report.evidence import input_record
+
+__all__ = [
+    "CLUSTER_BY",
+    "load_array",
+    "check_bootstrap_settings",
+    "check_scored_rows",
+    "resolve_clusters",
+    "paired_intervals",
+    "bootstrap_section",
+    "ci_entry",
+    "check_input_files",
+    "record_inputs",
+    "split_notes",
+]
+
+CLUSTER_BY = ("recording", "subject")
+
+
+def load_array(path: str | os.PathLike, option: str) -> np.ndarray:
+    """Load one ``.npy`` array without pickles; a clear error for anything else."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise FormatError(f"{option} {path}: no such file") from None
+    except IsADirectoryError:
+        raise FormatError(f"{option} {path}: is a directory, expected a .npy file") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise FormatError(f"{option} {path}: not a plain .npy array ({exc})") from None
+    if not isinstance(arr, np.ndarray):
+        if hasattr(arr, "close"):
+            arr.close()
+        raise FormatError(f"{option} {path}: expected a .npy array, not an .npz archive")
+    return arr
+
+
+def check_input_files(files: Sequence[tuple[str, str | None, Any]]) -> None:
+    """Every ``(role, option, path)`` with a path must be an existing file (FormatError otherwise)."""
+    for _role, option, path in files:
+        if path is None:
+            continue
+        path = Path(path)
+        if not path.exists():
+            raise FormatError(f"{option} {path}: no such file")
+        if path.is_dir():
+            raise FormatError(f"{option} {path}: is a directory, expected a file")
+
+
+def record_inputs(files: Sequence[tuple[str, str | None, Any]], base: Path | None) -> list[dict[str, Any]]:
+    """:func:`~rfbench.report.evidence.input_record` of every ``(role, option, path)`` with a path."""
+    return [input_record(role, path, base=base, option=option) for role, option, path in files if path is not None]
+
+
+def check_bootstrap_settings(cluster_by: str, n_boot: Any, level: Any, seed: Any) -> None:
+    """Validate ``cluster_by``, the number of replicates, the confidence level and the seed up front."""
+    if cluster_by not in CLUSTER_BY:
+        raise ValidationError(f"cluster_by must be recording or subject, got {cluster_by!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise ValidationError(f"the number of bootstrap replicates must be an integer >= 0, got {n_boot!r}")
+    if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0.0 < level < 1.0):
+        raise ValidationError(f"the confidence level must lie strictly between 0 and 1, got {level!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValidationError(f"the bootstrap seed must be an integer >= 0, got {seed!r}")
+
+
+def check_scored_rows(split: SplitInfo | None, groups, n_rows: int) -> np.ndarray | None:
+    """The scored rows' recording ids as strings, checked to lie on the split's test side (when a split is
+    given, ids are required)."""
+    if split is not None and not isinstance(split, SplitInfo):
+        raise ValidationError("split must be a SplitInfo (rfbench.report.baseline.load_split)")
+    if split is not None and groups is None:
+        raise ValidationError("a split needs --groups (the recording id of every scored row) to check that the "
+                              "rows come from its test side")
+    if groups is None:
+        return None
+    groups = as_groups(groups, n_rows, "--groups")
+    if split is not None:
+        check_side(groups, split, "test", "--groups")
+    return groups
+
+
+def resolve_clusters(groups: np.ndarray | None, cluster_by: str, subjects: Mapping[str, str] | None,
+                     n_boot: int) -> tuple[np.ndarray | None, str | None]:
+    """Cluster id per row for the bootstrap, or ``(None, why not)``."""
+    if n_boot == 0:
+        return None, "turned off (0 replicates)"
+    if groups is None:
+        return None, ("no recording ids (--groups): resampling single rows would understate the uncertainty of "
+                      "correlated rows, so no interval is given")
+    if cluster_by == "subject":
+        if subjects is None:
+            raise ValidationError("clustering by subject needs the recording → subject map (the split's manifest)")
+        missing = sorted({g for g in np.unique(groups) if g not in subjects})
+        if missing:
+            raise ValidationError(f"{len(missing)} recording ids have no subject in the manifest (e.g. "
+                                  f"{missing[0]!r}); cluster by recording instead")
+        clusters = np.array([subjects[g] for g in groups])
+    else:
+        clusters = groups
+    n = np.unique(clusters).size
+    if n > MAX_CLUSTERS:
+        raise ValidationError(f"{n} distinct {cluster_by} ids exceed the bootstrap's limit of {MAX_CLUSTERS}; pass "
+                              f"recording ids, cluster by subject, or use --bootstrap 0")
+    return clusters, None
+
+
+def paired_intervals(model: np.ndarray, baselines: Mapping[str, np.ndarray],
+                     statistics: Sequence[Callable[[np.ndarray], np.ndarray]], *, n_boot: int, level: float,
+                     seed: int, skip: Callable[[str, int], bool] = lambda name, i: False) -> dict:
+    """Bootstrap intervals of every statistic for the model, each baseline, and model minus each baseline,
+    all from one set of cluster draws over the tables placed side by side.
+
+    Returns a dict keyed ``("model", i)``, ``(name, i)`` and ``("delta", name, i)`` of
+    :class:`~rfbench.metrics.stats.Interval`; ``skip(name, i)`` leaves a baseline's statistic out.
+    """
+    width = model.shape[1]
+    full = np.hstack([model] + [baselines[name] for name in baselines])
+    offsets = {name: width * (k + 1) for k, name in enumerate(baselines)}
+    stats = {}
+    for i, f in enumerate(statistics):
+        stats[("model", i)] = (lambda f: lambda x: f(x[..., :width]))(f)
+        for name, off in offsets.items():
+            if skip(name, i):
+                continue
+            stats[(name, i)] = (lambda f, o: lambda x: f(x[..., o:o + width]))(f, off)
+            stats[("delta", name, i)] = (lambda f, o: lambda x: f(x[..., :width]) - f(x[..., o:o + width]))(f, off)
+    return cluster_bootstrap(full, stats, n_boot=int(n_boot), level=level, seed=seed)
+
+
+def bootstrap_section(n_boot: int, level: float, seed: int, cluster_by: str, clusters: int, paired: bool,
+                      notes: list[str]) -> dict[str, Any]:
+    """The report's ``bootstrap`` section; adds a note when there are too few clusters."""
+    if clusters < 5:
+        notes.append(f"only {clusters} {cluster_by} cluster(s): the bootstrap intervals are unreliable")
+    return {"method": METHOD, "replicates": int(n_boot), "level": level, "seed": seed, "cluster_by": cluster_by,
+            "clusters": clusters, "paired": paired}
+
+
+def ci_entry(intervals: dict | None, key) -> dict[str, Any] | None:
+    """``intervals[key].to_dict()``, or None when absent."""
+    if intervals is None or key not in intervals:
+        return None
+    return intervals[key].to_dict()
+
+
+def split_notes(split: SplitInfo | None) -> list[str]:
+    """Notes a split's protocol calls for (MM-Fi: its "val" side is the test side)."""
+    if split is not None and split.protocol.startswith("mmfi"):
+        return ["MM-Fi has no separate test set: its 'val' side is this report's test side; choosing a checkpoint "
+                "on it and reporting on it is model selection on test data"]
+    return []

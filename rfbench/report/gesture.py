@@ -1,0 +1,431 @@
+"""The gesture (classification) task of ``rfbench score``: labels or scores in, a checked report out.
+
+:func:`gesture_report` is the API: it scores the model over a label set, builds the majority-class and
+class-prior baselines from the training split (when given), runs the paired cluster bootstrap, breaks accuracy
+and macro-F1 down by domain value (room, location, orientation, subject) from the split's manifest and assembles
+the report. :func:`score_gesture_files` is what the command line calls: it loads and hashes the input files and
+passes the reproducer along.
+
+Each result holds, beside the schema's ``model``, ``baseline``, ``delta`` and ``ci`` (whose baseline is the
+majority class), a ``baselines`` list with both trivial baselines — ``{kind, value, delta, ci: {value,
+delta}}`` for ``majority-class`` and ``class-prior`` — all from the same paired bootstrap draws. Task sections:
+``labels`` (the label set, its sha256, classes absent from test/training), ``classes`` (per-class counts,
+precision, recall, F1, training count), ``confusion`` (rows = true class), ``domains`` (accuracy and macro-F1
+per domain value for the model and both baselines; the split's held-out key and values are flagged) and
+``data``.
+
+Labels are class names; with the split's manifest at hand, each scored (and training) row's label must equal
+the manifest's gesture name of its recording — Widar3.0 gesture *numbers* mean different gestures on different
+dates, so the manifest names them from the per-date table and rfbench refuses labels that disagree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from rfbench.datasets.manifest import value_sort_key
+from rfbench.errors import ValidationError
+from rfbench.metrics.classify import (
+    ClassPlan,
+    LabelSet,
+    as_label_set,
+    class_table,
+    majority_table,
+    per_class,
+    prepare_labels,
+    prior_table,
+    totals_table,
+)
+from rfbench.metrics.stats import Segments, column_totals, make_segments
+from rfbench.report.baseline import (
+    SplitInfo,
+    class_baselines,
+    load_groups,
+    load_split,
+    manifest_path,
+    manifest_records,
+)
+from rfbench.report.build import build_report
+from rfbench.report.common import (
+    bootstrap_section,
+    check_bootstrap_settings,
+    check_input_files,
+    check_scored_rows,
+    ci_entry,
+    load_array,
+    paired_intervals,
+    record_inputs,
+    resolve_clusters,
+    split_notes,
+)
+
+__all__ = ["gesture_report", "score_gesture_files", "DOMAIN_KEYS", "BASELINES", "LABEL_KEYS"]
+
+#: Domain keys of the per-domain breakdown, in display order (``subject`` is Widar's user).
+DOMAIN_KEYS = ("room", "location", "orientation", "subject")
+#: The two trivial baselines, in report order; the first is the report's ``baseline``.
+BASELINES = ("majority-class", "class-prior")
+#: Manifest keys a recording's class name is read from (Widar gestures, MM-Fi actions), in that order.
+LABEL_KEYS = ("gesture", "action")
+
+
+def _parse_domains(domains) -> tuple[str, tuple[str, ...]]:
+    """``("auto" | "list" | "none", keys)``."""
+    if domains is None or domains == "auto":
+        return "auto", DOMAIN_KEYS
+    if domains == "none":
+        return "none", ()
+    keys = tuple(dict.fromkeys(str(k).strip() for k in domains))
+    for k in keys:
+        if k not in DOMAIN_KEYS:
+            raise ValidationError(f"unknown domain key {k!r}; choose from {', '.join(DOMAIN_KEYS)} (or auto, none)")
+    if not keys:
+        raise ValidationError("no domain key given; use auto, none, or a list of room, location, orientation, subject")
+    return "list", keys
+
+
+def _label_key(recordings: Mapping[str, Mapping], ids) -> str | None:
+    for key in LABEL_KEYS:
+        if any(recordings.get(g, {}).get(key) is not None for g in ids):
+            return key
+    return None
+
+
+def check_labels_against_manifest(codes: np.ndarray, groups: np.ndarray, recordings: Mapping[str, Mapping],
+                                  label_set: LabelSet, key: str, option: str) -> int:
+    """Each row's class name must be the manifest's ``key`` (``gesture``/``action``) of its recording.
+
+    Returns the number of rows checked (rows whose recording has no name are not checked).
+
+    Raises
+    ------
+    ValidationError
+        A row's label differs from its recording's name, or that name is not in the label set.
+    """
+    unique, inverse = np.unique(groups, return_inverse=True)
+    index = {n: i for i, n in enumerate(label_set.names)}
+    expected = np.full(unique.size, -1, dtype=np.int64)
+    for u, rid in enumerate(unique):
+        name = recordings.get(str(rid), {}).get(key)
+        if name is None:
+            continue
+        if str(name) not in index:
+            raise ValidationError(f"{option}: the manifest names {key} {name!r} for recording {str(rid)!r}, which is not "
+                                  f"in the label set; add it to --label-set")
+        expected[u] = index[str(name)]
+    want = expected[inverse]
+    checked = want >= 0
+    bad = checked & (want != codes)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        rid = str(groups[i])
+        rec = recordings.get(rid, {})
+        number = ""
+        if rec.get("gesture_number") is not None:
+            number = f" (gesture number {rec['gesture_number']} on {rec.get('date')})"
+        raise ValidationError(
+            f"{option}: {int(bad.sum())} row(s) disagree with the manifest, e.g. row {i} is labelled "
+            f"{label_set.names[codes[i]]!r} but recording {rid!r} is {label_set.names[want[i]]!r}{number}; Widar3.0 "
+            f"gesture numbers mean different gestures on different dates — label rows with the manifest's {key} "
+            f"names")
+    return int(checked.sum())
+
+
+def _value_key(value) -> str:
+    return f"{type(value).__name__}:{value}"
+
+
+def _domain_breakdown(keys, mode: str, labels, groups: np.ndarray, recordings: Mapping[str, Mapping], split,
+                      baselines, notes: list[str]) -> list[dict[str, Any]]:
+    """Accuracy and macro-F1 per value of each domain key, for the model and the baselines."""
+    dplan = ClassPlan.create(labels.label_set, metrics=["accuracy", "macro-f1"])
+    held_key = split.held_out_key if split is not None else None
+    held_values = {_value_key(v) for v in (split.held_out if split is not None else ())}
+    out = []
+    for key in keys:
+        values = [recordings.get(g, {}).get(key) for g in groups.tolist()]
+        has = np.array([v is not None for v in values], dtype=bool)
+        if not has.any():
+            if mode == "list":
+                notes.append(f"no per-domain breakdown by {key}: the manifest's test recordings carry no {key}")
+            continue
+        rows = np.flatnonzero(has)
+        raw = {}
+        for i in rows:
+            raw.setdefault(_value_key(values[i]), values[i])
+        vkeys = np.array([_value_key(values[i]) for i in rows])
+        segs = make_segments(rows.size, vkeys)
+        # Segments index the selected rows; map them back to row numbers of the full arrays.
+        segs_full = Segments(np.ascontiguousarray(rows[segs.order], dtype=np.int64), segs.start, segs.labels)
+        table = class_table(labels.true, labels.pred, np.empty(0, np.int64), (), segs_full, dplan.n_classes)
+        sides = {"model": table}
+        if baselines is not None:
+            sides["majority-class"] = majority_table(table, dplan, baselines.majority, baselines.class_rank)
+            sides["class-prior"] = prior_table(table, dplan, baselines.prior)
+        entries = []
+        for s, vk in enumerate(segs.labels):
+            members = segs_full.order[segs.start[s]:segs.start[s + 1]]
+            entry = {"value": raw[vk], "held_out": (key == held_key and vk in held_values),
+                     "rows": int(members.size), "recordings": int(np.unique(groups[members]).size)}
+            for side, tab in sides.items():
+                acc, mf1 = dplan.scores(tab[s])
+                entry[side] = {"accuracy": acc.value, "macro_f1": mf1.value, "classes_averaged": mf1.classes_averaged}
+            entries.append(entry)
+        entries.sort(key=lambda e: value_sort_key(e["value"]))
+        out.append({"key": key, "held_out": key == held_key, "values": entries,
+                    "rows_without_value": int((~has).sum())})
+    return out
+
+
+def _sub(score, kind: str | None = None) -> dict[str, Any] | None:
+    if score is None:
+        return None
+    d = score.to_dict()
+    if kind is not None:
+        d["kind"] = kind
+    return d
+
+
+def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = None,
+                   top_k: Sequence[int] | None = None, split: SplitInfo | None = None, groups=None, train_gt=None,
+                   train_groups=None, cluster_by: str = "recording", recordings: Mapping[str, Mapping] | None = None,
+                   domains="auto", n_boot: int = 1000, level: float = 0.95, seed: int = 0, synthetic: bool = False,
+                   reproducer: Mapping | None = None, inputs: Sequence[Mapping[str, Any]] | None = None,
+                   evidence: str | None = None, extra_notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Score class predictions and build a ``rfbench.report/1`` document (task ``gesture``).
+
+    Parameters
+    ----------
+    pred : array_like, (N,) or (N, C)
+        Predicted labels (names or label-set indices) or scores (one column per class, label-set order).
+    gt : array_like, (N,)
+        True labels (names or label-set indices).
+    labels : LabelSet, sequence of str or path, optional
+        The declared label set; inferred from string labels (scored, predicted and training) when omitted.
+    metrics, top_k
+        As :func:`rfbench.metrics.classify.evaluate_classification`.
+    split : SplitInfo, optional
+        The split the rows come from (:func:`rfbench.report.baseline.load_split`); needs ``groups``.
+    groups : array_like, (N,), optional
+        Recording id of each scored row; all on the split's test side.
+    train_gt, train_groups : array_like, optional
+        Training labels and their recording ids (all on the split's train side) for the majority-class and
+        class-prior baselines; a baseline cannot be built from anything else.
+    cluster_by : {"recording", "subject"}
+        Bootstrap clusters; ``subject`` reads subjects from ``recordings``.
+    recordings : mapping, optional
+        Recording id → manifest recording (:func:`rfbench.report.baseline.manifest_records`): domain values
+        for the breakdown, subjects, and the class name each row's label is checked against.
+    domains : "auto", "none" or sequence of str
+        Keys of the per-domain breakdown (``room``, ``location``, ``orientation``, ``subject``); ``auto`` = those
+        the test recordings carry.
+    n_boot, level, seed : int, float, int
+        Bootstrap replicates (0 turns it off), confidence level and seed.
+    synthetic : bool
+        The data is generated (also implied by ``split.synthetic``): the report is tagged SYNTHETIC.
+    reproducer, inputs : optional
+        ``{argv, cwd}`` and the input records; without a reproducer the report is CLAIMED.
+    evidence : str, optional
+        Expected tag; an error unless the facts support it.
+    """
+    check_bootstrap_settings(cluster_by, n_boot, level, seed)
+    mode, domain_keys = _parse_domains(domains)
+    want_baseline = train_gt is not None or train_groups is not None
+    if want_baseline and split is None:
+        raise ValidationError("a baseline needs --split: the training labels' recording ids must be checked against "
+                              "the split's train side")
+    if want_baseline and (train_gt is None or train_groups is None):
+        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+    extra = ()
+    if train_gt is not None and as_label_set(labels) is None:
+        extra = (train_gt,)
+    lab = prepare_labels(pred, gt, labels, extra=extra)
+    label_set = lab.label_set
+    plan = ClassPlan.create(label_set, metrics=metrics, top_k=top_k, has_scores=lab.from_scores)
+    n_rows = lab.rows
+    groups = check_scored_rows(split, groups, n_rows)
+    train_idx = label_set.encode(train_gt, "training labels") if train_gt is not None else None
+    synthetic = bool(synthetic or (split is not None and split.synthetic))
+    notes = list(plan.notes)
+
+    checked_key = None
+    if recordings is not None and groups is not None:
+        checked_key = _label_key(recordings, np.unique(groups).tolist())
+        if checked_key is not None:
+            n_checked = check_labels_against_manifest(lab.true, groups, recordings, label_set, checked_key, "--gt")
+            if n_checked < n_rows:
+                notes.append(f"{n_rows - n_checked} scored row(s) come from recordings without a {checked_key} name "
+                             f"in the manifest: their labels could not be checked")
+            if train_idx is not None and train_groups is not None:
+                tg = np.asarray(train_groups).astype(str)
+                if tg.shape == (train_idx.shape[0],):
+                    check_labels_against_manifest(train_idx, tg, recordings, label_set, checked_key, "--train-gt")
+
+    subjects = None
+    if cluster_by == "subject" and recordings is not None:
+        subjects = {rid: str(r["subject"]) for rid, r in recordings.items() if r.get("subject") is not None}
+    clusters, boot_off_reason = resolve_clusters(groups, cluster_by, subjects, n_boot)
+    if clusters is not None:
+        segments = make_segments(n_rows, clusters)
+        table = plan.table(lab, segments)
+    else:
+        segments = None
+        table = totals_table(lab, plan)
+    totals = column_totals(table)
+    model_scores = plan.scores(totals)
+
+    baselines = None
+    tables: dict[str, np.ndarray] = {}
+    base_scores: dict[str, list] = {}
+    if want_baseline:
+        baselines = class_baselines(train_idx, train_groups, split, groups, label_set.names)
+        tables = {"majority-class": majority_table(table, plan, baselines.majority, baselines.class_rank),
+                  "class-prior": prior_table(table, plan, baselines.prior)}
+        base_scores = {name: plan.scores(t) for name, t in tables.items()}
+        baseline_section = baselines.to_report()
+    elif split is not None:
+        baseline_section = {"kind": None, "reason": "no training labels given (--train-gt, --train-groups)"}
+    else:
+        baseline_section = {"kind": None, "reason": "no split given: a baseline needs the training split's labels "
+                                                    "(--split, --train-gt, --train-groups)"}
+
+    def undefined_for(name: str, i: int) -> bool:
+        return name == "class-prior" and plan.specs[i].metric == "top-k"
+
+    intervals = None
+    if clusters is not None:
+        intervals = paired_intervals(table, tables, [plan.statistic(i) for i in range(len(plan.specs))],
+                                     n_boot=n_boot, level=level, seed=seed, skip=undefined_for)
+        boot = bootstrap_section(n_boot, level, seed, cluster_by, segments.count, bool(tables), notes)
+    else:
+        boot = {"method": None, "reason": boot_off_reason}
+
+    results = []
+    for i, (spec, ms) in enumerate(zip(plan.specs, model_scores)):
+        entries = []
+        for name in BASELINES if base_scores else ():
+            bs = base_scores[name][i]
+            value = None if undefined_for(name, i) else bs.value
+            delta = None if value is None or ms.value is None else ms.value - value
+            entry = {"kind": name, "value": value, "delta": delta,
+                     "ci": None if intervals is None else {"value": ci_entry(intervals, (name, i)),
+                                                           "delta": ci_entry(intervals, ("delta", name, i))}}
+            if undefined_for(name, i):
+                entry["reason"] = "a label drawn from the class prior has no ranking, so no top-k"
+            entries.append(entry)
+        primary = base_scores[BASELINES[0]][i] if base_scores else None
+        delta = entries[0]["delta"] if entries else None
+        ci = None
+        if intervals is not None:
+            ci = {"model": ci_entry(intervals, ("model", i)),
+                  "baseline": ci_entry(intervals, (BASELINES[0], i)),
+                  "delta": ci_entry(intervals, ("delta", BASELINES[0], i))}
+        results.append({"metric": spec.metric, "spec": spec.to_dict(), "label": spec.label, "better": "higher",
+                        "model": _sub(ms), "baseline": _sub(primary, BASELINES[0]), "delta": delta, "ci": ci,
+                        "baselines": entries})
+
+    # Classes: per-class numbers, and which declared classes the data never shows.
+    classes = per_class(totals, plan)
+    train_counts = baselines.counts if baselines is not None else None
+    for c, entry in enumerate(classes):
+        entry["train"] = int(train_counts[c]) if train_counts is not None else None
+    absent_test = [e["class"] for e in classes if e["support"] == 0 and e["predicted"] == 0]
+    absent_train = [e["class"] for e in classes if e["train"] == 0] if train_counts is not None else None
+    nowhere = ([e["class"] for e in classes if e["support"] == 0 and e["train"] == 0]
+               if train_counts is not None else None)
+    if absent_test:
+        notes.append(f"{len(absent_test)} declared class(es) appear in neither the test labels nor the predictions "
+                     f"({', '.join(absent_test)}): reported with undefined precision, recall and F1 and left out of "
+                     f"the macro averages")
+    if nowhere:
+        notes.append(f"{len(nowhere)} declared class(es) appear in neither the training nor the test labels "
+                     f"({', '.join(nowhere)})")
+    confusion = lab.confusion
+
+    # Per-domain breakdown.
+    if mode == "none":
+        domain_section = {"keys": [], "reason": "turned off (--domains none)"}
+    elif groups is None or recordings is None:
+        if groups is None:
+            why = "no recording ids (--groups)"
+        elif split is None:
+            why = "no split given (--split): domain values come from its manifest"
+        else:
+            why = "the split's manifest is not available"
+        if mode == "list":
+            raise ValidationError(f"a per-domain breakdown needs the split's manifest and --groups; {why}")
+        domain_section = {"keys": [], "reason": why}
+    else:
+        domain_section = {"source": "the split's manifest",
+                          "keys": _domain_breakdown(domain_keys, mode, lab, groups, recordings, split, baselines,
+                                                    notes)}
+
+    notes.extend(split_notes(split))
+    notes.extend(extra_notes)
+    sections = {
+        "labels": {**label_set.to_dict(), "checked_against_manifest": checked_key,
+                   "absent_from_test_and_predictions": absent_test, "absent_from_training": absent_train,
+                   "absent_from_training_and_test": nowhere},
+        "classes": classes,
+        "confusion": {"rows": "true class", "columns": "predicted class", "classes": list(label_set.names),
+                      "matrix": confusion.tolist()},
+        "domains": domain_section,
+        "data": {"rows": int(n_rows), "classes": label_set.size,
+                 "predictions": "scores (argmax; ties to the lower class index)" if lab.from_scores else "labels",
+                 "recordings": int(np.unique(groups).size) if groups is not None else None},
+    }
+    return build_report(task="gesture", results=results, reproducer=reproducer, inputs=inputs, synthetic=synthetic,
+                        split=split.to_report() if split is not None else None, baseline=baseline_section,
+                        bootstrap=boot, notes=notes, sections=sections, evidence=evidence)
+
+
+def score_gesture_files(*, pred: Path, gt: Path, label_set: Path | None = None, split: Path | None = None,
+                        groups: Path | None = None, train_gt: Path | None = None, train_groups: Path | None = None,
+                        reproducer: Mapping | None, base: Path | None = None, cluster_by: str = "recording",
+                        domains="auto", n_boot: int = 1000, **settings) -> dict[str, Any]:
+    """Load, hash and score the files of ``rfbench score --task gesture``; returns the report.
+
+    ``base`` is the folder input paths are recorded relative to (the report's folder); ``settings`` are the
+    remaining keyword arguments of :func:`gesture_report`. The split's manifest is read (and recorded as an
+    input) when the per-domain breakdown or subject clustering needs it; with ``domains="auto"`` a split
+    whose manifest is absent is scored without the breakdown, and the report says why.
+    """
+    files = [("pred", "--pred", pred), ("gt", "--gt", gt), ("label-set", "--label-set", label_set),
+             ("split", "--split", split), ("groups", "--groups", groups), ("train-gt", "--train-gt", train_gt),
+             ("train-groups", "--train-groups", train_groups)]
+    check_input_files(files)
+    mode, _ = _parse_domains(domains)
+    labels = LabelSet.from_file(label_set) if label_set is not None else None
+    arrays = {role: load_array(path, option) for role, option, path in files
+              if path is not None and role in ("pred", "gt", "train-gt")}
+    split_info = load_split(split) if split is not None else None
+    n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
+    group_ids = load_groups(groups, n_rows, "--groups") if groups is not None else None
+    if (train_gt is None) != (train_groups is None):
+        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+    train_ids = None
+    if train_groups is not None:
+        n_train = arrays["train-gt"].shape[0] if arrays["train-gt"].ndim else 0
+        train_ids = load_groups(train_groups, n_train, "--train-groups")
+    recordings = None
+    extra_inputs = []
+    notes = []
+    subject_boot = cluster_by == "subject" and n_boot != 0 and groups is not None
+    if split_info is not None and groups is not None and (mode != "none" or subject_boot):
+        required = mode == "list" or subject_boot
+        path = manifest_path(split_info)
+        if required or (path is not None and path.exists()):
+            purpose = "clustering by subject" if subject_boot else "the per-domain breakdown"
+            recordings, mpath = manifest_records(split_info, purpose)
+            extra_inputs.append(("manifest", None, mpath))
+        else:
+            notes.append("no per-domain breakdown and no label check: the split's manifest "
+                         + ("is not named in the split" if path is None else f"{path.name} is not beside it"))
+    inputs = record_inputs(files + extra_inputs, base)
+    return gesture_report(arrays["pred"], arrays["gt"], labels=labels, split=split_info, groups=group_ids,
+                          train_gt=arrays.get("train-gt"), train_groups=train_ids, cluster_by=cluster_by,
+                          recordings=recordings, domains=domains, n_boot=n_boot, reproducer=reproducer,
+                          inputs=inputs, extra_notes=notes, **settings)
