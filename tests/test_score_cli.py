@@ -258,3 +258,16 @@ def test_readme_documents_both_commands():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     for cmd in ("score", "verify"):
         assert f"\n## rfbench {cmd}\n" in readme
+
+
+def test_units_not_given_are_declared_unspecified_in_every_label(runner, files, tmp_path):
+    # The command line has no --units: the run works, and no number pretends to have units.
+    result = run(runner, ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--vis", "vis.npy", "--skeleton", "coco17",
+                          "--norm", "bbox", "--k", "0.2", "--json"])
+    assert result.exit_code == 0, result.output
+    rep = json.loads(result.stdout)
+    assert {r["spec"]["units"] for r in rep["results"]} == {"unspecified"}
+    mpjpe = [r["label"] for r in rep["results"] if r["metric"] == "mpjpe"]
+    assert mpjpe and all("unspecified" in label for label in mpjpe)
+    argv = rep["reproducer"]["argv"]
+    assert argv[argv.index("--units") + 1] == "unspecified"

@@ -46,8 +46,8 @@ def score(
                                                     ".toml/.json layout file (required).", show_default=False)]
     = None,
     units: Annotated[Optional[str], typer.Option("--units", help="pose: coordinate units of --pred/--gt (m, mm, px, "
-                                                 "normalized...), part of every label (required).",
-                                                 show_default=False)] = None,
+                                                 "normalized...), part of every label. Not given: every label "
+                                                 "says 'units unspecified'.", show_default=False)] = None,
     task: Annotated[str, typer.Option("--task", help="What is scored: pose (joints) or gesture (class labels).")]
     = "pose",
     label_set: Annotated[Optional[Path], typer.Option("--label-set", help="gesture: names.txt, one class name per "
@@ -174,9 +174,10 @@ def _check_task_options(task: str, opts: dict) -> None:
         if opts[key] != default:
             raise ValidationError(f"--{key.replace('_', '-')} applies to --task {name} only")
     if task == "pose":
-        for key in ("skeleton", "units"):
-            if opts[key] is None:
-                raise ValidationError(f"--task pose needs --{key}")
+        if opts["skeleton"] is None:
+            raise ValidationError("--task pose needs --skeleton (coco17, h36m17, or a layout file)")
+        if opts["units"] is None:
+            opts["units"] = "unspecified"  # declared as such in every label, never silently assumed
 
 
 def _score_pose(opts: dict, base: Path) -> dict:
