@@ -121,7 +121,7 @@ class Kernels(_LogCase):
         headers = tuple(np.empty(n, dt) for dt in m.HEADER_FIELDS.values()) + (np.empty((n, 3), np.int8),)
         # one thread: the kernels' own cost
         self.unpack = functools.partial(driver, headers=headers, threads=1)
-        self.unpack(self.buf, self.offsets, self.policy, self.flat, self.r, self.t)
+        self.unpack(self.buf, self.offsets, self.policy, self.out, self.r, self.t)
         from rfbench.csi.scaling import scaled_csi
 
         self.scaled_csi = scaled_csi
@@ -133,7 +133,7 @@ class Kernels(_LogCase):
         self.intel5300._scan(self.buf, self.offsets, self.policy, self.skips, self.non_csi)
 
     def time_unpack(self, case):
-        self.unpack(self.buf, self.offsets, self.policy, self.flat, self.r, self.t)
+        self.unpack(self.buf, self.offsets, self.policy, self.out, self.r, self.t)
 
     def time_scale(self, case):
         log = self.log

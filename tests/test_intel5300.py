@@ -179,7 +179,7 @@ def test_encoder_parser_identity_mixed_shapes_in_one_file():
 
 
 def test_thread_count_does_not_change_the_result():
-    # 3000 records: above PARALLEL_MIN_RECORDS, so threads > 1 really splits the work
+    # an explicit thread count splits the records into that many ranges, whatever the file's size
     data = synthetic_log(3000, nrx=3, ntx=1, seed=11, non_csi_every=7)
     one = read(data, threads=1)
     for threads in (2, 3, None):
