@@ -68,14 +68,15 @@ def _scaled(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, dbinv, dbinv_sign
             out):
     """out[i] = csi[i] * factor(i) following get_scaled_csi.m (serial; releases the GIL).
 
-    ``csi`` and ``out`` are (records, 30*R*T) views: a record's values in C order (subcarrier, rx, tx) are
-    the reference's column-major order of its [Ntx, Nrx, 30] array, so the power sums in the same order;
-    padding beyond a record's own Nrx/Ntx is zero and adds nothing."""
+    ``csi`` and ``out`` are (records, 2*30*R*T) real views (real, imaginary, real, ...): a record's values
+    in C order (subcarrier, rx, tx) are the reference's column-major order of its [Ntx, Nrx, 30] array, so
+    the power sums in the same order; padding beyond a record's own Nrx/Ntx is zero and adds nothing."""
     for i in range(csi.shape[0]):
         power = 0.0
-        for k in range(csi.shape[1]):
-            v = csi[i, k]
-            power += np.float64(v.real) * np.float64(v.real) + np.float64(v.imag) * np.float64(v.imag)
+        for k in range(0, csi.shape[1], 2):
+            re = np.float64(csi[i, k])
+            im = np.float64(csi[i, k + 1])
+            power += re * re + im * im
         rss = _total_rss_one(rssi_a[i], rssi_b[i], rssi_c[i], agc[i], dbinv)
         factor = 0.0
         if power > 0.0 and rss > -np.inf:
@@ -88,9 +89,8 @@ def _scaled(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, dbinv, dbinv_sign
                 factor = factor * math.sqrt(2.0)
             elif t == 3:
                 factor = factor * ntx3_factor
-        for k in range(csi.shape[1]):
-            v = csi[i, k]
-            out[i, k] = complex(np.float64(v.real) * factor, np.float64(v.imag) * factor)
+        for k in range(csi.shape[1]):  # element-wise: vectorised
+            out[i, k] = np.float64(csi[i, k]) * factor
 
 
 def _records(name, arr, n):
@@ -156,6 +156,7 @@ def scaled_csi(csi, rssi_a, rssi_b, rssi_c, agc, noise, nrx=None, ntx=None) -> n
     out = np.empty(csi.shape, dtype=np.complex128)
     if n == 0:
         return out
-    _scaled(csi.reshape(n, -1), rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, _DBINV_UNSIGNED, _DBINV_SIGNED,
-            _NOISE_UNKNOWN_DBINV, _NTX3_FACTOR, out.reshape(n, -1))
+    real = np.float64 if csi.dtype == np.complex128 else np.float32
+    _scaled(csi.view(real).reshape(n, -1), rssi_a, rssi_b, rssi_c, agc, noise, nrx, ntx, _DBINV_UNSIGNED,
+            _DBINV_SIGNED, _NOISE_UNKNOWN_DBINV, _NTX3_FACTOR, out.view(np.float64).reshape(n, -1))
     return out
