@@ -43,6 +43,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.audit", "audit", "command"),
     ("rfbench.commands.score", "score", "command"),
     ("rfbench.commands.verify", "verify", "command"),
+    ("rfbench.commands.demo", "demo", "command"),
 ]
 
 

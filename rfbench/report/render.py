@@ -7,7 +7,7 @@ its interval, the baseline and the difference. Nothing here computes a number.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 __all__ = ["render_markdown", "render_terminal", "headline", "fmt_value"]
 
@@ -109,8 +109,12 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     return rows
 
 
-def render_markdown(report: Mapping[str, Any]) -> str:
-    """The report as Markdown (a file beside the JSON)."""
+def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str]] = ()) -> str:
+    """The report as Markdown (a file beside the JSON).
+
+    ``pictures`` are ``(caption, path relative to the Markdown file)`` pairs, embedded as images in a
+    "Pictures" section; they are not part of the JSON report.
+    """
     out = [f"# rfbench report — {report.get('task')}", ""]
     out.append(f"**Evidence: {report.get('evidence')}** — {report.get('evidence_rule', '')}")
     out.append("")
@@ -125,7 +129,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     lvl = _level(report)
     if report.get("task") == "gesture":
         out += _gesture_markdown(report, lvl)
-        return _markdown_tail(report, out, notes)
+        return _markdown_tail(report, out, notes, pictures)
     out.append(f"| metric | model | {lvl} | baseline | {lvl} | Δ model − baseline | {lvl} | better | scoreable | "
                f"unscoreable samples |")
     out.append("|---|---:|---|---:|---|---:|---|---|---:|---:|")
@@ -147,11 +151,17 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         for j in joints:
             out.append(f"| {j} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
                                                for r in macro) + " |")
-    return _markdown_tail(report, out, notes)
+    return _markdown_tail(report, out, notes, pictures)
 
 
-def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str]) -> str:
-    """Notes, inputs, reproducer and version: the end of every Markdown report."""
+def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str],
+                   pictures: Sequence[tuple[str, str]] = ()) -> str:
+    """Pictures, notes, inputs, reproducer and version: the end of every Markdown report."""
+    if pictures:
+        out += ["", "## Pictures", ""]
+        for caption, rel in pictures:
+            out += [f"![{_md(caption)}]({rel})", "", f"*{_md(caption)}* (`{rel}`; drawn from the inputs, not part "
+                    f"of the JSON report)", ""]
     if notes:
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
     out += ["", "## Inputs", "", "| role | path | bytes | sha256 |", "|---|---|---:|---|"]
