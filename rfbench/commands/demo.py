@@ -77,12 +77,19 @@ def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict
                         "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
                         "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
     bar.step("verify")
-    for r in reports:
+
+    def check(r: dict) -> dict:
         try:
             v = verify_report(r["report"])
-            r["verify"] = {"status": "match", "compared": v.compared}
+            return {"status": "match", "compared": v.compared}
         except VerificationError as exc:
-            r["verify"] = {"status": "mismatch", "error": str(exc)}
+            return {"status": "mismatch", "error": str(exc)}
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(reports)) as pool:  # each re-run is its own process
+        for r, v in zip(reports, pool.map(check, reports)):
+            r["verify"] = v
     lay = inputs.layout
     root = lay.root
     commands = [
@@ -150,7 +157,7 @@ def _render(result: dict) -> None:
                               f"logs; MM-Fi-like tree: {g['mmfi']['recordings']} recordings, "
                               f"{g['mmfi']['frames']} WiFi frames")
     p = f["parse"]
-    table.add_row("parse", f"{p['files']} logs, {p['records']} CSI records → {escape(str(root / 'archives'))}/")
+    table.add_row("parse", f"{p['files']} logs, {p['records']} CSI records → {escape(str(root / 'archives' / 'widar'))}/")
     i = f["ingest"]
     table.add_row("ingest", f"widar-manifest.json: {i['widar']['recordings']} recordings, {i['widar']['problems']} "
                             f"problems; mmfi-manifest.json: {i['mmfi']['recordings']} recordings, "
@@ -182,7 +189,7 @@ def _render(result: dict) -> None:
     for line in _tree(root, result):
         console.print("  " + escape(line), soft_wrap=True)
     console.print()
-    console.print("[bold]Re-run any step yourself[/] (from this folder; --force replaces the demo's file):")
+    console.print("[bold]Re-run any step yourself[/] (from this folder; --force replaces the file the demo wrote):")
     for c in result["commands"]:
         console.print("  " + escape(c), soft_wrap=True)
 

@@ -29,19 +29,22 @@ K_POINTS = 51
 
 
 def have_matplotlib() -> bool:
-    """Whether the optional extra is importable (without importing it)."""
-    import importlib.util
-
-    return importlib.util.find_spec("matplotlib") is not None
+    """Whether the optional extra can be imported (it is imported, with the Agg backend, when it can)."""
+    try:
+        _pyplot()
+    except MissingDependencyError:
+        return False
+    return True
 
 
 def _pyplot():
     try:
         import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError(PLOT_HINT) from None
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
 
     return plt
 
