@@ -22,7 +22,7 @@ def demo(
                                         "are replaced, nothing else is touched.")] = False,
     size: Annotated[str, typer.Option("--size", help="Corpus size: standard, or tiny (seconds; for tests).")]
     = "standard",
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the generated corpora.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the generated corpora (>= 0).")] = 0,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of the "
                                            "summary.")] = False,
 ) -> None:
@@ -45,6 +45,8 @@ def demo(
 
         if size not in SIZES:
             raise ValidationError(f"--size must be standard or tiny, got {size!r}")
+        if seed < 0:
+            raise ValidationError(f"--seed must be >= 0, got {seed}")
         with _Progress(enabled=not json_out) as bar:
             result = _run(out, force, size, seed, bar)
     result["seconds"] = round(time.perf_counter() - started, 2)
