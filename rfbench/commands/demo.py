@@ -144,43 +144,44 @@ def _num(x) -> str:
 
 def _render(result: dict) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     console = stdout_console()
     f = result["facts"]
     root = Path(result["out"])
     console.print(f"[bold]rfbench demo[/] ({result['size']}, seed {result['seed']}, {result['seconds']:.1f} s): "
                   f"[bold yellow]SYNTHETIC[/] — generated data; it shows the pipeline working, not WiFi sensing")
-    table = Table(show_header=True, title_justify="left", box=None, pad_edge=False)
-    table.add_column("step", style="bold", no_wrap=True)
-    table.add_column("what happened", overflow="fold")
+    rows: list[tuple[str, str]] = []
     g = f["generated"]
-    table.add_row("generate", f"Widar-like tree: {g['widar']['recordings']} recordings, {g['widar']['files']} bfee "
-                              f"logs; MM-Fi-like tree: {g['mmfi']['recordings']} recordings, "
-                              f"{g['mmfi']['frames']} WiFi frames")
+    rows.append(("generate", f"Widar-like tree: {g['widar']['recordings']} recordings, {g['widar']['files']} bfee "
+                             f"logs; MM-Fi-like tree: {g['mmfi']['recordings']} recordings, "
+                             f"{g['mmfi']['frames']} WiFi frames"))
     p = f["parse"]
-    table.add_row("parse", f"{p['files']} logs, {p['records']} CSI records → {escape(str(root / 'archives' / 'widar'))}/")
+    rows.append(("parse", f"{p['files']} logs, {p['records']} CSI records → "
+                          f"{escape(str(root / 'archives' / 'widar'))}/"))
     i = f["ingest"]
-    table.add_row("ingest", f"widar-manifest.json: {i['widar']['recordings']} recordings, {i['widar']['problems']} "
-                            f"problems; mmfi-manifest.json: {i['mmfi']['recordings']} recordings, "
-                            f"{i['mmfi']['problems']} problems")
+    rows.append(("ingest", f"widar-manifest.json: {i['widar']['recordings']} recordings, {i['widar']['problems']} "
+                           f"problems; mmfi-manifest.json: {i['mmfi']['recordings']} recordings, "
+                           f"{i['mmfi']['problems']} problems"))
     for name in ("widar", "mmfi"):
         s = f["split"][name]
-        table.add_row("split" if name == "widar" else "",
-                      f"{name}-split.json: {s['protocol']}, test = {s['held_out']} ({s['train']} train / {s['test']} "
-                      f"test recordings), audit passed")
-    table.add_row("train", f"pose: {f['pose']['model']} ({f['pose']['train_frames']} training frames); gesture: "
-                           f"{f['gesture']['model']} ({f['gesture']['train_recordings']} training recordings)")
+        rows.append(("split" if name == "widar" else "",
+                     f"{name}-split.json: {s['protocol']}, test = {s['held_out']} ({s['train']} train / {s['test']} "
+                     f"test recordings), audit passed"))
+    rows.append(("train", f"pose: {f['pose']['model']} ({f['pose']['train_frames']} training frames)"))
+    rows.append(("", f"gesture: {f['gesture']['model']} ({f['gesture']['train_recordings']} training recordings)"))
     for r in result["reports"]:
-        lines = [f"{escape(h['label'])}: model {_num(h['model'])} [{_num(h['low'])}, {_num(h['high'])}], "
-                 f"{h['baseline_kind']} {_num(h['baseline'])}" for h in r["headline"]]
-        table.add_row(f"score {r['task']}", "\n".join(lines))
-    for r in result["reports"]:
+        for n, h in enumerate(r["headline"]):
+            rows.append((f"score {r['task']}" if n == 0 else "",
+                         f"{escape(h['label'])}: model {_num(h['model'])} [{_num(h['low'])}, {_num(h['high'])}], "
+                         f"{h['baseline_kind']} {_num(h['baseline'])}"))
+    for n, r in enumerate(result["reports"]):
         v = r["verify"]
-        text = (f"[green]MATCH[/] {escape(r['report'])}: {v['compared']} values identical on re-run"
-                if v["status"] == "match" else f"[bold red]MISMATCH[/] {escape(r['report'])}")
-        table.add_row("verify" if r is result["reports"][0] else "", text)
-    console.print(table)
+        rows.append(("verify" if n == 0 else "",
+                     f"[green]MATCH[/] {escape(r['report'])}: {v['compared']} values identical on re-run"
+                     if v["status"] == "match" else f"[bold red]MISMATCH[/] {escape(r['report'])}"))
+    width = max(len(a) for a, _ in rows) + 2
+    for step, text in rows:  # plain lines: a terminal wraps them, a file or pipe keeps them whole
+        console.print(f"[bold]{step.ljust(width)}[/]{text}" if step else " " * width + text)
     console.print("[dim]The gesture CSI is generated without any gesture in it, so the classifier can only match "
                   "its baselines by chance; the pose CSI is a noisy linear function of the pose, so the model "
                   "beats the mean pose.[/]")
