@@ -194,13 +194,35 @@ def _render(result: dict) -> None:
     console.print()
     console.print("[bold]Re-run any step yourself[/] (from this folder; --force replaces the file the demo wrote):")
     for c in result["commands"]:
-        console.print("  " + escape(c), soft_wrap=True)
+        console.print(escape(_wrapped(c)), soft_wrap=True)
+
+
+def _wrapped(command: str, width: int = 100) -> str:
+    """A long command as shell lines continued with a backslash, each option kept with its value."""
+    words = shlex.split(command)
+    parts: list[str] = []
+    i = 0
+    while i < len(words):
+        part = [words[i]]
+        if words[i].startswith("-") and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            part.append(words[i + 1])
+            i += 1
+        parts.append(shlex.join(part))
+        i += 1
+    lines, line = [], "  " + parts[0]
+    for part in parts[1:]:
+        if len(line) + 1 + len(part) > width - 2:
+            lines.append(line + " \\")
+            line = "      " + part
+        else:
+            line += " " + part
+    return "\n".join(lines + [line])
 
 
 def _tree(root: Path, result: dict) -> list[str]:
     rows = [
-        ("data/widar/CSI/", "generated Widar3.0-like tree: <date>/<user>/<user>-<g>-<loc>-<ori>-<rep>-r<N>.dat"),
-        ("data/mmfi/", "generated MM-Fi-like tree: E0x/Syy/Azz/{ground_truth.npy, wifi-csi/frameNNN.mat}"),
+        ("data/widar/CSI/", "generated Widar3.0-like tree of Intel 5300 logs (<date>/<user>/*.dat)"),
+        ("data/mmfi/", "generated MM-Fi-like tree (E0x/Syy/Azz/wifi-csi/*.mat, ground_truth.npy)"),
         ("archives/widar/", "one CSI archive (.npz) per log, from rfbench parse"),
         ("widar-manifest.json", "rfbench ingest widar"),
         ("mmfi-manifest.json", "rfbench ingest mmfi"),

@@ -128,7 +128,9 @@ def score(
     on the split's train side, scored ids on its test side; a split whose audit failed is refused with exit 1).
     With --groups, a seeded cluster bootstrap gives an interval for every number and for model minus baseline.
     The report (-o) is tagged MEASURED (or SYNTHETIC) with its reproducer and input hashes: re-check it with
-    rfbench verify.
+    rfbench verify. With --plots it also gets PNG pictures beside it, embedded in its .md (pose: PCK against
+    the threshold with bootstrap bands, per-joint bars; gesture: the confusion matrix); they need matplotlib
+    (pip install 'rfbench[plot]') and are not part of the JSON that verify compares.
     """
     options = dict(locals())
     with guard():

@@ -125,11 +125,16 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
             out.append("")
     out += ["| | |", "|---|---|"]
     out += [f"| {k} | {_md(v)} |" for k, v in headline(report)]
+    if pictures:  # first after the context: a picture is read before a table
+        out += ["", "## Pictures", ""]
+        for caption, rel in pictures:
+            out += [f"![{_md(caption)}]({rel})", "", f"*{_md(caption)}* (`{rel}`; drawn from the inputs, not part "
+                    f"of the JSON report)", ""]
     out += ["", "## Results", ""]
     lvl = _level(report)
     if report.get("task") == "gesture":
         out += _gesture_markdown(report, lvl)
-        return _markdown_tail(report, out, notes, pictures)
+        return _markdown_tail(report, out, notes)
     out.append(f"| metric | model | {lvl} | baseline | {lvl} | Δ model − baseline | {lvl} | better | scoreable | "
                f"unscoreable samples |")
     out.append("|---|---:|---|---:|---|---:|---|---|---:|---:|")
@@ -151,17 +156,11 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
         for j in joints:
             out.append(f"| {j} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
                                                for r in macro) + " |")
-    return _markdown_tail(report, out, notes, pictures)
+    return _markdown_tail(report, out, notes)
 
 
-def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str],
-                   pictures: Sequence[tuple[str, str]] = ()) -> str:
-    """Pictures, notes, inputs, reproducer and version: the end of every Markdown report."""
-    if pictures:
-        out += ["", "## Pictures", ""]
-        for caption, rel in pictures:
-            out += [f"![{_md(caption)}]({rel})", "", f"*{_md(caption)}* (`{rel}`; drawn from the inputs, not part "
-                    f"of the JSON report)", ""]
+def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str]) -> str:
+    """Notes, inputs, reproducer and version: the end of every Markdown report."""
     if notes:
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
     out += ["", "## Inputs", "", "| role | path | bytes | sha256 |", "|---|---|---:|---|"]
