@@ -169,3 +169,20 @@ def test_demo_without_matplotlib_says_plots_were_skipped(runner, tmp_path, monke
     md = (tmp_path / "demo-out" / "pose" / "report.md").read_text()
     assert "## Pictures" not in md
     assert "MATCH demo-out/pose/report.json" in result.output
+
+
+def test_a_report_that_does_not_verify_makes_the_demo_exit_1(runner, tmp_path, monkeypatch):
+    from rfbench.errors import VerificationError
+    import rfbench.report.verify as verify_mod
+
+    def mismatch(path, **kw):
+        raise VerificationError(f"{path}: 1 value(s) differ on re-run (made up for this test)", differences=[])
+
+    monkeypatch.setattr(verify_mod, "verify_report", mismatch)
+    with in_dir(tmp_path):
+        result = runner.invoke(app, ["demo", "--size", "tiny"], env={"COLUMNS": "100"})
+    assert result.exit_code == 1, result.output
+    assert "MISMATCH demo-out/pose/report.json" in result.output
+    errors = [x for x in result.output.splitlines() if x.startswith("error:")]
+    assert errors == [f"error: demo-out/{t}/report.json: 1 value(s) differ on re-run (made up for this test)"
+                      for t in ("pose", "gesture")]

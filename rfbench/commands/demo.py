@@ -57,7 +57,7 @@ def demo(
         _render(result)
     if failed:
         for r in failed:
-            fail(f"{r['report']}: {r['verify']['error']}", 1)
+            fail(r["verify"]["error"], 1)
         raise typer.Exit(1)
 
 
