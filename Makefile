@@ -20,9 +20,9 @@ $(VENV)/.dev: $(BIN)/python pyproject.toml constraints.txt
 	$(PIP) -e '.[dev,plot,mat]'
 	touch $@ $(VENV)/.runtime
 
+# the whole pipeline on generated corpora, into demo-out/ (replacing the demo's own files from an earlier run)
 demo: $(VENV)/.runtime
-	$(BIN)/python -m rfbench.io.writer demo-out/demo.dat --force
-	$(BIN)/rfbench parse demo-out/demo.dat -o demo-out --scaled --force
+	$(BIN)/rfbench demo --out demo-out --force
 
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q

@@ -34,15 +34,17 @@ app = typer.Typer(
 # (module, attribute, kind): "command" registers a function, "group" a Typer sub-application.
 # Each module imports only typer and the standard library at import time.
 _COMMANDS: list[tuple[str, str, str]] = [
+    # in pipeline order, which is the order of `rfbench --help`
     ("rfbench.commands.parse", "parse", "command"),
-    ("rfbench.commands.proof", "proof", "command"),
-    ("rfbench.commands.adapt", "adapt", "command"),
-    ("rfbench.commands.config", "config", "group"),
     ("rfbench.commands.ingest", "ingest", "group"),
     ("rfbench.commands.split", "split", "command"),
     ("rfbench.commands.audit", "audit", "command"),
     ("rfbench.commands.score", "score", "command"),
     ("rfbench.commands.verify", "verify", "command"),
+    ("rfbench.commands.proof", "proof", "command"),
+    ("rfbench.commands.adapt", "adapt", "command"),
+    ("rfbench.commands.config", "config", "group"),
+    ("rfbench.commands.demo", "demo", "command"),
 ]
 
 

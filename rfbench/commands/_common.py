@@ -27,7 +27,7 @@ def stderr_console():
 def stdout_console():
     from rich.console import Console
 
-    return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True)  # long lines stay whole when piped; tables fit the width
 
 
 def fail(message: str, code: int = 2) -> "typer.Exit":

@@ -8,7 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, stdout_console
+from dataclasses import dataclass, field
+
+from rfbench.commands._common import emit_json, guard, stderr_console, stdout_console
 
 COMMAND_NAME = "score"
 TASKS = ("pose", "gesture")
@@ -101,6 +103,11 @@ def score(
                                             "SYNTHETIC.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the report JSON here, and its Markdown "
                                                 "rendering beside it (.md).")] = None,
+    plots: Annotated[bool, typer.Option("--plots", help="With -o: also draw PNG pictures beside the report "
+                                        "(pose: PCK-vs-threshold curve and per-joint bars; gesture: confusion "
+                                        "matrix) and embed them in the .md. Needs the plot extra "
+                                        "(pip install 'rfbench[plot]'); without it the report is still written "
+                                        "and the pictures are skipped with a message.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing report files.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON on stdout instead of a "
                                            "table.")] = False,
@@ -121,42 +128,108 @@ def score(
     on the split's train side, scored ids on its test side; a split whose audit failed is refused with exit 1).
     With --groups, a seeded cluster bootstrap gives an interval for every number and for model minus baseline.
     The report (-o) is tagged MEASURED (or SYNTHETIC) with its reproducer and input hashes: re-check it with
-    rfbench verify.
+    rfbench verify. With --plots it also gets PNG pictures beside it, embedded in its .md (pose: PCK against
+    the threshold with bootstrap bands, per-joint bars; gesture: the confusion matrix); they need matplotlib
+    (pip install 'rfbench[plot]') and are not part of the JSON that verify compares.
     """
+    options = dict(locals())
     with guard():
-        from rfbench.errors import ValidationError
-        from rfbench.io.archive import check_writable, write_json, write_text
-
-        if task not in TASKS:
-            raise ValidationError(f"unknown task {task!r}; use pose or gesture")
-        opts = dict(locals())
-        _check_task_options(task, opts)
-        md_path = None
-        if out is not None:
-            if out.suffix.lower() == ".md":
-                raise ValidationError("-o names the JSON report (e.g. report.json); the .md is written beside it")
-            check_writable(out, force)
-            md_path = out.with_suffix(".md")
-            check_writable(md_path, force)
-        base = out.parent if out is not None else Path.cwd()
-        if task == "pose":
-            report = _score_pose(opts, base)
-        else:
-            report = _score_gesture(opts, base)
-        from rfbench.report.render import render_markdown, render_terminal
-
-        if out is not None:
-            write_json(out, report, force=force)
-            write_text(md_path, render_markdown(report), force=force)
+        run = run_score(**options)
+    report, out = run.report, run.out
     if json_out:
         emit_json(report)
+        for line in run.messages:
+            stderr_console().print(line, markup=False)
         return
     console = stdout_console()
     if not console.is_terminal:
         console.width = 200  # piped or captured: keep each result on one line
-    console.print(render_terminal(report))
+    console.print(_render_terminal(report))
+    for line in run.messages:
+        console.print(line, markup=False)
     if out is not None:
-        console.print(f"wrote {out} and {md_path} ({report['evidence']}); check with: rfbench verify {out}")
+        console.print(f"wrote {out} and {run.md_path} ({report['evidence']}); check with: rfbench verify {out}",
+                      markup=False)
+
+
+def _render_terminal(report):
+    from rfbench.report.render import render_terminal
+
+    return render_terminal(report)
+
+
+@dataclass
+class ScoreRun:
+    """What one ``rfbench score`` run produced: the report, where it was written, the pictures drawn and the
+    lines to show the user (pictures written or skipped)."""
+
+    report: dict
+    out: Optional[Path] = None
+    md_path: Optional[Path] = None
+    pictures: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+
+
+def run_score(**options) -> ScoreRun:
+    """Run ``rfbench score`` with the given options (the command's parameter names; unnamed ones take the
+    command's defaults): score, write the report, its Markdown and (``plots=True``) its pictures.
+
+    This is the command's own code path, for callers such as ``rfbench demo`` that must produce exactly what
+    the command line would, reproducer included. Raises RfbenchError subclasses for bad input.
+    """
+    import inspect
+
+    from rfbench.errors import ValidationError
+    from rfbench.io.archive import check_writable, write_json, write_text
+
+    opts = {name: p.default for name, p in inspect.signature(score).parameters.items()}
+    unknown = set(options) - set(opts)
+    if unknown:
+        raise ValidationError(f"unknown score option(s): {', '.join(sorted(unknown))}")
+    opts.update(options)
+    task, out, force = opts["task"], opts["out"], opts["force"]
+    if task not in TASKS:
+        raise ValidationError(f"unknown task {task!r}; use pose or gesture")
+    _check_task_options(task, opts)
+    md_path = None
+    if opts["plots"] and out is None:
+        raise ValidationError("--plots writes PNG files beside the report: give -o report.json as well")
+    if out is not None:
+        out = Path(out)
+        if out.suffix.lower() == ".md":
+            raise ValidationError("-o names the JSON report (e.g. report.json); the .md is written beside it")
+        check_writable(out, force)
+        md_path = out.with_suffix(".md")
+        check_writable(md_path, force)
+    draw = bool(opts["plots"])
+    messages = []
+    if draw:
+        from rfbench.report.plots import PLOT_HINT, have_matplotlib, picture_paths
+
+        if not have_matplotlib():
+            draw = False
+            messages.append(f"plots skipped: {PLOT_HINT}")
+        else:
+            for p in picture_paths(out, task):
+                check_writable(p, force)
+    base = out.parent if out is not None else Path.cwd()
+    captured: dict = {}
+    if task == "pose":
+        report = _score_pose(opts, base, captured if draw else None)
+    else:
+        report = _score_gesture(opts, base)
+    from rfbench.report.render import render_markdown
+
+    pictures = []
+    if out is not None:
+        if draw:
+            from rfbench.report.plots import write_pictures
+
+            pictures = write_pictures(report, captured, out, force=force)
+            messages += [f"wrote {p} ({caption})" for caption, p in pictures]
+        write_json(out, report, force=force)
+        write_text(md_path, render_markdown(report, [(c, p.name) for c, p in pictures]), force=force)
+    return ScoreRun(report, out, md_path, [p for _, p in pictures], messages)
 
 
 #: Options of one task only, with their defaults: giving them to the other task is an error.
@@ -180,7 +253,7 @@ def _check_task_options(task: str, opts: dict) -> None:
             opts["units"] = "unspecified"  # declared as such in every label, never silently assumed
 
 
-def _score_pose(opts: dict, base: Path) -> dict:
+def _score_pose(opts: dict, base: Path, capture: dict | None = None) -> dict:
     from rfbench.errors import ValidationError
     from rfbench.report.pose import score_pose_files
 
@@ -199,7 +272,7 @@ def _score_pose(opts: dict, base: Path) -> dict:
         averaging=_list(opts["averaging"], "--averaging"), auc_n=opts["auc_n"], auc_max=opts["auc_max"],
         oks_area=opts["oks_area"].strip(), sigmas=_floats(sigmas, "--sigmas") if sigmas is not None else None,
         trust_layout=opts["trust_layout"], n_boot=opts["bootstrap"], level=opts["confidence"], seed=opts["seed"],
-        synthetic=opts["synthetic"],
+        synthetic=opts["synthetic"], capture=capture,
     )
 
 
@@ -250,6 +323,8 @@ def _gesture_argv(opts: dict) -> list[str]:
         argv.append("--synthetic")
     if opts["out"] is not None:
         argv += ["-o", str(opts["out"])]
+    if opts["plots"]:
+        argv.append("--plots")
     return argv
 
 
@@ -278,4 +353,6 @@ def _reproducer_argv(opts: dict) -> list[str]:
         argv.append("--synthetic")
     if opts["out"] is not None:
         argv += ["-o", str(opts["out"])]
+    if opts["plots"]:
+        argv.append("--plots")
     return argv

@@ -101,8 +101,8 @@ def _render(path: Path, outcome) -> None:
         tags.append("[bold magenta]SYNTHETIC[/]")
     held = ", ".join(str(v) for v in doc["held_out"])
     title = f"{escape(str(path))}: {doc['protocol']}" + (f" (test: {escape(held)})" if held else "")
-    table = Table(title=title + ("  " + " ".join(tags) if tags else "") + "\nrecordings per value",
-                  title_justify="left")
+    console.print(title + ("  " + " ".join(tags) if tags else ""))  # one line, however narrow the table
+    table = Table(title="recordings per value", title_justify="left")
     table.add_column("key")
     table.add_column("value", overflow="fold")
     table.add_column("train", justify="right")

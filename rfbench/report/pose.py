@@ -58,7 +58,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                 cluster_by: str = "recording", subjects: Mapping[str, str] | None = None, n_boot: int = 1000,
                 level: float = 0.95, seed: int = 0, synthetic: bool = False, reproducer: Mapping | None = None,
                 inputs: Sequence[Mapping[str, Any]] | None = None, evidence: str | None = None,
-                extra_notes: Sequence[str] = ()) -> dict[str, Any]:
+                extra_notes: Sequence[str] = (), capture: dict | None = None) -> dict[str, Any]:
     """Score poses and build a ``rfbench.report/1`` document.
 
     Parameters
@@ -82,6 +82,10 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
         ``{argv, cwd}`` and the input records; without a reproducer the report is CLAIMED.
     evidence : str, optional
         Expected tag; an error unless the facts support it.
+    capture : dict, optional
+        Filled with what pictures of the report need and the JSON does not hold: the validated ``pred``,
+        ``gt``, ``vis``, the ``skeleton``, the mean training pose ``baseline_pose`` (or None) and the bootstrap
+        ``clusters`` (or None). The report itself does not change.
 
     Returns
     -------
@@ -159,6 +163,9 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                         "better": "higher" if spec.higher_is_better else "lower",
                         "model": _sub(ms), "baseline": _sub(bs), "delta": delta, "ci": ci})
 
+    if capture is not None:
+        capture.update(pred=pred, gt=gt, vis=vis, skeleton=skel, clusters=clusters,
+                       baseline_pose=np.ascontiguousarray(mb.pose) if want_baseline else None)
     notes.extend(split_notes(split))
     notes.extend(extra_notes)
     layout = dict(layout)

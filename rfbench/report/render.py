@@ -7,7 +7,7 @@ its interval, the baseline and the difference. Nothing here computes a number.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 __all__ = ["render_markdown", "render_terminal", "headline", "fmt_value"]
 
@@ -109,8 +109,12 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     return rows
 
 
-def render_markdown(report: Mapping[str, Any]) -> str:
-    """The report as Markdown (a file beside the JSON)."""
+def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str]] = ()) -> str:
+    """The report as Markdown (a file beside the JSON).
+
+    ``pictures`` are ``(caption, path relative to the Markdown file)`` pairs, embedded as images in a
+    "Pictures" section; they are not part of the JSON report.
+    """
     out = [f"# rfbench report — {report.get('task')}", ""]
     out.append(f"**Evidence: {report.get('evidence')}** — {report.get('evidence_rule', '')}")
     out.append("")
@@ -121,6 +125,11 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             out.append("")
     out += ["| | |", "|---|---|"]
     out += [f"| {k} | {_md(v)} |" for k, v in headline(report)]
+    if pictures:  # first after the context: a picture is read before a table
+        out += ["", "## Pictures", ""]
+        for caption, rel in pictures:
+            out += [f"![{_md(caption)}]({rel})", "", f"*{_md(caption)}* (`{rel}`; drawn from the inputs, not part "
+                    f"of the JSON report)", ""]
     out += ["", "## Results", ""]
     lvl = _level(report)
     if report.get("task") == "gesture":

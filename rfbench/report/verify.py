@@ -29,7 +29,8 @@ __all__ = ["verify_report", "VerifyResult", "diff_reports", "rerun_argv", "RERUN
 
 #: Commands whose reports can be re-run.
 RERUNNABLE = ("score",)
-_DROP_FLAGS = ("--force", "--json")
+#: Flags that write files or change the output's form: the re-run prints one JSON report and writes nothing.
+_DROP_FLAGS = ("--force", "--json", "--plots")
 _DROP_WITH_VALUE = ("-o", "--out")
 
 
@@ -78,7 +79,12 @@ def _changed_inputs(report: dict, paths: dict[str, Path]) -> list[dict[str, Any]
 
 def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
     """The reproducer's arguments (after ``rfbench``) with outputs dropped, ``--json`` added and every input
-    option pointing at the resolved input file."""
+    option pointing at the resolved input file.
+
+    Options are recognised in every form the command line accepts: ``--opt value``, ``--opt=value`` and, for
+    ``-o``, ``-o value`` and ``-oVALUE``. Dropped: ``-o``/``--out`` with its value, ``--force``, ``--json`` and
+    ``--plots`` (the re-run writes nothing and prints one JSON report).
+    """
     rep = report.get("reproducer")
     if not rep:
         raise FormatError("the report has no reproducer (evidence CLAIMED): there is nothing to re-run")
@@ -88,22 +94,34 @@ def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
                           f"({', '.join(RERUNNABLE)})")
     by_option = {i["option"]: i["role"] for i in report["inputs"] if i.get("option")}
     out = [argv[1]]
+    tail: list[str] = []
     i = 2
     while i < len(argv):
         a = argv[i]
-        if a in _DROP_FLAGS:
+        if a == "--":  # everything after it is positional: keep it last, after --json
+            tail = argv[i:]
+            break
+        name, eq, _value = a.partition("=") if a.startswith("--") else (a, "", "")
+        if a.startswith("-o") and len(a) > 2:
+            name, eq = "-o", "="  # -oFILE: the short option with its value attached
+        if name in _DROP_FLAGS and not eq:
             i += 1
             continue
-        if a in _DROP_WITH_VALUE:
-            i += 2
+        if name in _DROP_WITH_VALUE:
+            i += 1 if eq else 2
             continue
-        if a in by_option and i + 1 < len(argv):
-            out += [a, str(paths[by_option[a]].resolve())]
-            i += 2
-            continue
+        if name in by_option:
+            if eq:
+                out.append(f"{name}={paths[by_option[name]].resolve()}")
+                i += 1
+                continue
+            if i + 1 < len(argv):
+                out += [name, str(paths[by_option[name]].resolve())]
+                i += 2
+                continue
         out.append(a)
         i += 1
-    return out + ["--json"]
+    return out + ["--json"] + tail
 
 
 def _walk(a: Any, b: Any, path: str, out: list) -> int:

@@ -1,0 +1,157 @@
+"""A small reader for MATLAB v5 ``.mat`` files holding numeric arrays, with no SciPy.
+
+It reads what an MM-Fi WiFi frame holds (``CSIamp``, ``CSIphase``: real double arrays) and, more generally,
+every numeric matrix (double, single, 8–64-bit integers, real or complex), compressed (``miCOMPRESSED``, as
+MATLAB's ``save`` writes by default) or not, in either byte order. Other variables (char, cell, struct,
+sparse, objects) are skipped and listed. Files in the HDF5-based v7.3 format are refused with a clear error.
+
+Reference: MathWorks, "MAT-File Format" (matfile_format.pdf), Version 5 MAT-File Format, chapter 1.
+``scipy.io.loadmat`` is the peer the tests compare with.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from rfbench.errors import FormatError
+
+__all__ = ["read_mat", "MatFile"]
+
+# Data types of the tags (matfile_format.pdf, table 1-1).
+_MI_DTYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 9: "f8", 12: "i8", 13: "u8"}
+_MI_MATRIX, _MI_COMPRESSED = 14, 15
+# Array classes (table 1-3): numeric ones and the dtype MATLAB gives them.
+_MX_NUMERIC = {6: "f8", 7: "f4", 8: "i1", 9: "u1", 10: "i2", 11: "u2", 12: "i4", 13: "u4", 14: "i8", 15: "u8"}
+_MX_NAMES = {1: "cell", 2: "struct", 3: "object", 4: "char", 5: "sparse"}
+_COMPLEX_FLAG = 0x0800
+
+
+class MatFile(dict):
+    """Variables of a MAT-file by name (NumPy arrays), plus ``skipped``: ``{name: class}`` of the rest."""
+
+    skipped: dict[str, str]
+
+
+def _elements(buf: bytes, pos: int, end: int, endian: str, where: str):
+    """Yield ``(type, payload)`` for each data element in ``buf[pos:end]``."""
+    while pos + 8 <= end:
+        first, second = struct.unpack_from(endian + "II", buf, pos)
+        if first >> 16:  # small data element: type and size share the first word, data in the next 4 bytes
+            mi_type, size = first & 0xFFFF, first >> 16
+            if size > 4:
+                raise FormatError(f"{where}: corrupt small data element (size {size} > 4)")
+            yield mi_type, buf[pos + 4:pos + 4 + size]
+            pos += 8
+            continue
+        mi_type, size = first, second
+        start = pos + 8
+        if start + size > end:
+            raise FormatError(f"{where}: truncated data element (needs {size} bytes, {end - start} left)")
+        yield mi_type, buf[start:start + size]
+        pos = start + size
+        if mi_type != _MI_COMPRESSED:
+            pos += (-size) % 8
+    if pos < end and any(buf[pos:end]):
+        raise FormatError(f"{where}: {end - pos} stray byte(s) after the last data element")
+
+
+def _numeric(mi_type: int, payload: bytes, endian: str, where: str) -> np.ndarray:
+    code = _MI_DTYPES.get(mi_type)
+    if code is None:
+        raise FormatError(f"{where}: unsupported numeric data type {mi_type}")
+    dtype = np.dtype(code).newbyteorder(endian)
+    if len(payload) % dtype.itemsize:
+        raise FormatError(f"{where}: {len(payload)} bytes is not a whole number of {code} values")
+    return np.frombuffer(payload, dtype=dtype)
+
+
+def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | str]:
+    """Name and array of one miMATRIX element (or name and class name when it is not numeric)."""
+    parts = list(_elements(payload, 0, len(payload), endian, where))
+    if len(parts) < 3:
+        raise FormatError(f"{where}: matrix element with {len(parts)} sub-element(s); expected flags, "
+                          f"dimensions and name")
+    flags = _numeric(parts[0][0], parts[0][1], endian, where)
+    dims = _numeric(parts[1][0], parts[1][1], endian, where).astype(np.int64)
+    name = parts[2][1].decode("ascii", "replace")
+    mx_class = int(flags[0]) & 0xFF
+    if mx_class not in _MX_NUMERIC:
+        return name, _MX_NAMES.get(mx_class, f"class {mx_class}")
+    if np.any(dims < 0):
+        raise FormatError(f"{where}: variable {name!r} has negative dimensions {dims.tolist()}")
+    count = int(np.prod(dims))
+    is_complex = bool(int(flags[0]) & _COMPLEX_FLAG)
+    if len(parts) < 4 + is_complex:
+        raise FormatError(f"{where}: variable {name!r} has no data")
+    out_dtype = np.dtype(_MX_NUMERIC[mx_class])
+    real = _numeric(parts[3][0], parts[3][1], endian, where)
+    if real.size != count:
+        raise FormatError(f"{where}: variable {name!r} holds {real.size} values for dimensions {dims.tolist()}")
+    arr = real.astype(out_dtype)
+    if is_complex:
+        imag = _numeric(parts[4][0], parts[4][1], endian, where)
+        if imag.size != count:
+            raise FormatError(f"{where}: variable {name!r}: imaginary part holds {imag.size} values, not {count}")
+        arr = arr.astype(np.result_type(out_dtype, np.complex64)) + 1j * imag.astype(out_dtype)
+    return name, arr.reshape(tuple(int(d) for d in dims), order="F")
+
+
+def read_mat(path: str | os.PathLike) -> MatFile:
+    """Read the numeric variables of a MATLAB v5 ``.mat`` file.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    MatFile
+        ``{name: ndarray}`` in MATLAB's shape (column-major data, so ``a[i, j]`` is MATLAB's ``a(i+1, j+1)``)
+        and dtype (a double variable stored compactly as uint8 comes back as float64, as in MATLAB);
+        ``.skipped`` names the variables that are not numeric matrices.
+
+    Raises
+    ------
+    FormatError
+        Not a v5 MAT-file (too short, a v7.3/HDF5 file, a bad byte-order mark) or a corrupt element.
+    """
+    path = Path(path)
+    where = str(path)
+    buf = path.read_bytes()
+    if len(buf) < 128:
+        raise FormatError(f"{where}: {len(buf)} bytes is too short for a MAT-file header (128 bytes)")
+    if buf[:512].startswith(b"MATLAB 7.3") or buf[512:520] == b"\x89HDF\r\n\x1a\n":
+        raise FormatError(f"{where}: a MATLAB v7.3 (HDF5) file; re-save it with save(..., '-v7') or read it with h5py")
+    mark = buf[126:128]
+    if mark == b"IM":
+        endian = "<"
+    elif mark == b"MI":
+        endian = ">"
+    else:
+        raise FormatError(f"{where}: not a MATLAB v5 MAT-file (no byte-order mark at bytes 126-127)")
+    out = MatFile()
+    out.skipped = {}
+    pending = [(buf, 128, len(buf))]
+    while pending:
+        data, pos, end = pending.pop(0)
+        for mi_type, payload in _elements(data, pos, end, endian, where):
+            if mi_type == _MI_COMPRESSED:
+                try:
+                    inner = zlib.decompress(payload)
+                except zlib.error as exc:
+                    raise FormatError(f"{where}: corrupt compressed element ({exc})") from None
+                pending.append((inner, 0, len(inner)))
+            elif mi_type == _MI_MATRIX:
+                name, value = _matrix(payload, endian, where)
+                if isinstance(value, str):
+                    out.skipped[name] = value
+                else:
+                    out[name] = value
+            else:
+                raise FormatError(f"{where}: unexpected top-level data element of type {mi_type}")
+    return out

@@ -1,0 +1,188 @@
+"""rfbench demo end to end (tiny corpus): reports written, SYNTHETIC, verified; a report edited by hand fails
+verification while the untouched ones pass; the demo's folder rules; its predictors see the train side only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rfbench.cli import app
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """One tiny demo, run once for the module, in its own folder (the paths it records are relative)."""
+    from typer.testing import CliRunner
+
+    home = tmp_path_factory.mktemp("demo")
+    old = Path.cwd()
+    import os
+
+    os.chdir(home)
+    try:
+        result = CliRunner().invoke(app, ["demo", "--size", "tiny", "--json"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    return home, json.loads(result.stdout)
+
+
+def in_dir(path: Path):
+    import contextlib
+    import os
+
+    @contextlib.contextmanager
+    def cm():
+        old = Path.cwd()
+        os.chdir(path)
+        try:
+            yield
+        finally:
+            os.chdir(old)
+
+    return cm()
+
+
+def test_demo_writes_verified_synthetic_reports_with_pictures(demo_run):
+    home, out = demo_run
+    assert out["evidence"] == "SYNTHETIC" and out["size"] == "tiny"
+    assert [r["task"] for r in out["reports"]] == ["pose", "gesture"]
+    for r in out["reports"]:
+        assert r["verify"]["status"] == "match" and r["verify"]["compared"] > 100
+        report = json.loads((home / r["report"]).read_text())
+        assert report["evidence"] == "SYNTHETIC"
+        assert report["split"]["audit"]["passed"] is True
+        assert report["baseline"]["kind"] is not None  # a baseline from the training split was built
+        md = (home / r["markdown"]).read_text()
+        for pic in r["pictures"]:
+            data = (home / pic).read_bytes()
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+            assert f"]({Path(pic).name})" in md  # embedded with a relative link
+        assert not any("png" in json.dumps(v) for k, v in report.items() if k != "reproducer")
+    assert len(out["reports"][0]["pictures"]) == 2 and len(out["reports"][1]["pictures"]) == 1
+    assert out["plots"] == "written"
+    # The reproducer is a command a user can type from the folder the demo ran in.
+    argv = out["reports"][0]["argv"]
+    assert argv[:2] == ["rfbench", "score"] and "demo-out/pose/pred.npy" in argv
+
+
+def test_pose_model_beats_the_mean_pose_and_gesture_stays_near_its_baseline(demo_run):
+    # The generated pose CSI is a noisy linear function of the pose, the Widar-like CSI random: a model that
+    # learns on the train side must beat the mean pose on PCK, and nothing can be learnt about gestures.
+    home, out = demo_run
+    pose = json.loads((home / out["reports"][0]["report"]).read_text())
+    pck = next(r for r in pose["results"] if r["metric"] == "pck" and r["spec"]["k"] == 0.2
+               and r["spec"]["normalization"] == "hip-width" and r["spec"]["averaging"] == "micro")
+    assert pck["delta"] > 0 and pck["ci"]["delta"]["low"] > 0
+    gesture = json.loads((home / out["reports"][1]["report"]).read_text())
+    acc = next(r for r in gesture["results"] if r["metric"] == "accuracy")
+    assert acc["ci"]["delta"]["low"] <= 0 <= acc["ci"]["delta"]["high"]
+
+
+def test_predictors_saw_the_train_side_only(demo_run):
+    home, _ = demo_run
+    for task, split in (("pose", "mmfi"), ("gesture", "widar")):
+        doc = json.loads((home / "demo-out" / f"{split}-split.json").read_text())
+        train = set(np.load(home / "demo-out" / task / "train_groups.npy").tolist())
+        test = set(np.load(home / "demo-out" / task / "groups.npy").tolist())
+        assert train <= set(doc["train"]) and test <= set(doc["test"]) and not train & test
+
+
+def test_printed_commands_rebuild_the_same_files(demo_run, runner):
+    # The split and ingest commands the demo prints give byte-identical files.
+    home, out = demo_run
+    split_cmds = [c for c in out["commands"] if c.startswith("rfbench split") or c.startswith("rfbench ingest")]
+    assert len(split_cmds) == 4
+    before = {p: (home / "demo-out" / p).read_bytes() for p in
+              ("widar-manifest.json", "mmfi-manifest.json", "widar-split.json", "mmfi-split.json")}
+    with in_dir(home):
+        for c in split_cmds:
+            result = runner.invoke(app, c.split()[1:] + ["--json"])
+            assert result.exit_code == 0, (c, result.output)
+    for p, data in before.items():
+        assert (home / "demo-out" / p).read_bytes() == data, p
+
+
+def test_a_report_edited_by_hand_fails_verification_the_others_pass(demo_run, runner, tmp_path):
+    home, _ = demo_run
+    copy = tmp_path / "copy"
+    shutil.copytree(home / "demo-out", copy / "demo-out")
+    path = copy / "demo-out" / "gesture" / "report.json"
+    report = json.loads(path.read_text())
+    report["results"][0]["model"]["value"] = 0.999
+    path.write_text(json.dumps(report))
+    with in_dir(copy):
+        result = runner.invoke(app, ["verify", "demo-out/gesture/report.json"])
+        assert result.exit_code == 1, result.output
+        assert "differ on re-run" in result.output and "0.999" in result.output
+        for untouched in ("demo-out/pose/report.json",):
+            ok = runner.invoke(app, ["verify", untouched])
+            assert ok.exit_code == 0, ok.output
+            assert ok.output.startswith("MATCH")
+
+
+def test_an_existing_folder_needs_force_and_force_touches_only_the_demos_files(demo_run, runner, tmp_path):
+    with in_dir(tmp_path):
+        Path("mine").mkdir()
+        Path("mine/notes.txt").write_text("keep me")
+        result = runner.invoke(app, ["demo", "--out", "mine", "--size", "tiny"])
+        assert result.exit_code == 2
+        lines = [x for x in result.output.splitlines() if x.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: mine is not empty; pass --force")
+        assert not Path("mine/pose").exists()
+        Path("mine/pose").mkdir()
+        Path("mine/pose/stale.npy").write_text("old")
+        result = runner.invoke(app, ["demo", "--out", "mine", "--size", "tiny", "--force", "--json"])
+        assert result.exit_code == 0, result.output
+        assert Path("mine/notes.txt").read_text() == "keep me"
+        assert not Path("mine/pose/stale.npy").exists()  # the demo's own folder was replaced
+        assert json.loads(result.stdout)["out"] == "mine"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--size", "huge"], "--size must be standard or tiny, got 'huge'"),
+    (["--seed", "-1"], "--seed must be >= 0, got -1"),
+])
+def test_bad_usage_is_exit_2(runner, tmp_path, args, words):
+    with in_dir(tmp_path):
+        result = runner.invoke(app, ["demo", *args])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {words}"  # one line, nothing else
+    assert not (tmp_path / "demo-out").exists()
+
+
+def test_demo_without_matplotlib_says_plots_were_skipped(runner, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with in_dir(tmp_path):
+        result = runner.invoke(app, ["demo", "--size", "tiny"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert "plots skipped: matplotlib is not installed; pictures need the plot extra: pip install 'rfbench[plot]'" \
+        in result.output
+    assert "Traceback" not in result.output
+    assert not list(tmp_path.rglob("*.png"))
+    md = (tmp_path / "demo-out" / "pose" / "report.md").read_text()
+    assert "## Pictures" not in md
+    assert "MATCH demo-out/pose/report.json" in result.output
+
+
+def test_a_report_that_does_not_verify_makes_the_demo_exit_1(runner, tmp_path, monkeypatch):
+    from rfbench.errors import VerificationError
+    import rfbench.report.verify as verify_mod
+
+    def mismatch(path, **kw):
+        raise VerificationError(f"{path}: 1 value(s) differ on re-run (made up for this test)", differences=[])
+
+    monkeypatch.setattr(verify_mod, "verify_report", mismatch)
+    with in_dir(tmp_path):
+        result = runner.invoke(app, ["demo", "--size", "tiny"], env={"COLUMNS": "100"})
+    assert result.exit_code == 1, result.output
+    assert "MISMATCH demo-out/pose/report.json" in result.output
+    errors = [x for x in result.output.splitlines() if x.startswith("error:")]
+    assert errors == [f"error: demo-out/{t}/report.json: 1 value(s) differ on re-run (made up for this test)"
+                      for t in ("pose", "gesture")]

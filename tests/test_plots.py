@@ -1,0 +1,131 @@
+"""Pictures of reports: the PCK curve's numbers by hand, the files written beside the report and embedded in
+its Markdown, the JSON unchanged by them, and a clear message without matplotlib."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posedata import COCO_TEMPLATE, coco_poses
+from rfbench.cli import app
+from rfbench.metrics.pose import validate_poses
+from rfbench.metrics.skeletons import get_skeleton
+from rfbench.report.plots import pck_curves
+
+pytest.importorskip("matplotlib")
+
+
+def _captured(pred, gt, clusters=None, baseline=None):
+    skel = get_skeleton("coco17")
+    p, g, v = validate_poses(pred, gt, None, skel.n_joints)
+    return {"pred": p, "gt": g, "vis": v, "skeleton": skel, "clusters": clusters, "baseline_pose": baseline}
+
+
+def _report(norm="abs:1", k=0.2, boot=None):
+    spec = {"metric": "pck", "normalization": norm, "normalizer_joints": None, "k": k, "comparison": "<=",
+            "units": "m", "skeleton": "coco17", "averaging": "micro"}
+    return {"results": [{"metric": "pck", "spec": spec}], "bootstrap": boot or {"method": None}}
+
+
+def test_curve_values_by_hand():
+    # One pose; joint j is off by d_j = 0.025 + 0.03 j along x (0.025, 0.055, ..., 0.505), never on a grid
+    # point. abs:1 makes the threshold k itself. The model never reaches 0.995 below k_max = 0.5, so the grid
+    # is 0, 0.01, ..., 0.5 (51 points) and PCK(k) = #{j : d_j <= k} / 17:
+    #   k = 0    -> 0;   k = 0.03 -> 1/17 (0.025);   k = 0.06 -> 2/17 (+0.055);   k = 0.5 -> 16/17 (up to 0.475)
+    # The baseline pose equals the ground truth: PCK 1 at every k (distance 0 <= k).
+    gt = COCO_TEMPLATE[None].copy()
+    pred = gt.copy()
+    pred[0, :, 0] += 0.025 + 0.03 * np.arange(17)
+    (c,) = pck_curves(_report(), _captured(pred, gt, baseline=gt[0]))
+    assert c.ks.size == 51 and c.ks[0] == 0 and abs(c.ks[-1] - 0.5) < 1e-15
+    at = {round(float(k), 2): float(v) for k, v in zip(c.ks, c.model)}
+    assert at[0.0] == 0 and at[0.03] == 1 / 17 and at[0.06] == 2 / 17 and at[0.5] == 16 / 17
+    assert np.all(c.baseline == 1.0)
+    assert c.level is None and np.all(np.isnan(c.model_low))  # no clusters: no band
+    assert c.label == "PCK@k abs(T=1 m) coco17 <= micro, units m"
+
+
+def test_curve_range_shrinks_to_where_the_curves_saturate():
+    # Same errors under abs:10 (threshold 10 k): every joint is within 0.505 once k >= 0.0505. On the coarse
+    # grid (step 0.01) both curves first reach 0.995 at k = 0.06, so the drawn range ends at 1.25 x 0.06.
+    gt = COCO_TEMPLATE[None].copy()
+    pred = gt.copy()
+    pred[0, :, 0] += 0.025 + 0.03 * np.arange(17)
+    (c,) = pck_curves(_report("abs:10"), _captured(pred, gt, baseline=gt[0]))
+    assert abs(c.ks[-1] - 0.075) < 1e-12
+    assert c.model[-1] == 1.0
+
+
+def test_bands_bracket_the_curves_with_clusters():
+    gt = coco_poses(40, seed=3)
+    pred = gt + np.random.default_rng(4).normal(scale=0.03, size=gt.shape)
+    clusters = np.repeat([f"r{i}" for i in range(8)], 5)
+    boot = {"method": "cluster", "replicates": 200, "level": 0.9, "seed": 0, "clusters": 8, "cluster_by": "recording"}
+    (c,) = pck_curves(_report("bbox", boot=boot), _captured(pred, gt, clusters, gt.mean(axis=0)))
+    ok = ~np.isnan(c.model_low)
+    assert ok.sum() > 40
+    assert np.all(c.model_low[ok] <= c.model[ok] + 1e-12) and np.all(c.model[ok] <= c.model_high[ok] + 1e-12)
+    assert np.any(c.model_high - c.model_low > 0)
+
+
+@pytest.fixture
+def pose_files(tmp_path):
+    gt = coco_poses(30, seed=5)
+    np.save(tmp_path / "gt.npy", gt)
+    np.save(tmp_path / "pred.npy", gt + np.random.default_rng(6).normal(scale=0.03, size=gt.shape))
+    np.save(tmp_path / "groups.npy", np.repeat([f"rec-{i}" for i in range(6)], 5))
+    return tmp_path
+
+
+ARGS = ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--skeleton", "coco17", "--units", "m", "--norm",
+        "bbox,torso", "--groups", "groups.npy", "--bootstrap", "100"]
+
+
+def _run(runner, folder, args):
+    old = Path.cwd()
+    os.chdir(folder)
+    try:
+        return runner.invoke(app, args)
+    finally:
+        os.chdir(old)
+
+
+def test_plots_are_written_beside_and_embedded_and_leave_the_json_alone(runner, pose_files):
+    result = _run(runner, pose_files, ARGS + ["-o", "r/report.json", "--plots"])
+    assert result.exit_code == 0, result.output
+    assert "wrote r/report-pck.png" in result.output and "wrote r/report-joints.png" in result.output
+    md = (pose_files / "r" / "report.md").read_text()
+    assert "![PCK against the threshold k" in md and "(report-pck.png)" in md and "(report-joints.png)" in md
+    with_plots = json.loads((pose_files / "r" / "report.json").read_text())
+    plain = _run(runner, pose_files, ARGS + ["-o", "r/plain.json"])
+    assert plain.exit_code == 0, plain.output
+    without = json.loads((pose_files / "r" / "plain.json").read_text())
+    for rep in (with_plots, without):
+        rep.pop("reproducer")
+    assert with_plots == without  # the pictures add nothing to the numbers verify compares
+    assert "## Pictures" not in (pose_files / "r" / "plain.md").read_text()
+    again = _run(runner, pose_files, ARGS + ["-o", "r/report.json", "--plots"])
+    assert again.exit_code == 2 and "already exists" in again.output  # no silent overwrite
+
+
+def test_plots_need_an_output(runner, pose_files):
+    result = _run(runner, pose_files, ARGS + ["--plots"])
+    assert result.exit_code == 2
+    assert result.output.strip() == ("error: --plots writes PNG files beside the report: give -o report.json as "
+                                     "well")
+
+
+def test_without_matplotlib_the_report_is_written_and_plots_are_skipped(runner, pose_files, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    result = _run(runner, pose_files, ARGS + ["-o", "report.json", "--plots"])
+    assert result.exit_code == 0, result.output
+    assert ("plots skipped: matplotlib is not installed; pictures need the plot extra: pip install "
+            "'rfbench[plot]'") in result.output
+    assert "Traceback" not in result.output
+    assert (pose_files / "report.json").exists() and not list(pose_files.glob("*.png"))
