@@ -236,29 +236,27 @@ def _unpack_headers(b, offsets, timestamp_low, bfee_count, nrx, ntx, rssi_a, rss
 # the complex64 value (real, imaginary) as one uint64 — one load and one 8-byte store per value, instead of
 # two conversions and two stores (measured 2.8x faster; the table, 512 KiB, stays in cache) — or, for int8
 # output, the lane itself as a uint16 (real byte, imaginary byte).
-# Three kernels share the records (see `_kind`): two fast paths for records of the array's full shape, and
-# a general byte path for padded records (mixed-shape files) and the very end of the buffer. They are
+# Three kernels share the records (see `_is_fast`): a fast path for records of the array's full shape (one
+# for Ntx = 1, one for Ntx = 2 or 3), which hands the others to a general byte path for padded records
+# (mixed-shape files) and the very end of the buffer. They are
 # separate on purpose: one function holding all three loops ran 3x slower (LLVM optimises each loop worse
 # in the presence of the others; measured).
 # The kernels are serial and release the GIL; `read` splits large files across threads itself.
 
 _M16 = np.uint64(0xFFFF)
-_FAST_TX1, _FAST_ROWS, _GENERAL = 0, 1, 2
 
 
 @njit(inline="always")
-def _kind(b, body, n_rx_out, n_tx_out, n_buf):
-    """Which kernel unpacks this record: the two fast paths take records of the array's full shape whose
-    last 64-bit load stays inside the buffer; everything else (padding, mixed shapes, the very end of the
-    buffer) takes the general byte path."""
+def _is_fast(b, body, n_rx_out, n_tx_out, n_buf):
+    """Whether a fast path may unpack this record: it has the array's full shape and its last 64-bit load
+    stays inside the buffer. Everything else (padding, mixed shapes, the very end of the buffer) takes the
+    general byte path."""
     nrx = np.int64(b[body + 8])
     ntx = np.int64(b[body + 9])
     if nrx != n_rx_out or ntx != n_tx_out:
-        return _GENERAL
+        return False
     step = 3 + 16 * nrx * ntx
-    if body + 20 + (3 + 29 * step) // 8 + 2 * nrx * ntx + 8 > n_buf:
-        return _GENERAL
-    return _FAST_TX1 if ntx == 1 else _FAST_ROWS
+    return body + 20 + (3 + 29 * step) // 8 + 2 * nrx * ntx + 8 <= n_buf
 
 
 @njit(inline="always")
@@ -268,13 +266,17 @@ def _lane_of(p0, p1, d):
 
 
 @njit
-def _unpack_fast_tx1(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop):
+def _unpack_fast_tx1(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop, rest):
     """Records with Ntx = 1 and the array's Nrx: all rows of a subcarrier are lanes of one 64-bit word, and
-    the permutation (file row k to row perm[k]) is the choice of lane for each output row."""
+    the permutation (file row k to row perm[k]) is the choice of lane for each output row. The indices of
+    the records it leaves go to ``rest``; returns their count."""
     n_buf = b.shape[0]
+    n_rest = 0
     for i in range(start, stop):
         body = offsets[i]
-        if _kind(b, body, n_rx_out, n_tx_out, n_buf) != _FAST_TX1:
+        if not _is_fast(b, body, n_rx_out, n_tx_out, n_buf):
+            rest[n_rest] = i
+            n_rest += 1
             continue
         nrx = n_rx_out
         s0, s1, s2 = _U0, np.uint64(16), np.uint64(32)  # lane shifts of output rows 0, 1, 2
@@ -295,6 +297,7 @@ def _unpack_fast_tx1(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, st
                 out[c + _U1] = lut[(w >> s1) & _M16]
                 if nrx == 3:
                     out[c + _U2] = lut[(w >> s2) & _M16]
+    return n_rest
 
 
 @njit(inline="always")
@@ -308,17 +311,21 @@ def _put_row(b, src, rem, ntx, out, c, lut):
 
 
 @njit
-def _unpack_fast_rows(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop):
+def _unpack_fast_rows(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop, rest):
     """Records with Ntx = 2 or 3 and the array's shape: one 64-bit load per file row (a row is 2*Ntx bytes
-    at the subcarrier's bit offset), stored at its output row perm[k] where the policy applies."""
+    at the subcarrier's bit offset), stored at its output row perm[k] where the policy applies. The
+    indices of the records it leaves go to ``rest``; returns their count."""
     n_buf = b.shape[0]
     nrx = n_rx_out
     ntx = n_tx_out
     per_sc = nrx * ntx
     row_bytes = np.uint64(2 * ntx)
+    n_rest = 0
     for i in range(start, stop):
         body = offsets[i]
-        if _kind(b, body, n_rx_out, n_tx_out, n_buf) != _FAST_ROWS:
+        if not _is_fast(b, body, n_rx_out, n_tx_out, n_buf):
+            rest[n_rest] = i
+            n_rest += 1
             continue
         d0, d1, d2 = _U0, np.uint64(ntx), np.uint64(2 * ntx)  # output offsets of file rows 0, 1, 2
         if policy[i] == 1:
@@ -339,19 +346,18 @@ def _unpack_fast_rows(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, s
                 _put_row(b, src + row_bytes, rem, ntx, out, c + d1, lut)
                 if nrx == 3:
                     _put_row(b, src + row_bytes + row_bytes, rem, ntx, out, c + d2, lut)
+    return n_rest
 
 
 @njit
-def _unpack_general(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop):
-    """Every other record — fewer antennas than the array (mixed-shape files, zero padding) or too near the
-    end of the buffer for 64-bit loads: value by value, each to its final row (permuted where the policy
-    says so)."""
-    n_buf = b.shape[0]
+def _unpack_general(b, offsets, policy, out, lut, n_rx_out, n_tx_out, records):
+    """The records left by the fast paths (their indices in ``records``) — fewer antennas than the array
+    (mixed-shape files, zero padding) or too near the end of the buffer for 64-bit loads: value by value,
+    each to its final row (permuted where the policy says so)."""
     per_sc = n_rx_out * n_tx_out
-    for i in range(start, stop):
+    for j in range(records.shape[0]):
+        i = records[j]
         body = offsets[i]
-        if _kind(b, body, n_rx_out, n_tx_out, n_buf) != _GENERAL:
-            continue
         nrx = np.int64(b[body + 8])
         ntx = np.int64(b[body + 9])
         sel = np.int64(b[body + 15])
@@ -392,9 +398,11 @@ def _lane_table(raw_int8: bool) -> np.ndarray:
 def _unpack_range(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, headers, start, stop):
     """Headers and CSI of records ``start..stop-1`` (one thread's share)."""
     _unpack_headers(buf, offsets, *headers, start, stop)
-    _unpack_fast_tx1(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop)
-    _unpack_fast_rows(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop)
-    _unpack_general(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop)
+    fast = _unpack_fast_tx1 if n_tx_out == 1 else _unpack_fast_rows
+    rest = np.empty(stop - start, dtype=np.int64)
+    n_rest = fast(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop, rest)
+    if n_rest:
+        _unpack_general(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, rest[:n_rest])
 
 
 #: Records below which a file is unpacked on the calling thread only: below it a thread hand-off costs
