@@ -104,36 +104,26 @@ class Kernels(_LogCase):
     def setup(self, case):
         super().setup(case)
         m = self.intel5300
+        if not hasattr(m, "_frame") or "threads" not in inspect.signature(m._unpack_csi).parameters:
+            raise NotImplementedError("no _frame/_unpack_csi(..., threads) on this commit")
         self.buf = np.frombuffer(self.data, np.uint8)
-        bound = self.buf.shape[0] // m.MIN_BFEE_RECORD_BYTES + 1
-        self.offsets = np.empty(bound, np.int64)
-        self.policy = np.empty(bound, np.uint8)
-        self.skips = np.zeros(len(m.SKIP_REASONS) + 1, np.int64)
-        self.non_csi = np.zeros(256, np.int64)
-        n, r, t = m._scan(self.buf, self.offsets, self.policy, self.skips, self.non_csi)
-        self.offsets, self.policy = self.offsets[:n], self.policy[:n]
-        self.out = np.empty((n, 30, r, t, 2), np.float32)
-        self.flat = self.out.reshape(-1)
-        self.r, self.t = int(r), int(t)
-        driver = getattr(m, "_unpack_csi", None)  # the driver of the unpack kernels
-        if driver is None or "headers" not in inspect.signature(driver).parameters:
-            raise NotImplementedError("no _unpack_csi(..., headers, threads) driver on this commit")
-        headers = tuple(np.empty(n, dt) for dt in m.HEADER_FIELDS.values()) + (np.empty((n, 3), np.int8),)
-        # one thread: the kernels' own cost
-        self.unpack = functools.partial(driver, headers=headers, threads=1)
-        self.unpack(self.buf, self.offsets, self.policy, self.out, self.r, self.t)
+        framing = m._frame(self.buf)
+        self.framing = framing
+        self.out = np.empty((framing.n, 30, framing.max_nrx, framing.max_ntx, 2), np.float32)
+        self.unpack = functools.partial(m._unpack_csi, threads=1)  # one thread: the kernels' own cost
+        self.unpack(self.buf, framing.offsets, framing.policy, self.out, framing.max_nrx, framing.max_ntx)
         from rfbench.csi.scaling import scaled_csi
 
         self.scaled_csi = scaled_csi
         self.csi = self.log.csi
 
     def time_scan(self, case):
-        self.skips[:] = 0
-        self.non_csi[:] = 0
-        self.intel5300._scan(self.buf, self.offsets, self.policy, self.skips, self.non_csi)
+        """Framing and validation of every record, headers included."""
+        self.intel5300._frame(self.buf)
 
     def time_unpack(self, case):
-        self.unpack(self.buf, self.offsets, self.policy, self.out, self.r, self.t)
+        f = self.framing
+        self.unpack(self.buf, f.offsets, f.policy, self.out, f.max_nrx, f.max_ntx)
 
     def time_scale(self, case):
         log = self.log

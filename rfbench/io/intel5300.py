@@ -110,12 +110,36 @@ def _perm_policy(antenna_sel, nrx):
     return 1
 
 
-@njit
-def _scan(buf, offsets, policy, skips, non_csi):
-    """Frame ``buf`` into records and validate every bfee record.
+@njit(inline="always")
+def _read_header(b, body, i, timestamp_low, bfee_count, nrx, ntx, rssi_a, rssi_b, rssi_c, noise, agc, antenna_sel,
+                 rate, perm):
+    """Header fields of the record whose body starts at ``b[body]`` into entry ``i`` (read_bfee.c offsets)."""
+    timestamp_low[i] = (np.uint32(b[body]) | (np.uint32(b[body + 1]) << 8) | (np.uint32(b[body + 2]) << 16)
+                        | (np.uint32(b[body + 3]) << 24))
+    bfee_count[i] = np.uint16(b[body + 4]) | (np.uint16(b[body + 5]) << 8)
+    nrx[i] = b[body + 8]
+    ntx[i] = b[body + 9]
+    rssi_a[i] = b[body + 10]
+    rssi_b[i] = b[body + 11]
+    rssi_c[i] = b[body + 12]
+    noise[i] = np.int8(b[body + 13])  # signed in read_bfee.c
+    agc[i] = b[body + 14]
+    sel = b[body + 15]
+    antenna_sel[i] = sel
+    rate[i] = np.uint16(b[body + 18]) | (np.uint16(b[body + 19]) << 8)
+    perm[i, 0] = sel & 3  # 0-based
+    perm[i, 1] = (sel >> 2) & 3
+    perm[i, 2] = (sel >> 4) & 3
 
-    Writes the body offset of each valid bfee record to ``offsets`` and its perm policy to ``policy``
-    (both must hold at least ``len(buf) // MIN_BFEE_RECORD_BYTES + 1`` entries), counts skipped records
+
+@njit
+def _scan(buf, offsets, policy, skips, non_csi, timestamp_low, bfee_count, nrx_out, ntx_out, rssi_a, rssi_b,
+          rssi_c, noise, agc, antenna_sel, rate, perm):
+    """Frame ``buf`` into records, validate every bfee record and read its header.
+
+    Writes the body offset of each valid bfee record to ``offsets``, its perm policy to ``policy`` and its
+    header fields (read_bfee.c offsets; ``perm`` 0-based from ``antenna_sel``) to the header arrays (all
+    must hold at least ``len(buf) // MIN_BFEE_RECORD_BYTES + 1`` entries), counts skipped records
     by reason into ``skips`` (indexed like SKIP_REASONS, plus index 5 = invalid_perm) and non-CSI records
     by code into ``non_csi`` (256 entries). Returns ``(n_valid, max_nrx, max_ntx)``.
 
@@ -172,6 +196,8 @@ def _scan(buf, offsets, policy, skips, non_csi):
             skips[5] += 1
         offsets[n_valid] = body
         policy[n_valid] = rule
+        _read_header(buf, body, n_valid, timestamp_low, bfee_count, nrx_out, ntx_out, rssi_a, rssi_b, rssi_c,
+                     noise, agc, antenna_sel, rate, perm)
         n_valid += 1
         if nrx > max_nrx:
             max_nrx = nrx
@@ -200,30 +226,6 @@ def _lane_at(b, s, rem):
     real = ((np.int64(b[s]) | (np.int64(b[s + 1]) << 8)) >> rem) & 0xFF
     imag = ((np.int64(b[s + 1]) | (np.int64(b[s + 2]) << 8)) >> rem) & 0xFF
     return real | (imag << 8)
-
-
-@njit
-def _unpack_headers(b, offsets, timestamp_low, bfee_count, nrx, ntx, rssi_a, rssi_b, rssi_c, noise, agc,
-                    antenna_sel, rate, perm, start, stop):
-    """Header fields of records ``start..stop-1`` (read_bfee.c offsets), ``perm`` 0-based from ``antenna_sel``."""
-    for i in range(start, stop):
-        body = offsets[i]
-        timestamp_low[i] = (np.uint32(b[body]) | (np.uint32(b[body + 1]) << 8) | (np.uint32(b[body + 2]) << 16)
-                            | (np.uint32(b[body + 3]) << 24))
-        bfee_count[i] = np.uint16(b[body + 4]) | (np.uint16(b[body + 5]) << 8)
-        nrx[i] = b[body + 8]
-        ntx[i] = b[body + 9]
-        rssi_a[i] = b[body + 10]
-        rssi_b[i] = b[body + 11]
-        rssi_c[i] = b[body + 12]
-        noise[i] = np.int8(b[body + 13])  # signed in read_bfee.c
-        agc[i] = b[body + 14]
-        sel = b[body + 15]
-        antenna_sel[i] = sel
-        rate[i] = np.uint16(b[body + 18]) | (np.uint16(b[body + 19]) << 8)
-        perm[i, 0] = sel & 3
-        perm[i, 1] = (sel >> 2) & 3
-        perm[i, 2] = (sel >> 4) & 3
 
 
 # How CSI is unpacked. read_bfee.c reads entry j of subcarrier s as the low 8 bits of
@@ -300,16 +302,6 @@ def _unpack_fast_tx1(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, st
     return n_rest
 
 
-@njit(inline="always")
-def _put_row(b, src, rem, ntx, out, c, lut):
-    """File row at stream position (src, rem): its ``ntx`` values to ``out[c:c+ntx]`` through ``lut``."""
-    w = _load_u64(b, src) >> rem
-    out[c] = lut[w & _M16]
-    out[c + _U1] = lut[(w >> np.uint64(16)) & _M16]
-    if ntx == 3:
-        out[c + _U2] = lut[(w >> np.uint64(32)) & _M16]
-
-
 @njit
 def _unpack_fast_rows(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop, rest):
     """Records with Ntx = 2 or 3 and the array's shape: one 64-bit load per file row (a row is 2*Ntx bytes
@@ -341,11 +333,27 @@ def _unpack_fast_rows(b, offsets, policy, out, lut, n_rx_out, n_tx_out, start, s
             src = np.uint64(payload + (bit >> 3))
             rem = np.uint64(bit & 7)
             c = np.uint64(first + sc * per_sc)
-            _put_row(b, src, rem, ntx, out, c + d0, lut)
+            # (written out in full: through an inline helper this loop ran 7x slower, measured)
+            w = _load_u64(b, src) >> rem
+            cc = c + d0
+            out[cc] = lut[w & _M16]
+            out[cc + _U1] = lut[(w >> np.uint64(16)) & _M16]
+            if ntx == 3:
+                out[cc + _U2] = lut[(w >> np.uint64(32)) & _M16]
             if nrx >= 2:
-                _put_row(b, src + row_bytes, rem, ntx, out, c + d1, lut)
+                w = _load_u64(b, src + row_bytes) >> rem
+                cc = c + d1
+                out[cc] = lut[w & _M16]
+                out[cc + _U1] = lut[(w >> np.uint64(16)) & _M16]
+                if ntx == 3:
+                    out[cc + _U2] = lut[(w >> np.uint64(32)) & _M16]
                 if nrx == 3:
-                    _put_row(b, src + row_bytes + row_bytes, rem, ntx, out, c + d2, lut)
+                    w = _load_u64(b, src + row_bytes + row_bytes) >> rem
+                    cc = c + d2
+                    out[cc] = lut[w & _M16]
+                    out[cc + _U1] = lut[(w >> np.uint64(16)) & _M16]
+                    if ntx == 3:
+                        out[cc + _U2] = lut[(w >> np.uint64(32)) & _M16]
     return n_rest
 
 
@@ -395,9 +403,8 @@ def _lane_table(raw_int8: bool) -> np.ndarray:
     return _LUTS[key]
 
 
-def _unpack_range(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, headers, start, stop):
-    """Headers and CSI of records ``start..stop-1`` (one thread's share)."""
-    _unpack_headers(buf, offsets, *headers, start, stop)
+def _unpack_range(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop):
+    """CSI of records ``start..stop-1`` (one thread's share)."""
     fast = _unpack_fast_tx1 if n_tx_out == 1 else _unpack_fast_rows
     rest = np.empty(stop - start, dtype=np.int64)
     n_rest = fast(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, start, stop, rest)
@@ -420,9 +427,8 @@ def _pool():
     return _POOL
 
 
-def _unpack_csi(buf, offsets, policy, pairs, n_rx_out, n_tx_out, headers, threads=None):
-    """Unpack the headers (the arrays of ``headers``, in :data:`HEADER_FIELDS` order, then ``perm``) and the
-    CSI of every valid record into ``pairs`` (float32 or int8, ``(records, 30, n_rx_out, n_tx_out, 2)``).
+def _unpack_csi(buf, offsets, policy, pairs, n_rx_out, n_tx_out, threads=None):
+    """Unpack the CSI of every valid record into ``pairs`` (float32 or int8, ``(records, 30, n_rx_out, n_tx_out, 2)``).
     With ``threads`` > 1 the records are split into contiguous ranges unpacked by that many threads (see
     :func:`read`); each writes only its own records, so the result never depends on it."""
     raw_int8 = pairs.dtype == np.int8
@@ -433,13 +439,13 @@ def _unpack_csi(buf, offsets, policy, pairs, n_rx_out, n_tx_out, headers, thread
         threads = (os.cpu_count() or 1) if n >= PARALLEL_MIN_RECORDS else 1
     threads = max(1, min(int(threads), n))
     if threads == 1:
-        _unpack_range(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, headers, 0, n)
+        _unpack_range(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, 0, n)
         return
     bounds = np.linspace(0, n, threads + 1).astype(np.int64)
     pool = _pool()
-    futures = [pool.submit(_unpack_range, buf, offsets, policy, out, lut, n_rx_out, n_tx_out, headers,
-                           int(bounds[k]), int(bounds[k + 1])) for k in range(1, threads)]
-    _unpack_range(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, headers, 0, int(bounds[1]))
+    futures = [pool.submit(_unpack_range, buf, offsets, policy, out, lut, n_rx_out, n_tx_out, int(bounds[k]),
+                           int(bounds[k + 1])) for k in range(1, threads)]
+    _unpack_range(buf, offsets, policy, out, lut, n_rx_out, n_tx_out, 0, int(bounds[1]))
     for f in futures:
         f.result()
 
@@ -571,6 +577,37 @@ class Intel5300Log:
         }
 
 
+@dataclass(frozen=True)
+class _Framing:
+    """What the framing pass found: the valid records' body offsets, perm policies and headers, the skip and
+    non-CSI counters, and the largest Nrx/Ntx (at least 1)."""
+
+    n: int
+    max_nrx: int
+    max_ntx: int
+    offsets: np.ndarray
+    policy: np.ndarray
+    headers: dict
+    perm: np.ndarray
+    skips: np.ndarray
+    non_csi: np.ndarray
+
+
+def _frame(buf: np.ndarray) -> _Framing:
+    """Run the framing kernel over ``buf`` with outputs sized by the file (never by a length it contains)."""
+    bound = buf.shape[0] // MIN_BFEE_RECORD_BYTES + 1  # no more valid records fit in the file
+    offsets = np.empty(bound, dtype=np.int64)
+    policy = np.empty(bound, dtype=np.uint8)
+    skips = np.zeros(len(SKIP_REASONS) + 1, dtype=np.int64)
+    non_csi = np.zeros(256, dtype=np.int64)
+    headers = {name: np.empty(bound, dtype=dt) for name, dt in HEADER_FIELDS.items()}
+    perm = np.empty((bound, 3), dtype=np.int8)
+    n, max_nrx, max_ntx = _scan(buf, offsets, policy, skips, non_csi, *headers.values(), perm)
+    n = int(n)
+    return _Framing(n, max(int(max_nrx), 1), max(int(max_ntx), 1), offsets[:n], policy[:n],
+                    {name: arr[:n] for name, arr in headers.items()}, perm[:n], skips, non_csi)
+
+
 def _as_buffer(source) -> tuple[np.ndarray, str | None]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return np.frombuffer(source, dtype=np.uint8), None
@@ -621,22 +658,12 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
         The path is missing, a directory, or unreadable.
     """
     buf, path = _as_buffer(source)
-    bound = buf.shape[0] // MIN_BFEE_RECORD_BYTES + 1
-    offsets = np.empty(bound, dtype=np.int64)
-    policy = np.empty(bound, dtype=np.uint8)
-    skips = np.zeros(len(SKIP_REASONS) + 1, dtype=np.int64)
-    non_csi = np.zeros(256, dtype=np.int64)
-    n, max_nrx, max_ntx = _scan(buf, offsets, policy, skips, non_csi)
-    n = int(n)
-    offsets = offsets[:n]
-    policy = policy[:n]
-    max_nrx, max_ntx = max(int(max_nrx), 1), max(int(max_ntx), 1)
-
-    headers = {name: np.empty(n, dtype=dt) for name, dt in HEADER_FIELDS.items()}
-    perm = np.empty((n, 3), dtype=np.int8)
+    framing = _frame(buf)
+    n, max_nrx, max_ntx = framing.n, framing.max_nrx, framing.max_ntx
+    offsets, policy, headers, perm, skips, non_csi = (framing.offsets, framing.policy, framing.headers,
+                                                      framing.perm, framing.skips, framing.non_csi)
     pairs = np.empty((n, _N_SUBCARRIERS, max_nrx, max_ntx, 2), dtype=np.int8 if raw_int8 else np.float32)
-    _unpack_csi(buf, offsets, policy, pairs, max_nrx, max_ntx,
-                (*(headers[name] for name in HEADER_FIELDS), perm), threads)
+    _unpack_csi(buf, offsets, policy, pairs, max_nrx, max_ntx, threads)
     skipped = {reason: int(skips[k]) for k, reason in enumerate(SKIP_REASONS)}
     skipped["invalid_perm"] = int(skips[len(SKIP_REASONS)])
     codes = np.flatnonzero(non_csi)
