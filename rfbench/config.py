@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rfbench.errors import ConfigError
+from rfbench.io.archive import read_input_bytes
 
 __all__ = ["Field", "FIELDS", "MAX_BATCH_BYTES", "Config", "find_config", "load_config", "parse_toml",
            "validate", "override", "check_paths"]
@@ -138,15 +139,7 @@ def _toml_module():
 def parse_toml(path: str | os.PathLike) -> dict:
     """Read a TOML file into a dict; a missing, unreadable or malformed file raises ConfigError."""
     toml = _toml_module()
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder; give the path of a .toml file") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    data = read_input_bytes(path, "config file", ConfigError)
     try:
         return toml.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

@@ -118,7 +118,7 @@ def test_custom_layout_errors(data, message):
 
 
 def test_layout_file_errors(tmp_path):
-    with pytest.raises(FormatError, match="no such skeleton file"):
+    with pytest.raises(FormatError, match="skeleton file .*: no such file"):
         get_skeleton(str(tmp_path / "none.toml"))
     bad = tmp_path / "bad.toml"
     bad.write_text("name = [")

@@ -7,7 +7,6 @@ Errors go to stderr as a single line (``error: <message>``) and the process exit
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from typing import Any, Iterator
 

@@ -32,6 +32,8 @@ __all__ = [
     "check_writable",
     "dumps_json",
     "sha256_file",
+    "read_input_bytes",
+    "load_npy",
     "SCHEMA_MAJOR",
 ]
 
@@ -122,6 +124,48 @@ def write_json(path, obj: Mapping[str, Any], force: bool = False) -> Path:
     return write_text(path, dumps_json(obj), force)
 
 
+def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = FormatError) -> bytes:
+    """The bytes of an input file, or ``error`` with one line saying why not.
+
+    ``what`` names the input in the message (``"--label-set"``, ``"skeleton file"``...): the message reads
+    ``"<what> <path>: no such file"`` (or ``is a directory``, ``permission denied``, ``cannot read (...)``).
+    """
+    path = Path(path)
+    where = f"{what} {path}" if what else str(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{where}: is a directory, not a file") from None
+    except PermissionError:
+        raise error(f"{where}: permission denied") from None
+    except OSError as exc:
+        raise error(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+def load_npy(path: str | os.PathLike, what: str = ""):
+    """One plain ``.npy`` array (no pickles, not an ``.npz``), or :class:`FormatError` with one line."""
+    import numpy as np
+
+    where = f"{what} {path}" if what else str(path)
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise FormatError(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise FormatError(f"{where}: is a directory, expected a .npy file") from None
+    except PermissionError:
+        raise FormatError(f"{where}: permission denied") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise FormatError(f"{where}: not a plain .npy array ({exc})") from None
+    if not isinstance(arr, np.ndarray):
+        if hasattr(arr, "close"):
+            arr.close()
+        raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
+    return arr
+
+
 def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
     """Read a stage JSON file and check its schema.
 
@@ -142,13 +186,9 @@ def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise FormatError(f"{path}: is a directory, expected a JSON file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FormatError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
+        text = read_input_bytes(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError(f"{path}: not UTF-8 text, expected a JSON file") from None
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:

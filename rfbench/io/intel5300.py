@@ -37,6 +37,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
+from rfbench.io.archive import read_input_bytes
 
 __all__ = [
     "Intel5300Log",
@@ -617,18 +618,7 @@ def _as_buffer(source) -> tuple[np.ndarray, str | None]:
         return np.ascontiguousarray(source), None
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if path.is_dir():
-            raise FormatError(f"{path}: is a directory, not a bfee log")
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except FileNotFoundError:
-            raise FormatError(f"{path}: no such file") from None
-        except PermissionError:
-            raise FormatError(f"{path}: permission denied") from None
-        except OSError as exc:
-            raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
-        return np.frombuffer(data, dtype=np.uint8), str(path)
+        return np.frombuffer(read_input_bytes(path), dtype=np.uint8), str(path)
     raise TypeError(f"expected a path, bytes or a uint8 array, not {type(source).__name__}")
 
 

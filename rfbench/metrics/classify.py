@@ -48,6 +48,7 @@ import numpy as np
 
 from rfbench._jit import serial_below
 from rfbench.errors import FormatError, ValidationError
+from rfbench.io.archive import read_input_bytes
 from rfbench.metrics import kernels as _k
 from rfbench.metrics.stats import Segments, column_totals, make_segments, mean_defined, ratio
 
@@ -148,11 +149,7 @@ class LabelSet:
         surrounding spaces stripped."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FormatError(f"--label-set {path}: no such file") from None
-        except IsADirectoryError:
-            raise FormatError(f"--label-set {path}: is a directory, expected a text file of class names") from None
+            text = read_input_bytes(path, "--label-set").decode("utf-8")
         except UnicodeDecodeError:
             raise FormatError(f"--label-set {path}: not UTF-8 text; list one class name per line") from None
         names = tuple(line.strip() for line in text.splitlines() if line.strip())

@@ -28,9 +28,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from rfbench.errors import FormatError, ValidationError
+from rfbench.io.archive import read_input_bytes
 
 __all__ = [
     "Skeleton",
@@ -234,12 +235,7 @@ def load_skeleton(path: str | Path) -> Skeleton:
         bound = 0.05
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise FormatError(f"{path}: no such skeleton file") from None
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read ({exc})") from None
+    raw = read_input_bytes(path, "skeleton file")
     try:
         if path.suffix.lower() == ".toml":
             import tomllib

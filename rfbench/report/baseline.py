@@ -25,7 +25,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from rfbench.errors import FormatError, LeakageError, ValidationError
-from rfbench.io.archive import read_json, sha256_file
+from rfbench.io.archive import load_npy, read_json, sha256_file
 
 __all__ = [
     "SplitInfo",
@@ -147,15 +147,7 @@ def as_groups(ids, n_rows: int, option: str = "--groups") -> np.ndarray:
 
 def load_groups(path: str | os.PathLike, n_rows: int, option: str = "--groups") -> np.ndarray:
     """Load a ``.npy`` of recording ids (no pickles) and check it has one id per row."""
-    try:
-        ids = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise FormatError(f"{option} {path}: no such file") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise FormatError(f"{option} {path}: not a plain .npy array of recording ids ({exc})") from None
-    if not isinstance(ids, np.ndarray):
-        raise FormatError(f"{option} {path}: expected a .npy array, not an .npz archive")
-    return as_groups(ids, n_rows, option)
+    return as_groups(load_npy(path, option), n_rows, option)
 
 
 def check_side(ids: np.ndarray, split: SplitInfo, side: str, option: str) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from rfbench.errors import FormatError, ValidationError
 from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
 from rfbench.report.baseline import SplitInfo, as_groups, check_side
+from rfbench.io.archive import load_npy
 from rfbench.report.evidence import input_record
 
 __all__ = [
@@ -38,19 +39,7 @@ CLUSTER_BY = ("recording", "subject")
 
 def load_array(path: str | os.PathLike, option: str) -> np.ndarray:
     """Load one ``.npy`` array without pickles; a clear error for anything else."""
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise FormatError(f"{option} {path}: no such file") from None
-    except IsADirectoryError:
-        raise FormatError(f"{option} {path}: is a directory, expected a .npy file") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise FormatError(f"{option} {path}: not a plain .npy array ({exc})") from None
-    if not isinstance(arr, np.ndarray):
-        if hasattr(arr, "close"):
-            arr.close()
-        raise FormatError(f"{option} {path}: expected a .npy array, not an .npz archive")
-    return arr
+    return load_npy(path, option)
 
 
 def check_input_files(files: Sequence[tuple[str, str | None, Any]]) -> None:
