@@ -7,7 +7,7 @@ import pytest
 
 from rfbench.io import intel5300
 from rfbench.io.intel5300 import HEADER_FIELDS, SKIP_REASONS, calc_len, read
-from rfbench.io.writer import LogBuilder, MPDU_CODE, encode_log, encode_record, synthetic_log
+from rfbench.io.writer import LogBuilder, MPDU_CODE, encode_log, encode_record, sample_0x5_like, synthetic_log
 from tests.conftest import conformance_path
 from tests.naive import naive_padded_csi, naive_read_bfee
 
@@ -195,6 +195,20 @@ def test_raw_int8_and_complex_agree():
     a, b = read(data), read(data, raw_int8=True)
     assert a.csi.dtype == np.complex64 and b.csi_int8.dtype == np.int8 and b.csi is None
     np.testing.assert_array_equal(b.complex_csi(), a.csi)
+
+
+def test_sample_0x5_like_mimics_the_capture():
+    data = sample_0x5_like(0)
+    assert len(data) == 1_037_308  # 2998 x (215-byte bfee + 131-byte 0xC1), the real file's size
+    log = read(data)
+    assert log.n_records == 2998 and log.non_csi == {MPDU_CODE: 2998} and log.shape == (2998, 30, 3, 1)
+    assert set(log.antenna_sel.tolist()) == {0b100100, 0b011000} and (log.noise == -127).all()
+    assert 56 <= log.agc.min() and log.agc.max() <= 63 and (log.rate == 0x101).all()
+    assert 990 < log.summary()["packet_rate_hz"] < 1010
+    values = np.abs(np.concatenate([log.csi.real.ravel(), log.csi.imag.ravel()]))
+    # the capture's |value| quartiles, 90th and 99th percentiles are 1, 3, 11, 27, 40
+    np.testing.assert_allclose(np.quantile(values, [0.25, 0.5, 0.75, 0.9, 0.99]), [1, 3, 11, 27, 40], atol=4.5)
+    assert sample_0x5_like(0) == data != sample_0x5_like(1)
 
 
 def test_synthetic_log_mimics_sample_0x5_layout():

@@ -35,6 +35,7 @@ __all__ = [
     "encode_log",
     "LogBuilder",
     "synthetic_log",
+    "sample_0x5_like",
     "write_log",
     "MPDU_CODE",
     "IDENTITY_ANTENNA_SEL",
@@ -247,8 +248,9 @@ def synthetic_log(n_records: int, *, nrx: int = 3, ntx: int = 1, seed: int = 0, 
     Headers look like a real capture: RSSI 25–50, AGC 30–45, noise −127 (unknown) or −95…−85, antenna
     selections drawn from the six permutations of three antennas, timestamps advancing at ``rate_hz`` with
     ±2 % jitter (wrapping at 2³² µs), ``bfee_count`` counting up. CSI parts are rounded Gaussians clipped to
-    the int8 range. With ``non_csi_every=k``, a 0xC1 (MPDU) record of ``non_csi_bytes`` body bytes follows
-    every k-th bfee record — ``synthetic_log(2998, non_csi_every=1)`` mimics sample_0x5_64_3000.dat.
+    the int8 range. With ``non_csi_every=k``, a 0xC1 (MPDU) record of ``non_csi_bytes`` body bytes (an 802.11
+    data-frame header and a random payload) follows every k-th bfee record. For a log that also looks like a
+    real capture inside (smooth multipath CSI, the headers' real ranges), see :func:`sample_0x5_like`.
     """
     if n_records < 0 or not (1 <= nrx <= 3 and 1 <= ntx <= 3):
         raise ValidationError("n_records must be >= 0 and nrx, ntx in 1..3")
@@ -269,8 +271,55 @@ def synthetic_log(n_records: int, *, nrx: int = 3, ntx: int = 1, seed: int = 0, 
         "antenna_sel": rng.choice(perms, n_records),
         "rate": np.full(n_records, 0x4101),
     }
-    mpdu = encode_record(MPDU_CODE, rng.integers(0, 256, non_csi_bytes, dtype=np.uint8).tobytes())
-    return encode_log(parts.astype(np.int8), headers, interleave=mpdu, every=non_csi_every)
+    return encode_log(parts.astype(np.int8), headers, interleave=_mpdu(rng, non_csi_bytes), every=non_csi_every)
+
+
+def sample_0x5_like(seed: int = 0, n_records: int = 2998) -> bytes:
+    """A log laid out like the CSI Tool's ``sample_0x5_64_3000.dat`` (1,037,308 bytes for 2,998 records):
+    every 3×1 CSI record followed by a 0xC1 frame of 128 body bytes, with that capture's header ranges (noise
+    unknown, AGC 56–63, RSSI 34–40, rate 0x101, antenna selections the identity or (0, 2, 1) in its
+    proportions, ~1 kHz) and CSI shaped like a real channel: a few multipath components per record, smooth
+    across the 30 subcarrier groups, receive chains of very different gains, large values compressed (the
+    capture's distribution of values: half within ±3, 99 % within ±41). Deterministic by ``seed``. Parsers' speed can
+    depend on the values they unpack, so benchmarks use this rather than uniform noise.
+    """
+    rng = np.random.default_rng(seed)
+    n = n_records
+    sc = np.arange(_N_SC)[None, :, None, None]
+    paths = 3
+    gains = rng.rayleigh(1.0, size=(n, 1, 3, 1, paths))
+    delays = rng.uniform(0.0, 0.15, size=(n, 1, 1, 1, paths))  # in cycles per subcarrier group
+    phases = rng.uniform(0.0, 2 * np.pi, size=(n, 1, 3, 1, paths))
+    channel = (gains * np.exp(1j * (phases - 2 * np.pi * delays * sc[..., None]))).sum(axis=-1)
+    # Receive chains differ widely in gain and the radio's AGC compresses large values: with these constants
+    # the |values| quartiles, 90th and 99th percentiles are 1, 3, 10, 23, 41 (the capture: 1, 3, 11, 27, 40).
+    chain_gain = 10.0 ** rng.uniform(-1.5, 0.4, size=(n, 1, 3, 1))
+    channel = 20.0 * chain_gain * channel / np.sqrt(paths) + rng.normal(0, 0.7, channel.shape) * (1 + 1j)
+    values = 45.0 * np.tanh(np.stack([channel.real, channel.imag], axis=-1) / 45.0)
+    parts = np.clip(np.rint(values), -128, 127).astype(np.int8)
+    steps = np.rint(1000.0 * (1.0 + rng.uniform(-0.006, 0.006, n))).astype(np.int64)
+    steps[0] = 0
+    headers = {
+        "timestamp_low": (rng.integers(0, 1 << 31) + np.cumsum(steps)) % (1 << 32),
+        "bfee_count": (1 + np.arange(n)) % (1 << 16),
+        "rssi_a": rng.integers(34, 41, n),
+        "rssi_b": rng.integers(34, 41, n),
+        "rssi_c": rng.integers(34, 41, n),
+        "noise": np.full(n, -127),
+        "agc": rng.integers(56, 64, n),
+        "antenna_sel": np.where(rng.random(n) < 1335 / 2998, IDENTITY_ANTENNA_SEL, 0b011000),
+        "rate": np.full(n, 0x101),
+    }
+    return encode_log(parts, headers, interleave=_mpdu(rng, 128), every=1)
+
+
+def _mpdu(rng, size: int) -> bytes:
+    """A 0xC1 record like the CSI Tool's injected frames: an 802.11 data-frame MAC header (frame control
+    0x0008, duration 48 µs, a transmitter address twice, broadcast, sequence 0) then a random payload,
+    ``size`` body bytes in all (shorter sizes keep a prefix of the header)."""
+    header = bytes.fromhex("0800" "3000" "0016ea123456" "0016ea123456" "ffffffffffff" "0000")
+    body = header + rng.integers(0, 256, max(size - len(header), 0), dtype=np.uint8).tobytes()
+    return encode_record(MPDU_CODE, body[:size])
 
 
 def write_log(path, data: bytes, force: bool = False) -> Path:
@@ -279,19 +328,28 @@ def write_log(path, data: bytes, force: bool = False) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rfbench.io.writer OUT``: write a synthetic log (a development and demo aid)."""
-    p = argparse.ArgumentParser(prog="python -m rfbench.io.writer", description=synthetic_log.__doc__.split("\n")[0])
+    """``python -m rfbench.io.writer OUT``: write a generated log (a development and demo aid).
+
+    By default the log is :func:`sample_0x5_like`; ``--random`` writes :func:`synthetic_log` instead, with
+    the shape and record count given.
+    """
+    p = argparse.ArgumentParser(prog="python -m rfbench.io.writer",
+                                description="Write a generated Intel 5300 bfee log (default: like sample_0x5_64_3000.dat).")
     p.add_argument("out", type=Path)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--random", action="store_true", help="uniformly random records of the shape given below")
     p.add_argument("--records", type=int, default=2998)
     p.add_argument("--nrx", type=int, default=3)
     p.add_argument("--ntx", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--non-csi-every", type=int, default=1)
     p.add_argument("--force", action="store_true")
     args = p.parse_args(argv)
     try:
-        data = synthetic_log(args.records, nrx=args.nrx, ntx=args.ntx, seed=args.seed,
-                             non_csi_every=args.non_csi_every)
+        if args.random:
+            data = synthetic_log(args.records, nrx=args.nrx, ntx=args.ntx, seed=args.seed,
+                                 non_csi_every=args.non_csi_every)
+        else:
+            data = sample_0x5_like(args.seed, args.records)
         write_log(args.out, data, force=args.force)
     except Exception as exc:  # a development aid: one line, exit 2
         print(f"error: {exc}", file=sys.stderr)
