@@ -1,0 +1,120 @@
+"""Noise study of the performance gate: run it repeatedly on two commits with identical trees and record, per
+benchmark, the spurious ratios it measures (HEAD / BASE; 1.0 is no change), and whether asv's statistical
+test called them significant.
+
+Usage, from a throwaway branch whose last commit changes nothing (``git commit --allow-empty -m noise``):
+
+    python .ci/noise_study.py --runs 5 --out noise.jsonl      # runs .ci/bench-gate HEAD~1 HEAD 5 times
+    python .ci/noise_study.py --summarize noise.jsonl          # the table in benchmarks/README.md
+
+Environment: ASV (default .venv/bin/asv), passed on to .ci/bench-gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+
+def _load(conf, commit_hash):
+    from asv import results
+
+    files = glob.glob(os.path.join(conf.results_dir, "*", f"{commit_hash[:8]}-*.json"))
+    return results.Results.load(max(files, key=os.path.getmtime))
+
+
+def _collect(base_hash, head_hash, factor):
+    """One row per gated benchmark case: base/head medians, ratio, significance, and the gate's verdict."""
+    from asv import _stats, config
+    from asv.commands.compare import _is_result_better
+
+    conf = config.Config.load("asv.conf.json")
+    base, head = _load(conf, base_hash), _load(conf, head_hash)
+    rows = []
+    for name in sorted(head.get_all_result_keys()):
+        if name not in base.get_all_result_keys():
+            continue
+        params = head.get_result_params(name)
+        labels = [", ".join(p) for p in itertools.product(*params)] if params else [""]
+        v_b, v_h = base.get_result_value(name, params), head.get_result_value(name, params)
+        s_b, s_h = base.get_result_stats(name, params), head.get_result_stats(name, params)
+        x_b, x_h = base.get_result_samples(name, params), head.get_result_samples(name, params)
+        for i, label in enumerate(labels):
+            b, h = v_b[i], v_h[i]
+            if b is None or h is None or math.isnan(b) or math.isnan(h):
+                continue
+            different = _stats.is_different(x_b[i], x_h[i], s_b[i], s_h[i]) if s_b[i] and s_h[i] else None
+            worse = _is_result_better(b, h, (s_b[i], x_b[i]), (s_h[i], x_h[i]), factor)
+            rows.append({"benchmark": f"{name}({label})" if params else name, "base": b, "head": h,
+                         "ratio": h / b, "significant": different, "gate_fails": bool(worse)})
+    return rows
+
+
+def run(runs: int, out: str, factor: float) -> int:
+    def rev(name):
+        return subprocess.check_output(["git", "rev-parse", name], text=True).strip()
+
+    if subprocess.call(["git", "diff", "--quiet", "HEAD~1", "HEAD"]) != 0:
+        print("HEAD~1 and HEAD differ: run the study on a commit that changes nothing "
+              "(git commit --allow-empty -m noise, on a throwaway branch)", file=sys.stderr)
+        return 2
+    base_hash, head_hash = rev("HEAD~1"), rev("HEAD")
+    env = dict(os.environ, RFBENCH_GATE_FACTOR=str(factor))
+    for k in range(runs):
+        t0 = time.time()
+        rc = subprocess.call(["bash", ".ci/bench-gate", base_hash, head_hash], env=env)
+        rows = _collect(base_hash, head_hash, factor)
+        load = os.getloadavg()
+        with open(out, "a") as fh:
+            fh.write(json.dumps({"run": k, "exit": rc, "seconds": round(time.time() - t0, 1), "factor": factor,
+                                 "loadavg": load, "rows": rows}) + "\n")
+        print(f"noise study: run {k + 1}/{runs}: gate exit {rc}, {time.time() - t0:.0f} s, load {load[0]:.2f}")
+    return 0
+
+
+def summarize(path: str) -> int:
+    runs = [json.loads(line) for line in open(path) if line.strip()]
+    by = defaultdict(list)
+    for r in runs:
+        for row in r["rows"]:
+            by[row["benchmark"]].append(row)
+    print(f"{len(runs)} runs; gate exits {[r['exit'] for r in runs]}; "
+          f"wall time {min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s; "
+          f"factor {runs[0]['factor']}\n")
+    print("| benchmark | median time (first run) | worst slowdown (HEAD/BASE) | worst speed-up | significant "
+          "| gate failures |")
+    print("|---|---|---|---|---|---|")
+    for name, rows in sorted(by.items()):
+        ratios = [x["ratio"] for x in rows]
+        sig = sum(1 for x in rows if x["significant"])
+        fails = sum(1 for x in rows if x["gate_fails"])
+        base = rows[0]["base"]
+        shown = f"{base / 2**20:.0f} MiB" if "peakmem" in name else _human(base)
+        print(f"| `{name}` | {shown} | {max(ratios):.2f} | {min(ratios):.2f} | {sig}/{len(rows)} | "
+              f"{fails}/{len(rows)} |")
+    return 0
+
+
+def _human(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", default="noise.jsonl")
+    ap.add_argument("--factor", type=float, default=1.5)
+    ap.add_argument("--summarize", metavar="FILE")
+    a = ap.parse_args()
+    sys.exit(summarize(a.summarize) if a.summarize else run(a.runs, a.out, a.factor))
