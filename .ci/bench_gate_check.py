@@ -1,10 +1,15 @@
-"""Second half of the performance gate: every gated benchmark must have been measured at HEAD.
+"""Helpers of the performance gate (.ci/bench-gate), reading the results ``asv continuous`` just wrote.
 
-asv's comparison marks a benchmark that fails at both commits, or is skipped (``NotImplementedError`` in
-``setup``) at HEAD, as unchanged. A skip at HEAD means the benchmark no longer matches the code (a renamed
-kernel, a changed signature) and would silently stop guarding anything, so the gate fails on it too.
+    python .ci/bench_gate_check.py measured HEAD_HASH REGEX
+        Exit 1 unless every gated benchmark case was measured at HEAD. asv's comparison shows a case that
+        fails at both commits, or is skipped (NotImplementedError in setup) at HEAD, as unchanged; a skip at
+        HEAD means the benchmark no longer matches the code (a renamed kernel, a changed signature) and would
+        silently stop guarding anything.
 
-Usage: python .ci/bench_gate_check.py HEAD_HASH REGEX   (run by .ci/bench-gate after ``asv continuous``)
+    python .ci/bench_gate_check.py flagged BASE_HASH HEAD_HASH FACTOR
+        Print, one per line, an exact asv ``--bench`` regex for each case that ``asv continuous`` marked as
+        slower beyond FACTOR (the same test asv applies: ratio of medians and, with enough samples, a
+        Mann-Whitney U test at p < 0.002), so the gate can measure those again before failing.
 """
 
 from __future__ import annotations
@@ -13,44 +18,93 @@ import glob
 import itertools
 import math
 import os
+import re
 import sys
 
-from asv import config, results
+from asv import _stats, config, results
 from asv.benchmarks import Benchmarks
+from asv.commands.compare import _is_result_better
 
 
-def main(head_hash: str, regex: str) -> int:
-    conf = config.Config.load("asv.conf.json")
-    files = glob.glob(os.path.join(conf.results_dir, "*", f"{head_hash[:8]}-*.json"))
-    if not files:
+def _conf():
+    return config.Config.load("asv.conf.json")
+
+
+def load_results(conf, commit_hash: str):
+    """The newest results file of ``commit_hash`` (the run that just finished), or None."""
+    files = glob.glob(os.path.join(conf.results_dir, "*", f"{commit_hash[:8]}-*.json"))
+    return results.Results.load(max(files, key=os.path.getmtime)) if files else None
+
+
+def _cases(res, name):
+    params = res.get_result_params(name)
+    if not params:
+        return [(0, name)]
+    return [(i, f"{name}({', '.join(p)})") for i, p in enumerate(itertools.product(*params))]
+
+
+def compare(base_hash: str, head_hash: str, factor: float) -> list[dict]:
+    """One row per case measured at both commits: medians, ratio HEAD/BASE, whether the samples differ
+    significantly, and whether ``asv continuous --factor FACTOR`` calls it slower."""
+    conf = _conf()
+    base, head = load_results(conf, base_hash), load_results(conf, head_hash)
+    rows = []
+    for name in sorted(set(head.get_all_result_keys()) & set(base.get_all_result_keys())):
+        params = head.get_result_params(name)
+        v_b, v_h = base.get_result_value(name, params), head.get_result_value(name, params)
+        s_b, s_h = base.get_result_stats(name, params), head.get_result_stats(name, params)
+        x_b, x_h = base.get_result_samples(name, params), head.get_result_samples(name, params)
+        for i, case in _cases(head, name):
+            b, h = v_b[i], v_h[i]
+            if b is None or h is None or math.isnan(b) or math.isnan(h):
+                continue
+            different = _stats.is_different(x_b[i], x_h[i], s_b[i], s_h[i]) if s_b[i] and s_h[i] else None
+            slower = _is_result_better(b, h, (s_b[i], x_b[i]), (s_h[i], x_h[i]), factor)
+            rows.append({"benchmark": case, "base": b, "head": h, "ratio": h / b, "significant": different,
+                         "gate_fails": bool(slower)})
+    return rows
+
+
+def measured(head_hash: str, regex: str) -> int:
+    conf = _conf()
+    res = load_results(conf, head_hash)
+    if res is None:
         print(f"bench-gate: no asv results for {head_hash[:8]}: the benchmarks did not run at HEAD")
         return 1
-    path = max(files, key=os.path.getmtime)  # the run that just finished
-    res = results.Results.load(path)
     benchmarks = Benchmarks.load(conf, regex=[regex])
-    problems, measured = [], 0
+    problems, count = [], 0
     for name in sorted(benchmarks):
         params = benchmarks[name]["params"]
         values = res.get_result_value(name, params) if name in res.get_all_result_keys() else None
-        selection = benchmarks.benchmark_selection.get(name) or [0]
-        labels = [", ".join(p) for p in itertools.product(*params)] if params else [""]
-        for idx in selection:
+        labels = [f"{name}({', '.join(p)})" for p in itertools.product(*params)] if params else [name]
+        for idx in benchmarks.benchmark_selection.get(name) or [0]:
             value = None if values is None else values[idx]
-            label = f"{name}({labels[idx]})" if params else name
             if value is None:
-                problems.append(f"{label}: failed at HEAD")
+                problems.append(f"{labels[idx]}: failed at HEAD")
             elif isinstance(value, float) and math.isnan(value):
-                problems.append(f"{label}: skipped at HEAD (NotImplementedError in setup)")
+                problems.append(f"{labels[idx]}: skipped at HEAD (NotImplementedError in setup)")
             else:
-                measured += 1
+                count += 1
     if problems:
-        print(f"bench-gate: FAILED: {len(problems)} gated benchmark(s) not measured at HEAD:")
+        print(f"bench-gate: FAILED: {len(problems)} gated benchmark case(s) not measured at HEAD:")
         for line in problems:
             print(f"  {line}")
         return 1
-    print(f"bench-gate: all {measured} gated benchmark cases were measured at HEAD.")
+    print(f"bench-gate: all {count} gated benchmark cases were measured at HEAD.")
+    return 0
+
+
+def flagged(base_hash: str, head_hash: str, factor: float) -> int:
+    for row in compare(base_hash, head_hash, factor):
+        if row["gate_fails"]:
+            print(f"^{re.escape(row['benchmark'])}$")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    mode, *args = sys.argv[1:]
+    if mode == "measured":
+        sys.exit(measured(args[0], args[1]))
+    if mode == "flagged":
+        sys.exit(flagged(args[0], args[1], float(args[2])))
+    sys.exit(f"unknown mode {mode!r}: use measured or flagged")

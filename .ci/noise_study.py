@@ -13,49 +13,15 @@ Environment: ASV (default .venv/bin/asv), passed on to .ci/bench-gate.
 from __future__ import annotations
 
 import argparse
-import glob
-import itertools
 import json
-import math
 import os
 import subprocess
 import sys
 import time
 from collections import defaultdict
 
-
-def _load(conf, commit_hash):
-    from asv import results
-
-    files = glob.glob(os.path.join(conf.results_dir, "*", f"{commit_hash[:8]}-*.json"))
-    return results.Results.load(max(files, key=os.path.getmtime))
-
-
-def _collect(base_hash, head_hash, factor):
-    """One row per gated benchmark case: base/head medians, ratio, significance, and the gate's verdict."""
-    from asv import _stats, config
-    from asv.commands.compare import _is_result_better
-
-    conf = config.Config.load("asv.conf.json")
-    base, head = _load(conf, base_hash), _load(conf, head_hash)
-    rows = []
-    for name in sorted(head.get_all_result_keys()):
-        if name not in base.get_all_result_keys():
-            continue
-        params = head.get_result_params(name)
-        labels = [", ".join(p) for p in itertools.product(*params)] if params else [""]
-        v_b, v_h = base.get_result_value(name, params), head.get_result_value(name, params)
-        s_b, s_h = base.get_result_stats(name, params), head.get_result_stats(name, params)
-        x_b, x_h = base.get_result_samples(name, params), head.get_result_samples(name, params)
-        for i, label in enumerate(labels):
-            b, h = v_b[i], v_h[i]
-            if b is None or h is None or math.isnan(b) or math.isnan(h):
-                continue
-            different = _stats.is_different(x_b[i], x_h[i], s_b[i], s_h[i]) if s_b[i] and s_h[i] else None
-            worse = _is_result_better(b, h, (s_b[i], x_b[i]), (s_h[i], x_h[i]), factor)
-            rows.append({"benchmark": f"{name}({label})" if params else name, "base": b, "head": h,
-                         "ratio": h / b, "significant": different, "gate_fails": bool(worse)})
-    return rows
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_gate_check import compare  # noqa: E402
 
 
 def run(runs: int, out: str, factor: float) -> int:
@@ -70,12 +36,19 @@ def run(runs: int, out: str, factor: float) -> int:
     env = dict(os.environ, RFBENCH_GATE_FACTOR=str(factor))
     for k in range(runs):
         t0 = time.time()
-        rc = subprocess.call(["bash", ".ci/bench-gate", base_hash, head_hash], env=env)
-        rows = _collect(base_hash, head_hash, factor)
+        proc = subprocess.run(["bash", ".ci/bench-gate", base_hash, head_hash], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        rc = proc.returncode
+        with open(out + ".log", "a") as fh:
+            fh.write(proc.stdout)
+        # Cases the first pass flagged (the gate then measured them again; the rows below are the final ones).
+        flagged = [line.split("flagged ", 1)[1] for line in proc.stdout.splitlines()
+                   if line.startswith("bench-gate: flagged ")]
+        rows = compare(base_hash, head_hash, factor)
         load = os.getloadavg()
         with open(out, "a") as fh:
             fh.write(json.dumps({"run": k, "exit": rc, "seconds": round(time.time() - t0, 1), "factor": factor,
-                                 "loadavg": load, "rows": rows}) + "\n")
+                                 "loadavg": load, "first_pass_flagged": flagged, "rows": rows}) + "\n")
         print(f"noise study: run {k + 1}/{runs}: gate exit {rc}, {time.time() - t0:.0f} s, load {load[0]:.2f}")
     return 0
 
@@ -86,6 +59,8 @@ def summarize(path: str) -> int:
     for r in runs:
         for row in r["rows"]:
             by[row["benchmark"]].append(row)
+    flagged = [f for r in runs for f in r.get("first_pass_flagged", [])]
+    print(f"first-pass flags (then measured again): {flagged or 'none'}")
     print(f"{len(runs)} runs; gate exits {[r['exit'] for r in runs]}; "
           f"wall time {min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s; "
           f"factor {runs[0]['factor']}\n")
@@ -114,7 +89,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default="noise.jsonl")
-    ap.add_argument("--factor", type=float, default=1.5)
+    ap.add_argument("--factor", type=float, default=1.4)
     ap.add_argument("--summarize", metavar="FILE")
     a = ap.parse_args()
     sys.exit(summarize(a.summarize) if a.summarize else run(a.runs, a.out, a.factor))
