@@ -3,7 +3,8 @@ anything (timing assertions do not belong in pytest, DESIGN.md §9):
 
 - ``asv.conf.json`` is valid JSON with what a clean clone needs;
 - every ``benchmarks/bench_*.py`` imports and lists benchmarks, the way asv discovers them;
-- the CI-sized parameters (the default) are a subset of the ``RFBENCH_BENCH_LARGE=1`` ones;
+- the CI-sized parameters (the default) are a subset of the ``RFBENCH_BENCH_LARGE=1`` ones, and
+  ``RFBENCH_BENCH_TIMER=cpu`` (set by the gate) makes every ``time_*`` count CPU time;
 - on a commit without the feature (here: an empty ``rfbench`` package) every benchmark's setup skips with
   ``NotImplementedError`` instead of failing;
 - ``.ci/bench-gate`` passes with a clear message on a first commit, which has no predecessor.
@@ -29,11 +30,14 @@ SUITES = sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
 NO_RFBENCH = ("bench_split.TwoThreadControl.",)
 
 _LIST = r"""
-import json, sys
+import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from asv_runner.discovery import disc_benchmarks
-print(json.dumps({b.name: {"type": b.type, "params": b.params}
-                  for b in disc_benchmarks(sys.argv[1] + "/benchmarks")}))
+out = {}
+for b in disc_benchmarks(sys.argv[1] + "/benchmarks"):
+    out[b.name] = {"type": b.type, "params": b.params,
+                   "cpu_timer": getattr(b, "timer", None) is time.process_time}
+print(json.dumps(out))
 """
 
 _SETUP_WITHOUT_RFBENCH = r"""
@@ -63,10 +67,12 @@ print(json.dumps(out))
 """
 
 
-def _run(script: str, large: bool, cwd: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "RFBENCH_BENCH_LARGE"}
+def _run(script: str, large: bool, cwd: Path, cpu_timer: bool = False) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("RFBENCH_BENCH_LARGE", "RFBENCH_BENCH_TIMER")}
     if large:
         env["RFBENCH_BENCH_LARGE"] = "1"
+    if cpu_timer:
+        env["RFBENCH_BENCH_TIMER"] = "cpu"
     env.pop("PYTHONPATH", None)  # the benchmarks import rfbench only through the path given below
     proc = subprocess.run([sys.executable, "-c", script, str(ROOT)], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=300)
@@ -77,7 +83,7 @@ def _run(script: str, large: bool, cwd: Path) -> dict:
 @pytest.fixture(scope="module")
 def listings(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("asv-list")
-    return {"ci": _run(_LIST, False, cwd), "large": _run(_LIST, True, cwd)}
+    return {"ci": _run(_LIST, False, cwd), "large": _run(_LIST, True, cwd), "gate": _run(_LIST, False, cwd, True)}
 
 
 def test_asv_conf_is_valid_and_self_contained():
@@ -104,6 +110,14 @@ def test_every_suite_imports_and_lists_benchmarks(listings):
             assert mine, f"{suite} lists no benchmark ({mode} sizes)"
         kinds = {v["type"] for v in names.values()}
         assert kinds <= {"time", "peakmemory", "track", "memory"}, kinds
+
+
+def test_gate_times_cpu_and_local_runs_wall_clock(listings):
+    # timeraw_* run in a subprocess of their own and keep asv's wall clock (they have no timer attribute).
+    timed = {n: v for n, v in listings["gate"].items() if v["type"] == "time" and ".timeraw_" not in n}
+    assert timed
+    assert [n for n, v in timed.items() if not v["cpu_timer"]] == []
+    assert [n for n, v in listings["ci"].items() if v["cpu_timer"]] == []
 
 
 def test_ci_sizes_are_a_subset_of_the_large_ones(listings):
