@@ -7,6 +7,9 @@ Usage, from a throwaway branch whose last commit changes nothing (``git commit -
     python .ci/noise_study.py --runs 5 --out noise.jsonl      # runs .ci/bench-gate HEAD~1 HEAD 5 times
     python .ci/noise_study.py --summarize noise.jsonl          # the table in benchmarks/README.md
 
+Ratios are HEAD / BASE medians. The worst ratios count both the first pass of each gate run and, for a case
+that pass flagged, the confirmation run that measured it again (read from noise.jsonl.log).
+
 Environment: ASV (default .venv/bin/asv), passed on to .ci/bench-gate.
 """
 
@@ -53,27 +56,46 @@ def run(runs: int, out: str, factor: float) -> int:
     return 0
 
 
+def first_pass_ratios(log_path: str) -> list[dict]:
+    """Per gate run in the log: the ratio of every case in the first pass's table (before a confirmation run
+    replaced the results of the cases it flagged), and whether that pass flagged it ('+')."""
+    runs, current, confirming = [], None, False
+    for line in open(log_path, encoding="utf-8"):
+        if line.startswith("bench-gate: ") and " -> " in line:
+            current, confirming = {}, False
+            runs.append(current)
+        elif line.startswith("bench-gate: ") and "measuring them again" in line:
+            confirming = True
+        elif current is not None and not confirming and line.startswith("|") and "bench_" in line:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            mark, ratio, name = cells[0], cells[3].lstrip("~"), cells[4]
+            if ratio != "n/a":
+                current[name] = {"ratio": float(ratio), "flagged": mark == "+"}
+    return runs
+
+
 def summarize(path: str) -> int:
     runs = [json.loads(line) for line in open(path) if line.strip()]
+    first = first_pass_ratios(path + ".log") if os.path.exists(path + ".log") else [{} for _ in runs]
     by = defaultdict(list)
-    for r in runs:
+    for r, fp in zip(runs, first):
         for row in r["rows"]:
+            row = dict(row, first=fp.get(row["benchmark"], {"ratio": row["ratio"], "flagged": False}))
             by[row["benchmark"]].append(row)
-    flagged = [f for r in runs for f in r.get("first_pass_flagged", [])]
-    print(f"first-pass flags (then measured again): {flagged or 'none'}")
-    print(f"{len(runs)} runs; gate exits {[r['exit'] for r in runs]}; "
-          f"wall time {min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s; "
-          f"factor {runs[0]['factor']}\n")
-    print("| benchmark | median time (first run) | worst slowdown (HEAD/BASE) | worst speed-up | significant "
-          "| gate failures |")
+    loads = [r["loadavg"][0] for r in runs]
+    print(f"{len(runs)} runs; gate exits {[r['exit'] for r in runs]}; wall time "
+          f"{min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s; load average at the end "
+          f"{min(loads):.1f}-{max(loads):.1f}; factor {runs[0]['factor']}\n")
+    print("| benchmark | median (first run) | worst spurious slowdown | worst spurious speed-up "
+          "| first pass flagged | gate failed |")
     print("|---|---|---|---|---|---|")
     for name, rows in sorted(by.items()):
-        ratios = [x["ratio"] for x in rows]
-        sig = sum(1 for x in rows if x["significant"])
+        ratios = [x["first"]["ratio"] for x in rows] + [x["ratio"] for x in rows]
+        flagged = sum(1 for x in rows if x["first"]["flagged"])
         fails = sum(1 for x in rows if x["gate_fails"])
         base = rows[0]["base"]
         shown = f"{base / 2**20:.0f} MiB" if "peakmem" in name else _human(base)
-        print(f"| `{name}` | {shown} | {max(ratios):.2f} | {min(ratios):.2f} | {sig}/{len(rows)} | "
+        print(f"| `{name}` | {shown} | {max(ratios):.2f} | {min(ratios):.2f} | {flagged}/{len(rows)} | "
               f"{fails}/{len(rows)} |")
     return 0
 
