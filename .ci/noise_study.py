@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -56,9 +57,13 @@ def run(runs: int, out: str, factor: float) -> int:
     return 0
 
 
+_GATE_ROW = re.compile(r"^\s+([\d.]+) ([+ ])\s+([\d.]+|n/a) ([+ ])\s+(\S.*)$")
+
+
 def first_pass_ratios(log_path: str) -> list[dict]:
-    """Per gate run in the log: the ratio of every case in the first pass's table (before a confirmation run
-    replaced the results of the cases it flagged), and whether that pass flagged it ('+')."""
+    """Per gate run in the log: the ratios of every case in the first pass (before a confirmation run replaced
+    the results of the cases it flagged) and whether that pass flagged them. Read from the gate's own table
+    (median and best-sample ratios), or from asv's table (median only) in logs of older gate versions."""
     runs, current, confirming = [], None, False
     for line in open(log_path, encoding="utf-8"):
         if line.startswith("bench-gate: ") and " -> " in line:
@@ -66,11 +71,16 @@ def first_pass_ratios(log_path: str) -> list[dict]:
             runs.append(current)
         elif line.startswith("bench-gate: ") and "measuring them again" in line:
             confirming = True
-        elif current is not None and not confirming and line.startswith("|") and "bench_" in line:
+        elif current is None or confirming:
+            continue
+        elif m := _GATE_ROW.match(line):
+            current[m.group(5)] = {"ratio": float(m.group(1)), "best_ratio": None if m.group(3) == "n/a"
+                                   else float(m.group(3)), "flagged": "+" in (m.group(2), m.group(4))}
+        elif line.startswith("|") and "bench_" in line:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             mark, ratio, name = cells[0], cells[3].lstrip("~"), cells[4]
-            if ratio != "n/a":
-                current[name] = {"ratio": float(ratio), "flagged": mark == "+"}
+            if ratio != "n/a" and name not in current:
+                current[name] = {"ratio": float(ratio), "best_ratio": None, "flagged": mark == "+"}
     return runs
 
 
@@ -80,23 +90,27 @@ def summarize(path: str) -> int:
     by = defaultdict(list)
     for r, fp in zip(runs, first):
         for row in r["rows"]:
-            row = dict(row, first=fp.get(row["benchmark"], {"ratio": row["ratio"], "flagged": False}))
+            row = dict(row, first=fp.get(row["benchmark"], {"ratio": row["ratio"], "best_ratio": None,
+                                                              "flagged": False}))
             by[row["benchmark"]].append(row)
     loads = [r["loadavg"][0] for r in runs]
     print(f"{len(runs)} runs; gate exits {[r['exit'] for r in runs]}; wall time "
           f"{min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s; load average at the end "
           f"{min(loads):.1f}-{max(loads):.1f}; factor {runs[0]['factor']}\n")
-    print("| benchmark | median (first run) | worst spurious slowdown | worst spurious speed-up "
-          "| first pass flagged | gate failed |")
+    print("| benchmark | median (first run) | median ratio: worst slowdown / speed-up "
+          "| best-sample ratio: worst slowdown / speed-up (runs) | first pass flagged | gate failed |")
     print("|---|---|---|---|---|---|")
     for name, rows in sorted(by.items()):
         ratios = [x["first"]["ratio"] for x in rows] + [x["ratio"] for x in rows]
+        best = [b for x in rows for b in (x["first"].get("best_ratio"), x.get("best_ratio")) if b is not None]
+        best_runs = sum(1 for x in rows if x.get("best_ratio") is not None)
+        best_txt = f"{max(best):.2f} / {min(best):.2f} ({best_runs})" if best else "–"
         flagged = sum(1 for x in rows if x["first"]["flagged"])
         fails = sum(1 for x in rows if x["gate_fails"])
         base = rows[0]["base"]
         shown = f"{base / 2**20:.0f} MiB" if "peakmem" in name else _human(base)
-        print(f"| `{name}` | {shown} | {max(ratios):.2f} | {min(ratios):.2f} | {flagged}/{len(rows)} | "
-              f"{fails}/{len(rows)} |")
+        print(f"| `{name}` | {shown} | {max(ratios):.2f} / {min(ratios):.2f} | {best_txt} | {flagged}/{len(rows)} "
+              f"| {fails}/{len(rows)} |")
     return 0
 
 
