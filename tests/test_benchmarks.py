@@ -5,8 +5,8 @@ anything (timing assertions do not belong in pytest, DESIGN.md §9):
 - every ``benchmarks/bench_*.py`` imports and lists benchmarks, the way asv discovers them;
 - the CI-sized parameters (the default) are a subset of the ``RFBENCH_BENCH_LARGE=1`` ones, and
   ``RFBENCH_BENCH_TIMER=cpu`` (set by the gate) makes every ``time_*`` count CPU time;
-- on a commit without the feature (here: an empty ``rfbench`` package) every benchmark's setup skips with
-  ``NotImplementedError`` instead of failing;
+- on a commit without the feature (here: no importable ``rfbench`` at all) every benchmark's setup skips
+  with ``NotImplementedError`` instead of failing;
 - ``.ci/bench-gate`` passes with a clear message on a first commit, which has no predecessor.
 """
 
@@ -41,11 +41,19 @@ print(json.dumps(out))
 """
 
 _SETUP_WITHOUT_RFBENCH = r"""
-import itertools, json, sys, types
+import importlib.abc, itertools, json, sys
 sys.path.insert(0, sys.argv[1])
-fake = types.ModuleType("rfbench")
-fake.__path__ = []  # a package with no submodules: every `from rfbench.x import y` fails
-sys.modules["rfbench"] = fake
+
+
+class NoRfbench(importlib.abc.MetaPathFinder):
+    # First on the meta path, ahead of an editable install's own finder: every rfbench import fails.
+    def find_spec(self, name, path=None, target=None):
+        if name == "rfbench" or name.startswith("rfbench."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoRfbench())
 from asv_runner.discovery import disc_benchmarks
 out = {}
 for b in disc_benchmarks(sys.argv[1] + "/benchmarks"):
