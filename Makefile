@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test bench bench-large clean
+.PHONY: demo test bench bench-large bench-gate bench-compare clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,14 +27,22 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q
 
-# a quick run of every benchmark against the working tree, in this environment
+# a quick run (each benchmark once) of every benchmark at its CI sizes against the working tree, in this environment
 bench: $(VENV)/.dev
 	$(BIN)/asv machine --yes >/dev/null
 	$(BIN)/asv run --python=same --quick --show-stderr --dry-run
 
-# the same with the large sizes included
+# the same with the large sizes included (never run by CI)
 bench-large: $(VENV)/.dev
 	RFBENCH_BENCH_LARGE=1 $(MAKE) bench
+
+# the CI performance gate: asv continuous HEAD~1 HEAD over the CI sizes (committed code only; benchmarks/README.md)
+bench-gate: $(VENV)/.dev
+	ASV=$(BIN)/asv .ci/bench-gate HEAD~1 HEAD
+
+# the same gate between main and this branch's last commit
+bench-compare: $(VENV)/.dev
+	ASV=$(BIN)/asv .ci/bench-gate $$(git rev-parse -q --verify main >/dev/null && echo main || echo origin/main) HEAD
 
 clean:
 	rm -rf $(VENV) .asv demo-out

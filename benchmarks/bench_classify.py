@@ -1,7 +1,8 @@
 """asv benchmarks of the classification metrics (rfbench.metrics.classify) against vectorised NumPy.
 
 ``ClassifyLabels``: accuracy, balanced accuracy, macro-/weighted-F1, per-class numbers and the confusion matrix
-from predicted labels; 10_000 rows is the CI-sized case, 10_000_000 the scale the target is stated at.
+from predicted labels; 10_000 rows is the CI-sized case, 10_000_000 (with ``RFBENCH_BENCH_LARGE=1``) the
+scale the target is stated at.
 ``ClassifyScores``: the same plus top-1/3/5 from an (N, 22) score array. ``ClassifyBootstrap``: a gesture
 report with a 1000-replicate cluster bootstrap paired with both baselines. Peers are timed in the same
 process; ``track_*`` return speed-up factors.
@@ -9,9 +10,13 @@ process; ``track_*`` return speed-up factors.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
+
+LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
+timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
 
 CLASSES = 22  # the distinct Widar3.0 gesture names
 KS = (1, 3, 5)
@@ -75,7 +80,7 @@ def _import():
 class ClassifyLabels:
     """Every label metric, per-class numbers and the confusion matrix on ``rows`` predicted labels."""
 
-    params = [10_000, 10_000_000]
+    params = [10_000] + ([10_000_000] if LARGE else [])
     param_names = ["rows"]
     timeout = 600
 
@@ -116,7 +121,7 @@ class ClassifyLabels:
 class ClassifyScores:
     """Argmax predictions, every label metric and top-1/3/5 from an (``rows``, 22) float64 score array."""
 
-    params = [10_000, 1_000_000]
+    params = [10_000] + ([1_000_000] if LARGE else [])
     param_names = ["rows"]
     timeout = 600
 
@@ -162,7 +167,7 @@ class ClassifyBootstrap:
     """A gesture report over 100_000 rows in ``recordings`` clusters: model, majority-class and class-prior
     tables, and a 1000-replicate paired cluster bootstrap of every metric."""
 
-    params = [50, 2000]
+    params = [50] + ([2000] if LARGE else [])
     param_names = ["recordings"]
     timeout = 600
 

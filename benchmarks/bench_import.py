@@ -1,6 +1,18 @@
 """Cold start: ``rfbench --help`` in a fresh interpreter (must stay well under a second)."""
 
 
+def setup():
+    """Skip (rather than fail) on a commit that has no ``rfbench.cli``."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("rfbench.cli") is not None
+    except ImportError:  # no rfbench package at all
+        found = False
+    if not found:
+        raise NotImplementedError("rfbench.cli is not available at this commit")
+
+
 def timeraw_help():
     return """
 import contextlib, io

@@ -1,15 +1,28 @@
 """asv benchmarks of the pose metrics: PCK + OKS + MPJPE in one call, against NumPy and pycocotools.
 
-``frames`` = 10_000 is the CI-sized case; 1_000_000 x 17 joints is the scale the performance targets are
-stated at (>= 3x a vectorised NumPy implementation of the same semantics, >= 200x pycocotools' OKS per
-pose; memory O(N x K)). Peers are timed in the same process; ``track_*`` return speed-up factors.
+``frames`` = 10_000 is the CI-sized case the regression gate compares; 1_000_000 x 17 joints, the scale the
+performance targets are stated at (>= 3x a vectorised NumPy implementation of the same semantics, >= 200x
+pycocotools' OKS per pose; memory O(N x K)), runs only with ``RFBENCH_BENCH_LARGE=1`` (``make bench-large``).
+Peers are timed in the same process; ``track_*`` return speed-up factors.
+
+``MetricKernels`` times each Numba kernel alone, called exactly as the public code calls it at the commit
+being measured (the arguments are recorded from one public call in ``setup``), on one thread: a 2x slowdown
+of one kernel shows as 2x there, whatever the wrappers around it cost.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 import time
 
 import numpy as np
+
+LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
+# The gate sets RFBENCH_BENCH_TIMER=cpu: time_* then count this process's CPU time, not the time it waited for a
+# core that other work held (benchmarks/README.md).
+timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
+FRAMES = [10_000] + ([1_000_000] if LARGE else [])
 
 KS = (0.05, 0.1, 0.2, 0.5)
 JOINTS = 17
@@ -72,7 +85,7 @@ def _best(fn, repeat=3):
 class PoseMetrics:
     """PCK (4 thresholds) + OKS + MPJPE on ``frames`` x 17 joints, 2D."""
 
-    params = [10_000, 1_000_000]
+    params = FRAMES
     param_names = ["frames"]
     timeout = 900
 
@@ -117,7 +130,7 @@ class PoseVsPycocotools:
     """Time per pose: rfbench's PCK + OKS + MPJPE over ``frames`` poses against pycocotools' computeOks on a
     500-pose subsample (its per-pose cost does not depend on how many poses there are)."""
 
-    params = [10_000, 1_000_000]
+    params = FRAMES
     param_names = ["frames"]
     timeout = 900
     subsample = 500
@@ -171,3 +184,106 @@ class PoseVsPycocotools:
         return theirs / ours
 
     track_speedup_vs_pycocotools_per_pose.unit = "x"
+
+
+def _capture(module_name, attr, run):
+    """Run ``run()`` with ``module_name.attr`` replaced by a recorder; return the kernel and the
+    ``(args, kwargs)`` of its first call. Raises NotImplementedError when this commit has no such kernel or
+    the public path does not call it."""
+    try:
+        module = importlib.import_module(module_name)
+        kernel = getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise NotImplementedError(f"{module_name}.{attr} is not available at this commit ({exc})")
+    calls = []
+
+    def recorder(*args, **kwargs):
+        calls.append((args, kwargs))
+        return kernel(*args, **kwargs)
+
+    setattr(module, attr, recorder)
+    try:
+        run()
+    finally:
+        setattr(module, attr, kernel)
+    if not calls:
+        raise NotImplementedError(f"the public path does not call {module_name}.{attr} at this commit")
+    return kernel, calls[0]
+
+
+_KERNEL_CALLS = {}  # frames -> recorded kernel calls, kept for the process (asv re-runs setup before each sample)
+
+
+class MetricKernels:
+    """Each metrics kernel alone on one thread: the PCK/OKS/MPJPE pass over ``frames`` x 17 2D joints, the
+    two PA-MPJPE passes over ``frames`` x 17 3D joints, the cluster bootstrap's replicate sums (1,000
+    replicates of a ``frames // 50`` clusters x 64 columns table) and the per-cluster sums of ``frames`` x 8
+    values."""
+
+    params = FRAMES
+    param_names = ["frames"]
+    timeout = 300
+
+    def setup(self, frames):
+        try:
+            import numba
+
+            from rfbench.metrics import stats
+            from rfbench.metrics.pose import evaluate_pose
+        except ImportError as exc:
+            raise NotImplementedError(f"the pose metrics are not available at this commit ({exc})")
+        self.threads = numba.get_num_threads()
+        numba.set_num_threads(1)  # the kernels' own cost; wrappers run these sizes on one thread as well
+        if frames not in _KERNEL_CALLS:
+            _KERNEL_CALLS[frames] = self._record(frames, stats, evaluate_pose)
+        self.calls = _KERNEL_CALLS[frames]
+
+    @staticmethod
+    def _record(frames, stats, evaluate_pose):
+        calls = {}
+        pred, gt, vis = _data(frames)
+        calls["pose_sums"] = _capture("rfbench.metrics.kernels", "_pose_sums", lambda: _rfbench(pred, gt, vis))
+        rng = np.random.default_rng(3)
+        gt3 = rng.uniform(-1.0, 1.0, size=(frames, JOINTS, 3))
+        pred3 = gt3 @ np.array([[0.96, -0.28, 0.0], [0.28, 0.96, 0.0], [0.0, 0.0, 1.0]]) * 1.1 + 0.3
+        pred3 += rng.normal(scale=0.02, size=gt3.shape)
+
+        def pa():
+            evaluate_pose(pred3, gt3, vis, skeleton="coco17", units="m", metrics=["pa-mpjpe"])
+
+        calls["moments"] = _capture("rfbench.metrics.kernels", "_procrustes_moments", pa)
+        calls["aligned"] = _capture("rfbench.metrics.kernels", "_aligned_error_sums", pa)
+        table = rng.random((max(2, frames // 50), 64))
+        calls["replicates"] = _capture("rfbench.metrics.stats", "_replicate_sums",
+                                       lambda: stats.cluster_bootstrap(table, {"c0": lambda t: t[:, 0]}, n_boot=1000))
+        values, segment = rng.random((frames, 8)), np.arange(frames) // 50
+        calls["segments"] = _capture("rfbench.metrics.stats", "_segment_sums",
+                                     lambda: stats.segment_sums(values, segment, int(segment[-1]) + 1))
+        for kernel, (args, kwargs) in calls.values():
+            kernel(*args, **kwargs)  # one untimed call each on one thread before timing
+        return calls
+
+    def teardown(self, frames):
+        if hasattr(self, "threads"):
+            import numba
+
+            numba.set_num_threads(self.threads)
+
+    def _call(self, name):
+        kernel, (args, kwargs) = self.calls[name]
+        kernel(*args, **kwargs)
+
+    def time_pose_sums(self, frames):
+        self._call("pose_sums")
+
+    def time_procrustes_moments(self, frames):
+        self._call("moments")
+
+    def time_aligned_error_sums(self, frames):
+        self._call("aligned")
+
+    def time_bootstrap_replicate_sums(self, frames):
+        self._call("replicates")
+
+    def time_segment_sums(self, frames):
+        self._call("segments")
