@@ -31,6 +31,15 @@ def assert_matches_naive(log: intel5300.Intel5300Log, data: bytes) -> None:
     np.testing.assert_array_equal(log.csi, expected)
 
 
+def assert_counts_match(counts: intel5300.RecordCounts, log: intel5300.Intel5300Log) -> None:
+    """``count_records`` reports exactly the counts ``read`` does."""
+    assert counts.n_records == log.n_records
+    assert dict(counts.skipped) == dict(log.skipped)
+    assert dict(counts.non_csi) == dict(log.non_csi)
+    assert counts.n_bytes == log.n_bytes
+    assert (counts.max_nrx, counts.max_ntx) == ((int(log.nrx.max()), int(log.ntx.max())) if log.n_records else (0, 0))
+
+
 def random_record(rng, nrx, ntx):
     return rng.integers(-128, 128, size=(30, nrx, ntx, 2)).astype(np.int8)
 
@@ -82,6 +91,7 @@ def test_mixed_shapes_are_padded_with_per_record_shape():
 @pytest.mark.parametrize("name", REAL_LOGS)
 def test_kernel_equals_naive_twin_on_real_logs(name):
     data = conformance_path("intel5300", name).read_bytes()
+    assert_counts_match(intel5300.count_records(conformance_path("intel5300", name)), read(data))
     assert_matches_naive(read(data), data)
 
 
@@ -352,3 +362,70 @@ def test_memory_stays_within_output_plus_small_multiple_of_file(tmp_path):
     tracemalloc.stop()
     output = log.csi.nbytes + sum(a.nbytes for a in log.headers().values())
     assert peak <= output + 3 * len(hostile) + 64_000, (peak, output, len(hostile))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# counting without unpacking (what ingest uses)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _damaged_logs() -> list[bytes]:
+    """Logs with every kind of bad record, of different sizes and shapes."""
+    logs = [synthetic_log(40, nrx=3, ntx=1, seed=1, non_csi_every=3), synthetic_log(7, nrx=2, ntx=3, seed=2), b""]
+    for cut in (1, 50, 300):
+        logs.append(synthetic_log(5, nrx=1, ntx=2, seed=3)[:-cut])
+    logs.append(LogBuilder().bfee(good(5)).bfee(good(6), len_field=5).raw(b"\x00\x00").bfee(good(7), nrx_field=7)
+                .record(0xC1, bytes(9)).bfee(good(8, 2, 2)).bfee(good(9), body_cut=100, field_len=101)
+                .bfee(good(10, 2, 1), antenna_sel=0b101010).to_bytes(truncate=30))
+    return logs
+
+
+def test_count_files_equals_read_file_by_file_with_errors_in_place(tmp_path):
+    paths = []
+    for k, data in enumerate(_damaged_logs()):
+        p = tmp_path / f"log{k}.dat"
+        p.write_bytes(data)
+        paths.append(p)
+    paths.insert(2, tmp_path / "missing.dat")
+    paths.insert(5, tmp_path)  # a directory
+    big = tmp_path / "big.dat"
+    big.write_bytes(sample_0x5_like(0) * 3)  # larger than the reader's first buffer: it grows mid-batch
+    paths.insert(4, big)
+    for _ in range(2):  # the second call reuses the thread's buffers: nothing from the first may leak in
+        results = intel5300.count_files(paths)
+        assert len(results) == len(paths)
+        for path, result in zip(paths, results):
+            if path.name == "missing.dat":
+                assert isinstance(result, intel5300.FormatError) and "no such file" in str(result)
+            elif path.is_dir():
+                assert isinstance(result, intel5300.FormatError) and "is a directory" in str(result)
+            else:
+                assert_counts_match(result, read(path))
+                assert result.n_bytes == path.stat().st_size
+        paths.reverse()
+
+
+def test_count_records_matches_the_naive_twin_and_raises_for_paths(tmp_path):
+    for data in _damaged_logs():
+        ref = naive_read_bfee(data)
+        counts = intel5300.count_records(data)
+        assert counts.n_records == len(ref["records"])
+        assert dict(counts.skipped) == ref["skipped"] and dict(counts.non_csi) == ref["non_csi"]
+    with pytest.raises(intel5300.FormatError, match="no such file"):
+        intel5300.count_records(tmp_path / "nope.dat")
+
+
+def test_counting_threads_do_not_mix_their_buffers(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = []
+    for k, data in enumerate(_damaged_logs() * 4):
+        p = tmp_path / f"log{k}.dat"
+        p.write_bytes(data)
+        paths.append(p)
+    expected = [intel5300.count_records(p) for p in paths]
+    batches = [paths[i::3] for i in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        for _ in range(3):
+            for batch, got in zip(batches, pool.map(intel5300.count_files, batches)):
+                assert got == [expected[paths.index(p)] for p in batch]

@@ -8,10 +8,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rfbench.io.intel5300 import read
+from rfbench.io.intel5300 import count_records, read
 from rfbench.io.writer import LogBuilder, synthetic_log
 from tests.conftest import CONFORMANCE
-from tests.test_intel5300 import assert_matches_naive
+from tests.test_intel5300 import assert_counts_match, assert_matches_naive
 
 
 def _bases() -> list[bytes]:
@@ -60,6 +60,7 @@ def damaged_logs(draw):
 def test_damaged_logs_never_crash_and_match_the_naive_twin(data):
     log = read(data)
     assert_matches_naive(log, data)
+    assert_counts_match(count_records(data), log)
     # every record is accounted for: nothing is read from past the end
     assert log.csi.shape[0] == log.n_records
     assert np.abs(log.csi.real).max(initial=0) <= 128 and np.abs(log.csi.imag).max(initial=0) <= 128
@@ -70,3 +71,4 @@ def test_damaged_logs_never_crash_and_match_the_naive_twin(data):
 def test_arbitrary_bytes_never_crash(data):
     log = read(data)
     assert_matches_naive(log, data)
+    assert_counts_match(count_records(data), log)

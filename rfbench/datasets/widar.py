@@ -140,21 +140,37 @@ def find_csi_root(root: Path) -> Path:
     return inner[0] if len(inner) == 1 else root
 
 
-def _parse_file(path: str) -> tuple[int, dict, str | None]:
-    from rfbench._jit import set_threads
+#: Files per batch of the ingest pool: one read buffer and one kernel call per batch, so the threads spend their
+#: time in the kernel (GIL released), not in switching between short calls; a batch stops early at this many bytes.
+BATCH_FILES = 16
+BATCH_BYTES = 16 << 20
+
+
+def _count_batch(paths: list[str]) -> list[tuple[int, dict, str | None]]:
+    """``(valid records, skipped by reason, error or None)`` of each file: the parser's framing, which
+    validates every record (the CSI itself is not needed for a manifest)."""
     from rfbench.io import intel5300
 
-    # Parallelism is across files: each worker runs the parser's kernels on one thread (Numba's thread count is
-    # per calling thread). Kernel-level threads on top would oversubscribe the cores and, under load, stall at
-    # every parallel region's barrier (measured: 10-60x slower per small file on a busy 2-core machine).
-    set_threads(1)
+    out = []
+    for result in intel5300.count_files(paths):
+        if isinstance(result, FormatError):
+            out.append((0, {}, str(result)))
+        else:
+            out.append((result.n_records, {k: int(v) for k, v in result.skipped.items() if v}, None))
+    return out
 
-    try:
-        log = intel5300.read(path)
-    except FormatError as exc:
-        return 0, {}, str(exc)
-    skipped = {k: int(v) for k, v in log.skipped.items() if v}
-    return log.n_records, skipped, None
+
+def _batches(jobs) -> list[list[str]]:
+    batches, batch, size = [], [], 0
+    for job in jobs:
+        if batch and (len(batch) == BATCH_FILES or size + job[3] > BATCH_BYTES):
+            batches.append(batch)
+            batch, size = [], 0
+        batch.append(str(job[2]))
+        size += job[3]
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def _walk_files(folder: Path) -> list[Path]:
@@ -256,14 +272,14 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     if on_total is not None:
         on_total(len(to_parse))
     results: dict[str, tuple[int, dict, str | None]] = {}
-    # Always a pool, even of one, so the caller's own Numba thread count is never changed.
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        futures = {pool.submit(_parse_file, str(job[2])): str(job[2]) for job in to_parse}
+        futures = {pool.submit(_count_batch, batch): batch for batch in _batches(to_parse)}
         for fut in as_completed(futures):
-            results[futures[fut]] = fut.result()
+            batch = futures[fut]
+            results.update(zip(batch, fut.result()))
             if progress is not None:
-                progress(1)
+                progress(len(batch))
 
     # 3. Assemble recordings.
     seen_receivers = sorted({j[1] for j in jobs})

@@ -10,6 +10,7 @@ JSON files that pass between stages carry ``"schema": "rfbench.<kind>/<major>"``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -32,6 +33,7 @@ __all__ = [
     "check_writable",
     "dumps_json",
     "sha256_file",
+    "input_errors",
     "read_input_bytes",
     "load_npy",
     "SCHEMA_MAJOR",
@@ -124,16 +126,14 @@ def write_json(path, obj: Mapping[str, Any], force: bool = False) -> Path:
     return write_text(path, dumps_json(obj), force)
 
 
-def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = FormatError) -> bytes:
-    """The bytes of an input file, or ``error`` with one line saying why not.
-
-    ``what`` names the input in the message (``"--label-set"``, ``"skeleton file"``...): the message reads
-    ``"<what> <path>: no such file"`` (or ``is a directory``, ``permission denied``, ``cannot read (...)``).
-    """
-    path = Path(path)
+@contextlib.contextmanager
+def input_errors(path: str | os.PathLike, what: str = "", error: type = FormatError):
+    """Turn an ``OSError`` raised while opening or reading the input ``path`` into ``error`` with one line
+    saying why: ``"<what> <path>: no such file"`` (or ``is a directory``, ``permission denied``,
+    ``cannot read (...)``); ``what`` names the input (``"--label-set"``, ``"skeleton file"``...)."""
     where = f"{what} {path}" if what else str(path)
     try:
-        return path.read_bytes()
+        yield
     except FileNotFoundError:
         raise error(f"{where}: no such file") from None
     except IsADirectoryError:
@@ -142,6 +142,12 @@ def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = Form
         raise error(f"{where}: permission denied") from None
     except OSError as exc:
         raise error(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = FormatError) -> bytes:
+    """The bytes of an input file, or ``error`` with one line saying why not (see :func:`input_errors`)."""
+    with input_errors(path, what, error):
+        return Path(path).read_bytes()
 
 
 def load_npy(path: str | os.PathLike, what: str = ""):
