@@ -429,3 +429,23 @@ def test_counting_threads_do_not_mix_their_buffers(tmp_path):
         for _ in range(3):
             for batch, got in zip(batches, pool.map(intel5300.count_files, batches)):
                 assert got == [expected[paths.index(p)] for p in batch]
+
+
+def test_a_file_larger_than_its_stat_size_is_read_whole(tmp_path, monkeypatch):
+    """A log that grows between stat and read (a capture still being written) is read to its end."""
+    data = synthetic_log(50, nrx=3, ntx=2, seed=11)
+    path = tmp_path / "growing.dat"
+    path.write_bytes(data)
+    real_fstat = intel5300.os.fstat
+
+    class Small:
+        def __init__(self, st):
+            self.st_size = 7  # what stat said before the capture appended the rest
+
+    monkeypatch.setattr(intel5300.os, "fstat", lambda fd: Small(real_fstat(fd)))
+    log = read(path)
+    assert log.n_bytes == len(data)
+    assert_matches_naive(log, data)
+    counts = intel5300.count_files([path, path])
+    monkeypatch.undo()
+    assert counts == [intel5300.count_records(data)] * 2

@@ -38,7 +38,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.archive import input_errors, read_input_bytes
+from rfbench.io.archive import input_errors
 
 __all__ = [
     "Intel5300Log",
@@ -613,6 +613,28 @@ def _frame(buf: np.ndarray) -> _Framing:
                     {name: arr[:n] for name, arr in headers.items()}, perm[:n], skips, non_csi)
 
 
+def _read_file(path) -> np.ndarray:
+    """The bytes of the file at ``path`` as a new uint8 array, read with as few system calls as the file
+    allows (``pathlib``'s reader costs more than parsing a small log); one-line :class:`FormatError` on failure."""
+    with input_errors(path):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            size = os.fstat(fd).st_size
+            buf = np.empty(size + 1, dtype=np.uint8)  # one spare byte: a file that grew is noticed
+            n = 0
+            while True:
+                if n == buf.shape[0]:  # it grew since fstat
+                    grown = np.empty(2 * buf.shape[0], dtype=np.uint8)
+                    grown[:n] = buf
+                    buf = grown
+                got = os.readv(fd, [memoryview(buf)[n:]])
+                if not got:
+                    return buf[:n]
+                n += got
+        finally:
+            os.close(fd)
+
+
 def _as_buffer(source) -> tuple[np.ndarray, str | None]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return np.frombuffer(source, dtype=np.uint8), None
@@ -621,8 +643,7 @@ def _as_buffer(source) -> tuple[np.ndarray, str | None]:
             raise FormatError("a bfee buffer must be a 1-D uint8 array")
         return np.ascontiguousarray(source), None
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        return np.frombuffer(read_input_bytes(path), dtype=np.uint8), str(path)
+        return _read_file(source), os.fspath(source)
     raise TypeError(f"expected a path, bytes or a uint8 array, not {type(source).__name__}")
 
 
@@ -672,13 +693,11 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
 
 
 def _skipped(skips: np.ndarray) -> dict[str, int]:
-    out = {reason: int(skips[k]) for k, reason in enumerate(SKIP_REASONS)}
-    out["invalid_perm"] = int(skips[len(SKIP_REASONS)])
-    return out
+    return dict(zip((*SKIP_REASONS, "invalid_perm"), skips.tolist()))
 
 
 def _non_csi(non_csi: np.ndarray) -> dict[int, int]:
-    return {int(c): int(non_csi[c]) for c in np.flatnonzero(non_csi)}
+    return {code: count for code, count in enumerate(non_csi.tolist()) if count}
 
 
 @dataclass(frozen=True)
