@@ -613,26 +613,34 @@ def _frame(buf: np.ndarray) -> _Framing:
                     {name: arr[:n] for name, arr in headers.items()}, perm[:n], skips, non_csi)
 
 
-def _read_file(path) -> np.ndarray:
-    """The bytes of the file at ``path`` as a new uint8 array, read with as few system calls as the file
-    allows (``pathlib``'s reader costs more than parsing a small log); one-line :class:`FormatError` on failure."""
+def _read_file_into(path, buf: np.ndarray, pos: int) -> tuple[np.ndarray, int]:
+    """Append the bytes of the file at ``path`` to ``buf[:pos]``; return the buffer (``buf``, or a larger copy
+    when the file does not fit) and the new end. Sized from ``fstat`` plus one spare byte, so a whole file takes
+    one read and one that returns nothing, and a file that grew since ``fstat`` is still read to its end.
+    Raises a one-line :class:`FormatError` when the file cannot be opened or read."""
     with input_errors(path):
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             size = os.fstat(fd).st_size
-            buf = np.empty(size + 1, dtype=np.uint8)  # one spare byte: a file that grew is noticed
-            n = 0
             while True:
-                if n == buf.shape[0]:  # it grew since fstat
-                    grown = np.empty(2 * buf.shape[0], dtype=np.uint8)
-                    grown[:n] = buf
+                if buf.shape[0] <= pos + size:
+                    grown = np.empty(max(pos + size + 1, 2 * buf.shape[0]), dtype=np.uint8)
+                    grown[:pos] = buf[:pos]
                     buf = grown
-                got = os.readv(fd, [memoryview(buf)[n:]])
+                got = os.readv(fd, [memoryview(buf)[pos:]])
                 if not got:
-                    return buf[:n]
-                n += got
+                    return buf, pos
+                pos += got
+                size = max(size - got, 0)
         finally:
             os.close(fd)
+
+
+def _read_file(path) -> np.ndarray:
+    """The bytes of the file at ``path`` as a new uint8 array, read with as few system calls as the file
+    allows (``pathlib``'s reader costs more than parsing a small log)."""
+    buf, n = _read_file_into(path, np.empty(0, dtype=np.uint8), 0)
+    return buf[:n]
 
 
 def _as_buffer(source) -> tuple[np.ndarray, str | None]:
@@ -775,22 +783,9 @@ def _read_batch(paths) -> tuple[np.ndarray, list[int], list]:
     for path in paths:
         error = None
         try:
-            with input_errors(path):
-                with open(path, "rb", buffering=0) as f:
-                    size = os.fstat(f.fileno()).st_size
-                    while True:
-                        if buf.shape[0] <= pos + size:  # one spare byte: a file that grew is noticed
-                            grown = np.empty(max(pos + size + 1, 2 * buf.shape[0]), dtype=np.uint8)
-                            grown[:pos] = buf[:pos]
-                            buf = grown
-                        got = f.readinto(memoryview(buf)[pos:])
-                        if not got:
-                            break
-                        pos += got
-                        size = max(size - got, 0)
-        except FormatError as exc:
+            buf, pos = _read_file_into(path, buf, pos)
+        except FormatError as exc:  # pos is unchanged: nothing of this file is kept
             error = exc
-            pos = bounds[-1]  # drop what was read of it
         bounds.append(pos)
         errors.append(error)
     if buf.shape[0] <= KEEP_BUFFER_BYTES:
