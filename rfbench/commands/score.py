@@ -260,7 +260,7 @@ def _score_pose(opts: dict, base: Path, capture: dict | None = None) -> dict:
     cmp = _COMPARISONS.get(opts["comparison"].strip())
     if cmp is None:
         raise ValidationError(f"--comparison must be '<=' (le) or '<' (lt), got {opts['comparison']!r}")
-    argv = _reproducer_argv(opts)
+    argv = _pose_argv(opts)
     sigmas = opts["sigmas"]
     return score_pose_files(
         pred=opts["pred"], gt=opts["gt"], vis=opts["vis"], skeleton=opts["skeleton"], units=opts["units"],
@@ -314,22 +314,11 @@ def _gesture_argv(opts: dict) -> list[str]:
     if opts["top_k"] is not None:
         argv += ["--top-k", opts["top_k"]]
     argv += ["--domains", opts["domains"]]
-    for name in ("split", "groups", "train_gt", "train_groups"):
-        if opts[name] is not None:
-            argv += ["--" + name.replace("_", "-"), str(opts[name])]
-    argv += ["--cluster-by", opts["cluster_by"], "--bootstrap", str(opts["bootstrap"]), "--confidence",
-             repr(float(opts["confidence"])), "--seed", str(opts["seed"])]
-    if opts["synthetic"]:
-        argv.append("--synthetic")
-    if opts["out"] is not None:
-        argv += ["-o", str(opts["out"])]
-    if opts["plots"]:
-        argv.append("--plots")
-    return argv
+    return argv + _baseline_and_output_argv(opts, ("split", "groups", "train_gt", "train_groups"))
 
 
-def _reproducer_argv(opts: dict) -> list[str]:
-    """The canonical command line of this run: every setting explicit, so a re-run does not depend on
+def _pose_argv(opts: dict) -> list[str]:
+    """The canonical command line of a pose run: every setting explicit, so a re-run does not depend on
     defaults; paths as given (verify points them at the files beside the report)."""
     argv = ["rfbench", "score", "--task", opts["task"], "--pred", str(opts["pred"]), "--gt", str(opts["gt"])]
     if opts["vis"] is not None:
@@ -344,7 +333,14 @@ def _reproducer_argv(opts: dict) -> list[str]:
         argv += ["--sigmas", opts["sigmas"]]
     if opts["trust_layout"]:
         argv.append("--trust-layout")
-    for name in ("split", "groups", "train_gt", "train_groups", "train_vis"):
+    return argv + _baseline_and_output_argv(opts, ("split", "groups", "train_gt", "train_groups", "train_vis"))
+
+
+def _baseline_and_output_argv(opts: dict, files: tuple[str, ...]) -> list[str]:
+    """The end of both tasks' canonical command lines: the split and baseline files given (``files``), the
+    bootstrap settings, then the output options."""
+    argv = []
+    for name in files:
         if opts[name] is not None:
             argv += ["--" + name.replace("_", "-"), str(opts[name])]
     argv += ["--cluster-by", opts["cluster_by"], "--bootstrap", str(opts["bootstrap"]), "--confidence",
