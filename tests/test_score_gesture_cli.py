@@ -12,6 +12,7 @@ import pytest
 
 from rfbench.cli import app
 from test_classify_report import NAMES, gesture_files, write_gesture_split
+from test_score_cli import one_error_line, run
 
 BASE = ["score", "--task", "gesture", "--pred", "pred.npy", "--gt", "gt.npy", "--label-set", "names.txt",
         "--bootstrap", "100"]
@@ -23,18 +24,6 @@ BASELINE = ["--split", "split.json", "--groups", "groups.npy", "--train-gt", "tr
 def files(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     return gesture_files(tmp_path)
-
-
-def run(runner, args):
-    result = runner.invoke(app, args)
-    assert "Traceback" not in result.output
-    return result
-
-
-def one_error_line(result):
-    lines = [ln for ln in result.output.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
-    return lines[0]
 
 
 def test_full_run_writes_a_measured_report_that_verifies(runner, files, tmp_path):
