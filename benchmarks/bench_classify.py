@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from .common import best_time
+
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
 
@@ -60,15 +62,6 @@ def numpy_topk(gt, scores, ks):
     return pred, [float((rank < k).mean()) for k in ks]
 
 
-def _best(fn, repeat=3):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def _import():
     try:
         from rfbench.metrics import classify
@@ -111,8 +104,8 @@ class ClassifyLabels:
         numpy_label_metrics(self.gt, self.pred, CLASSES)
 
     def track_speedup_vs_numpy(self, rows):
-        ours = _best(self._rfbench)
-        theirs = _best(lambda: numpy_label_metrics(self.gt, self.pred, CLASSES))
+        ours = best_time(self._rfbench)
+        theirs = best_time(lambda: numpy_label_metrics(self.gt, self.pred, CLASSES))
         return theirs / ours
 
     track_speedup_vs_numpy.unit = "x"
@@ -158,7 +151,7 @@ class ClassifyScores:
         self._numpy()
 
     def track_speedup_vs_numpy(self, rows):
-        return _best(self._numpy) / _best(self._rfbench)
+        return best_time(self._numpy) / best_time(self._rfbench)
 
     track_speedup_vs_numpy.unit = "x"
 

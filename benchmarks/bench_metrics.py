@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from .common import best_time
+
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 # The gate sets RFBENCH_BENCH_TIMER=cpu: time_* then count this process's CPU time, not the time it waited for a
 # core that other work held (benchmarks/README.md).
@@ -73,15 +75,6 @@ def numpy_pck_oks_mpjpe(pred, gt, vis, sigmas):
     return pck, oks.mean(), mpjpe
 
 
-def _best(fn, repeat=3):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 class PoseMetrics:
     """PCK (4 thresholds) + OKS + MPJPE on ``frames`` x 17 joints, 2D."""
 
@@ -119,8 +112,8 @@ class PoseMetrics:
     def track_speedup_vs_numpy(self, frames):
         from rfbench.metrics.skeletons import COCO_SIGMAS
 
-        ours = _best(lambda: _rfbench(self.pred, self.gt, self.vis))
-        theirs = _best(lambda: numpy_pck_oks_mpjpe(self.pred, self.gt, self.vis, COCO_SIGMAS))
+        ours = best_time(lambda: _rfbench(self.pred, self.gt, self.vis))
+        theirs = best_time(lambda: numpy_pck_oks_mpjpe(self.pred, self.gt, self.vis, COCO_SIGMAS))
         return theirs / ours
 
     track_speedup_vs_numpy.unit = "x"
@@ -179,8 +172,8 @@ class PoseVsPycocotools:
         self._coco()
 
     def track_speedup_vs_pycocotools_per_pose(self, frames):
-        ours = _best(lambda: _rfbench(self.pred, self.gt, self.vis), repeat=7) / self.pred.shape[0]
-        theirs = _best(self._coco, repeat=7) / self.subsample
+        ours = best_time(lambda: _rfbench(self.pred, self.gt, self.vis), repeat=7) / self.pred.shape[0]
+        theirs = best_time(self._coco, repeat=7) / self.subsample
         return theirs / ours
 
     track_speedup_vs_pycocotools_per_pose.unit = "x"
@@ -194,8 +187,8 @@ class PoseVsPycocotools:
             evaluate_pose(self.pred, self.gt, self.vis, skeleton="coco17", units="normalized", metrics=["oks"],
                           sigmas=COCO_SIGMAS)
 
-        ours = _best(oks, repeat=7) / self.pred.shape[0]
-        theirs = _best(self._coco, repeat=7) / self.subsample
+        ours = best_time(oks, repeat=7) / self.pred.shape[0]
+        theirs = best_time(self._coco, repeat=7) / self.subsample
         return theirs / ours
 
     track_oks_speedup_vs_pycocotools_per_pose.unit = "x"

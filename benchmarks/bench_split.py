@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .common import best_time
+
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 # The gate sets RFBENCH_BENCH_TIMER=cpu: time_* then count this process's CPU time, not the time it waited for a
 # core that other work held (benchmarks/README.md).
@@ -55,15 +57,6 @@ def _table(n_windows: int):
         location=rng.integers(1, 6, n_rec), orientation=rng.integers(1, 6, n_rec))
 
 
-def _best(fn, repeat=3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 class AssignAudit:
     params = [[10_000] + ([100_000, 1_000_000] if LARGE else [])]
     param_names = ["windows"]
@@ -88,7 +81,7 @@ class AssignAudit:
         self.run()
 
     def track_ns_per_window(self, n):
-        return _best(self.run) / n * 1e9
+        return best_time(self.run) / n * 1e9
 
     track_ns_per_window.unit = "ns/window"
 
@@ -126,8 +119,8 @@ class AuditVsPython:
         audit_rows(table, *self.args, claims=self.claims)
 
     def track_speedup_vs_python(self, n):
-        py = _best(lambda: _python_audit(*self.py_args))
-        ours = _best(lambda: self.audit_rows(self.table, *self.args, claims=self.claims))
+        py = best_time(lambda: _python_audit(*self.py_args))
+        ours = best_time(lambda: self.audit_rows(self.table, *self.args, claims=self.claims))
         return py / ours
 
     track_speedup_vs_python.unit = "x"
@@ -169,13 +162,13 @@ class Ingest:
         self.widar.ingest(self.root, workers=workers)
 
     def track_files_per_second(self, roots, tree, workers):
-        return self.n_files / _best(lambda: self.widar.ingest(self.root, workers=workers))
+        return self.n_files / best_time(lambda: self.widar.ingest(self.root, workers=workers))
 
     track_files_per_second.unit = "files/s"
 
     def track_speedup_over_one_worker(self, roots, tree, workers):
-        one = _best(lambda: self.widar.ingest(self.root, workers=1))
-        this = _best(lambda: self.widar.ingest(self.root, workers=workers))
+        one = best_time(lambda: self.widar.ingest(self.root, workers=1))
+        this = best_time(lambda: self.widar.ingest(self.root, workers=workers))
         return one / this
 
     track_speedup_over_one_worker.unit = "x"
@@ -197,16 +190,16 @@ class TwoThreadControl:
             list(pool.map(np.sort, self.chunks))
 
     def track_two_thread_speedup(self):
-        return _best(lambda: self._run(1)) / _best(lambda: self._run(2))
+        return best_time(lambda: self._run(1)) / best_time(lambda: self._run(2))
 
     track_two_thread_speedup.unit = "x"
 
 
-if __name__ == "__main__":  # a quick look without asv: python benchmarks/bench_split.py
+if __name__ == "__main__":  # a quick look without asv: python -m benchmarks.bench_split
     for n in AssignAudit.params[0]:
         b = AssignAudit()
         b.setup(n)
-        print(f"assign+audit {n:>9,} windows: {_best(b.run):.3f} s ({b.track_ns_per_window(n):.0f} ns/window)")
+        print(f"assign+audit {n:>9,} windows: {best_time(b.run):.3f} s ({b.track_ns_per_window(n):.0f} ns/window)")
     for n in AuditVsPython.params[0]:
         b = AuditVsPython()
         b.setup(n)
