@@ -28,6 +28,8 @@ def fmt_value(x: Any, missing: str = "—") -> str:
 
 
 def _interval(ci: Mapping | None, side: str) -> str:
+    """The interval ``ci[side]`` as text (``side``: model, baseline, delta, or a gesture baseline's value or
+    delta): a dash when there is none, "undefined" when the bootstrap could not give one."""
     if not ci or not ci.get(side):
         return "—"
     iv = ci[side]
@@ -188,16 +190,6 @@ def _baseline_entry(r: Mapping, kind: str) -> Mapping:
     return {}
 
 
-def _ci_text(ci: Mapping | None, key: str) -> str:
-    """A gesture baseline entry's interval (``ci.value`` or ``ci.delta``)."""
-    if not ci or not ci.get(key):
-        return "—"
-    iv = ci[key]
-    if iv.get("low") is None:
-        return "undefined"
-    return f"[{fmt_value(iv['low'])}, {fmt_value(iv['high'])}]"
-
-
 def _gesture_markdown(report: Mapping[str, Any], lvl: str) -> list[str]:
     """Results beside both baselines, per-class numbers, the confusion matrix and the per-domain breakdown."""
     out = [f"| metric | model | {lvl} | majority class | Δ | Δ {lvl} | class prior | Δ | Δ {lvl} | classes averaged |",
@@ -208,8 +200,8 @@ def _gesture_markdown(report: Mapping[str, Any], lvl: str) -> list[str]:
         averaged = m.get("classes_averaged")
         out.append(
             f"| {_md(r['label'])} | {fmt_value(m.get('value'), 'undefined')} | {_interval(r.get('ci'), 'model')} | "
-            f"{fmt_value(maj.get('value'))} | {fmt_value(maj.get('delta'))} | {_ci_text(maj.get('ci'), 'delta')} | "
-            f"{fmt_value(pri.get('value'))} | {fmt_value(pri.get('delta'))} | {_ci_text(pri.get('ci'), 'delta')} | "
+            f"{fmt_value(maj.get('value'))} | {fmt_value(maj.get('delta'))} | {_interval(maj.get('ci'), 'delta')} | "
+            f"{fmt_value(pri.get('value'))} | {fmt_value(pri.get('delta'))} | {_interval(pri.get('ci'), 'delta')} | "
             f"{'—' if averaged is None else averaged} |")
     domains = report.get("domains") or {}
     out += ["", "## Per domain (accuracy / macro-F1)", ""]
@@ -258,7 +250,7 @@ def _gesture_tables(report: Mapping[str, Any], lvl: str) -> list:
         m = r.get("model") or {}
         maj, pri = _baseline_entry(r, "majority-class"), _baseline_entry(r, "class-prior")
         table.add_row(escape(r["label"]), fmt_value(m.get("value"), "undefined"), _interval(r.get("ci"), "model"),
-                      fmt_value(maj.get("value")), fmt_value(maj.get("delta")), _ci_text(maj.get("ci"), "delta"),
+                      fmt_value(maj.get("value")), fmt_value(maj.get("delta")), _interval(maj.get("ci"), "delta"),
                       fmt_value(pri.get("value")), fmt_value(pri.get("delta")))
     parts = [table]
     domains = report.get("domains") or {}
