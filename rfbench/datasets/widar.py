@@ -146,7 +146,7 @@ BATCH_FILES = 16
 BATCH_BYTES = 16 << 20
 
 
-def _count_batch(paths: list[str]) -> list[tuple[int, dict, str | None]]:
+def _count_paths(paths: list[str]) -> list[tuple[int, dict, str | None]]:
     """``(valid records, skipped by reason, error or None)`` of each file: the parser's framing, which
     validates every record (the CSI itself is not needed for a manifest)."""
     from rfbench.io import intel5300
@@ -274,7 +274,7 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     results: dict[str, tuple[int, dict, str | None]] = {}
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        futures = {pool.submit(_count_batch, batch): batch for batch in _batches(to_parse)}
+        futures = {pool.submit(_count_paths, batch): batch for batch in _batches(to_parse)}
         for fut in as_completed(futures):
             batch = futures[fut]
             results.update(zip(batch, fut.result()))

@@ -526,7 +526,7 @@ class Intel5300Log:
     @property
     def n_skipped(self) -> int:
         """Records skipped as unusable (``invalid_perm`` records are kept, so not counted here)."""
-        return int(sum(v for k, v in self.skipped.items() if k != "invalid_perm"))
+        return _n_skipped(self.skipped)
 
     def complex_csi(self) -> np.ndarray:
         """Raw CSI as complex64, whichever way the log was read."""
@@ -598,15 +598,21 @@ class _Framing:
     non_csi: np.ndarray
 
 
-def _frame(buf: np.ndarray) -> _Framing:
-    """Run the framing kernel over ``buf`` with outputs sized by the file (never by a length it contains)."""
-    bound = buf.shape[0] // MIN_BFEE_RECORD_BYTES + 1  # no more valid records fit in the file
+def _record_outputs(n_bytes: int) -> tuple:
+    """:func:`_scan`'s per-record outputs ``(offsets, policy, header arrays by name, perm)`` for a buffer of
+    ``n_bytes``: room for as many valid records as fit in it (never sized by a length the file contains)."""
+    bound = n_bytes // MIN_BFEE_RECORD_BYTES + 1
     offsets = np.empty(bound, dtype=np.int64)
     policy = np.empty(bound, dtype=np.uint8)
+    headers = {name: np.empty(bound, dtype=dt) for name, dt in HEADER_FIELDS.items()}
+    return offsets, policy, headers, np.empty((bound, 3), dtype=np.int8)
+
+
+def _frame(buf: np.ndarray) -> _Framing:
+    """Run the framing kernel over ``buf`` with outputs sized by the file (never by a length it contains)."""
+    offsets, policy, headers, perm = _record_outputs(buf.shape[0])
     skips = np.zeros(len(SKIP_REASONS) + 1, dtype=np.int64)
     non_csi = np.zeros(256, dtype=np.int64)
-    headers = {name: np.empty(bound, dtype=dt) for name, dt in HEADER_FIELDS.items()}
-    perm = np.empty((bound, 3), dtype=np.int8)
     n, max_nrx, max_ntx = _scan(buf, offsets, policy, skips, non_csi, *headers.values(), perm)
     n = int(n)
     return _Framing(n, max(int(max_nrx), 1), max(int(max_ntx), 1), offsets[:n], policy[:n],
@@ -700,6 +706,10 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
     )
 
 
+def _n_skipped(skipped: Mapping[str, int]) -> int:
+    return int(sum(v for k, v in skipped.items() if k != "invalid_perm"))
+
+
 def _skipped(skips: np.ndarray) -> dict[str, int]:
     return dict(zip((*SKIP_REASONS, "invalid_perm"), skips.tolist()))
 
@@ -734,7 +744,7 @@ class RecordCounts:
     @property
     def n_skipped(self) -> int:
         """Records skipped as unusable (``invalid_perm`` records are kept, so not counted here)."""
-        return int(sum(v for k, v in self.skipped.items() if k != "invalid_perm"))
+        return _n_skipped(self.skipped)
 
 
 #: The largest read buffer a thread keeps between :func:`count_files` calls (a larger batch gets a buffer of its
@@ -757,15 +767,15 @@ def _scan_files(buf, bounds, counts, skips, non_csi, offsets, policy, timestamp_
         counts[f, 2] = t
 
 
-def _scratch(bound: int) -> tuple:
-    """Per-record scratch outputs for :func:`_scan_files`, at least ``bound`` entries, kept by the thread."""
-    work = getattr(_thread_state, "scratch", None)
-    if work is None or work[0].shape[0] < bound:
-        work = (np.empty(bound, dtype=np.int64), np.empty(bound, dtype=np.uint8),
-                *(np.empty(bound, dtype=dt) for dt in HEADER_FIELDS.values()), np.empty((bound, 3), dtype=np.int8))
-        if bound * MIN_BFEE_RECORD_BYTES <= KEEP_BUFFER_BYTES:
-            _thread_state.scratch = work
-    return work
+def _scratch(n_bytes: int) -> tuple:
+    """:func:`_record_outputs` for files of up to ``n_bytes``, kept by the calling thread for its next batch."""
+    kept = getattr(_thread_state, "scratch", None)
+    if kept is not None and kept[0] >= n_bytes:
+        return kept[1]
+    outputs = _record_outputs(n_bytes)
+    if n_bytes <= KEEP_BUFFER_BYTES:
+        _thread_state.scratch = (n_bytes, outputs)
+    return outputs
 
 
 def _read_batch(paths) -> tuple[np.ndarray, list[int], list]:
@@ -799,8 +809,8 @@ def _count_batch(buf: np.ndarray, bounds) -> list[RecordCounts]:
     counts = np.zeros((n_files, 3), dtype=np.int64)
     skips = np.zeros((n_files, len(SKIP_REASONS) + 1), dtype=np.int64)
     non_csi = np.zeros((n_files, 256), dtype=np.int64)
-    largest = int(np.diff(bounds).max()) if n_files else 0
-    _scan_files(buf, bounds, counts, skips, non_csi, *_scratch(largest // MIN_BFEE_RECORD_BYTES + 1))
+    offsets, policy, headers, perm = _scratch(int(np.diff(bounds).max()) if n_files else 0)
+    _scan_files(buf, bounds, counts, skips, non_csi, offsets, policy, *headers.values(), perm)
     return [RecordCounts(n_records=int(c[0]), max_nrx=int(c[1]), max_ntx=int(c[2]), skipped=_skipped(skips[f]),
                          non_csi=_non_csi(non_csi[f]), n_bytes=int(bounds[f + 1] - bounds[f]))
             for f, c in enumerate(counts)]
