@@ -170,7 +170,10 @@ class ClassifyBootstrap:
             from rfbench.report.gesture import gesture_report  # noqa: F401
         except ImportError:
             raise NotImplementedError("rfbench.report.gesture is not available at this commit")
-        from rfbench.report.baseline import split_from_dict
+        try:
+            from rfbench.protocols.splitfile import split_from_dict
+        except ImportError:  # older commits
+            from rfbench.report.baseline import split_from_dict
 
         rng = np.random.default_rng(3)
         n = 100_000

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rfbench.errors import ConfigError
-from rfbench.io.archive import read_input_bytes
+from rfbench.io.files import read_input_bytes
 
 __all__ = ["Field", "FIELDS", "MAX_BATCH_BYTES", "Config", "find_config", "load_config", "parse_toml",
            "validate", "override", "check_paths"]

@@ -182,7 +182,7 @@ def nearest_centroid_scores(x_train: np.ndarray, y_train: np.ndarray, x_test: np
 
 
 def _write_split(manifest_path: Path, split_path: Path, protocol: str, **kwargs) -> dict:
-    from rfbench.io.archive import sha256_file, write_json
+    from rfbench.io.files import sha256_file, write_json
     from rfbench.protocols.split import make_splits
 
     digest, _ = sha256_file(manifest_path)
@@ -195,7 +195,7 @@ def _write_split(manifest_path: Path, split_path: Path, protocol: str, **kwargs)
 
 
 def _save(path: Path, arr) -> None:
-    from rfbench.io.archive import atomic_write
+    from rfbench.io.files import atomic_write
 
     atomic_write(path, lambda fh: np.save(fh, np.asarray(arr), allow_pickle=False))
 
@@ -228,7 +228,7 @@ def build_inputs(root: str | os.PathLike, *, size: str = "standard", seed: int =
     from rfbench.datasets.manifest import read_manifest
     from rfbench.datasets.synthetic import make_mmfi_tree, make_widar_tree
     from rfbench.io import parse_files
-    from rfbench.io.archive import write_text
+    from rfbench.io.files import write_text
     from rfbench.io.matv5 import read_mat
 
     if size not in SIZES:

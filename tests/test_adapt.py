@@ -11,7 +11,7 @@ import pytest
 import naive
 from rfbench.cli import app
 from rfbench.errors import ValidationError
-from rfbench.io.archive import save_npz
+from rfbench.io.files import save_npz
 from rfbench.train import adapt as A
 
 SMALL = A.AdaptSettings(rank=1, steps=3, prototypes=3)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from rfbench.errors import LeakageError, ValidationError
-from rfbench.io.archive import dumps_json
+from rfbench.io.files import dumps_json
 from rfbench.metrics.stats import bootstrap_counts
-from rfbench.report.baseline import SplitInfo, load_split
+from rfbench.protocols.splitfile import SplitInfo, load_split
 from rfbench.report.gesture import gesture_report
 from rfbench.report.render import render_markdown, render_terminal
 

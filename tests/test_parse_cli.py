@@ -149,7 +149,7 @@ def test_no_temporary_files_left_behind(runner, logfile, tmp_path):
 
 
 def test_atomic_write_leaves_old_file_when_writing_fails(tmp_path, monkeypatch):
-    from rfbench.io import archive
+    from rfbench.io import files
 
     target = tmp_path / "x.npz"
     target.write_bytes(b"old")
@@ -160,7 +160,7 @@ def test_atomic_write_leaves_old_file_when_writing_fails(tmp_path, monkeypatch):
 
     monkeypatch.setattr(np, "savez", boom)
     with pytest.raises(OSError):
-        archive.save_npz(target, {"a": np.zeros(3)}, force=True)
+        files.save_npz(target, {"a": np.zeros(3)}, force=True)
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.npz"]
 

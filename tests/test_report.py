@@ -9,7 +9,8 @@ import pytest
 
 from posedata import coco_poses, write_split
 from rfbench.errors import FormatError, LeakageError, ValidationError
-from rfbench.io.archive import dumps_json
+from rfbench.io.files import dumps_json
+from rfbench.protocols import splitfile as sf
 from rfbench.report import baseline as bl
 from rfbench.report.build import build_report, validate_report
 from rfbench.report.evidence import decide_evidence, input_record
@@ -115,21 +116,21 @@ def test_validate_report_refuses_a_measured_tag_without_hashes():
 def test_split_with_failed_audit_or_shared_recording_is_refused(tmp_path):
     bad = write_split(tmp_path / "bad.json", ["a"], ["b"], passed=False)
     with pytest.raises(LeakageError, match="audit did not pass.*rec-a on both sides") as info:
-        bl.load_split(bad)
+        sf.load_split(bad)
     assert info.value.exit_code == 1 and info.value.checks[0]["name"] == "recording-disjoint"
     shared = write_split(tmp_path / "shared.json", ["a", "b"], ["b"])
     with pytest.raises(LeakageError, match="on both sides"):
-        bl.load_split(shared)
+        sf.load_split(shared)
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"schema": "rfbench.manifest/1"}))
     with pytest.raises(FormatError, match="not a split file"):
-        bl.load_split(wrong)
-    ok = bl.load_split(write_split(tmp_path / "ok.json", ["a"], ["b"], synthetic=True, leakage_prone=True))
+        sf.load_split(wrong)
+    ok = sf.load_split(write_split(tmp_path / "ok.json", ["a"], ["b"], synthetic=True, leakage_prone=True))
     assert ok.synthetic and ok.leakage_prone and ok.train == {"a"}
 
 
 def _split(tmp_path, **kw):
-    return bl.load_split(write_split(tmp_path / "split.json", ["r1", "r2"], ["r3", "r4"], **kw))
+    return sf.load_split(write_split(tmp_path / "split.json", ["r1", "r2"], ["r3", "r4"], **kw))
 
 
 def test_baseline_from_test_data_cannot_be_built(tmp_path):
@@ -163,14 +164,14 @@ def test_groups_accept_strings_and_integers(tmp_path):
     np.save(tmp_path / "i.npy", np.array([1, 2]))
     np.save(tmp_path / "f.npy", np.array([1.0, 2.0]))
     np.save(tmp_path / "o.npy", np.array(["a", None], dtype=object), allow_pickle=True)
-    assert bl.load_groups(tmp_path / "s.npy", 2).tolist() == ["r1", "r2"]
-    assert bl.load_groups(tmp_path / "i.npy", 2).tolist() == ["1", "2"]
+    assert sf.load_groups(tmp_path / "s.npy", 2).tolist() == ["r1", "r2"]
+    assert sf.load_groups(tmp_path / "i.npy", 2).tolist() == ["1", "2"]
     with pytest.raises(FormatError, match="dtype float64"):
-        bl.load_groups(tmp_path / "f.npy", 2)
+        sf.load_groups(tmp_path / "f.npy", 2)
     with pytest.raises(FormatError, match="not a plain .npy"):
-        bl.load_groups(tmp_path / "o.npy", 2)
+        sf.load_groups(tmp_path / "o.npy", 2)
     with pytest.raises(ValidationError, match="one recording id per row"):
-        bl.load_groups(tmp_path / "s.npy", 3)
+        sf.load_groups(tmp_path / "s.npy", 3)
 
 
 # -- pose reports through the API ----------------------------------------------------------------------

@@ -57,7 +57,7 @@ def guard() -> Iterator[None]:
 
 def emit_json(obj: Any) -> None:
     """Print ``obj`` as one JSON document on stdout (NaN and inf become null)."""
-    from rfbench.io.archive import dumps_json
+    from rfbench.io.files import dumps_json
 
     sys.stdout.write(dumps_json(obj))
     sys.stdout.flush()

@@ -62,7 +62,7 @@ def adapt(
 
         from rfbench import config as C
         from rfbench.errors import FormatError
-        from rfbench.io.archive import check_writable, dumps_json, save_npz
+        from rfbench.io.files import check_writable, dumps_json, save_npz
         from rfbench.train import adapt as A
 
         if (source is None) == (not synthetic):

@@ -32,7 +32,7 @@ def audit(
     with guard():
         from rfbench.datasets.manifest import read_manifest
         from rfbench.errors import ValidationError
-        from rfbench.io.archive import check_schema, read_json, sha256_file
+        from rfbench.io.files import check_schema, read_json, sha256_file
         from rfbench.protocols.leakage import audit_document
 
         doc = read_json(split_file)

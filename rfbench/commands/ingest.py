@@ -48,7 +48,7 @@ def widar(
     """
     with guard():
         from rfbench.datasets import widar as widar_mod
-        from rfbench.io.archive import check_writable
+        from rfbench.io.files import check_writable
 
         check_writable(out, force)
         bar = _Bar(not json_out)
@@ -78,7 +78,7 @@ def mmfi(
     """
     with guard():
         from rfbench.datasets import mmfi as mmfi_mod
-        from rfbench.io.archive import check_writable
+        from rfbench.io.files import check_writable
 
         check_writable(out, force)
         bar = _Bar(not json_out)

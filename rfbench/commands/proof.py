@@ -44,7 +44,7 @@ def proof(
     with; changing --steps, --lr, --seed or --samples changes the hash.
     """
     with guard():
-        from rfbench.io.archive import write_text
+        from rfbench.io.files import write_text
         from rfbench.train import proof as P
 
         path = hash_file if hash_file is not None else P.DEFAULT_HASH_FILE

@@ -180,7 +180,7 @@ def run_score(**options) -> ScoreRun:
     import inspect
 
     from rfbench.errors import ValidationError
-    from rfbench.io.archive import check_writable, write_json, write_text
+    from rfbench.io.files import check_writable, write_json, write_text
 
     opts = {name: p.default for name, p in inspect.signature(score).parameters.items()}
     unknown = set(options) - set(opts)

@@ -48,7 +48,7 @@ def split(
     """
     with guard():
         from rfbench.datasets.manifest import read_manifest
-        from rfbench.io.archive import check_writable, sha256_file, write_json
+        from rfbench.io.files import check_writable, sha256_file, write_json
         from rfbench.protocols.split import make_splits
         import os
 

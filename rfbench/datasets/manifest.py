@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from rfbench.errors import ValidationError
-from rfbench.io.archive import check_schema, read_json, schema_id, write_json
+from rfbench.io.files import check_schema, read_json, schema_id, write_json
 
 __all__ = [
     "Manifest",

@@ -38,7 +38,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.archive import input_errors
+from rfbench.io.files import input_errors
 
 __all__ = [
     "Intel5300Log",

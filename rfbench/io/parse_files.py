@@ -16,7 +16,7 @@ import numpy as np
 
 from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
 from rfbench.io import intel5300
-from rfbench.io.archive import check_writable, save_npz
+from rfbench.io.files import check_writable, save_npz
 
 __all__ = ["expand_inputs", "output_path", "parse_one", "archive_arrays"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from rfbench.errors import ValidationError
-from rfbench.io.archive import write_bytes
+from rfbench.io.files import write_bytes
 from rfbench.io.intel5300 import BFEE_CODE, HEADER_FIELDS, calc_len
 
 __all__ = [

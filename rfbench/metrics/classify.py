@@ -48,7 +48,7 @@ import numpy as np
 
 from rfbench._jit import serial_below
 from rfbench.errors import FormatError, ValidationError
-from rfbench.io.archive import read_input_bytes
+from rfbench.io.files import read_input_bytes
 from rfbench.metrics import kernels as _k
 from rfbench.metrics.stats import Segments, column_totals, make_segments, mean_defined, ratio
 

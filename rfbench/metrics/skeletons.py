@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from rfbench.errors import FormatError, ValidationError
-from rfbench.io.archive import read_input_bytes
+from rfbench.io.files import read_input_bytes
 
 __all__ = [
     "Skeleton",

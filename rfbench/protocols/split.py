@@ -37,7 +37,7 @@ import numpy as np
 from rfbench.datasets import mmfi
 from rfbench.datasets.manifest import Manifest, RecordingTable, load_manifest, value_sort_key
 from rfbench.errors import ValidationError
-from rfbench.io.archive import schema_id
+from rfbench.io.files import schema_id
 from rfbench.protocols.leakage import AuditResult, audit_rows, audit_sides
 
 __all__ = [

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from rfbench import __version__
 from rfbench.errors import FormatError, ValidationError
-from rfbench.io.archive import check_schema, schema_id
+from rfbench.io.files import check_schema, schema_id
 from rfbench.report.evidence import CLAIMED, EVIDENCE, RULES, decide_evidence, evidence_problems
 
 __all__ = ["build_report", "validate_report", "encode_numbers", "as_number", "TASKS", "RESULT_KEYS"]

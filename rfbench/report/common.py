@@ -16,8 +16,8 @@ import numpy as np
 
 from rfbench.errors import FormatError, ValidationError
 from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
-from rfbench.report.baseline import SplitInfo, as_groups, check_side
-from rfbench.io.archive import load_npy
+from rfbench.protocols.splitfile import SplitInfo, as_groups, check_side
+from rfbench.io.files import load_npy
 from rfbench.report.evidence import input_record
 
 __all__ = [
@@ -75,7 +75,7 @@ def check_scored_rows(split: SplitInfo | None, groups, n_rows: int) -> np.ndarra
     """The scored rows' recording ids as strings, checked to lie on the split's test side (when a split is
     given, ids are required)."""
     if split is not None and not isinstance(split, SplitInfo):
-        raise ValidationError("split must be a SplitInfo (rfbench.report.baseline.load_split)")
+        raise ValidationError("split must be a SplitInfo (rfbench.protocols.splitfile.load_split)")
     if split is not None and groups is None:
         raise ValidationError("a split needs --groups (the recording id of every scored row) to check that the "
                               "rows come from its test side")

@@ -85,7 +85,7 @@ def input_record(role: str, path: str | os.PathLike, *, base: str | os.PathLike 
     ``path`` is stored relative to ``base`` when given (the report's folder), so a folder moved with its
     report still verifies; ``option`` is the command-line option that passes the file (or None).
     """
-    from rfbench.io.archive import sha256_file
+    from rfbench.io.files import sha256_file
 
     path = Path(path)
     digest, size = sha256_file(path)

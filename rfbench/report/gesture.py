@@ -40,14 +40,8 @@ from rfbench.metrics.classify import (
     totals_table,
 )
 from rfbench.metrics.stats import Segments, column_totals, make_segments
-from rfbench.report.baseline import (
-    SplitInfo,
-    class_baselines,
-    load_groups,
-    load_split,
-    manifest_path,
-    manifest_records,
-)
+from rfbench.protocols.splitfile import SplitInfo, load_groups, load_split, manifest_path, manifest_records
+from rfbench.report.baseline import class_baselines
 from rfbench.report.build import build_report
 from rfbench.report.common import (
     bootstrap_section,
@@ -208,7 +202,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     metrics, top_k
         As :func:`rfbench.metrics.classify.evaluate_classification`.
     split : SplitInfo, optional
-        The split the rows come from (:func:`rfbench.report.baseline.load_split`); needs ``groups``.
+        The split the rows come from (:func:`rfbench.protocols.splitfile.load_split`); needs ``groups``.
     groups : array_like, (N,), optional
         Recording id of each scored row; all on the split's test side.
     train_gt, train_groups : array_like, optional
@@ -217,7 +211,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     cluster_by : {"recording", "subject"}
         Bootstrap clusters; ``subject`` reads subjects from ``recordings``.
     recordings : mapping, optional
-        Recording id → manifest recording (:func:`rfbench.report.baseline.manifest_records`): domain values
+        Recording id → manifest recording (:func:`rfbench.protocols.splitfile.manifest_records`): domain values
         for the breakdown, subjects, and the class name each row's label is checked against.
     domains : "auto", "none" or sequence of str
         Keys of the per-domain breakdown (``room``, ``location``, ``orientation``, ``subject``); ``auto`` = those

@@ -175,7 +175,7 @@ def _save(plt, fig, path: Path) -> None:
     """Render to memory, then write atomically (a picture is never half-written)."""
     import io
 
-    from rfbench.io.archive import write_bytes
+    from rfbench.io.files import write_bytes
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
@@ -298,7 +298,7 @@ def write_pictures(report: Mapping[str, Any], captured: Mapping[str, Any] | None
     OutputExistsError
         A picture exists and ``force`` is false.
     """
-    from rfbench.io.archive import check_writable
+    from rfbench.io.files import check_writable
 
     plt = _pyplot()
     paths = picture_paths(Path(report_path), report["task"])

@@ -21,13 +21,8 @@ from rfbench.metrics.pose import (
     validate_poses,
 )
 from rfbench.metrics.skeletons import BUILTIN, get_skeleton
-from rfbench.report.baseline import (
-    SplitInfo,
-    load_groups,
-    load_split,
-    manifest_subjects,
-    mean_pose_baseline,
-)
+from rfbench.protocols.splitfile import SplitInfo, load_groups, load_split, manifest_subjects
+from rfbench.report.baseline import mean_pose_baseline
 from rfbench.report.build import build_report
 from rfbench.report.common import (
     CLUSTER_BY,
@@ -67,7 +62,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     oks_area, sigmas, trust_layout
         As :func:`rfbench.metrics.pose.evaluate_pose`.
     split : SplitInfo, optional
-        The split the rows come from (:func:`rfbench.report.baseline.load_split`); needs ``groups``.
+        The split the rows come from (:func:`rfbench.protocols.splitfile.load_split`); needs ``groups``.
     groups : array_like, (N,), optional
         Recording id of each scored row (strings or integers); all on the split's test side.
     train_gt, train_groups, train_vis : optional

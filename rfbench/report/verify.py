@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rfbench.errors import FormatError, VerificationError
-from rfbench.io.archive import read_json, sha256_file
+from rfbench.io.files import read_json, sha256_file
 from rfbench.report.build import validate_report
 
 __all__ = ["verify_report", "VerifyResult", "diff_reports", "rerun_argv", "RERUNNABLE"]
