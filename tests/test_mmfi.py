@@ -48,8 +48,13 @@ def test_synthetic_tree_reports_every_planted_problem(tree):
     # 3 frame files, frame002.mat emptied; frame_extra.mat is not a frame
     assert first["frames"] == 3 and first["empty_frames"] == [2] and first["gt_frames"] == 3
     assert first["subject"] == "S01" and first["room"] == "E01" and first["action"] == "A01"
-    assert [f["path"] for f in first["files"]] == ["E01/S01/A01/ground_truth.npy", "E01/S01/A01/wifi-csi"]
-    assert first["files"][1]["count"] == 3
+    assert [f["path"] for f in first["files"]] == ["E01/S01/A01/ground_truth.npy"] + [
+        f"E01/S01/A01/wifi-csi/frame{k:03d}.mat" for k in (1, 2, 3)]
+    assert [f.get("kind") for f in first["files"]] == ["ground-truth"] + ["wifi-frame"] * 3
+    assert [f.get("frame") for f in first["files"][1:]] == [1, 2, 3]
+    # frame002.mat was emptied by the generator's damage; frame001.mat keeps its size
+    assert first["files"][2]["bytes"] == 0
+    assert first["files"][1]["bytes"] == (root / "E01/S01/A01/wifi-csi/frame001.mat").stat().st_size > 0
     assert rec["E02/S05/A01"]["room"] == "E02"  # kept where found, reported as a problem
 
 

@@ -128,6 +128,19 @@ class Manifest:
         return cls(dataset=str(doc["dataset"]), root=str(doc["root"]), recordings=list(doc["recordings"]),
                    problems=list(doc["problems"]), synthetic=bool(doc.get("synthetic", False)), extra=extra)
 
+    def root_dir(self, manifest_path: str | os.PathLike | None = None) -> Path:
+        """The dataset folder the file paths are relative to.
+
+        ``root`` is recorded relative to the manifest's own folder (so a manifest shared with its tree names no
+        user's folders); an absolute ``root`` (older manifests, or one written on request) is used as it is.
+        ``manifest_path`` is where this manifest was read from; without it a relative root is taken relative
+        to the current folder.
+        """
+        root = Path(self.root)
+        if root.is_absolute() or manifest_path is None:
+            return root
+        return Path(manifest_path).parent / root
+
     def table(self) -> "RecordingTable":
         """The columnar view of the recordings (in manifest order)."""
         return RecordingTable.from_recordings(self.recordings)

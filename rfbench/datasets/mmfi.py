@@ -170,8 +170,9 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
     Manifest
         One recording per ``E/S/A`` folder, id ``E01/S01/A01``, with ``subject``, ``room`` (the environment),
         ``action``, ``frames`` (WiFi frame files), ``empty_frames`` (numbers of 0-byte frames, which the toolbox
-        skips), ``gt_frames`` and ``files`` (``ground_truth.npy`` and the ``wifi-csi`` folder with its total
-        bytes and ``count`` of frame files).
+        skips), ``gt_frames`` and ``files``: ``ground_truth.npy`` (``kind: "ground-truth"``), then every
+        WiFi frame file in frame-number order (``kind: "wifi-frame"``, ``frame``: its number NNN, which is
+        ground-truth row NNN − 1), each with its size in ``bytes``.
 
     Raises
     ------
@@ -233,7 +234,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
         wifi = folder / "wifi-csi"
         frame_numbers: list[int] = []
         empty: list[int] = []
-        total_bytes = 0
+        frame_files: list[dict] = []
         if not wifi.is_dir():
             problems.append({"path": rel(wifi), "reason": "no wifi-csi folder; recording has 0 WiFi frames"})
         else:
@@ -245,7 +246,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
                 size = f.stat().st_size
                 number = int(m.group(1))
                 frame_numbers.append(number)
-                total_bytes += size
+                frame_files.append({"path": rel(f), "bytes": size, "kind": "wifi-frame", "frame": number})
                 if size == 0:
                     empty.append(number)
                     problems.append({"path": rel(f), "reason": "empty WiFi frame file (0 bytes); the MM-Fi "
@@ -269,7 +270,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
         files = []
         gt_frames = None
         if gt.is_file():
-            files.append({"path": rel(gt), "bytes": gt.stat().st_size})
+            files.append({"path": rel(gt), "bytes": gt.stat().st_size, "kind": "ground-truth"})
             reason = _gt_problem(gt, len(frame_numbers))
             if reason is not None:
                 problems.append({"path": rel(gt), "reason": reason})
@@ -279,8 +280,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
                 gt_frames = None
         else:
             problems.append({"path": rel(gt), "reason": "no ground_truth.npy; the recording has no pose labels"})
-        if wifi.is_dir():
-            files.append({"path": rel(wifi), "bytes": total_bytes, "count": len(frame_numbers)})
+        files.extend(sorted(frame_files, key=lambda e: e["frame"]))
         recordings.append({
             "id": f"{env}/{subj}/{act}",
             "subject": subj,
