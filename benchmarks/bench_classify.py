@@ -171,9 +171,9 @@ class ClassifyBootstrap:
         except ImportError:
             raise NotImplementedError("rfbench.report.gesture is not available at this commit")
         try:
-            from rfbench.protocols.splitfile import split_from_dict
+            from rfbench.protocols.splitfile import SplitInfo
         except ImportError:  # older commits
-            from rfbench.report.baseline import split_from_dict
+            from rfbench.report.baseline import SplitInfo
 
         rng = np.random.default_rng(3)
         n = 100_000
@@ -181,9 +181,10 @@ class ClassifyBootstrap:
         self.groups = np.array([f"t{i:05d}" for i in rng.integers(0, recordings, n)])
         self.train = rng.integers(0, CLASSES, 5000)
         self.train_groups = np.array([f"a{i:05d}" for i in rng.integers(0, 100, 5000)])
-        self.split = split_from_dict({"train": [f"a{i:05d}" for i in range(100)],
-                                      "test": [f"t{i:05d}" for i in range(recordings)], "protocol": "cross-subject",
-                                      "leakage_prone": False, "audit": {"passed": True, "checks": []}})
+        # a checked split as load_split returns it (the report only needs its sides and flags)
+        self.split = SplitInfo(frozenset(f"a{i:05d}" for i in range(100)),
+                               frozenset(f"t{i:05d}" for i in range(recordings)), "cross-subject", 0, {}, False,
+                               {"passed": True, "checks": []}, False, None)
         self._report(n_boot=10)
 
     def _report(self, n_boot=1000):

@@ -1,6 +1,9 @@
-"""``python -m rfbench`` runs the command-line interface."""
+"""``python -m rfbench`` runs the command-line interface (under verify's limits when it is a re-run)."""
 
-from rfbench.cli import main
+from rfbench._rerun import apply_rerun_limits
 
 if __name__ == "__main__":  # pragma: no cover - exercised by a subprocess test
+    apply_rerun_limits()
+    from rfbench.cli import main
+
     main()

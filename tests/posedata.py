@@ -61,25 +61,48 @@ def h36m_poses(n, seed=0, jitter=0.01):
     return out + rng.normal(scale=jitter, size=out.shape)
 
 
-def write_split(path, train, test, *, passed=True, leakage_prone=False, synthetic=None, protocol="cross-subject",
-                manifest=None):
-    """Write a rfbench.split/1 file by hand (DESIGN.md §11)."""
-    obj = {
-        "schema": "rfbench.split/1",
-        "manifest": manifest or {"path": "manifest.json", "sha256": "0" * 64},
-        "protocol": protocol,
-        "seed": 0,
-        "params": {},
-        "train": list(train),
-        "test": list(test),
-        "leakage_prone": leakage_prone,
-        "audit": {"passed": passed, "checks": [
-            {"name": "recording-disjoint", "passed": passed, "detail": "ok" if passed else "rec-a on both sides"}]},
-    }
-    if synthetic is not None:
-        obj["synthetic"] = synthetic
-    Path(path).write_text(json.dumps(obj))
+def write_manifest(path, ids, *, subjects=None, synthetic=False, frames=10, extra=None):
+    """A manifest (``rfbench.manifest/1``) listing ``ids``, each with a subject (default: its own, ``s-<id>``)."""
+    subjects = subjects or {}
+    recs = [{"id": i, "subject": subjects.get(i, f"s-{i}"), "files": [], "frames": frames, **((extra or {}).get(i, {}))}
+            for i in sorted(ids)]
+    doc = {"schema": "rfbench.manifest/1", "dataset": "test", "root": ".", "problems": [], "recordings": recs,
+           "synthetic": bool(synthetic)}
+    Path(path).write_text(json.dumps(doc))
     return Path(path)
+
+
+def write_split(path, train, test, *, passed=True, leakage_prone=False, synthetic=False, subjects=None,
+                manifest_name="manifest.json", extra=None):
+    """A real rfbench split of a manifest written beside it (``manifest_name``) whose sides are ``train`` and
+    ``test``: cross-subject holding out the test recordings' subjects, or — ``leakage_prone`` — ``random`` with
+    the first seed that draws exactly ``test``. ``passed=False`` then moves a test recording onto the train side
+    as well, as a hand edit would (score refuses it: its sides are not what the protocol gives)."""
+    from rfbench.io.files import sha256_file
+    from rfbench.protocols.split import make_splits
+
+    path = Path(path)
+    subjects = dict(subjects or {})
+    ids = list(train) + list(test)
+    mpath = write_manifest(path.parent / manifest_name, ids, subjects=subjects, synthetic=synthetic, extra=extra)
+    ref = {"path": manifest_name, "sha256": sha256_file(mpath)[0]}
+    if leakage_prone:
+        for seed in range(100_000):
+            (out,) = make_splits(mpath, "random", manifest_ref=ref, seed=seed, allow_leaky=True,
+                                 test_fraction=len(test) / len(ids))
+            if set(out.document["test"]) == set(test):
+                break
+        else:  # pragma: no cover
+            raise AssertionError("no seed draws this test side")
+    else:
+        held = sorted({subjects.get(i, f"s-{i}") for i in test})
+        (out,) = make_splits(mpath, "cross-subject", manifest_ref=ref, test=held)
+    doc = out.document
+    assert set(doc["train"]) == set(train) and set(doc["test"]) == set(test), doc
+    if not passed:
+        doc = dict(doc, train=sorted(doc["train"] + [doc["test"][0]]))
+    path.write_text(json.dumps(doc))
+    return path
 
 
 def pose_files(folder, *, n_test=60, n_train=80, seed=0, noise=0.03, recs_test=("r5", "r6", "r7"),

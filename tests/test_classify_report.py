@@ -48,15 +48,30 @@ def manifest_doc():
     return {"schema": "rfbench.manifest/1", "dataset": "widar3", "root": ".", "problems": [], "recordings": recs}
 
 
-def write_gesture_split(path, *, manifest_sha=None, passed=True, leakage_prone=False, protocol="cross-room",
-                        train=TRAIN, test=TEST, synthetic=False):
-    obj = {"schema": "rfbench.split/1", "manifest": {"path": "manifest.json", "sha256": manifest_sha or "0" * 64},
-           "protocol": protocol, "seed": 0, "params": {"domain": "room", "test": [3]}, "held_out": [3],
-           "train": list(train), "test": list(test), "leakage_prone": leakage_prone, "synthetic": synthetic,
-           "audit": {"passed": passed, "checks": [{"name": "recordings-disjoint", "passed": passed,
-                                                   "detail": "ok" if passed else "r5 on both sides"}]}}
-    Path(path).write_text(json.dumps(obj))
-    return Path(path)
+def write_gesture_split(path, *, passed=True, leakage_prone=False, synthetic=False):
+    """A real cross-room split (room 3 held out: r5, r6, r7 to test) of the manifest written beside it; or, with
+    ``leakage_prone``, a ``random`` split with the first seed drawing the same sides. ``passed=False`` then
+    copies a test recording onto the train side by hand (score refuses: not what the protocol gives)."""
+    from rfbench.io.files import sha256_file
+    from rfbench.protocols.split import make_splits
+
+    path = Path(path)
+    mpath = path.parent / "manifest.json"
+    mpath.write_text(json.dumps(dict(manifest_doc(), synthetic=bool(synthetic))))
+    ref = {"path": "manifest.json", "sha256": sha256_file(mpath)[0]}
+    if leakage_prone:
+        for seed in range(100_000):
+            (out,) = make_splits(mpath, "random", manifest_ref=ref, seed=seed, allow_leaky=True, test_fraction=3 / 7)
+            if out.document["test"] == TEST:
+                break
+    else:
+        (out,) = make_splits(mpath, "cross-room", manifest_ref=ref, test=[3])
+    doc = out.document
+    assert doc["train"] == TRAIN and doc["test"] == TEST, doc
+    if not passed:
+        doc = dict(doc, train=sorted(TRAIN + ["r5"]))
+    path.write_text(json.dumps(doc))
+    return path
 
 
 def arrays():
@@ -80,12 +95,10 @@ def gesture_files(folder, *, with_manifest=True, **split_kw):
         np.save(paths[name], arr)
     paths["names"] = folder / "names.txt"
     paths["names"].write_text("\n".join(NAMES) + "\n", encoding="utf-8")
-    sha = None
-    if with_manifest:
-        paths["manifest"] = folder / "manifest.json"
-        paths["manifest"].write_text(json.dumps(manifest_doc()))
-        sha = hashlib.sha256(paths["manifest"].read_bytes()).hexdigest()
-    paths["split"] = write_gesture_split(folder / "split.json", manifest_sha=sha, **split_kw)
+    paths["split"] = write_gesture_split(folder / "split.json", **split_kw)
+    paths["manifest"] = folder / "manifest.json"
+    if not with_manifest:
+        paths["manifest"].unlink()
     return paths
 
 
@@ -234,7 +247,7 @@ def test_a_baseline_from_test_labels_cannot_be_built(tmp_path):
     with pytest.raises(LeakageError, match="audit did not pass"):
         gesture_report(pred, gt, labels=NAMES, split=unaudited, groups=groups, train_gt=train_gt,
                        train_groups=train_groups)
-    with pytest.raises(LeakageError, match="audit did not pass"):
+    with pytest.raises(LeakageError, match="not what its protocol gives"):
         load_split(write_gesture_split(tmp_path / "bad.json", passed=False))
 
 
@@ -287,7 +300,7 @@ def test_subject_clusters_come_from_the_manifest(tmp_path):
 
 
 def test_leakage_prone_split_is_tagged_in_json_markdown_and_terminal(tmp_path):
-    rep = _report(tmp_path, split_kw={"leakage_prone": True, "protocol": "random"}, n_boot=20,
+    rep = _report(tmp_path, split_kw={"leakage_prone": True}, n_boot=20,
                   reproducer={"argv": ["rfbench", "score", "--task", "gesture"], "cwd": str(tmp_path)},
                   inputs=[{"role": "pred", "path": "pred.npy", "bytes": 1, "sha256": "b" * 64, "option": "--pred"}])
     assert rep["evidence"] == "MEASURED"
@@ -303,7 +316,8 @@ def test_leakage_prone_split_is_tagged_in_json_markdown_and_terminal(tmp_path):
     console.print(render_terminal(rep))
     text = console.export_text()
     assert "WARNING: LEAKAGE-PRONE split (protocol random)" in text and "Evidence: MEASURED" in text
-    assert "accuracy (6 classes, declared)" in text and "3 (held out)" in text
+    assert "accuracy (6 classes, declared)" in text
+    assert "(held out)" not in text  # a random split holds no room out, whatever room the test side has
 
 
 def test_synthetic_split_tags_the_report(tmp_path):

@@ -63,7 +63,9 @@ def test_demo_writes_verified_synthetic_reports_with_pictures(demo_run):
             data = (home / pic).read_bytes()
             assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
             assert f"]({Path(pic).name})" in md  # embedded with a relative link
-        assert not any("png" in json.dumps(v) for k, v in report.items() if k != "reproducer")
+        # the pictures are listed (for report.md) and appear nowhere else in the JSON
+        assert [p["file"] for p in report["pictures"]] == [Path(pic).name for pic in r["pictures"]]
+        assert not any("png" in json.dumps(v) for k, v in report.items() if k not in ("reproducer", "pictures"))
     assert len(out["reports"][0]["pictures"]) == 2 and len(out["reports"][1]["pictures"]) == 1
     assert out["plots"] == "written"
     # The reproducer is a command a user can type from the folder the demo ran in.
@@ -117,11 +119,11 @@ def test_a_report_edited_by_hand_fails_verification_the_others_pass(demo_run, ru
     report["results"][0]["model"]["value"] = 0.999
     path.write_text(json.dumps(report))
     with in_dir(copy):
-        result = runner.invoke(app, ["verify", "demo-out/gesture/report.json"])
+        result = runner.invoke(app, ["verify", "demo-out/gesture/report.json", "--root", "demo-out"])
         assert result.exit_code == 1, result.output
         assert "differ on re-run" in result.output and "0.999" in result.output
         for untouched in ("demo-out/pose/report.json",):
-            ok = runner.invoke(app, ["verify", untouched])
+            ok = runner.invoke(app, ["verify", untouched, "--root", "demo-out"])
             assert ok.exit_code == 0, ok.output
             assert ok.output.startswith("MATCH")
 

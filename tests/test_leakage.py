@@ -221,7 +221,6 @@ def test_audit_rows_validates_shapes_and_indices():
     ({"train": "a", "test": []}, "must be a list"),
     ({"train": [3], "test": []}, "recording id string"),
     ({"train": [{"id": "a", "start": 5, "stop": 2}], "test": []}, "start <= stop"),
-    ({"train": [], "test": [], "claims": "subject"}, "'claims' must be a list"),
 ])
 def test_malformed_documents_are_validation_errors(doc, match):
     with pytest.raises(ValidationError, match=match):
@@ -275,7 +274,8 @@ def test_cli_tampered_rfbench_split_is_caught(runner, toy, tmp_path):
     assert result.exit_code == 1, result.output
     verdict = json.loads(result.stdout)
     failed = {c["name"]: c["detail"] for c in verdict["checks"] if not c["passed"]}
-    assert set(failed) == {"subject-disjoint"}
+    assert set(failed) == {"protocol-reproduces", "subject-disjoint"}
+    assert "e is on train in the file but on test under the protocol" in failed["protocol-reproduces"]
     assert "u1 (train 1, test 1" in failed["subject-disjoint"] and "u3 (train 1, test 1" in failed["subject-disjoint"]
 
 
@@ -285,7 +285,7 @@ def test_cli_audit_bad_inputs_exit_2(runner, toy, tmp_path):
     r = runner.invoke(app, ["audit", str(plain), "-m", str(toy)])
     assert r.exit_code == 2 and "not in the manifest" in r.stderr
     r = runner.invoke(app, ["audit", str(plain)])
-    assert r.exit_code == 2 and "--manifest" in r.stderr
+    assert r.exit_code == 2 and "names no manifest" in r.stderr
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"schema": "rfbench.split/9", "train": [], "test": []}))
     r = runner.invoke(app, ["audit", str(wrong), "-m", str(toy)])
@@ -296,13 +296,22 @@ def test_cli_audit_bad_inputs_exit_2(runner, toy, tmp_path):
     assert r.exit_code == 2
 
 
-def test_cli_audit_warns_when_the_manifest_changed(runner, toy, tmp_path):
+def test_cli_audit_refuses_a_manifest_other_than_the_splits(runner, toy, tmp_path):
+    """The split is recomputed from its manifest: a manifest edited since the split was made is refused."""
     out = tmp_path / "split.json"
     assert runner.invoke(app, ["split", str(toy), "-p", "cross-room", "--test", "2", "-o", str(out)]).exit_code == 0
     doc = json.loads(toy.read_text())
     doc["problems"].append({"path": "x", "reason": "edited later"})
     toy.write_text(json.dumps(doc))
     result = runner.invoke(app, ["audit", str(out), "--json"])
+    assert result.exit_code == 2, result.output
+    assert "not the manifest the split" in result.stderr
+
+
+def test_a_documents_own_claims_are_not_believed(runner, toy, tmp_path):
+    """A plain document's `claims` key is ignored: only --claim keys are audited."""
+    plain = tmp_path / "theirs.json"
+    plain.write_text(json.dumps({"train": ["a"], "test": ["e"], "claims": ["subject", "room"]}))
+    result = runner.invoke(app, ["audit", str(plain), "-m", str(toy), "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["manifest_matches"] is False
-    assert "differs from the manifest" in result.stderr
+    assert [c["name"] for c in json.loads(result.stdout)["checks"]] == ["recordings-disjoint", "windows-disjoint"]

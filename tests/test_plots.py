@@ -105,6 +105,9 @@ def test_plots_are_written_beside_and_embedded_and_leave_the_json_alone(runner, 
     plain = _run(runner, pose_files, ARGS + ["-o", "r/plain.json"])
     assert plain.exit_code == 0, plain.output
     without = json.loads((pose_files / "r" / "plain.json").read_text())
+    assert with_plots.pop("pictures") == [
+        {"caption": "PCK against the threshold k, model and mean-pose baseline", "file": "report-pck.png"},
+        {"caption": "PCK per joint (macro entry), model and mean-pose baseline", "file": "report-joints.png"}]
     for rep in (with_plots, without):
         rep.pop("reproducer")
     assert with_plots == without  # the pictures add nothing to the numbers verify compares

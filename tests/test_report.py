@@ -114,19 +114,32 @@ def test_validate_report_refuses_a_measured_tag_without_hashes():
 
 
 def test_split_with_failed_audit_or_shared_recording_is_refused(tmp_path):
+    # a test recording copied onto the train side by hand: not what the protocol gives, and a leak
     bad = write_split(tmp_path / "bad.json", ["a"], ["b"], passed=False)
-    with pytest.raises(LeakageError, match="audit did not pass.*rec-a on both sides") as info:
+    with pytest.raises(LeakageError, match="not what its protocol gives.*listed on both sides") as info:
         sf.load_split(bad)
-    assert info.value.exit_code == 1 and info.value.checks[0]["name"] == "recording-disjoint"
-    shared = write_split(tmp_path / "shared.json", ["a", "b"], ["b"])
-    with pytest.raises(LeakageError, match="on both sides"):
-        sf.load_split(shared)
+    assert info.value.exit_code == 1
+    assert [c["name"] for c in info.value.checks][:2] == ["protocol-reproduces", "recordings-disjoint"]
+    doc = json.loads(bad.read_text())
+    assert doc["audit"]["passed"] is True  # the file still says so: it is not believed
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"schema": "rfbench.manifest/1"}))
     with pytest.raises(FormatError, match="not a split file"):
         sf.load_split(wrong)
     ok = sf.load_split(write_split(tmp_path / "ok.json", ["a"], ["b"], synthetic=True, leakage_prone=True))
     assert ok.synthetic and ok.leakage_prone and ok.train == {"a"}
+    assert ok.protocol == "random" and ok.audit["passed"] is True
+
+
+def test_split_flags_are_derived_not_read(tmp_path):
+    """synthetic, leakage_prone, claims and audit in the file are ignored; the manifest and the protocol decide."""
+    path = write_split(tmp_path / "s.json", ["a", "c"], ["b"], synthetic=True)
+    doc = json.loads(path.read_text())
+    doc.update(synthetic=False, leakage_prone=True, claims=[], audit={"passed": False, "checks": []})
+    path.write_text(json.dumps(doc))
+    info = sf.load_split(path)
+    assert info.synthetic is True and info.leakage_prone is False
+    assert "subject-disjoint" in [c["name"] for c in info.audit["checks"]]
 
 
 def _split(tmp_path, **kw):
@@ -251,7 +264,11 @@ def test_renderings_show_tag_warnings_and_labels(tmp_path):
     assert "**Evidence: MEASURED**" in md
     assert "> **Warning:** LEAKAGE-PRONE split" in md
     for r in rep["results"]:
-        assert r["label"].replace("|", "\\|") in md
+        # labels appear with Markdown punctuation escaped: `_` and `<` would otherwise be emphasis and HTML
+        escaped = r["label"]
+        for ch, esc in (("_", "\\_"), ("*", "\\*"), ("|", "\\|"), ("[", "\\["), ("]", "\\]"), ("<", "&lt;")):
+            escaped = escaped.replace(ch, esc)
+        assert escaped in md, escaped
     assert "rfbench score --pred pred.npy" in md and SHA in md
     from rich.console import Console
 

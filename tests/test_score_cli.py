@@ -42,9 +42,11 @@ def test_full_run_writes_a_measured_report_and_markdown(runner, files, tmp_path)
     assert "Evidence: MEASURED" in result.output and "rfbench verify out/report.json" in result.output
     rep = json.loads((tmp_path / "out" / "report.json").read_text())
     assert rep["evidence"] == "MEASURED" and rep["task"] == "pose"
-    assert rep["reproducer"]["argv"][:2] == ["rfbench", "score"] and rep["reproducer"]["cwd"] == str(tmp_path)
+    # the folder it ran in, relative to the report's folder (a shared report names no user's folders)
+    assert rep["reproducer"]["argv"][:2] == ["rfbench", "score"] and rep["reproducer"]["cwd"] == ".."
+    assert str(tmp_path) not in json.dumps(rep)
     roles = {i["role"]: i for i in rep["inputs"]}
-    assert set(roles) == {"pred", "gt", "vis", "split", "groups", "train-gt", "train-groups"}
+    assert set(roles) == {"pred", "gt", "vis", "split", "manifest", "groups", "train-gt", "train-groups"}
     for role, i in roles.items():
         data = (tmp_path / "out" / i["path"]).read_bytes()  # paths are relative to the report's folder
         assert i["sha256"] == hashlib.sha256(data).hexdigest() and i["bytes"] == len(data)
@@ -55,7 +57,7 @@ def test_full_run_writes_a_measured_report_and_markdown(runner, files, tmp_path)
     assert "PCK@0.50 bbox coco17 <= macro" in labels
     assert all(r["baseline"] is not None and r["ci"]["delta"] is not None for r in rep["results"])
     md = (tmp_path / "out" / "report.md").read_text()
-    assert "**Evidence: MEASURED**" in md and "PCK@0.20 torso(left_shoulder–right_hip) coco17 <= micro" in md
+    assert "**Evidence: MEASURED**" in md and "PCK@0.20 torso(left\\_shoulder–right\\_hip) coco17 &lt;= micro" in md
 
 
 def test_json_prints_the_report(runner, files):
@@ -156,7 +158,7 @@ def test_failed_audit_split_is_refused_with_exit_1(runner, files, tmp_path):
     write_split(tmp_path / "split.json", ["r1", "r2", "r3", "r4"], ["r5", "r6", "r7"], passed=False)
     result = run(runner, BASE + BASELINE + ["-o", "report.json"])
     assert result.exit_code == 1, result.output
-    assert "audit did not pass" in one_error_line(result)
+    assert "sides are not what its protocol gives" in one_error_line(result)
     assert not (tmp_path / "report.json").exists()
 
 
@@ -173,8 +175,7 @@ def test_baseline_from_test_rows_is_refused(runner, files, tmp_path):
 
 
 def test_leakage_prone_split_is_tagged_everywhere(runner, files, tmp_path):
-    write_split(tmp_path / "split.json", ["r1", "r2", "r3", "r4"], ["r5", "r6", "r7"], leakage_prone=True,
-                protocol="random")
+    write_split(tmp_path / "split.json", ["r1", "r2", "r3", "r4"], ["r5", "r6", "r7"], leakage_prone=True)
     result = run(runner, BASE + BASELINE + ["-o", "report.json"])
     assert result.exit_code == 0, result.output
     assert "WARNING: LEAKAGE-PRONE split (protocol random)" in result.output
@@ -227,22 +228,19 @@ def test_wrong_layout_refused_unless_trusted(runner, tmp_path, monkeypatch):
 
 
 def test_cluster_by_subject_reads_the_manifest(runner, files, tmp_path):
-    manifest = {"schema": "rfbench.manifest/1", "dataset": "synthetic", "root": ".", "problems": [],
-                "recordings": [{"id": f"r{i}", "subject": f"S{(i + 1) // 2}", "files": [], "frames": 10}
-                               for i in range(1, 8)]}
-    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    digest = hashlib.sha256((tmp_path / "manifest.json").read_bytes()).hexdigest()
-    write_split(tmp_path / "split.json", ["r1", "r2", "r3", "r4"], ["r5", "r6", "r7"],
-                manifest={"path": "manifest.json", "sha256": digest})
+    subjects = {f"r{i}": f"S{(i + 1) // 2}" for i in range(1, 8)}  # r5/r6 -> S3, r7 -> S4; r4 -> S2
+    subjects["r4"] = "S1"  # keep training subjects off the test side
+    write_split(tmp_path / "split.json", ["r1", "r2", "r3", "r4"], ["r5", "r6", "r7"], subjects=subjects)
     result = run(runner, BASE + BASELINE + ["--cluster-by", "subject", "--json"])
     assert result.exit_code == 0, result.output
     rep = json.loads(result.stdout)
-    assert rep["bootstrap"]["cluster_by"] == "subject" and rep["bootstrap"]["clusters"] == 2  # r5/r6 -> S3, r7 -> S4
+    assert rep["bootstrap"]["cluster_by"] == "subject" and rep["bootstrap"]["clusters"] == 2
     assert "manifest" in {i["role"] for i in rep["inputs"]}
-    (tmp_path / "manifest.json").write_text(json.dumps(manifest) + " ")
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(manifest.read_text() + " ")
     result = run(runner, BASE + BASELINE + ["--cluster-by", "subject", "--json"])
     assert result.exit_code == 2
-    assert "manifest changed since the split was made" in one_error_line(result)
+    assert "not the manifest the split" in one_error_line(result)
 
 
 def test_help(runner):

@@ -46,7 +46,10 @@ def work(made, tmp_path):
 
 
 def verify(runner, path, *extra):
-    result = runner.invoke(app, ["verify", str(path), *extra])
+    """``rfbench verify`` with the made folder as its root (the report sits in out/, its inputs beside out/)."""
+    from pathlib import Path
+
+    result = runner.invoke(app, ["verify", str(path), "--root", str(Path(path).parent.parent), *extra])
     assert "Traceback" not in result.output
     return result
 

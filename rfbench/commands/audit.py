@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, stderr_console, stdout_console
+from rfbench.commands._common import emit_json, fail, guard, stdout_console
 
 
 def audit(
@@ -24,37 +24,21 @@ def audit(
 ) -> None:
     """Re-check a split for leaks; exit 1 naming the offending groups.
 
-    Checks: no recording on both sides, no overlapping windows across sides, and every claimed domain (the split
-    file's own claims plus --claim) disjoint.
+    An rfbench split file is re-checked against its manifest (whose sha256 the split recorded): its sides must
+    be exactly what its protocol, seed and parameters give (protocol-reproduces), no recording and no window
+    may be on both sides, and every domain the protocol claims — taken from rfbench's protocol table, never from
+    the file — must be disjoint, plus any --claim. A plain file is audited for recordings, windows and the
+    --claim keys only.
 
     Exit 0 when every check passes, 1 on any leak (naming the offending groups), 2 on bad input.
     """
     with guard():
-        from rfbench.datasets.manifest import read_manifest
-        from rfbench.errors import ValidationError
-        from rfbench.io.files import check_schema, read_json, sha256_file
-        from rfbench.protocols.leakage import audit_document
+        from rfbench.protocols.audit import audit_split
 
-        doc = read_json(split_file)
-        plain = "schema" not in doc
-        if not plain:
-            check_schema(doc, "split", str(split_file))
-        if manifest is None:
-            ref = doc.get("manifest")
-            if plain or not isinstance(ref, dict) or not isinstance(ref.get("path"), str):
-                raise ValidationError(f"{split_file}: names no manifest; pass --manifest MANIFEST")
-            manifest = split_file.parent / ref["path"]
-        m = read_manifest(manifest)
-        matches = None
-        ref = doc.get("manifest") if not plain else None
-        if isinstance(ref, dict) and isinstance(ref.get("sha256"), str):
-            matches = sha256_file(manifest)[0] == ref["sha256"]
-        result = audit_document(doc, m.table(), claims=claim or (), where=str(split_file))
-    if matches is False:
-        stderr_console().print(f"[yellow]warning:[/] {manifest} differs from the manifest the split was made "
-                               "from (sha256); audited against the given one")
-    payload = {"split": str(split_file), "manifest": str(manifest), "manifest_matches": matches,
-               "plain": plain, "leakage_prone": doc.get("leakage_prone"), **result.to_dict()}
+        outcome = audit_split(split_file, manifest, claims=claim or ())
+    result = outcome.result
+    payload = {"split": str(split_file), "manifest": str(outcome.manifest), "plain": outcome.plain,
+               "protocol": outcome.protocol, "leakage_prone": outcome.leakage_prone, **result.to_dict()}
     if json_out:
         emit_json(payload)
     else:
@@ -67,9 +51,9 @@ def audit(
         shared = [s for s in result.shared if s["shared"]]
         if shared:
             console.print("not claimed, shared by both sides: " + ", ".join(
-                f"{s['key']} {s['shared']}/{s['values']}" for s in shared))
-        if doc.get("leakage_prone"):
-            console.print("[bold yellow]this split is tagged leakage-prone[/]")
+                f"{escape(str(s['key']))} {s['shared']}/{s['values']}" for s in shared))
+        if outcome.leakage_prone:
+            console.print(f"[bold yellow]protocol {escape(str(outcome.protocol))} is leakage-prone[/]")
         console.print("[green]audit passed[/]" if result.passed else "[bold red]audit FAILED[/]")
     if not result.passed:
         raise fail(str(result.error()), 1)

@@ -66,7 +66,7 @@ def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict
     from rfbench.demo import STEPS, build_inputs
     from rfbench.errors import VerificationError
     from rfbench.report.plots import PLOT_HINT, have_matplotlib
-    from rfbench.report.verify import verify_report
+    from rfbench.report.verify import rerun_guard, verify_report
 
     bar.start(len(STEPS))
     inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.advance_detail)
@@ -82,14 +82,14 @@ def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict
 
     def check(r: dict) -> dict:
         try:
-            v = verify_report(r["report"])
+            v = verify_report(r["report"], root=out)
             return {"status": "match", "compared": v.compared}
         except VerificationError as exc:
             return {"status": "mismatch", "error": str(exc)}
 
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=len(reports)) as pool:  # each re-run is its own process
+    with rerun_guard(), ThreadPoolExecutor(max_workers=len(reports)) as pool:  # each re-run is its own process
         for r, v in zip(reports, pool.map(check, reports)):
             r["verify"] = v
     lay = inputs.layout
@@ -107,7 +107,7 @@ def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict
     for r in reports:
         commands.append(r["argv"] + ["--force"])
     for r in reports:
-        commands.append(["rfbench", "verify", r["report"]])
+        commands.append(["rfbench", "verify", r["report"], "--root", str(root)])
     return {"out": str(root), "size": size, "seed": seed, "evidence": "SYNTHETIC", "facts": inputs.facts,
             "plots": "written" if plots else f"skipped: {PLOT_HINT}", "reports": reports,
             "commands": [shlex.join(c) for c in commands]}

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from rfbench.commands._common import emit_json, guard, stderr_console, stdout_console
 
 COMMAND_NAME = "score"
+MAX_REPLICATES = 100_000  # rfbench.metrics.stats.MAX_REPLICATES (kept here so --help imports no NumPy)
+MAX_AUC_N = 1000  # rfbench.metrics.pose.MAX_AUC_N
 TASKS = ("pose", "gesture")
 _COMPARISONS = {"<=": "<=", "le": "<=", "<": "<", "lt": "<"}
 
@@ -74,7 +76,8 @@ def score(
                                                    "macro-f1, weighted-f1, top-k. Default: all that apply.")] = None,
     averaging: Annotated[str, typer.Option("--averaging", help="micro (over joints) and/or macro (per joint).")]
     = "micro,macro",
-    auc_n: Annotated[int, typer.Option("--auc-n", help="PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.")] = 20,
+    auc_n: Annotated[int, typer.Option("--auc-n", min=1, max=MAX_AUC_N,
+                                       help="PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.")] = 20,
     auc_max: Annotated[float, typer.Option("--auc-max", help="PCK-AUC: k_max.")] = 1.0,
     oks_area: Annotated[str, typer.Option("--oks-area", help="OKS area: bbox (0.53 x box w x h) or a constant in "
                                           "units².")] = "bbox",
@@ -84,7 +87,12 @@ def score(
                                                "skeleton fails its plausibility check (recorded in the report).")]
     = False,
     split: Annotated[Optional[Path], typer.Option("--split", help="split.json the rows come from (needs "
-                                                  "--groups).")] = None,
+                                                  "--groups). Re-checked against its manifest: its sides must be "
+                                                  "what its protocol and seed give, and its audit must pass.")]
+    = None,
+    manifest: Annotated[Optional[Path], typer.Option("--manifest", help="The split's manifest (default: the one "
+                                                     "the split names). Hashed as an input of the report; the "
+                                                     "split is recomputed from it.")] = None,
     groups: Annotated[Optional[Path], typer.Option("--groups", help="Recording id per scored row .npy (strings or "
                                                    "integers); all on the split's test side.")] = None,
     train_gt: Annotated[Optional[Path], typer.Option("--train-gt", help="Training-split ground truth .npy, for the "
@@ -95,12 +103,19 @@ def score(
     train_vis: Annotated[Optional[Path], typer.Option("--train-vis", help="Visibility of --train-gt (N, K).")] = None,
     cluster_by: Annotated[str, typer.Option("--cluster-by", help="Bootstrap clusters: recording, or subject (from "
                                             "the split's manifest).")] = "recording",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Cluster-bootstrap replicates (0 = no intervals).")]
-    = 1000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, max=MAX_REPLICATES,
+                                           help="Cluster-bootstrap replicates (0 = no intervals).")] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     synthetic: Annotated[bool, typer.Option("--synthetic", help="The data is generated: tag the report "
-                                            "SYNTHETIC.")] = False,
+                                            "SYNTHETIC (data whose manifest records the generators' marker is "
+                                            "tagged so anyway).")] = False,
+    allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Allow scoring only some of the split's "
+                                                "test recordings (refused otherwise); the report and its headline "
+                                                "say how many were scored.")] = False,
+    absolute_paths: Annotated[bool, typer.Option("--absolute-paths", help="Record the reproducer's paths and "
+                                                 "folder as absolute paths (default: relative, so a shared report "
+                                                 "names no user's folders).")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the report JSON here, and its Markdown "
                                                 "rendering beside it (.md).")] = None,
     plots: Annotated[bool, typer.Option("--plots", help="With -o: also draw PNG pictures beside the report "
@@ -191,6 +206,10 @@ def run_score(**options) -> ScoreRun:
     if task not in TASKS:
         raise ValidationError(f"unknown task {task!r}; use pose or gesture")
     _check_task_options(task, opts)
+    if opts["split"] is not None and opts["manifest"] is None:
+        from rfbench.protocols.splitfile import named_manifest
+
+        opts["manifest"] = named_manifest(opts["split"])  # recorded explicitly, so verify hashes and passes it
     md_path = None
     if opts["plots"] and out is None:
         raise ValidationError("--plots writes PNG files beside the report: give -o report.json as well")
@@ -227,8 +246,9 @@ def run_score(**options) -> ScoreRun:
 
             pictures = write_pictures(report, captured, out, force=force)
             messages += [f"wrote {p} ({caption})" for caption, p in pictures]
+            report["pictures"] = [{"caption": c, "file": p.name} for c, p in pictures]
         write_json(out, report, force=force)
-        write_text(md_path, render_markdown(report, [(c, p.name) for c, p in pictures]), force=force)
+        write_text(md_path, render_markdown(report), force=force)
     return ScoreRun(report, out, md_path, [p for _, p in pictures], messages)
 
 
@@ -265,14 +285,14 @@ def _score_pose(opts: dict, base: Path, capture: dict | None = None) -> dict:
     return score_pose_files(
         pred=opts["pred"], gt=opts["gt"], vis=opts["vis"], skeleton=opts["skeleton"], units=opts["units"],
         split=opts["split"], groups=opts["groups"], train_gt=opts["train_gt"], train_groups=opts["train_groups"],
-        train_vis=opts["train_vis"], reproducer={"argv": argv, "cwd": os.getcwd()}, base=base,
+        train_vis=opts["train_vis"], reproducer=_reproducer(argv, opts, base), base=base, manifest=opts["manifest"],
         cluster_by=opts["cluster_by"],
         metrics=_list(opts["metrics"], "--metrics") if opts["metrics"] is not None else None,
         normalizations=_list(opts["norm"], "--norm"), ks=_floats(opts["k"], "--k"), comparison=cmp,
         averaging=_list(opts["averaging"], "--averaging"), auc_n=opts["auc_n"], auc_max=opts["auc_max"],
         oks_area=opts["oks_area"].strip(), sigmas=_floats(sigmas, "--sigmas") if sigmas is not None else None,
         trust_layout=opts["trust_layout"], n_boot=opts["bootstrap"], level=opts["confidence"], seed=opts["seed"],
-        synthetic=opts["synthetic"], capture=capture,
+        synthetic=opts["synthetic"], capture=capture, allow_partial=opts["allow_partial"],
     )
 
 
@@ -295,8 +315,8 @@ def _score_gesture(opts: dict, base: Path) -> dict:
     domains = opts["domains"].strip()
     return score_gesture_files(
         pred=opts["pred"], gt=opts["gt"], label_set=opts["label_set"], split=opts["split"], groups=opts["groups"],
-        train_gt=opts["train_gt"], train_groups=opts["train_groups"], reproducer={"argv": argv, "cwd": os.getcwd()},
-        base=base, cluster_by=opts["cluster_by"],
+        train_gt=opts["train_gt"], train_groups=opts["train_groups"], reproducer=_reproducer(argv, opts, base),
+        base=base, cluster_by=opts["cluster_by"], manifest=opts["manifest"], allow_partial=opts["allow_partial"],
         domains=domains if domains in ("auto", "none") else _list(domains, "--domains"),
         metrics=_list(opts["metrics"], "--metrics") if opts["metrics"] is not None else None,
         top_k=_ints(opts["top_k"], "--top-k") if opts["top_k"] is not None else None,
@@ -306,23 +326,25 @@ def _score_gesture(opts: dict, base: Path) -> dict:
 
 def _gesture_argv(opts: dict) -> list[str]:
     """The canonical command line of a gesture run (every setting explicit; paths as given)."""
-    argv = ["rfbench", "score", "--task", "gesture", "--pred", str(opts["pred"]), "--gt", str(opts["gt"])]
+    argv = ["rfbench", "score", "--task", "gesture", "--pred", _shown(opts["pred"], opts), "--gt",
+            _shown(opts["gt"], opts)]
     if opts["label_set"] is not None:
-        argv += ["--label-set", str(opts["label_set"])]
+        argv += ["--label-set", _shown(opts["label_set"], opts)]
     if opts["metrics"] is not None:
         argv += ["--metrics", opts["metrics"]]
     if opts["top_k"] is not None:
         argv += ["--top-k", opts["top_k"]]
     argv += ["--domains", opts["domains"]]
-    return argv + _baseline_and_output_argv(opts, ("split", "groups", "train_gt", "train_groups"))
+    return argv + _baseline_and_output_argv(opts, ("split", "manifest", "groups", "train_gt", "train_groups"))
 
 
 def _pose_argv(opts: dict) -> list[str]:
     """The canonical command line of a pose run: every setting explicit, so a re-run does not depend on
     defaults; paths as given (verify points them at the files beside the report)."""
-    argv = ["rfbench", "score", "--task", opts["task"], "--pred", str(opts["pred"]), "--gt", str(opts["gt"])]
+    argv = ["rfbench", "score", "--task", opts["task"], "--pred", _shown(opts["pred"], opts), "--gt",
+            _shown(opts["gt"], opts)]
     if opts["vis"] is not None:
-        argv += ["--vis", str(opts["vis"])]
+        argv += ["--vis", _shown(opts["vis"], opts)]
     argv += ["--skeleton", opts["skeleton"], "--units", opts["units"], "--norm", opts["norm"], "--k", opts["k"],
              "--comparison", _COMPARISONS[opts["comparison"].strip()], "--averaging", opts["averaging"],
              "--auc-n", str(opts["auc_n"]), "--auc-max", repr(float(opts["auc_max"])), "--oks-area",
@@ -333,7 +355,8 @@ def _pose_argv(opts: dict) -> list[str]:
         argv += ["--sigmas", opts["sigmas"]]
     if opts["trust_layout"]:
         argv.append("--trust-layout")
-    return argv + _baseline_and_output_argv(opts, ("split", "groups", "train_gt", "train_groups", "train_vis"))
+    return argv + _baseline_and_output_argv(opts, ("split", "manifest", "groups", "train_gt", "train_groups",
+                                                   "train_vis"))
 
 
 def _baseline_and_output_argv(opts: dict, files: tuple[str, ...]) -> list[str]:
@@ -342,13 +365,38 @@ def _baseline_and_output_argv(opts: dict, files: tuple[str, ...]) -> list[str]:
     argv = []
     for name in files:
         if opts[name] is not None:
-            argv += ["--" + name.replace("_", "-"), str(opts[name])]
+            argv += ["--" + name.replace("_", "-"), _shown(opts[name], opts)]
     argv += ["--cluster-by", opts["cluster_by"], "--bootstrap", str(opts["bootstrap"]), "--confidence",
              repr(float(opts["confidence"])), "--seed", str(opts["seed"])]
     if opts["synthetic"]:
         argv.append("--synthetic")
+    if opts["allow_partial"]:
+        argv.append("--allow-partial")
+    if opts["absolute_paths"]:
+        argv.append("--absolute-paths")
     if opts["out"] is not None:
-        argv += ["-o", str(opts["out"])]
+        argv += ["-o", _shown(opts["out"], opts)]
     if opts["plots"]:
         argv.append("--plots")
     return argv
+
+
+def _shown(path, opts: dict) -> str:
+    """A path as the reproducer records it: relative to the current folder (``--absolute-paths``: absolute)."""
+    if opts["absolute_paths"]:
+        return os.path.abspath(path)
+    try:
+        return Path(os.path.relpath(os.path.abspath(path), os.getcwd())).as_posix()
+    except ValueError:  # another drive (Windows)
+        return os.path.abspath(path)
+
+
+def _reproducer(argv: list[str], opts: dict, base: Path) -> dict:
+    """``{argv, cwd}``: the folder the command ran in, relative to the report's folder (absolute on request)."""
+    cwd = os.getcwd()
+    if not opts["absolute_paths"]:
+        try:
+            cwd = Path(os.path.relpath(cwd, os.path.abspath(base))).as_posix()
+        except ValueError:
+            pass
+    return {"argv": argv, "cwd": cwd}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -14,23 +14,39 @@ COMMAND_NAME = "verify"
 
 def verify(
     report: Annotated[Path, typer.Argument(help="A report.json written by rfbench score.", show_default=False)],
+    root: Annotated[Optional[Path], typer.Option("--root", help="The verify root: inputs are read only from "
+                                                 "under this folder (default: the report's folder). E.g. the "
+                                                 "demo's folder, whose reports use the split beside them.")]
+    = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=1.0, max=86400.0,
+                                           help="Wall-clock seconds before the re-run is killed.")] = 900.0,
+    cpu_seconds: Annotated[int, typer.Option("--cpu-seconds", min=1, max=172800,
+                                             help="CPU-time limit of the re-run.")] = 1800,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", min=64, max=1 << 20,
+                                           help="Address-space limit of the re-run, MiB.")] = 16384,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Re-run REPORT's reproducer and compare every number, hash and setting exactly.
 
-    The inputs are looked up beside the report (paths are recorded relative to its folder) and must still
-    have their recorded sha256. The re-run prints to a pipe and writes no file, so the report is never
-    overwritten. Exit 0: identical. Exit 1: an input changed, the re-run failed, or a value differs (each
-    difference is listed). Exit 2: the report is unreadable or malformed, has no reproducer, or an input is
-    missing.
+    Inputs are read only from under the verify root (--root; default the report's folder): paths are recorded
+    relative to the report, symlinks are resolved and must stay under the root, and only regular files are
+    read, each size-checked before it is hashed. The re-run is the installed rfbench (python -I -m rfbench),
+    started in an empty temporary folder in its own process group under --timeout, --cpu-seconds and
+    --memory-mb, and killed if verify is stopped; nothing found beside the report is ever imported. It prints
+    to a pipe and writes no file. report.md must render from report.json. Exit 0: identical. Exit 1: an input
+    changed, the re-run failed, a value differs, or report.md was edited (each difference is listed). Exit 2:
+    the report is unreadable or malformed, has no reproducer, or an input is missing, outside the root or not
+    a regular file.
     """
     from rfbench.errors import VerificationError
 
     with guard():
-        from rfbench.report.verify import verify_report
+        from rfbench.report.verify import Limits, rerun_guard, verify_report
 
+        limits = Limits(timeout=timeout, cpu_seconds=cpu_seconds, memory_mb=memory_mb)
         try:
-            result = verify_report(report)
+            with rerun_guard():
+                result = verify_report(report, root=root, limits=limits)
         except VerificationError as exc:
             _mismatch(report, exc, json_out)
             raise
@@ -38,9 +54,12 @@ def verify(
         emit_json(result.to_dict())
         return
     console = stdout_console()
-    console.print(f"[bold green]MATCH[/] {report}: {result.compared} values identical on re-run")
+    from rich.markup import escape
+
+    md = {"identical": "; report.md renders from it", "absent": ""}.get(result.markdown, "")
+    console.print(f"[bold green]MATCH[/] {escape(str(report))}: {result.compared} values identical on re-run{md}")
     for note in result.notes:
-        console.print(f"[dim]note:[/] {note}")
+        console.print(f"[dim]note:[/] {escape(note)}")
 
 
 def _mismatch(report: Path, exc, json_out: bool) -> None:

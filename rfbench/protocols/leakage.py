@@ -274,7 +274,8 @@ def audit_document(doc: Mapping, table: RecordingTable, claims: Iterable[str] = 
     """Audit a split document: an rfbench split file, or plain ``{"train": [...], "test": [...]}``.
 
     Entries are recording ids, or windows ``{"id", "start", "stop"}`` (frames ``[start, stop)``). The claims
-    audited are the document's own ``claims`` (rfbench split files store them) plus ``claims``.
+    audited are ``claims`` only: a document's own ``claims`` key is never believed (an rfbench split file is
+    audited with its protocol's claims by :func:`rfbench.protocols.splitfile.check_split_file`).
 
     Raises
     ------
@@ -306,12 +307,8 @@ def audit_document(doc: Mapping, table: RecordingTable, claims: Iterable[str] = 
     if unknown:
         raise ValidationError(f"{where}: {len(unknown)} recording id(s) not in the manifest: {_names(unknown)}; "
                               "audit against the manifest the split was made from (--manifest)")
-    stored = doc.get("claims") or []
-    if not isinstance(stored, list) or not all(isinstance(c, str) for c in stored):
-        raise ValidationError(f"{where}: 'claims' must be a list of domain keys")
     return audit_rows(table, np.asarray(rec, dtype=np.int64), np.asarray(side, dtype=np.int8),
-                      np.asarray(start, dtype=np.int64), np.asarray(stop, dtype=np.int64),
-                      claims=list(stored) + [c for c in claims if c not in stored])
+                      np.asarray(start, dtype=np.int64), np.asarray(stop, dtype=np.int64), claims=list(claims))
 
 
 def _is_int(v) -> bool:

@@ -1,15 +1,21 @@
-"""Split files as later stages read them: ``rfbench.split/1`` documents, row → recording ids, and the
-manifest a split names (DESIGN.md §6, §11).
+"""Split files as later stages read them: ``rfbench.split/1`` documents re-checked against their manifest,
+row → recording ids, and the manifest a split names (DESIGN.md §6, §7a, §11).
 
-:func:`load_split` reads and checks a split file into a :class:`SplitInfo`; :func:`check_side` checks that
-row → recording ids lie on one side of it; :func:`manifest_records` reads the split's manifest after checking
-its sha256.
+Nothing a split file says about itself is believed. :func:`check_split_file` reads the file and its manifest
+(checking the manifest's sha256 against the one the split recorded), **recomputes** the protocol's assignment
+from the manifest, the protocol, the seed and the parameters, and audits the file's sides with the claims of
+rfbench's own protocol table (:data:`rfbench.protocols.split.PROTOCOLS`) — never the file's ``claims``,
+``leakage_prone``, ``audit`` or ``synthetic`` keys. :func:`load_split` is what scoring uses: it refuses
+(:class:`~rfbench.errors.LeakageError`, exit 1) a split whose sides are not what its protocol gives, or whose
+audit fails, and returns a :class:`SplitInfo` whose every flag was derived here. Whether the data is
+generated (SYNTHETIC) follows the manifest's provenance — the generators' marker recorded at ingest, or the
+marker file in the dataset folder itself — and nothing downstream can remove it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,20 +26,50 @@ from rfbench.io.files import load_npy, read_json, sha256_file
 
 __all__ = [
     "SplitInfo",
+    "SplitCheck",
+    "check_split_file",
+    "named_manifest",
     "load_split",
-    "split_from_dict",
     "load_groups",
     "as_groups",
     "check_side",
-    "manifest_path",
     "manifest_records",
     "manifest_subjects",
+    "data_provenance",
+    "CHECK_REPRODUCES",
 ]
+
+#: The audit check that a split file's sides are exactly what its protocol, seed and parameters give.
+CHECK_REPRODUCES = "protocol-reproduces"
+#: The generators' marker file (rfbench.datasets.synthetic); its presence in a dataset folder means SYNTHETIC.
+SYNTHETIC_MARKER = "RFBENCH_SYNTHETIC.json"
+_SHOW = 5
+
+
+def data_provenance(manifest, manifest_file: Path | None) -> dict[str, Any]:
+    """Where the data comes from, as far as rfbench can tell: ``{synthetic, data}``.
+
+    Synthetic when the manifest records the generators' marker (``synthetic: true``, written by ingest) or
+    when the marker file sits in the dataset folder the manifest names (checked without reading it). A
+    manifest edited to drop the flag still loses to the marker in the tree; a marker deleted before ingest
+    cannot be detected (docs/verify.md, threat model).
+    """
+    root = manifest.root_dir(manifest_file)
+    found = [p for p in (root, root / "CSI", root.parent) if (p / SYNTHETIC_MARKER).is_file()]
+    if manifest.synthetic:
+        return {"synthetic": True, "data": "synthetic: the manifest records the generators' marker "
+                                           f"({SYNTHETIC_MARKER}) found by ingest"}
+    if found:
+        return {"synthetic": True, "data": f"synthetic: the generators' marker ({SYNTHETIC_MARKER}) is in the "
+                                           "dataset folder, although the manifest does not record it"}
+    return {"synthetic": False, "data": f"no generators' marker recorded at ingest or present in the dataset "
+                                        f"folder ({manifest.dataset} manifest)"}
 
 
 @dataclass(frozen=True)
 class SplitInfo:
-    """A split file's content that scoring needs (DESIGN.md §11)."""
+    """A split re-checked against its manifest: every field derived by rfbench, none read from the file's own
+    flags (see the module docstring)."""
 
     train: frozenset
     test: frozenset
@@ -46,6 +82,9 @@ class SplitInfo:
     manifest: Mapping[str, Any] | None
     path: Path | None = None
     held_out: tuple = ()
+    manifest_file: Path | None = None
+    recordings: Mapping[str, Mapping] = field(default_factory=dict, repr=False)
+    provenance: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def held_out_key(self) -> str | None:
@@ -66,64 +105,186 @@ class SplitInfo:
             "test_recordings": len(self.test),
             "manifest_sha256": (self.manifest or {}).get("sha256"),
             "held_out": {"key": self.held_out_key, "values": list(self.held_out)},
+            "checked": "sides recomputed from the manifest, protocol, seed and parameters, and audited with the "
+                       "protocol's own claims",
         }
 
 
-def load_split(path: str | os.PathLike) -> SplitInfo:
-    """Read and check a ``rfbench.split/1`` file (see :func:`split_from_dict`)."""
+@dataclass
+class SplitCheck:
+    """What :func:`check_split_file` found: the file, its manifest, the recomputed assignment and the audits."""
+
+    doc: dict
+    where: str
+    manifest: Any  # rfbench.datasets.manifest.Manifest
+    manifest_file: Path
+    manifest_sha256: str
+    assignment: Any  # rfbench.protocols.split.Assignment
+    file_side: np.ndarray
+    differences: list[str]
+    audit: Any  # AuditResult of the file's sides, claims from the protocol table, plus CHECK_REPRODUCES
+    provenance: dict
+
+    @property
+    def spec(self):
+        from rfbench.protocols.split import PROTOCOLS
+
+        return PROTOCOLS[self.assignment.protocol]
+
+    def info(self, path: Path | None) -> SplitInfo:
+        a = self.assignment
+        ids = self.manifest.table().ids
+        from rfbench.protocols.split import TEST, TRAIN
+
+        return SplitInfo(
+            train=frozenset(ids[k] for k in np.flatnonzero(a.side == TRAIN)),
+            test=frozenset(ids[k] for k in np.flatnonzero(a.side == TEST)),
+            protocol=a.protocol, seed=a.seed, params=dict(a.params), leakage_prone=bool(a.leakage_prone),
+            audit=self.audit.to_dict(), synthetic=bool(self.provenance["synthetic"]),
+            manifest={"path": (self.doc.get("manifest") or {}).get("path"), "sha256": self.manifest_sha256},
+            path=path, held_out=tuple(a.held_out), manifest_file=self.manifest_file,
+            recordings={str(r["id"]): r for r in self.manifest.recordings}, provenance=dict(self.provenance))
+
+
+def _ids(doc: Mapping, key: str, where: str) -> list[str]:
+    ids = doc.get(key)
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise FormatError(f"{where}: split key {key!r} must be a list of recording ids (strings)")
+    return ids
+
+
+def _manifest_file(doc: Mapping, path: Path | None, manifest: str | os.PathLike | None, where: str) -> Path:
+    if manifest is not None:
+        return Path(manifest)
+    ref = doc.get("manifest")
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("path"), str) or not ref["path"]:
+        raise FormatError(f"{where}: the split names no manifest; pass the manifest it was made from")
+    base = path.parent if path is not None else Path(".")
+    return base / ref["path"]
+
+
+def named_manifest(path: str | os.PathLike) -> Path:
+    """The manifest a split file names (relative to the split's folder), without checking anything else."""
     path = Path(path)
-    return split_from_dict(read_json(path, "split"), str(path), path)
+    return _manifest_file(read_json(path, "split"), path, None, str(path))
 
 
-def split_from_dict(obj: Mapping[str, Any], where: str = "split", path: Path | None = None) -> SplitInfo:
-    """Check a split's keys and its audit.
+def _reassign(doc: Mapping, table, where: str):
+    """The assignment the split's protocol, seed and parameters give on ``table``."""
+    from rfbench.protocols.split import PROTOCOLS, assign
+
+    protocol = doc.get("protocol")
+    if not isinstance(protocol, str) or protocol not in PROTOCOLS:
+        raise FormatError(f"{where}: unknown protocol {protocol!r}; rfbench knows {', '.join(PROTOCOLS)}")
+    seed = doc.get("seed")
+    params = doc.get("params")
+    if not isinstance(params, Mapping):
+        raise FormatError(f"{where}: split key 'params' must be an object")
+    allowed = {"random": ("test_fraction",), "leave-one-domain-out": ("domain",),
+               "mmfi-s1": ("actions",), "mmfi-s2": ("actions",), "mmfi-s3": ("actions",)}.get(
+        protocol, ("domain", "test", "test_fraction"))
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise FormatError(f"{where}: protocol {protocol} takes no parameter {unknown[0]!r}")
+    kwargs = {k: params[k] for k in allowed if k in params}
+    if protocol == "leave-one-domain-out":
+        held = doc.get("held_out")
+        if not isinstance(held, list) or len(held) != 1:
+            raise FormatError(f"{where}: a leave-one-domain-out split holds out exactly one value ('held_out')")
+        kwargs["test"] = [held[0]]
+    try:
+        assignments = assign(table, protocol, seed=seed, allow_leaky=True, **kwargs)
+    except ValidationError as exc:
+        raise FormatError(f"{where}: its protocol and parameters do not apply to the manifest ({exc})") from None
+    return assignments[0]
+
+
+def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike | None = None, *,
+                     doc: Mapping | None = None, claims=()) -> SplitCheck:
+    """Read a split file and its manifest, recompute the assignment and audit the file's sides.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``rfbench.split/1`` file (``doc`` may be given instead, already read).
+    manifest : path-like, optional
+        The manifest to check against; default the one the split names (relative to the split's folder).
+        Its sha256 must be the one the split recorded.
+    claims : iterable of str
+        Further domain keys to require disjoint, beside the protocol's own claims.
 
     Raises
     ------
-    FormatError
-        A required key is missing or has the wrong type.
-    LeakageError
-        The audit did not pass, or a recording is on both sides.
+    FormatError, SchemaError, ValidationError
+        Unreadable or malformed split or manifest, a manifest other than the split's, parameters that do not
+        apply (exit 2).
     """
-    def need(key, types, what):
-        if key not in obj or not isinstance(obj[key], types):
-            raise FormatError(f"{where}: split key {key!r} must be {what}")
-        return obj[key]
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.protocols.leakage import audit_rows
+    from rfbench.protocols.split import EXCLUDED, TEST, TRAIN
 
-    train = need("train", list, "a list of recording ids")
-    test = need("test", list, "a list of recording ids")
-    for side, ids in (("train", train), ("test", test)):
-        if not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
-            raise FormatError(f"{where}: split {side} must list recording ids (strings)")
-    audit = need("audit", dict, "an object {passed, checks}")
-    if not isinstance(audit.get("passed"), bool):
-        raise FormatError(f"{where}: split audit.passed must be true or false")
-    leaky = need("leakage_prone", (bool,), "true or false")
-    protocol = need("protocol", str, "the protocol name")
-    synthetic = obj.get("synthetic", False)
-    if not isinstance(synthetic, bool):
-        raise FormatError(f"{where}: split key 'synthetic' must be true or false")
-    manifest = obj.get("manifest")
-    if manifest is not None and not isinstance(manifest, dict):
-        raise FormatError(f"{where}: split key 'manifest' must be an object {{path, sha256}}")
-    checks = audit.get("checks", [])
-    if not audit["passed"]:
-        failed = [c for c in checks if isinstance(c, dict) and not c.get("passed")]
-        detail = "; ".join(f"{c.get('name')}: {c.get('detail')}" for c in failed) or "no detail given"
-        raise LeakageError(f"{where}: the split's audit did not pass ({detail}); a leaked split is not scored — "
-                           f"rebuild it with rfbench split", checks=failed)
-    train_set = frozenset(str(i) for i in train)
-    test_set = frozenset(str(i) for i in test)
-    both = sorted(train_set & test_set)
+    path = Path(path) if path is not None else None
+    where = str(path) if path is not None else "split"
+    if doc is None:
+        doc = read_json(path, "split")
+    train, test = _ids(doc, "train", where), _ids(doc, "test", where)
+    mfile = _manifest_file(doc, path, manifest, where)
+    m = read_manifest(mfile)
+    digest, _ = sha256_file(mfile)
+    recorded = (doc.get("manifest") or {}).get("sha256") if isinstance(doc.get("manifest"), Mapping) else None
+    if recorded is not None and recorded != digest:
+        raise ValidationError(f"{mfile}: not the manifest the split {where} was made from (its sha256 differs from "
+                              f"the one the split recorded); give that manifest, or rebuild the split")
+    table = m.table()
+    index = table.index_of()
+    unknown = [i for i in train + test if i not in index]
+    if unknown:
+        raise FormatError(f"{where}: {len(unknown)} recording id(s) are not in the manifest (e.g. {unknown[0]!r})")
+    a = _reassign(doc, table, where)
+    file_side = np.full(len(table), EXCLUDED, dtype=np.int8)
+    rows = np.array([index[i] for i in train] + [index[i] for i in test], dtype=np.int64)
+    sides = np.array([TRAIN] * len(train) + [TEST] * len(test), dtype=np.int8)
+    file_side[rows[sides == TRAIN]] = TRAIN
+    file_side[rows[sides == TEST]] = TEST
+    names = {TRAIN: "train", TEST: "test", EXCLUDED: "neither side"}
+    differences = [f"{table.ids[k]} is on {names[int(file_side[k])]} in the file but on {names[int(a.side[k])]} "
+                   f"under the protocol" for k in np.flatnonzero(file_side != a.side)]
+    both = len(set(train) & set(test))
     if both:
-        raise LeakageError(f"{where}: {len(both)} recording(s) are on both sides (e.g. {both[0]!r}) although the "
-                           f"audit says passed; rebuild the split with rfbench split",
-                           checks=[{"name": "recording-disjoint", "passed": False, "detail": f"{len(both)} shared"}])
-    held_out = obj.get("held_out", [])
-    if not isinstance(held_out, list):
-        raise FormatError(f"{where}: split key 'held_out' must be a list of domain values")
-    return SplitInfo(train_set, test_set, protocol, obj.get("seed"), dict(obj.get("params") or {}), leaky,
-                     dict(audit), synthetic, manifest, path, tuple(held_out))
+        differences.insert(0, f"{both} recording(s) are listed on both sides")
+    claimed = list(dict.fromkeys(list(a.claims) + list(claims)))
+    audit = audit_rows(table, rows, sides, claims=claimed)
+    detail = (f"the file's sides are what {a.protocol} with seed {a.seed} and its parameters give on this manifest"
+              if not differences else
+              f"{len(differences)} difference(s) from what {a.protocol} with seed {a.seed} gives on this manifest: "
+              + "; ".join(differences[:_SHOW]) + (" …" if len(differences) > _SHOW else ""))
+    audit.checks.insert(0, {"name": CHECK_REPRODUCES, "passed": not differences, "detail": detail})
+    audit.passed = audit.passed and not differences
+    return SplitCheck(dict(doc), where, m, mfile, digest, a, file_side, differences, audit,
+                      data_provenance(m, mfile))
+
+
+def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None) -> SplitInfo:
+    """Read a split file, re-check it against its manifest (:func:`check_split_file`) and return what scoring
+    may rely on.
+
+    Raises
+    ------
+    LeakageError
+        The file's sides are not what its protocol gives (a recording moved, added or removed), or the audit
+        of those sides fails (exit 1).
+    FormatError, SchemaError, ValidationError
+        As :func:`check_split_file` (exit 2).
+    """
+    path = Path(path)
+    check = check_split_file(path, manifest)
+    if check.differences:
+        raise LeakageError(f"{path}: the split's sides are not what its protocol gives ("
+                           + check.audit.checks[0]["detail"] + "); a split edited by hand is not scored — rebuild "
+                           "it with rfbench split", checks=check.audit.failed)
+    if not check.audit.passed:
+        raise LeakageError(f"{path}: {check.audit.error()}; a leaked split is not scored", checks=check.audit.failed)
+    return check.info(path)
 
 
 def as_groups(ids, n_rows: int, option: str = "--groups") -> np.ndarray:
@@ -156,44 +317,15 @@ def check_side(ids: np.ndarray, split: SplitInfo, side: str, option: str) -> Non
                               f"{side} side (e.g. {outside[0]!r} is {where}); {purpose}")
 
 
-def manifest_path(split: SplitInfo) -> Path | None:
-    """Where the split's manifest should be (relative to the split file, or to its recorded ``root``), or None
-    when the split names none."""
-    if not split.manifest or not split.manifest.get("path"):
-        return None
-    base = split.path.parent if split.path is not None else Path(".")
-    path = base / split.manifest["path"]
-    if not path.exists() and "root" in split.manifest:
-        path = Path(split.manifest["root"]) / split.manifest["path"]
-    return path
-
-
-def manifest_records(split: SplitInfo, purpose: str) -> tuple[dict[str, dict], Path]:
-    """Recording id → recording (the manifest's dict) from the split's manifest, after checking its sha256.
-
-    Returns the mapping and the manifest's path (an input of the report). ``purpose`` completes the error
-    messages ("clustering by subject needs ...").
-    """
-    path = manifest_path(split)
-    if path is None:
-        raise ValidationError(f"{purpose} needs the split's manifest, but the split names none")
-    if not path.exists():
-        raise FormatError(f"{path}: the split's manifest is missing; {purpose} needs it")
-    digest, _ = sha256_file(path)
-    if split.manifest.get("sha256") and digest != split.manifest["sha256"]:
-        raise ValidationError(f"{path}: the manifest changed since the split was made (sha256 differs); "
-                              f"rebuild the split")
-    man = read_json(path, "manifest")
-    recs = man.get("recordings")
-    if not isinstance(recs, list):
-        raise FormatError(f"{path}: manifest has no recordings list")
-    return {str(r["id"]): r for r in recs if isinstance(r, dict) and "id" in r}, path
+def manifest_records(split: SplitInfo, purpose: str = "") -> tuple[dict[str, dict], Path]:
+    """Recording id → recording (the manifest's dict) of the split's manifest, checked when the split was
+    loaded; and the manifest's path (an input of the report)."""
+    if split.manifest_file is None:
+        raise ValidationError(f"{purpose or 'this'} needs the split's manifest, but the split was built without one")
+    return dict(split.recordings), split.manifest_file
 
 
 def manifest_subjects(split: SplitInfo) -> tuple[dict[str, str], Path]:
-    """Recording id → subject from the split's manifest, after checking the manifest's sha256.
-
-    Returns the mapping and the manifest's path (an input of the report).
-    """
+    """Recording id → subject from the split's manifest; and the manifest's path."""
     recs, path = manifest_records(split, "clustering by subject")
     return {rid: str(r["subject"]) for rid, r in recs.items() if r.get("subject") is not None}, path

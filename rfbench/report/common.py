@@ -16,7 +16,7 @@ import numpy as np
 
 from rfbench.errors import FormatError, ValidationError
 from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
-from rfbench.protocols.splitfile import SplitInfo, as_groups, check_side
+from rfbench.protocols.splitfile import SplitInfo, as_groups, check_side, load_split
 from rfbench.io.files import load_npy
 from rfbench.report.evidence import input_record
 
@@ -32,6 +32,9 @@ __all__ = [
     "check_input_files",
     "record_inputs",
     "split_notes",
+    "load_split_input",
+    "coverage_section",
+    "provenance_section",
 ]
 
 CLUSTER_BY = ("recording", "subject")
@@ -157,3 +160,63 @@ def split_notes(split: SplitInfo | None) -> list[str]:
         return ["MM-Fi has no separate test set: its 'val' side is this report's test side; choosing a checkpoint "
                 "on it and reporting on it is model selection on test data"]
     return []
+
+
+def load_split_input(split: Path | None, manifest: Path | None, files: list) -> SplitInfo | None:
+    """Load and re-check ``split`` against ``manifest`` (default: the one the split names) and add the manifest
+    to ``files`` as an input of the report (``(role, option, path)``), so that verify hashes it too."""
+    if split is None:
+        if manifest is not None:
+            raise ValidationError("--manifest is the manifest of --split: give the split as well")
+        return None
+    info = load_split(split, manifest)
+    files.append(("manifest", "--manifest", info.manifest_file))
+    return info
+
+
+def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_partial: bool) -> dict[str, Any] | None:
+    """Which of the split's test recordings the scored rows cover (``None`` without a split).
+
+    Every test recording with at least one frame must be scored; fewer is refused unless ``allow_partial``, and
+    then the section (and the report's headline) says how many were scored.
+
+    Raises
+    ------
+    ValidationError
+        Some test recordings are not scored and ``allow_partial`` is false.
+    """
+    if split is None:
+        return None
+    test = sorted(split.test)
+    required = [r for r in test if int((split.recordings.get(r) or {}).get("frames", 1) or 0) > 0]
+    scored = set(np.unique(groups).tolist()) if groups is not None else set()
+    missing = [r for r in required if r not in scored]
+    done = len(required) - len(missing)
+    if missing and not allow_partial:
+        shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
+        raise ValidationError(f"the scored rows cover {done} of {len(required)} test recordings of the split "
+                              f"(missing: {shown}); score every test recording, or pass --allow-partial to report "
+                              f"on a subset — the report then says how many were scored")
+    return {"test_recordings": len(required), "scored_recordings": done, "missing_count": len(missing),
+            "missing": missing[:50], "allowed_partial": bool(allow_partial),
+            "test_recordings_without_frames": len(test) - len(required)}
+
+
+def provenance_section(split: SplitInfo | None, synthetic_declared: bool, ground_truth: str) -> dict[str, Any]:
+    """Where the data and the ground truth come from, as far as rfbench can tell (the report's
+    ``provenance``)."""
+    if split is None:
+        out = {"synthetic": bool(synthetic_declared),
+               "data": "input provenance unknown: no split (and so no manifest) was given"}
+    else:
+        out = {"synthetic": bool(split.provenance.get("synthetic")), "data": str(split.provenance.get("data"))}
+    if synthetic_declared and not out["synthetic"]:
+        out["synthetic"] = True
+        out["data"] += "; declared synthetic by the user (--synthetic)"
+    out["ground_truth"] = ground_truth
+    return out
+
+
+#: ``provenance.ground_truth`` when the ground truth comes in a file the user made.
+GT_SUPPLIED = ("supplied by the user (--gt): rfbench checked its shape and values against the predictions, not "
+               "where it came from")

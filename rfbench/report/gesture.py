@@ -40,7 +40,7 @@ from rfbench.metrics.classify import (
     totals_table,
 )
 from rfbench.metrics.stats import Segments, column_totals, make_segments
-from rfbench.protocols.splitfile import SplitInfo, load_groups, load_split, manifest_path, manifest_records
+from rfbench.protocols.splitfile import SplitInfo, load_groups
 from rfbench.report.baseline import class_baselines
 from rfbench.report.build import build_report
 from rfbench.report.common import (
@@ -54,6 +54,10 @@ from rfbench.report.common import (
     record_inputs,
     resolve_clusters,
     split_notes,
+    GT_SUPPLIED,
+    coverage_section,
+    load_split_input,
+    provenance_section,
 )
 
 __all__ = ["gesture_report", "score_gesture_files", "DOMAIN_KEYS", "BASELINES", "LABEL_KEYS"]
@@ -188,7 +192,8 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
                    train_groups=None, cluster_by: str = "recording", recordings: Mapping[str, Mapping] | None = None,
                    domains="auto", n_boot: int = 1000, level: float = 0.95, seed: int = 0, synthetic: bool = False,
                    reproducer: Mapping | None = None, inputs: Sequence[Mapping[str, Any]] | None = None,
-                   evidence: str | None = None, extra_notes: Sequence[str] = ()) -> dict[str, Any]:
+                   evidence: str | None = None, extra_notes: Sequence[str] = (),
+                   allow_partial: bool = False) -> dict[str, Any]:
     """Score class predictions and build a ``rfbench.report/1`` document (task ``gesture``).
 
     Parameters
@@ -224,6 +229,9 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
         ``{argv, cwd}`` and the input records; without a reproducer the report is CLAIMED.
     evidence : str, optional
         Expected tag; an error unless the facts support it.
+    allow_partial : bool
+        Allow scoring a subset of the split's test recordings (refused otherwise); the report's ``coverage``
+        says how many were scored.
     """
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     mode, domain_keys = _parse_domains(domains)
@@ -241,8 +249,10 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     plan = ClassPlan.create(label_set, metrics=metrics, top_k=top_k, has_scores=lab.from_scores)
     n_rows = lab.rows
     groups = check_scored_rows(split, groups, n_rows)
+    coverage = coverage_section(split, groups, allow_partial)
     train_idx = label_set.encode(train_gt, "training labels") if train_gt is not None else None
-    synthetic = bool(synthetic or (split is not None and split.synthetic))
+    provenance = provenance_section(split, synthetic, GT_SUPPLIED)
+    synthetic = provenance["synthetic"]
     notes = list(plan.notes)
 
     checked_key = None
@@ -360,6 +370,8 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     notes.extend(split_notes(split))
     notes.extend(extra_notes)
     sections = {
+        "provenance": provenance,
+        "coverage": coverage,
         "labels": {**label_set.to_dict(), "checked_against_manifest": checked_key,
                    "absent_from_test_and_predictions": absent_test, "absent_from_training": absent_train,
                    "absent_from_training_and_test": nowhere},
@@ -377,25 +389,26 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
 
 
 def score_gesture_files(*, pred: Path, gt: Path, label_set: Path | None = None, split: Path | None = None,
-                        groups: Path | None = None, train_gt: Path | None = None, train_groups: Path | None = None,
-                        reproducer: Mapping | None, base: Path | None = None, cluster_by: str = "recording",
-                        domains="auto", n_boot: int = 1000, **settings) -> dict[str, Any]:
+                        manifest: Path | None = None, groups: Path | None = None, train_gt: Path | None = None,
+                        train_groups: Path | None = None, reproducer: Mapping | None, base: Path | None = None,
+                        cluster_by: str = "recording", domains="auto", n_boot: int = 1000,
+                        **settings) -> dict[str, Any]:
     """Load, hash and score the files of ``rfbench score --task gesture``; returns the report.
 
-    ``base`` is the folder input paths are recorded relative to (the report's folder); ``settings`` are the
-    remaining keyword arguments of :func:`gesture_report`. The split's manifest is read (and recorded as an
-    input) when the per-domain breakdown or subject clustering needs it; with ``domains="auto"`` a split
-    whose manifest is absent is scored without the breakdown, and the report says why.
+    ``base`` is the folder input paths are recorded relative to (the report's folder); ``manifest`` is the
+    split's manifest (default: the one the split names), re-checked with the split and recorded as an input —
+    it gives the per-domain breakdown, the subjects and each recording's class name; ``settings`` are the
+    remaining keyword arguments of :func:`gesture_report`.
     """
     files = [("pred", "--pred", pred), ("gt", "--gt", gt), ("label-set", "--label-set", label_set),
              ("split", "--split", split), ("groups", "--groups", groups), ("train-gt", "--train-gt", train_gt),
              ("train-groups", "--train-groups", train_groups)]
     check_input_files(files)
-    mode, _ = _parse_domains(domains)
+    _parse_domains(domains)
     labels = LabelSet.from_file(label_set) if label_set is not None else None
     arrays = {role: load_array(path, option) for role, option, path in files
               if path is not None and role in ("pred", "gt", "train-gt")}
-    split_info = load_split(split) if split is not None else None
+    split_info = load_split_input(split, manifest, files)
     n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
     group_ids = load_groups(groups, n_rows, "--groups") if groups is not None else None
     if (train_gt is None) != (train_groups is None):
@@ -404,22 +417,9 @@ def score_gesture_files(*, pred: Path, gt: Path, label_set: Path | None = None, 
     if train_groups is not None:
         n_train = arrays["train-gt"].shape[0] if arrays["train-gt"].ndim else 0
         train_ids = load_groups(train_groups, n_train, "--train-groups")
-    recordings = None
-    extra_inputs = []
-    notes = []
-    subject_boot = cluster_by == "subject" and n_boot != 0 and groups is not None
-    if split_info is not None and groups is not None and (mode != "none" or subject_boot):
-        required = mode == "list" or subject_boot
-        path = manifest_path(split_info)
-        if required or (path is not None and path.exists()):
-            purpose = "clustering by subject" if subject_boot else "the per-domain breakdown"
-            recordings, mpath = manifest_records(split_info, purpose)
-            extra_inputs.append(("manifest", None, mpath))
-        else:
-            notes.append("no per-domain breakdown and no label check: the split's manifest "
-                         + ("is not named in the split" if path is None else f"{path.name} is not beside it"))
-    inputs = record_inputs(files + extra_inputs, base)
+    recordings = dict(split_info.recordings) if split_info is not None and group_ids is not None else None
+    inputs = record_inputs(files, base)
     return gesture_report(arrays["pred"], arrays["gt"], labels=labels, split=split_info, groups=group_ids,
                           train_gt=arrays.get("train-gt"), train_groups=train_ids, cluster_by=cluster_by,
                           recordings=recordings, domains=domains, n_boot=n_boot, reproducer=reproducer,
-                          inputs=inputs, extra_notes=notes, **settings)
+                          inputs=inputs, **settings)

@@ -21,7 +21,7 @@ from rfbench.metrics.pose import (
     validate_poses,
 )
 from rfbench.metrics.skeletons import BUILTIN, get_skeleton
-from rfbench.protocols.splitfile import SplitInfo, load_groups, load_split, manifest_subjects
+from rfbench.protocols.splitfile import SplitInfo, load_groups
 from rfbench.report.baseline import mean_pose_baseline
 from rfbench.report.build import build_report
 from rfbench.report.common import (
@@ -36,6 +36,10 @@ from rfbench.report.common import (
     record_inputs,
     resolve_clusters,
     split_notes,
+    GT_SUPPLIED,
+    coverage_section,
+    load_split_input,
+    provenance_section,
 )
 
 __all__ = ["pose_report", "score_pose_files", "load_array", "CLUSTER_BY"]
@@ -53,7 +57,8 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                 cluster_by: str = "recording", subjects: Mapping[str, str] | None = None, n_boot: int = 1000,
                 level: float = 0.95, seed: int = 0, synthetic: bool = False, reproducer: Mapping | None = None,
                 inputs: Sequence[Mapping[str, Any]] | None = None, evidence: str | None = None,
-                extra_notes: Sequence[str] = (), capture: dict | None = None) -> dict[str, Any]:
+                extra_notes: Sequence[str] = (), capture: dict | None = None,
+                allow_partial: bool = False) -> dict[str, Any]:
     """Score poses and build a ``rfbench.report/1`` document.
 
     Parameters
@@ -77,6 +82,9 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
         ``{argv, cwd}`` and the input records; without a reproducer the report is CLAIMED.
     evidence : str, optional
         Expected tag; an error unless the facts support it.
+    allow_partial : bool
+        Allow scoring a subset of the split's test recordings (refused otherwise); the report's ``coverage``
+        says how many were scored.
     capture : dict, optional
         Filled with what pictures of the report need and the JSON does not hold: the validated ``pred``,
         ``gt``, ``vis``, the ``skeleton``, the mean training pose ``baseline_pose`` (or None) and the bootstrap
@@ -95,13 +103,15 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                            oks_area=oks_area, sigmas=sigmas)
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     groups = check_scored_rows(split, groups, n_rows)
+    coverage = coverage_section(split, groups, allow_partial)
     want_baseline = train_gt is not None or train_groups is not None or train_vis is not None
     if want_baseline and split is None:
         raise ValidationError("a baseline needs --split: the training ground truth's recording ids must be checked "
                               "against the split's train side")
     if want_baseline and (train_gt is None or train_groups is None):
         raise ValidationError("a baseline needs both --train-gt and --train-groups")
-    synthetic = bool(synthetic or (split is not None and split.synthetic))
+    provenance = provenance_section(split, synthetic, GT_SUPPLIED)
+    synthetic = provenance["synthetic"]
     notes = list(plan.notes)
 
     layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
@@ -167,6 +177,8 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     layout["overridden"] = overridden
     layout["required_by"] = plan.layout_dependent
     sections = {
+        "provenance": provenance,
+        "coverage": coverage,
         "skeleton": skel.to_dict(),
         "layout_check": layout,
         "data": {"rows": int(n_rows), "joints": int(gt.shape[1]), "dims": int(dims), "units": plan.units,
@@ -179,13 +191,15 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
 
 
 def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton: str, units: str,
-                     split: Path | None = None, groups: Path | None = None, train_gt: Path | None = None,
-                     train_groups: Path | None = None, train_vis: Path | None = None, reproducer: Mapping | None,
-                     base: Path | None = None, cluster_by: str = "recording", **settings) -> dict[str, Any]:
+                     split: Path | None = None, manifest: Path | None = None, groups: Path | None = None,
+                     train_gt: Path | None = None, train_groups: Path | None = None, train_vis: Path | None = None,
+                     reproducer: Mapping | None, base: Path | None = None, cluster_by: str = "recording",
+                     **settings) -> dict[str, Any]:
     """Load, hash and score the files of ``rfbench score --task pose``; returns the report.
 
-    ``base`` is the folder input paths are recorded relative to (the report's folder); ``settings`` are the
-    remaining keyword arguments of :func:`pose_report`.
+    ``base`` is the folder input paths are recorded relative to (the report's folder); ``manifest`` is the
+    split's manifest (default: the one the split names), re-checked with the split and recorded as an input;
+    ``settings`` are the remaining keyword arguments of :func:`pose_report`.
     """
     files = [("pred", "--pred", pred), ("gt", "--gt", gt), ("vis", "--vis", vis), ("split", "--split", split),
              ("groups", "--groups", groups), ("train-gt", "--train-gt", train_gt),
@@ -198,7 +212,7 @@ def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton:
     skel = get_skeleton(skeleton)
     arrays = {role: load_array(path, option) for role, option, path in files
               if path is not None and role not in ("split", "groups", "train-groups", "skeleton")}
-    split_info = load_split(split) if split is not None else None
+    split_info = load_split_input(split, manifest, files)
     n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
     group_ids = load_groups(groups, n_rows, "--groups") if groups is not None else None
     train_ids = None
@@ -208,11 +222,9 @@ def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton:
         n_train = arrays["train-gt"].shape[0] if "train-gt" in arrays and arrays["train-gt"].ndim else 0
         train_ids = load_groups(train_groups, n_train, "--train-groups")
     subjects = None
-    extra_inputs = []
-    if cluster_by == "subject" and split_info is not None and settings.get("n_boot", 1) != 0 and groups is not None:
-        subjects, manifest_path = manifest_subjects(split_info)
-        extra_inputs.append(("manifest", None, manifest_path))
-    inputs = record_inputs(files + extra_inputs, base)
+    if split_info is not None:
+        subjects = {rid: str(r["subject"]) for rid, r in split_info.recordings.items() if r.get("subject") is not None}
+    inputs = record_inputs(files, base)
     return pose_report(arrays["pred"], arrays["gt"], arrays.get("vis"), skeleton=skel, units=units, split=split_info,
                        groups=group_ids, train_gt=arrays.get("train-gt"), train_groups=train_ids,
                        train_vis=arrays.get("train-vis"), cluster_by=cluster_by, subjects=subjects,

@@ -61,6 +61,17 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
         rows.append(("Split", text))
     else:
         rows.append(("Split", "none given"))
+    prov = report.get("provenance")
+    if prov:
+        rows.append(("Provenance", str(prov.get("data"))))
+        if prov.get("ground_truth"):
+            rows.append(("Ground truth", str(prov.get("ground_truth"))))
+    cov = report.get("coverage")
+    if cov:
+        text = f"{cov.get('scored_recordings')} of {cov.get('test_recordings')} test recordings scored"
+        if cov.get("missing_count"):
+            text += " (a subset, allowed with --allow-partial: these numbers do not cover the whole test side)"
+        rows.append(("Coverage", text))
     skel = report.get("skeleton")
     lay = report.get("layout_check")
     if skel:
@@ -111,27 +122,32 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     return rows
 
 
-def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str]] = ()) -> str:
-    """The report as Markdown (a file beside the JSON).
+def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str]] | None = None) -> str:
+    """The report as Markdown (a file beside the JSON), made from the JSON alone: ``rfbench verify`` renders it
+    again and compares the bytes.
 
     ``pictures`` are ``(caption, path relative to the Markdown file)`` pairs, embedded as images in a
-    "Pictures" section; they are not part of the JSON report.
+    "Pictures" section; by default the report's own ``pictures`` list (``[{caption, file}]``).
     """
-    out = [f"# rfbench report — {report.get('task')}", ""]
-    out.append(f"**Evidence: {report.get('evidence')}** — {report.get('evidence_rule', '')}")
+    if pictures is None:
+        pictures = [(p.get("caption"), p.get("file")) for p in report.get("pictures") or [] if isinstance(p, Mapping)]
+    out = [f"# rfbench report — {_md(report.get('task'))}", ""]
+    out.append(f"**Evidence: {_md(report.get('evidence'))}** — {_md(report.get('evidence_rule', ''))}")
     out.append("")
     notes = list(report.get("notes") or [])
     for note in notes:
         if note.startswith(_WARN_PREFIXES):
-            out.append(f"> **Warning:** {note}")
+            out.append(f"> **Warning:** {_md(note)}")
             out.append("")
     out += ["| | |", "|---|---|"]
     out += [f"| {k} | {_md(v)} |" for k, v in headline(report)]
     if pictures:  # first after the context: a picture is read before a table
         out += ["", "## Pictures", ""]
+        from urllib.parse import quote
+
         for caption, rel in pictures:
-            out += [f"![{_md(caption)}]({rel})", "", f"*{_md(caption)}* (`{rel}`; drawn from the inputs, not part "
-                    f"of the JSON report)", ""]
+            out += [f"![{_md(caption)}]({quote(str(rel))})", "", f"*{_md(caption)}* ({_code(rel)}; drawn from the "
+                    f"inputs, not part of the JSON report)", ""]
     out += ["", "## Results", ""]
     lvl = _level(report)
     if report.get("task") == "gesture":
@@ -156,7 +172,7 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
         out.append("| joint | " + " | ".join(_md(r["label"]) for r in macro) + " |")
         out.append("|---|" + "---:|" * len(macro))
         for j in joints:
-            out.append(f"| {j} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
+            out.append(f"| {_md(j)} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
                                                for r in macro) + " |")
     return _markdown_tail(report, out, notes)
 
@@ -167,20 +183,77 @@ def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str]) 
         out += ["", "## Notes", ""] + [f"- {_md(n)}" for n in notes]
     out += ["", "## Inputs", "", "| role | path | bytes | sha256 |", "|---|---|---:|---|"]
     for i in report.get("inputs", []):
-        out.append(f"| {i.get('role')} | `{i.get('path')}` | {i.get('bytes')} | `{i.get('sha256')}` |")
+        out.append(f"| {_md(i.get('role'))} | {_code(i.get('path'))} | {_md(i.get('bytes'))} | "
+                   f"{_code(i.get('sha256'))} |")
     rep = report.get("reproducer")
     out += ["", "## Reproduce", ""]
     if rep:
-        out += ["```", shlex.join(rep["argv"]), "```", "",
-                f"Run in `{rep.get('cwd')}`; `rfbench verify REPORT.json` re-runs it and compares every number."]
+        out += _fenced(" ".join(_shell_word(str(a)) for a in rep["argv"])) + [
+            "", f"Run in {_code(rep.get('cwd'))}"
+            + ("" if str(rep.get("cwd", "")).startswith("/") else " (relative to this report's folder)")
+            + "; `rfbench verify REPORT.json` re-runs it and compares every number."]
     else:
         out.append("No reproducer: these numbers are CLAIMED and cannot be re-run.")
-    out += ["", f"rfbench {report.get('rfbench_version')}, schema `{report.get('schema')}`", ""]
+    out += ["", f"rfbench {_md(report.get('rfbench_version'))}, schema {_code(report.get('schema'))}", ""]
     return "\n".join(out)
 
 
+#: Characters that could start Markdown structure inside a line: escaped with a backslash.
+_MD_PUNCT = set("\\`*_[]|#~!")
+_MD_HTML = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|")
+    """Free text (a unit, a joint or class name, a note, a domain value) as inert Markdown on one line:
+    line breaks become spaces, HTML is entity-escaped and Markdown punctuation backslash-escaped, so no value
+    can start a heading, a link, emphasis, HTML or a new table cell."""
+    out = []
+    for ch in " ".join(str(text).splitlines()):
+        if ch in _MD_HTML:
+            out.append(_MD_HTML[ch])
+        elif ch in _MD_PUNCT:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _code(text: Any) -> str:
+    """Text as an inline code span that no content can close (a fence longer than any backtick run inside);
+    on one line, with table pipes escaped."""
+    s = " ".join(str(text).splitlines()).replace("|", "\\|")
+    run = longest = 0
+    for ch in s:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    return f"{fence} {s} {fence}" if longest else f"`{s}`"
+
+
+def _shell_word(word: str) -> str:
+    """One argument as the shell reads it: ``shlex.quote``, or ``$'...'`` quoting when it holds control
+    characters (a line break stays on the command's line)."""
+    if not any(ord(c) < 32 or ord(c) == 127 for c in word):
+        return shlex.quote(word)
+    out = []
+    for c in word:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif ord(c) < 32 or ord(c) == 127:
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c, f"\\x{ord(c):02x}"))
+        else:
+            out.append(c)
+    return "$'" + "".join(out) + "'"
+
+
+def _fenced(text: str) -> list[str]:
+    """A fenced code block no content can close."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return [fence, text, fence]
 
 
 def _baseline_entry(r: Mapping, kind: str) -> Mapping:
@@ -215,7 +288,7 @@ def _gesture_markdown(report: Mapping[str, Any], lvl: str) -> list[str]:
                 for side in ("model", "majority-class", "class-prior"):
                     d = v.get(side) or {}
                     cells += [fmt_value(d.get("accuracy")), fmt_value(d.get("macro_f1"), "undefined" if d else "—")]
-                out.append(f"| {block['key']} | {_md(v['value'])} | {'yes' if v.get('held_out') else ''} | {v['rows']} | "
+                out.append(f"| {_md(block['key'])} | {_md(v['value'])} | {'yes' if v.get('held_out') else ''} | {v['rows']} | "
                            f"{v['recordings']} | " + " | ".join(cells) + " |")
     else:
         out.append(f"None — {domains.get('reason')}")

@@ -1,37 +1,96 @@
-"""``rfbench verify``: re-run a report's reproducer and compare every number exactly (DESIGN.md §7).
+"""``rfbench verify``: re-run a report's reproducer and compare every number exactly (DESIGN.md §7, §7a).
 
-Steps: read and check the report (unreadable or malformed → exit 2); check that every input exists (missing →
-exit 2) and still has its recorded sha256 and size (changed → exit 1, nothing re-run); re-run the reproducer
-in a fresh ``python -m rfbench`` process with ``--json`` in place of ``-o``/``--force`` — so verify never
-writes, least of all over the report it checks — with each input option pointed at the file found beside
-the report; then compare the two documents key by key (exit 1 on any difference, listed readably).
+Steps:
 
-What is compared: everything except ``reproducer`` (the re-run's own command differs by construction) and
-the inputs' ``path`` (recorded relative to the report's folder); the inputs' roles, sizes and hashes are
-compared. A different rfbench version is reported as a note; the numbers decide.
+1. Read and check the report (unreadable or malformed → exit 2).
+2. Resolve every input under **one verify root** — the report's folder, or the ``root`` the caller gives —
+   never anywhere else: a recorded path is taken relative to the report's folder, symlinks are resolved and
+   the result must lie under the root, and it must be a regular file (checked with ``stat`` before anything
+   is opened, so a FIFO or a device is never read). Anything else → exit 2, nothing hashed or printed.
+3. Check each input's size against the report before hashing it, then its sha256 (changed → exit 1, nothing
+   re-run).
+4. Re-run the reproducer in a child ``python -I -m rfbench`` — the installed rfbench only: ``-I`` keeps the
+   current folder and ``PYTHON*`` variables off ``sys.path`` — started in an empty temporary folder, in its
+   own process group, under CPU-time and address-space limits (:class:`Limits`), with ``--json`` in place of
+   ``-o``/``--force``/``--plots`` and each input option pointing at the file resolved in step 2. A reproducer
+   that names a file option not recorded as an input is refused. The child is killed on timeout, when verify
+   raises, and (through :func:`interrupt_reruns`) when verify is signalled; the child also asks the kernel to
+   kill it if verify dies. Neither the report's ``reproducer.cwd`` nor any other recorded path is ever used
+   as a working folder or an import location.
+5. Compare the two documents key by key (exit 1 on any difference, listed readably). Not compared: the
+   ``reproducer`` (the re-run's own command differs by construction), the inputs' ``path`` (recorded relative
+   to the report) and ``pictures`` (drawn only with ``--plots``); the inputs' roles, sizes and hashes are
+   compared.
+6. Render ``report.md`` again from the report and compare the bytes with the file beside it (exit 1 when they
+   differ; with a different rfbench version the difference is a note, not a mismatch of numbers).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
+import stat
 import subprocess
 import sys
-from dataclasses import dataclass, field
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from rfbench.errors import FormatError, VerificationError
-from rfbench.io.files import read_json, sha256_file
+from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError
+from rfbench.io.files import read_json
 from rfbench.report.build import validate_report
 
-__all__ = ["verify_report", "VerifyResult", "diff_reports", "rerun_argv", "RERUNNABLE"]
+__all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "rerun_argv", "resolve_input",
+           "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted"]
 
 #: Commands whose reports can be re-run.
 RERUNNABLE = ("score",)
 #: Flags that write files or change the output's form: the re-run prints one JSON report and writes nothing.
 _DROP_FLAGS = ("--force", "--json", "--plots")
 _DROP_WITH_VALUE = ("-o", "--out")
+#: Options of the re-runnable commands whose value is a file: each must be a recorded input.
+_FILE_OPTIONS = ("--pred", "--gt", "--vis", "--label-set", "--split", "--manifest", "--groups", "--train-gt",
+                 "--train-groups", "--train-vis", "--skeleton", "--rows")
+#: Environment variable through which verify hands its limits to the child (read by ``python -m rfbench``).
+from rfbench._rerun import ENV as LIMITS_ENV  # noqa: E402  (the child reads it before anything else)
+#: Largest report (and report.md) verify reads.
+MAX_REPORT_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one re-run. Defaults fit every report rfbench's own commands make on this kind of machine
+    with room to spare; raise them for very large inputs.
+
+    Attributes
+    ----------
+    timeout : float
+        Wall-clock seconds before the re-run is killed.
+    cpu_seconds : int
+        CPU time of the child (``RLIMIT_CPU``).
+    memory_mb : int
+        Address space of the child in MiB (``RLIMIT_AS``; Numba and NumPy reserve more than they use).
+    """
+
+    timeout: float = 900.0
+    cpu_seconds: int = 1800
+    memory_mb: int = 16384
+
+    MAX_TIMEOUT = 86_400.0
+    MAX_CPU_SECONDS = 172_800
+    MAX_MEMORY_MB = 1 << 20
+
+    def __post_init__(self):
+        for name, hi in (("timeout", self.MAX_TIMEOUT), ("cpu_seconds", self.MAX_CPU_SECONDS),
+                         ("memory_mb", self.MAX_MEMORY_MB)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v <= hi) or v != v:
+                raise ValidationError(f"verify limit {name} must be a number in (0, {hi:g}], got {v!r}")
 
 
 @dataclass
@@ -43,38 +102,137 @@ class VerifyResult:
     compared: int
     notes: list[str] = field(default_factory=list)
     argv: list[str] = field(default_factory=list)
+    root: str = ""
+    limits: dict = field(default_factory=dict)
+    markdown: str = "identical"
 
     def to_dict(self) -> dict[str, Any]:
         return {"report": self.report, "status": self.status, "compared": self.compared, "notes": self.notes,
-                "differences": [], "rerun_argv": self.argv}
+                "differences": [], "rerun_argv": self.argv, "root": self.root, "limits": self.limits,
+                "markdown": self.markdown}
 
 
-def _resolve_inputs(report: dict, report_path: Path) -> dict[str, Path]:
-    """Role → path of each input, relative to the report's folder (or the reproducer's cwd when the path
-    was recorded relative to it)."""
+class Interrupted(RfbenchError):
+    """Verify was signalled: its re-runs were killed (exit 128 + the signal number)."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}; the re-run was stopped")
+        self.exit_code = 128 + signum
+
+
+# -- paths under the verify root ------------------------------------------------------------------------
+
+
+def resolve_input(recorded: str, base: Path, root: Path, what: str) -> Path:
+    """The real path of a recorded input: ``base / recorded`` with symlinks resolved, which must lie under
+    ``root`` and be a regular file. Checked with ``stat`` only: nothing is opened.
+
+    Raises
+    ------
+    FormatError
+        Missing, outside the root, or not a regular file (a folder, a FIFO, a device).
+    """
+    if not isinstance(recorded, str) or not recorded or "\x00" in recorded:
+        raise FormatError(f"{what}: the report records no usable path")
+    path = Path(recorded)
+    candidate = path if path.is_absolute() else base / path
+    try:
+        real = candidate.resolve(strict=True)
+    except FileNotFoundError:
+        raise FormatError(f"{what} is missing: {candidate} (recorded as {recorded}); restore it to verify the "
+                          f"report") from None
+    except (RuntimeError, OSError) as exc:  # a symlink loop, a path component that is a file...
+        raise FormatError(f"{what} {recorded}: cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
+    if not real.is_relative_to(root):
+        raise FormatError(f"{what} {recorded}: resolves outside the verify root {root}; verify reads only files "
+                          f"under its root (pass --root to widen it)")
+    try:
+        mode = os.stat(real).st_mode
+    except OSError as exc:
+        raise FormatError(f"{what} {recorded}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise FormatError(f"{what} {recorded}: not a regular file; verify reads regular files only")
+    return real
+
+
+def _open_regular(path: Path) -> int:
+    """A read-only descriptor of ``path``, refusing anything that is not a regular file (without blocking)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FormatError(f"{path}: not a regular file; verify reads regular files only")
+    return fd
+
+
+def _hash_if_size(path: Path, size: int) -> tuple[str | None, int]:
+    """``(sha256, size)`` of a regular file; the hash is ``None`` (nothing read) when its size is not ``size``."""
+    import hashlib
+
+    fd = _open_regular(path)
+    try:
+        actual = os.fstat(fd).st_size
+        if actual != size:
+            return None, actual
+        h = hashlib.sha256()
+        left = size
+        while left > 0:
+            block = os.read(fd, min(1 << 20, left))
+            if not block:
+                break
+            h.update(block)
+            left -= len(block)
+        return h.hexdigest(), size - left
+    finally:
+        os.close(fd)
+
+
+def _read_regular(path: Path, cap: int, what: str) -> bytes:
+    fd = _open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size > cap:
+            raise FormatError(f"{what} {path}: {size} bytes, more than verify reads ({cap})")
+        chunks, left = [], size
+        while left > 0:
+            block = os.read(fd, left)
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _resolve_inputs(report: dict, report_path: Path, root: Path) -> dict[str, Path]:
+    """Role → real path of each input (see :func:`resolve_input`)."""
     base = report_path.parent
-    cwd = Path((report.get("reproducer") or {}).get("cwd") or base)
     found = {}
-    for item in report["inputs"]:
-        rel = Path(item["path"])
-        candidates = [rel] if rel.is_absolute() else [base / rel, cwd / rel]
-        path = next((c for c in candidates if c.exists()), None)
-        if path is None:
-            raise FormatError(f"input {item.get('role')} is missing: {candidates[0]} (recorded as {item['path']}); "
-                              f"restore it to verify the report")
-        found[item["role"]] = path
+    for n, item in enumerate(report["inputs"]):
+        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
+            raise FormatError(f"{report_path}: inputs[{n}] is not an input record")
+        found[item["role"]] = resolve_input(item.get("path"), base, root, f"input {item['role']}")
     return found
 
 
-def _changed_inputs(report: dict, paths: dict[str, Path]) -> list[dict[str, Any]]:
+def _changed_inputs(report: dict, paths: dict[str, Path], shown_from: Path) -> list[dict[str, Any]]:
+    """Inputs whose size or sha256 differ from the report's (``file``: the path as the user sees it, from the
+    report's folder as given)."""
     diffs = []
     for item in report["inputs"]:
-        digest, size = sha256_file(paths[item["role"]])
-        if digest != item.get("sha256") or size != item.get("bytes"):
-            diffs.append({"path": f"inputs[{item['role']}]", "report": f"{item.get('bytes')} bytes sha256 "
-                          f"{item.get('sha256')}", "rerun": f"{size} bytes sha256 {digest}",
-                          "file": str(paths[item["role"]])})
+        size = item.get("bytes")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise FormatError(f"input {item['role']}: the report records no size")
+        digest, actual = _hash_if_size(paths[item["role"]], size)
+        if digest is None or digest != item.get("sha256"):
+            now = f"{actual} bytes" + (f" sha256 {digest}" if digest is not None else " (not hashed: the size differs)")
+            diffs.append({"path": f"inputs[{item['role']}]", "report": f"{size} bytes sha256 {item.get('sha256')}",
+                          "rerun": now, "file": os.path.normpath(shown_from / item["path"])})
     return diffs
+
+
+# -- the re-run command -----------------------------------------------------------------------------------
 
 
 def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
@@ -83,26 +241,30 @@ def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
 
     Options are recognised in every form the command line accepts: ``--opt value``, ``--opt=value`` and, for
     ``-o``, ``-o value`` and ``-oVALUE``. Dropped: ``-o``/``--out`` with its value, ``--force``, ``--json`` and
-    ``--plots`` (the re-run writes nothing and prints one JSON report).
+    ``--plots`` (the re-run writes nothing and prints one JSON report). A file option (``--pred``, ``--split``,
+    a ``--skeleton`` layout file...) whose value is not a recorded input is refused: the re-run reads no file
+    verify did not check.
     """
+    from rfbench.metrics.skeletons import BUILTIN
+
     rep = report.get("reproducer")
     if not rep:
         raise FormatError("the report has no reproducer (evidence CLAIMED): there is nothing to re-run")
-    argv = list(rep["argv"])
+    argv = rep.get("argv") if isinstance(rep, dict) else None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise FormatError("the report's reproducer argv is not a list of strings")
     if len(argv) < 2 or argv[0] != "rfbench" or argv[1] not in RERUNNABLE:
         raise FormatError(f"the reproducer {argv[:2]} is not an rfbench command verify can re-run "
                           f"({', '.join(RERUNNABLE)})")
-    by_option = {i["option"]: i["role"] for i in report["inputs"] if i.get("option")}
+    by_option = {i["option"]: i["role"] for i in report["inputs"] if isinstance(i, dict) and i.get("option")}
     out = [argv[1]]
-    tail: list[str] = []
     i = 2
     while i < len(argv):
         a = argv[i]
-        if a == "--":  # everything after it is positional: keep it last, after --json
-            tail = argv[i:]
-            break
-        name, eq, _value = a.partition("=") if a.startswith("--") else (a, "", "")
-        if a.startswith("-o") and len(a) > 2:
+        if a == "--":
+            raise FormatError("the reproducer passes positional arguments after '--'; verify does not re-run them")
+        name, eq, value = a.partition("=") if a.startswith("--") else (a, "", "")
+        if a.startswith("-o") and len(a) > 2 and not a.startswith("--"):
             name, eq = "-o", "="  # -oFILE: the short option with its value attached
         if name in _DROP_FLAGS and not eq:
             i += 1
@@ -110,18 +272,93 @@ def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
         if name in _DROP_WITH_VALUE:
             i += 1 if eq else 2
             continue
-        if name in by_option:
-            if eq:
-                out.append(f"{name}={paths[by_option[name]].resolve()}")
-                i += 1
+        if name in _FILE_OPTIONS:
+            if not eq:
+                value = argv[i + 1] if i + 1 < len(argv) else ""
+            if name == "--skeleton" and value in BUILTIN:
+                out += [a] if eq else [a, value]
+                i += 1 if eq else 2
                 continue
-            if i + 1 < len(argv):
-                out += [name, str(paths[by_option[name]].resolve())]
-                i += 2
-                continue
+            if name not in by_option:
+                raise FormatError(f"the reproducer passes {name} {value!r}, which the report does not record as an "
+                                  f"input; verify re-runs only with files it has checked")
+            out += [name, str(paths[by_option[name]])]
+            i += 1 if eq else 2
+            continue
         out.append(a)
         i += 1
-    return out + ["--json"] + tail
+    return out + ["--json"]
+
+
+_LIVE: set = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def interrupt_reruns() -> None:
+    """Kill every re-run this process has started and not yet reaped (their whole process groups)."""
+    with _LIVE_LOCK:
+        procs = list(_LIVE)
+    for proc in procs:
+        _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+@contextlib.contextmanager
+def rerun_guard() -> Iterator[None]:
+    """While active (in the main thread), SIGTERM, SIGHUP and SIGINT kill every live re-run and raise
+    :class:`Interrupted` — so a verify (or a demo) that is stopped never leaves a re-run behind."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        interrupt_reruns()
+        raise Interrupted(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _run_child(args: list[str], python: str, limits: Limits, where: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env[LIMITS_ENV] = json.dumps({"cpu_seconds": int(limits.cpu_seconds), "memory_mb": int(limits.memory_mb),
+                                  "parent": os.getpid()})
+    env.pop("PYTHONPATH", None)
+    scratch = tempfile.mkdtemp(prefix="rfbench-verify-")
+    cmd = [python, "-I", "-m", "rfbench", *args]
+    proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    try:
+        out, err = proc.communicate(timeout=limits.timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
+        raise VerificationError(f"{where}: the re-run did not finish within {limits.timeout:g} s (raise it with "
+                                f"--timeout)", differences=[{"path": "rerun", "report": "finished",
+                                                             "rerun": f"killed after {limits.timeout:g} s"}]) from None
+    finally:
+        _kill_group(proc)
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+# -- comparing ----------------------------------------------------------------------------------------------
 
 
 def _walk(a: Any, b: Any, path: str, out: list) -> int:
@@ -148,15 +385,15 @@ def _walk(a: Any, b: Any, path: str, out: list) -> int:
 
 
 def _comparable(report: dict) -> dict:
-    doc = {k: v for k, v in report.items() if k not in ("reproducer",)}
+    doc = {k: v for k, v in report.items() if k not in ("reproducer", "pictures")}
     doc["inputs"] = sorted(({k: v for k, v in i.items() if k != "path"} for i in report.get("inputs", [])),
                            key=lambda i: str(i.get("role")))
     return doc
 
 
 def diff_reports(report: dict, rerun: dict) -> tuple[list[dict[str, Any]], int]:
-    """Differences between two reports (excluding the reproducer and input paths), and how many values were
-    compared. Results are matched by position and their labels compared too."""
+    """Differences between two reports (excluding the reproducer, pictures and input paths), and how many
+    values were compared. Results are matched by position and their labels compared too."""
     out: list = []
     n = _walk(_comparable(report), _comparable(rerun), "", out)
     return out, n
@@ -173,8 +410,38 @@ def _label(report: dict, path: str) -> str:
     return path
 
 
-def verify_report(path: str | os.PathLike, *, python: str | None = None, timeout: float | None = 3600) -> VerifyResult:
-    """Re-run a report and compare.
+def _markdown_difference(report: dict, md_path: Path, root: Path) -> tuple[str, str | None]:
+    """``(status, first differing line)`` of the report.md beside the report against a fresh rendering."""
+    from rfbench.report.render import render_markdown
+
+    if not md_path.exists() and not md_path.is_symlink():
+        return "absent", None
+    real = resolve_input(md_path.name, md_path.parent, root, "report.md")
+    have = _read_regular(real, MAX_REPORT_BYTES, "report.md").decode("utf-8", errors="replace")
+    want = render_markdown(report)
+    if have == want:
+        return "identical", None
+    a, b = have.splitlines(), want.splitlines()
+    for n, (x, y) in enumerate(zip(a, b), start=1):
+        if x != y:
+            return "differs", f"line {n}: {x!r} in the file, {y!r} rendered from the report"
+    return "differs", f"{len(a)} lines in the file, {len(b)} rendered from the report"
+
+
+def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = None, python: str | None = None,
+                  limits: Limits | None = None) -> VerifyResult:
+    """Re-run a report and compare (see the module docstring for every step).
+
+    Parameters
+    ----------
+    path : path-like
+        The report (``report.json``); ``report.md`` beside it is checked too when present.
+    root : path-like, optional
+        The verify root: inputs are read only from under it. Default: the report's folder.
+    python : str, optional
+        The interpreter of the re-run (default: this one).
+    limits : Limits, optional
+        Wall time, CPU time and address space of the re-run.
 
     Returns
     -------
@@ -184,14 +451,26 @@ def verify_report(path: str | os.PathLike, *, python: str | None = None, timeout
     Raises
     ------
     FormatError
-        Unreadable or malformed report, no reproducer, or a missing input (exit 2).
+        Unreadable or malformed report, no reproducer, a missing input, an input outside the root or not a
+        regular file, a reproducer passing a file that is not a recorded input (exit 2).
     VerificationError
-        An input's hash changed, the re-run failed, or a value differs (exit 1); ``differences`` lists them.
+        An input's size or hash changed, the re-run failed, a value differs, or report.md does not render
+        from the report (exit 1); ``differences`` lists them.
     """
+    limits = limits or Limits()
     path = Path(path)
-    report = validate_report(read_json(path, "report"), str(path))
-    paths = _resolve_inputs(report, path)
-    changed = _changed_inputs(report, paths)
+    root = Path(root if root is not None else path.parent).resolve()
+    if not root.is_dir():
+        raise FormatError(f"verify root {root}: not a folder")
+    report_real = resolve_input(path.name, path.parent.resolve(), path.parent.resolve(), "report")
+    text = _read_regular(report_real, MAX_REPORT_BYTES, "report")
+    try:
+        doc = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        doc = read_json(report_real, "report")  # gives the precise one-line error
+    report = validate_report(doc, str(path))
+    paths = _resolve_inputs(report, report_real, root)
+    changed = _changed_inputs(report, paths, path.parent)
     if changed:
         raise VerificationError(
             f"{path}: {len(changed)} input(s) changed since the report was made ("
@@ -199,15 +478,11 @@ def verify_report(path: str | os.PathLike, *, python: str | None = None, timeout
             differences=changed,
         )
     args = rerun_argv(report, paths)
-    cmd = [python or sys.executable, "-m", "rfbench", *args]
-    rep_cwd = Path(report["reproducer"].get("cwd") or path.parent)
-    cwd = rep_cwd if rep_cwd.is_dir() else path.parent
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise VerificationError(f"{path}: the re-run did not finish within {timeout} s") from None
+    proc = _run_child(args, python or sys.executable, limits, path)
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.lstrip().startswith("error:")]
+        last = (errors or lines or ["no message"])[-1].strip()
         raise VerificationError(f"{path}: the re-run failed with exit code {proc.returncode}: {last}",
                                 differences=[{"path": "rerun", "report": "exit 0", "rerun": f"exit {proc.returncode}"}])
     try:
@@ -216,8 +491,8 @@ def verify_report(path: str | os.PathLike, *, python: str | None = None, timeout
         raise VerificationError(f"{path}: the re-run did not print a report") from None
     diffs, compared = diff_reports(report, rerun)
     notes = []
-    version_diffs = [d for d in diffs if d["path"] == "rfbench_version"]
-    if version_diffs:
+    other_version = any(d["path"] == "rfbench_version" for d in diffs)
+    if other_version:
         notes.append(f"made with rfbench {report['rfbench_version']}, re-run with {rerun.get('rfbench_version')}")
         diffs = [d for d in diffs if d["path"] != "rfbench_version"]
     for d in diffs:
@@ -225,4 +500,15 @@ def verify_report(path: str | os.PathLike, *, python: str | None = None, timeout
     if diffs:
         raise VerificationError(f"{path}: {len(diffs)} value(s) differ on re-run (first: {diffs[0]['path']}: "
                                 f"{diffs[0]['report']!r} in the report, {diffs[0]['rerun']!r} now)", differences=diffs)
-    return VerifyResult(str(path), "match", compared, notes, cmd[3:])
+    md_status, where = _markdown_difference(report, report_real.with_suffix(".md"), root)
+    if md_status == "differs":
+        if other_version:
+            notes.append(f"report.md differs from this rfbench's rendering ({where}); it was rendered by another "
+                         f"version")
+        else:
+            raise VerificationError(f"{path}: report.md does not render from report.json ({where}); it was edited",
+                                    differences=[{"path": "report.md", "report": "rendered from report.json",
+                                                  "rerun": where}])
+    elif md_status == "absent":
+        notes.append("no report.md beside the report: only the JSON was checked")
+    return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status)

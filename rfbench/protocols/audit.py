@@ -1,0 +1,58 @@
+"""``rfbench audit`` as a library call: re-check any split file for leaks (DESIGN.md §6, §7a).
+
+:func:`audit_split` takes an rfbench split file — re-checked against its manifest by
+:func:`rfbench.protocols.splitfile.check_split_file`: its sides must be what its protocol gives, and the
+protocol's own claims are audited, never the file's — or a plain ``{"train": [...], "test": [...]}`` document
+made elsewhere, audited for recordings, windows and the claims the caller names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from rfbench.errors import ValidationError
+from rfbench.io.files import check_schema, read_json
+from rfbench.protocols.leakage import AuditResult
+
+__all__ = ["AuditOutcome", "audit_split"]
+
+
+@dataclass
+class AuditOutcome:
+    """What :func:`audit_split` found: the verdict and what it was computed from."""
+
+    result: AuditResult
+    manifest: Path
+    plain: bool
+    protocol: str | None
+    leakage_prone: bool | None
+
+
+def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None, *,
+                claims: Iterable[str] = ()) -> AuditOutcome:
+    """Audit a split file (see the module docstring); a failed check is in ``result``, not raised.
+
+    Raises
+    ------
+    FormatError, SchemaError, ValidationError
+        Unreadable split or manifest, a plain file without a manifest, ids the manifest does not have.
+    """
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.protocols.leakage import audit_document
+    from rfbench.protocols.splitfile import check_split_file
+
+    path = Path(path)
+    doc = read_json(path)
+    if "schema" in doc:
+        check_schema(doc, "split", str(path))
+        check = check_split_file(path, manifest, doc=doc, claims=claims)
+        return AuditOutcome(check.audit, check.manifest_file, False, check.assignment.protocol,
+                            bool(check.assignment.leakage_prone))
+    if manifest is None:
+        raise ValidationError(f"{path}: a plain split file names no manifest; pass the manifest it refers to")
+    m = read_manifest(manifest)
+    result = audit_document(doc, m.table(), claims=claims, where=str(path))
+    return AuditOutcome(result, Path(manifest), True, None, None)
