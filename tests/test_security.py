@@ -375,3 +375,17 @@ def test_partial_scoring_when_allowed_is_recorded_and_shown(d, tmp_path):
     assert "1 of 4 test recordings scored" in (tmp_path / "r.md").read_text()
     verify = rfbench("verify", tmp_path / "r.json", "--root", tmp_path)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_the_library_bounds_counts_too():
+    """The bounds hold for library callers, not only on the command line."""
+    from rfbench.errors import ValidationError
+    from rfbench.metrics.pose import MAX_AUC_N, PosePlan
+    from rfbench.metrics.stats import MAX_REPLICATES
+    from rfbench.report.common import check_bootstrap_settings
+
+    with pytest.raises(ValidationError, match="0..100000"):
+        check_bootstrap_settings("recording", MAX_REPLICATES + 1, 0.95, 0)
+    check_bootstrap_settings("recording", MAX_REPLICATES, 0.95, 0)
+    with pytest.raises(ValidationError, match="1..1000"):
+        PosePlan.create(skeleton="coco17", units="m", dims=2, metrics=["pck-auc"], auc_n=MAX_AUC_N + 1)

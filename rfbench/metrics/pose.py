@@ -71,6 +71,8 @@ METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
 NORMALIZATIONS = ("hip-width", "torso", "bbox", "bbox-max-side", "abs:T")
 COMPARISONS = ("<=", "<")
 AVERAGINGS = ("micro", "macro")
+#: Most PCK-AUC thresholds a spec may ask for (mmpose uses 20).
+MAX_AUC_N = 1000
 #: A joint-pair normalizer below this fraction of the box diagonal is degenerate.
 REL_FLOOR = 1e-6
 HIGHER_IS_BETTER = {"pck": True, "pck-auc": True, "oks": True, "mpjpe": False, "pa-mpjpe": False}
@@ -413,8 +415,9 @@ class PosePlan:
             if len(set(kvals)) != len(kvals):
                 raise ValidationError("a threshold k is listed twice")
         if "pck-auc" in metrics:
-            if isinstance(auc_n, bool) or not isinstance(auc_n, (int, np.integer)) or auc_n < 1:
-                raise ValidationError(f"PCK-AUC needs a positive integer number of thresholds, got {auc_n!r}")
+            if isinstance(auc_n, bool) or not isinstance(auc_n, (int, np.integer)) or not 1 <= auc_n <= MAX_AUC_N:
+                raise ValidationError(f"PCK-AUC needs an integer number of thresholds in 1..{MAX_AUC_N}, got "
+                                      f"{auc_n!r}")
             if not (isinstance(auc_max, (int, float)) and math.isfinite(auc_max) and auc_max > 0):
                 raise ValidationError(f"PCK-AUC needs a positive k_max, got {auc_max!r}")
         plan = cls(skeleton=skeleton, units=units.strip(), dims=int(dims), metrics=metrics, norms=norms, ks=kvals,

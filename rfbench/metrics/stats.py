@@ -38,6 +38,7 @@ __all__ = [
     "ratio",
     "mean_defined",
     "MAX_CLUSTERS",
+    "MAX_REPLICATES",
     "Segments",
     "make_segments",
     "BLOCK_ROWS",
@@ -46,6 +47,9 @@ __all__ = [
 
 #: Upper bound on the number of clusters (memory and time grow with clusters x columns x replicates).
 MAX_CLUSTERS = 50_000
+#: Most bootstrap replicates a report may ask for: 100,000 gives percentile intervals far finer than any
+#: report shows, and bounds what a re-run (``rfbench verify``) can be made to compute.
+MAX_REPLICATES = 100_000
 
 #: Rows per segment when rows are not clustered (fixed, so results never depend on the thread count).
 BLOCK_ROWS = 2048

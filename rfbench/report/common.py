@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from rfbench.errors import FormatError, ValidationError
-from rfbench.metrics.stats import MAX_CLUSTERS, METHOD, cluster_bootstrap
+from rfbench.metrics.stats import MAX_CLUSTERS, MAX_REPLICATES, METHOD, cluster_bootstrap
 from rfbench.protocols.splitfile import SplitInfo, as_groups, check_side, load_split
 from rfbench.io.files import load_npy
 from rfbench.report.evidence import input_record
@@ -66,8 +66,9 @@ def check_bootstrap_settings(cluster_by: str, n_boot: Any, level: Any, seed: Any
     """Validate ``cluster_by``, the number of replicates, the confidence level and the seed up front."""
     if cluster_by not in CLUSTER_BY:
         raise ValidationError(f"cluster_by must be recording or subject, got {cluster_by!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise ValidationError(f"the number of bootstrap replicates must be an integer >= 0, got {n_boot!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or not 0 <= n_boot <= MAX_REPLICATES:
+        raise ValidationError(f"the number of bootstrap replicates must be an integer in 0..{MAX_REPLICATES}, got "
+                              f"{n_boot!r}")
     if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0.0 < level < 1.0):
         raise ValidationError(f"the confidence level must lie strictly between 0 and 1, got {level!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
