@@ -92,7 +92,8 @@ class DemoLayout:
 
 @dataclass
 class DemoInputs:
-    """What :func:`build_inputs` made: the layout, per-step facts for the summary, and the score options."""
+    """What :func:`build_inputs` made: the layout, per-step facts for the summary, and the keyword arguments of
+    :func:`rfbench.report.score.score_pose` and :func:`~rfbench.report.score.score_gesture` that score them."""
 
     layout: DemoLayout
     facts: dict = field(default_factory=dict)
@@ -338,10 +339,12 @@ def build_inputs(root: str | os.PathLike, *, size: str = "standard", seed: int =
                         "model": "nearest class centroid on the mean CSI amplitude per receiver, antenna and "
                                  "subcarrier"}
 
-    pose_options = dict(task="pose", pred=p / "pred.npy", gt=p / "gt.npy", skeleton="h36m17", units="m",
-                        norm="hip-width,bbox", split=lay.split("mmfi"), groups=p / "groups.npy",
-                        train_gt=p / "train_gt.npy", train_groups=p / "train_groups.npy", out=p / "report.json")
-    gesture_options = dict(task="gesture", pred=g / "scores.npy", gt=g / "gt.npy", label_set=g / "names.txt",
+    from rfbench.report.settings import PoseSettings
+
+    pose_options = dict(pred=p / "pred.npy", gt=p / "gt.npy", split=lay.split("mmfi"), groups=p / "groups.npy",
+                        train_gt=p / "train_gt.npy", train_groups=p / "train_groups.npy", out=p / "report.json",
+                        settings=PoseSettings(skeleton="h36m17", units="m", norm=("hip-width", "bbox")))
+    gesture_options = dict(pred=g / "scores.npy", gt=g / "gt.npy", label_set=g / "names.txt",
                            split=lay.split("widar"), groups=g / "groups.npy", train_gt=g / "train_gt.npy",
                            train_groups=g / "train_groups.npy", out=g / "report.json")
     return DemoInputs(lay, facts, pose_options, gesture_options)

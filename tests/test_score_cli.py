@@ -98,11 +98,11 @@ def _save(tmp_path, name, arr):
     ("vis-shape", "visibility must have shape (60, 17)"),
     ("missing", "--pred nothing.npy: no such file"),
     ("pickle", "not a plain .npy array"),
-    ("metric", "unknown metric 'pckh'"),
+    ("metric", "--metrics: 'pckh' is not one of pck, pck-auc, oks, mpjpe, pa-mpjpe"),
     ("sigmas", "2 sigmas given for 17 joints"),
     ("train-without-split", "a baseline needs --split"),
     ("split-without-groups", "a split needs --groups"),
-    ("confidence", "confidence level must lie strictly between 0 and 1"),
+    ("confidence", "--confidence: 95.0 is not allowed (0 < x < 1)"),
 ])
 def test_bad_input_is_one_line_and_exit_2(runner, files, tmp_path, case, message):
     gt = np.load(tmp_path / "gt.npy")

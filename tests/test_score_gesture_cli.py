@@ -121,7 +121,7 @@ def _save(tmp_path, name, arr):
     ("groups-length", "--groups: expected one recording id per row (9 rows)"),
     ("train-from-test", "'r5' is on the split's test side"),
     ("label-vs-manifest", "1 row(s) disagree with the manifest"),
-    ("metric", "unknown metric 'f1'"),
+    ("metric", "--metrics: 'f1' is not one of accuracy"),
 ])
 def test_bad_input_is_one_line_and_exit_2(runner, files, tmp_path, case, message):
     args = list(BASE) + list(BASELINE)

@@ -44,7 +44,8 @@ def guard() -> Iterator[None]:
     try:
         yield
     except RfbenchError as exc:
-        raise fail(str(exc), exc.exit_code) from None
+        for_cli = getattr(exc, "for_cli", None)  # a setting's error names its flag on the command line
+        raise fail(for_cli() if for_cli is not None else str(exc), exc.exit_code) from None
     except PermissionError as exc:
         raise fail(f"{exc.filename or ''}: permission denied", 2) from None
     except IsADirectoryError as exc:

@@ -62,7 +62,7 @@ def demo(
 
 
 def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict:
-    from rfbench.commands.score import run_score
+    from rfbench.report.score import score_gesture, score_pose
     from rfbench.demo import STEPS, build_inputs
     from rfbench.errors import VerificationError
     from rfbench.report.plots import PLOT_HINT, have_matplotlib
@@ -72,9 +72,10 @@ def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict
     inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.advance_detail)
     plots = have_matplotlib()
     reports = []
-    for task, options in (("pose", inputs.pose_options), ("gesture", inputs.gesture_options)):
+    for task, scorer, options in (("pose", score_pose, inputs.pose_options),
+                                  ("gesture", score_gesture, inputs.gesture_options)):
         bar.step(f"score {task}")
-        run = run_score(**options, plots=plots)
+        run = scorer(**options, plots=plots)
         reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
                         "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
                         "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})

@@ -80,9 +80,8 @@ __all__ = [
     "MAX_BLOCKS",
 ]
 
-METRICS = ("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1", "top-k")
-#: Top-k thresholds computed by default when scores are given (those below the number of classes).
-DEFAULT_TOP_K = (3, 5)
+from rfbench.metrics.limits import CLASSIFY_METRICS as METRICS  # noqa: E402
+from rfbench.metrics.limits import DEFAULT_TOP_K  # noqa: E402
 #: Unclustered rows are counted in at most this many fixed blocks (counts are integers: any grouping gives
 #: the same totals; blocks only let threads share the work).
 MAX_BLOCKS = 64

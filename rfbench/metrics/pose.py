@@ -67,12 +67,8 @@ __all__ = [
     "BLOCK_ROWS",
 ]
 
-METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
-NORMALIZATIONS = ("hip-width", "torso", "bbox", "bbox-max-side", "abs:T")
-COMPARISONS = ("<=", "<")
-AVERAGINGS = ("micro", "macro")
-#: Most PCK-AUC thresholds a spec may ask for (mmpose uses 20).
-MAX_AUC_N = 1000
+from rfbench.metrics.limits import AVERAGINGS, COMPARISONS, MAX_AUC_N, NORMALIZATIONS  # noqa: E402
+from rfbench.metrics.limits import POSE_METRICS as METRICS  # noqa: E402
 #: A joint-pair normalizer below this fraction of the box diagonal is degenerate.
 REL_FLOOR = 1e-6
 HIGHER_IS_BETTER = {"pck": True, "pck-auc": True, "oks": True, "mpjpe": False, "pa-mpjpe": False}

@@ -45,11 +45,8 @@ __all__ = [
     "METHOD",
 ]
 
-#: Upper bound on the number of clusters (memory and time grow with clusters x columns x replicates).
-MAX_CLUSTERS = 50_000
-#: Most bootstrap replicates a report may ask for: 100,000 gives percentile intervals far finer than any
-#: report shows, and bounds what a re-run (``rfbench verify``) can be made to compute.
-MAX_REPLICATES = 100_000
+# memory and time grow with clusters x columns x replicates: both are bounded
+from rfbench.metrics.limits import MAX_CLUSTERS, MAX_REPLICATES  # noqa: E402
 
 #: Rows per segment when rows are not clustered (fixed, so results never depend on the thread count).
 BLOCK_ROWS = 2048

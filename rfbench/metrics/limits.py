@@ -1,0 +1,23 @@
+"""Names and bounds the metric modules and the settings share, importable without NumPy (so the command line's
+options are built from them before any kernel loads). Each is defined here once and re-exported where it is
+used (:mod:`rfbench.metrics.pose`, :mod:`rfbench.metrics.classify`, :mod:`rfbench.metrics.stats`)."""
+
+#: Pose metrics (DESIGN.md §5).
+POSE_METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
+#: PCK normalizations (``abs:T`` takes its threshold T in coordinate units).
+NORMALIZATIONS = ("hip-width", "torso", "bbox", "bbox-max-side", "abs:T")
+#: How a joint's normalised distance is compared with k.
+COMPARISONS = ("<=", "<")
+#: micro: over every scoreable joint; macro: per joint, then averaged.
+AVERAGINGS = ("micro", "macro")
+#: Most PCK-AUC thresholds a spec may ask for (mmpose uses 20).
+MAX_AUC_N = 1000
+#: Classification metrics.
+CLASSIFY_METRICS = ("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1", "top-k")
+#: Default top-k thresholds (those below the class count are used).
+DEFAULT_TOP_K = (3, 5)
+#: Most clusters the bootstrap resamples.
+MAX_CLUSTERS = 50_000
+#: Most bootstrap replicates a report may ask for: 100,000 gives percentile intervals far finer than any
+#: report shows, and bounds what a re-run (``rfbench verify``) can be made to compute.
+MAX_REPLICATES = 100_000

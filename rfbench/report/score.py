@@ -1,0 +1,319 @@
+"""Scoring as one library call: settings, inputs, the report with its reproducer, and the files it writes.
+
+:func:`score_pose` and :func:`score_gesture` are the stage ``rfbench score`` runs (the command parses its
+options into the settings below and calls one of them). Given **files**, they load and hash them, record the
+equivalent ``rfbench score …`` command line (derived from the settings, every value explicit) and return a
+MEASURED (or SYNTHETIC) report that ``rfbench verify`` re-runs. Given **arrays** in memory there is nothing
+to hash or re-run: the report is CLAIMED and says why. With ``out`` they write ``report.json``, its
+``report.md`` and (``plots=True``) its pictures, atomically.
+
+The settings classes (:class:`ScoreInputs`, :class:`PoseSettings`, :class:`GestureSettings`,
+:class:`BootstrapSettings`, :class:`ReportOptions`) declare every option once — flag, default, bounds and help
+(:mod:`rfbench.settings`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from rfbench.errors import ValidationError
+from rfbench.report.settings import (
+    TASKS,
+    BootstrapSettings,
+    GestureSettings,
+    PoseSettings,
+    ReportOptions,
+    ScoreInputs,
+)
+
+__all__ = ["TASKS", "ScoreInputs", "PoseSettings", "GestureSettings", "BootstrapSettings", "ReportOptions",
+           "ScoreRun", "score_pose", "score_gesture", "reproducer_argv"]
+
+
+@dataclass
+class ScoreRun:
+    """What one score run produced: the report, where it was written, the pictures drawn and the lines to show
+    the user (pictures written or skipped)."""
+
+    report: dict
+    out: Optional[Path] = None
+    md_path: Optional[Path] = None
+    pictures: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+
+
+def _shown(path, absolute: bool) -> str:
+    """A path as the reproducer records it: relative to the current folder (``absolute``: absolute)."""
+    if absolute:
+        return os.path.abspath(path)
+    try:
+        return Path(os.path.relpath(os.path.abspath(path), os.getcwd())).as_posix()
+    except ValueError:  # another drive (Windows)
+        return os.path.abspath(path)
+
+
+def reproducer_argv(task: str, inputs: ScoreInputs, settings, bootstrap: BootstrapSettings,
+                    options: ReportOptions, out: Path | None = None, plots: bool = False) -> list[str]:
+    """The canonical ``rfbench score`` command line of a run: every setting explicit (so a re-run does not
+    depend on defaults), derived from the settings' fields; paths relative to the current folder unless
+    ``options.absolute_paths``."""
+    from rfbench.settings import flag_of, options_of
+
+    def show(p):
+        return _shown(p, options.absolute_paths)
+
+    def inputs_of(group):
+        out_ = []
+        for f, o in options_of(ScoreInputs):
+            value = getattr(inputs, f.name)
+            if o.group == group and value is not None and (o.tasks is None or task in o.tasks):
+                out_ += [flag_of(f), show(value)]
+        return out_
+
+    argv = ["rfbench", "score", "--task", task] + inputs_of("rows") + settings.argv() + inputs_of("split")
+    argv += bootstrap.argv() + options.argv()
+    if out is not None:
+        argv += ["-o", show(out)]
+    if plots:
+        argv.append("--plots")
+    return argv
+
+
+def _reproducer(argv: list[str], options: ReportOptions, base: Path) -> dict:
+    """``{argv, cwd}``: the folder the command ran in, relative to the report's folder (absolute on request)."""
+    cwd = os.getcwd()
+    if not options.absolute_paths:
+        try:
+            cwd = Path(os.path.relpath(cwd, os.path.abspath(base))).as_posix()
+        except ValueError:
+            pass
+    return {"argv": argv, "cwd": cwd}
+
+
+def _is_array(x) -> bool:
+    return x is not None and not isinstance(x, (str, os.PathLike))
+
+
+def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | None, Path | None, bool, list[str]]:
+    from rfbench.io.files import check_writable
+
+    messages: list[str] = []
+    if plots and out is None:
+        raise ValidationError("--plots writes PNG files beside the report: give -o report.json as well")
+    md_path = None
+    if out is not None:
+        out = Path(out)
+        if out.suffix.lower() == ".md":
+            raise ValidationError("the output names the JSON report (e.g. report.json); the .md is written beside it")
+        check_writable(out, force)
+        md_path = out.with_suffix(".md")
+        check_writable(md_path, force)
+    draw = bool(plots)
+    if draw:
+        from rfbench.report.plots import PLOT_HINT, have_matplotlib, picture_paths
+
+        if not have_matplotlib():
+            draw = False
+            messages.append(f"plots skipped: {PLOT_HINT}")
+        else:
+            for p in picture_paths(out, task):
+                check_writable(p, force)
+    return out, md_path, draw, messages
+
+
+def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, captured: dict, force: bool,
+           messages: list[str]) -> ScoreRun:
+    from rfbench.io.files import dumps_json, write_json, write_text
+    from rfbench.report.render import render_markdown
+
+    pictures = []
+    if out is not None:
+        if draw:
+            from rfbench.report.plots import write_pictures
+
+            pictures = write_pictures(report, captured, out, force=force)
+            messages += [f"wrote {p} ({caption})" for caption, p in pictures]
+            report["pictures"] = [{"caption": c, "file": p.name} for c, p in pictures]
+        write_json(out, report, force=force)
+        # rendered from the document as verify will read it back, so the bytes match a re-rendering
+        write_text(md_path, render_markdown(json.loads(dumps_json(report))), force=force)
+    return ScoreRun(report, out, md_path, [p for _, p in pictures], messages)
+
+
+def _claimed_note() -> str:
+    return ("CLAIMED: scored from arrays passed in memory — there is no input file to hash and no command to "
+            "re-run, so rfbench verify cannot check these numbers; score files to get a MEASURED report")
+
+
+def score_pose(pred, gt, *, vis=None, split=None, manifest=None, groups=None, train_gt=None, train_groups=None,
+               train_vis=None, settings: PoseSettings | None = None, bootstrap: BootstrapSettings | None = None,
+               options: ReportOptions | None = None, out=None, plots: bool = False, force: bool = False) -> ScoreRun:
+    """Score pose predictions under a declared metric spec, beside the mean training pose.
+
+    Parameters
+    ----------
+    pred, gt : path-like or array_like
+        Predictions and ground truth, ``(N, K, 2|3)``: ``.npy`` files, or arrays in memory.
+    vis, groups, train_gt, train_groups, train_vis : path-like or array_like, optional
+        Visibility, row → recording ids, and the training ground truth with its ids (for the baseline).
+    split : path-like, optional
+        The split file the rows come from (re-checked against its manifest); ``manifest`` is that manifest
+        (default: the one the split names).
+    settings : PoseSettings
+        The metric spec (skeleton, normalizations, thresholds...). Required: it names the skeleton.
+    bootstrap : BootstrapSettings, optional
+    options : ReportOptions, optional
+        ``synthetic``, ``allow_partial``, ``absolute_paths``.
+    out : path-like, optional
+        Write the report there (JSON), its Markdown beside it, and with ``plots`` its pictures.
+    force : bool
+        Replace existing output files.
+
+    Returns
+    -------
+    ScoreRun
+        ``report`` is MEASURED (or SYNTHETIC) when every input is a file — it then carries the equivalent
+        ``rfbench score`` command and the inputs' hashes, and ``rfbench verify`` re-runs it — and CLAIMED
+        when any input is an array in memory (the report's notes say why).
+
+    Examples
+    --------
+    Arrays in memory give a CLAIMED report (files give a MEASURED one that ``rfbench verify`` re-runs):
+
+    >>> import numpy as np
+    >>> import rfbench
+    >>> gt = np.random.default_rng(0).normal(size=(8, 17, 2))
+    >>> spec = rfbench.PoseSettings(skeleton="coco17", units="m", norm=("bbox",), k=(0.2,), metrics=("pck",))
+    >>> run = rfbench.score_pose(gt + 0.001, gt, settings=spec)
+    >>> run.report["evidence"], run.report["results"][0]["label"], run.report["results"][0]["model"]["value"]
+    ('CLAIMED', 'PCK@0.20 bbox coco17 <= micro', 1.0)
+    """
+    return _score("pose", dict(pred=pred, gt=gt, vis=vis, split=split, manifest=manifest, groups=groups,
+                               train_gt=train_gt, train_groups=train_groups, train_vis=train_vis),
+                  settings, bootstrap, options, out, plots, force)
+
+
+def score_gesture(pred, gt, *, label_set=None, split=None, manifest=None, groups=None, train_gt=None,
+                  train_groups=None, settings: GestureSettings | None = None, bootstrap: BootstrapSettings | None = None,
+                  options: ReportOptions | None = None, out=None, plots: bool = False, force: bool = False) -> ScoreRun:
+    """Score class predictions (gesture, activity) over a label set, beside the majority-class and class-prior
+    baselines from the training split.
+
+    Parameters
+    ----------
+    pred : path-like or array_like
+        Labels ``(N,)`` (names, or label-set indices) or scores ``(N, C)`` in label-set order.
+    gt : path-like or array_like
+        True labels ``(N,)``.
+    label_set : path-like or sequence of str, optional
+        The declared label set (``names.txt``), default the sorted names seen.
+    split, manifest, groups, train_gt, train_groups
+        As :func:`score_pose`.
+    settings : GestureSettings, optional
+    bootstrap, options, out, plots, force
+        As :func:`score_pose`.
+
+    Returns
+    -------
+    ScoreRun
+        MEASURED (or SYNTHETIC) from files, CLAIMED from arrays in memory (see :func:`score_pose`).
+    """
+    return _score("gesture", dict(pred=pred, gt=gt, label_set=label_set, split=split, manifest=manifest,
+                                  groups=groups, train_gt=train_gt, train_groups=train_groups),
+                  settings, bootstrap, options, out, plots, force)
+
+
+def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -> ScoreRun:
+    from rfbench.report.gesture import gesture_report, score_gesture_files
+    from rfbench.report.pose import pose_report, score_pose_files
+
+    settings = settings if settings is not None else (PoseSettings if task == "pose" else GestureSettings)()
+    expected = PoseSettings if task == "pose" else GestureSettings
+    if not isinstance(settings, expected):
+        raise ValidationError(f"{task} scoring takes {expected.__name__}, not {type(settings).__name__}")
+    bootstrap = bootstrap or BootstrapSettings()
+    options = options or ReportOptions()
+    out, md_path, draw, messages = _prepare_output(out, plots, force, task)
+    captured: dict = {}
+    common = dict(cluster_by=bootstrap.cluster_by, n_boot=bootstrap.replicates, level=bootstrap.confidence,
+                  seed=bootstrap.seed, synthetic=options.synthetic, allow_partial=options.allow_partial)
+    if task == "pose":
+        spec = dict(units=settings.units, metrics=settings.metrics, normalizations=settings.norm, ks=settings.k,
+                    comparison=settings.comparison, averaging=settings.averaging, auc_n=settings.auc_n,
+                    auc_max=settings.auc_max, oks_area=settings.oks_area, sigmas=settings.sigmas,
+                    trust_layout=settings.trust_layout)
+    else:
+        spec = dict(metrics=settings.metrics, top_k=settings.top_k, domains=settings.domain_keys())
+    arrays = [k for k, v in given.items() if _is_array(v) and not (k == "label_set" and isinstance(v, (list, tuple)))]
+    if arrays:
+        split = given.get("split")
+        if split is not None and not hasattr(split, "train"):
+            from rfbench.protocols.splitfile import load_split
+
+            split = load_split(split, given.get("manifest"))
+        loaded = {k: _load_if_path(v, k) for k, v in given.items() if k not in ("split", "manifest")}
+        if task == "pose":
+            subjects = None
+            if split is not None:
+                subjects = {rid: str(r["subject"]) for rid, r in split.recordings.items()
+                            if r.get("subject") is not None}
+            report = pose_report(loaded["pred"], loaded["gt"], loaded.get("vis"), skeleton=settings.skeleton,
+                                 split=split, groups=loaded.get("groups"), train_gt=loaded.get("train_gt"),
+                                 train_groups=loaded.get("train_groups"), train_vis=loaded.get("train_vis"),
+                                 subjects=subjects, extra_notes=[_claimed_note()],
+                                 capture=captured if draw else None, **spec, **common)
+        else:
+            recordings = dict(split.recordings) if split is not None and loaded.get("groups") is not None else None
+            report = gesture_report(loaded["pred"], loaded["gt"], labels=given.get("label_set"), split=split,
+                                    groups=loaded.get("groups"), train_gt=loaded.get("train_gt"),
+                                    train_groups=loaded.get("train_groups"), recordings=recordings,
+                                    extra_notes=[_claimed_note()], **spec, **common)
+        return _write(report, out, md_path, draw, captured, force, messages)
+    inputs = ScoreInputs(**{k: v for k, v in given.items() if v is not None})
+    _check_task_inputs(task, inputs)
+    if inputs.split is not None and inputs.manifest is None:
+        from dataclasses import replace
+
+        from rfbench.protocols.splitfile import named_manifest
+
+        inputs = replace(inputs, manifest=named_manifest(inputs.split))  # recorded, so verify hashes and passes it
+    if inputs.pred is None or inputs.gt is None:
+        raise ValidationError("scoring needs predictions and ground truth")
+    base = out.parent if out is not None else Path.cwd()
+    argv = reproducer_argv(task, inputs, settings, bootstrap, options, out, plots)
+    reproducer = _reproducer(argv, options, base)
+    files = {f.name: getattr(inputs, f.name) for f in inputs.__dataclass_fields__.values()}
+    if task == "pose":
+        report = score_pose_files(pred=files["pred"], gt=files["gt"], vis=files["vis"], skeleton=settings.skeleton,
+                                  split=files["split"], manifest=files["manifest"], groups=files["groups"],
+                                  train_gt=files["train_gt"], train_groups=files["train_groups"],
+                                  train_vis=files["train_vis"], reproducer=reproducer, base=base,
+                                  capture=captured if draw else None, **spec, **common)
+    else:
+        report = score_gesture_files(pred=files["pred"], gt=files["gt"], label_set=files["label_set"],
+                                     split=files["split"], manifest=files["manifest"], groups=files["groups"],
+                                     train_gt=files["train_gt"], train_groups=files["train_groups"],
+                                     reproducer=reproducer, base=base, **spec, **common)
+    return _write(report, out, md_path, draw, captured, force, messages)
+
+
+def _check_task_inputs(task: str, inputs: ScoreInputs) -> None:
+    from rfbench.settings import flag_of, options_of
+
+    for f, o in options_of(ScoreInputs):
+        if o.tasks is not None and task not in o.tasks and getattr(inputs, f.name) is not None:
+            raise ValidationError(f"{flag_of(f)} applies to {' and '.join(o.tasks)} scoring only")
+
+
+def _load_if_path(value, name: str):
+    if value is None or _is_array(value):
+        return value
+    if name == "label_set":
+        return value
+    from rfbench.io.files import load_npy
+
+    return load_npy(value, name)

@@ -1,0 +1,146 @@
+"""The settings of a score run, declared once (numpy-free, so the command line builds its options from them).
+
+:class:`ScoreInputs` (the files), :class:`PoseSettings` (the metric spec), :class:`GestureSettings`,
+:class:`BootstrapSettings` and :class:`ReportOptions`; see :mod:`rfbench.settings` for how options, argv and
+checks derive from their fields, and :mod:`rfbench.report.score` for the functions that take them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from rfbench.errors import ValidationError
+from rfbench.metrics.limits import AVERAGINGS, CLASSIFY_METRICS, MAX_AUC_N, MAX_REPLICATES, POSE_METRICS
+from rfbench.settings import Settings, setting
+
+__all__ = ["TASKS", "ScoreInputs", "PoseSettings", "GestureSettings", "BootstrapSettings", "ReportOptions",
+           "COMPARISON_ALIASES"]
+
+TASKS = ("pose", "gesture")
+COMPARISON_ALIASES = {"le": "<=", "lt": "<"}
+_U63 = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ScoreInputs(Settings):
+    """The files a score run reads; ``role`` names each in the report's inputs. ``rows`` inputs hold one entry
+    per scored row; ``split`` inputs tie the rows to a split and its training side."""
+
+    pred: Optional[Path] = setting(None, "Predictions .npy. pose: (N, K, 2|3) joints; gesture: labels (N,) (names, "
+                                         "or label-set indices) or scores (N, C) in label-set order.",
+                                   kind="path", role="pred", group="rows")
+    gt: Optional[Path] = setting(None, "Ground truth .npy. pose: same shape as --pred; gesture: labels (N,).",
+                                 kind="path", role="gt", group="rows")
+    vis: Optional[Path] = setting(None, "pose: ground-truth visibility .npy (N, K): >0 or true = visible. Default: "
+                                        "all visible.", kind="path", role="vis", group="rows", tasks=("pose",))
+    label_set: Optional[Path] = setting(None, "gesture: names.txt, one class name per line: fixes the class order; "
+                                              "integer labels index it (from 0). Default: the sorted names seen.",
+                                        kind="path", role="label-set", group="rows", tasks=("gesture",))
+    split: Optional[Path] = setting(None, "split.json the rows come from (needs --groups). Re-checked against its "
+                                          "manifest: its sides must be what its protocol and seed give, and its "
+                                          "audit must pass.", kind="path", role="split", group="split")
+    manifest: Optional[Path] = setting(None, "The split's manifest (default: the one the split names). Hashed as an "
+                                             "input of the report; the split is recomputed from it.",
+                                       kind="path", role="manifest", group="split")
+    groups: Optional[Path] = setting(None, "Recording id per scored row .npy (strings or integers); all on the "
+                                           "split's test side.", kind="path", role="groups", group="split")
+    train_gt: Optional[Path] = setting(None, "Training-split ground truth .npy, for the baseline (pose: mean "
+                                             "training pose; gesture: majority class and class prior).",
+                                       kind="path", role="train-gt", group="split")
+    train_groups: Optional[Path] = setting(None, "Recording id per --train-gt row .npy; all on the split's train "
+                                                 "side.", kind="path", role="train-groups", group="split")
+    train_vis: Optional[Path] = setting(None, "pose: visibility of --train-gt (N, K).", kind="path",
+                                        role="train-vis", group="split", tasks=("pose",))
+
+    def check(self) -> None:
+        if (self.train_gt is None) != (self.train_groups is None):
+            raise ValidationError("a baseline needs both --train-gt and --train-groups")
+
+    def files(self, task: str) -> list[tuple[str, str, Path | None]]:
+        """``(role, flag, path)`` of every input that applies to ``task``, in declaration order."""
+        from rfbench.settings import flag_of, options_of
+
+        return [(o.role, flag_of(f), getattr(self, f.name)) for f, o in options_of(type(self))
+                if o.tasks is None or task in o.tasks]
+
+
+@dataclass(frozen=True)
+class PoseSettings(Settings):
+    """The metric spec of a pose score (DESIGN.md §5)."""
+
+    skeleton: Optional[str] = setting(None, "pose: joint layout: coco17, h36m17, or a .toml/.json layout file "
+                                            "(required).", tasks=("pose",))
+    units: str = setting("unspecified", "pose: coordinate units of --pred/--gt (m, mm, px, normalized...), part of "
+                                        "every label; 'unspecified' says so in every label.", tasks=("pose",))
+    norm: tuple = setting(("torso",), "pose: PCK normalizations, comma-separated: hip-width, torso, bbox, "
+                                      "bbox-max-side, abs:T.", kind="strs", tasks=("pose",))
+    k: tuple = setting((0.05, 0.1, 0.2, 0.5), "pose: PCK thresholds (fractions of the normalizer), comma-separated.",
+                       kind="floats", min=0.0, tasks=("pose",))
+    comparison: str = setting("<=", "pose: a joint is correct when distance/normalizer <= k ('<=' or 'le') or < k "
+                                    "('<' or 'lt').", choices=("<=", "<"), aliases=COMPARISON_ALIASES,
+                              tasks=("pose",))
+    averaging: tuple = setting(AVERAGINGS, "pose: micro (over joints) and/or macro (per joint).", kind="strs",
+                               choices=AVERAGINGS, tasks=("pose",))
+    auc_n: int = setting(20, "pose: PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.", min=1, max=MAX_AUC_N,
+                         tasks=("pose",))
+    auc_max: float = setting(1.0, "pose: PCK-AUC: k_max.", min=0.0, min_open=True, tasks=("pose",))
+    oks_area: str = setting("bbox", "pose: OKS area: bbox (0.53 x box w x h) or a constant in units².",
+                            tasks=("pose",))
+    metrics: Optional[tuple] = setting(None, "Comma-separated subset; pose: pck, pck-auc, oks, mpjpe, pa-mpjpe;",
+                                       kind="strs", choices=POSE_METRICS, flag="--metrics")
+    sigmas: Optional[tuple] = setting(None, "pose: OKS sigmas, one per joint, comma-separated (needed for layouts "
+                                            "without published sigmas).", kind="floats", min=0.0, min_open=True,
+                                      tasks=("pose",))
+    trust_layout: bool = setting(False, "pose: compute layout-dependent numbers even if the skeleton fails its "
+                                        "plausibility check (recorded in the report).", tasks=("pose",))
+
+    def check(self) -> None:
+        if self.skeleton is None:
+            raise ValidationError("pose scoring needs a skeleton (coco17, h36m17, or a layout file)")
+        object.__setattr__(self, "units", self.units.strip() or "unspecified")
+        object.__setattr__(self, "oks_area", self.oks_area.strip())
+
+
+@dataclass(frozen=True)
+class GestureSettings(Settings):
+    """What a gesture (classification) score computes."""
+
+    metrics: Optional[tuple] = setting(None, "gesture: accuracy, balanced-accuracy, macro-f1, weighted-f1, top-k. "
+                                             "Default: all that apply.", kind="strs", choices=CLASSIFY_METRICS,
+                                       flag="--metrics")
+    top_k: Optional[tuple] = setting(None, "gesture, with scores: top-k thresholds, comma-separated. Default: 3,5 "
+                                           "where below the class count.", kind="ints", min=1, max=100_000,
+                                     tasks=("gesture",))
+    domains: str = setting("auto", "gesture: per-domain breakdown keys from the split's manifest (room, location, "
+                                   "orientation, subject), auto (those present) or none.", tasks=("gesture",))
+
+    def domain_keys(self):
+        d = self.domains.strip()
+        return d if d in ("auto", "none") else [t.strip() for t in d.split(",") if t.strip()]
+
+
+@dataclass(frozen=True)
+class BootstrapSettings(Settings):
+    """The paired cluster bootstrap behind every interval."""
+
+    cluster_by: str = setting("recording", "Bootstrap clusters: recording, or subject (from the split's manifest).",
+                              choices=("recording", "subject"))
+    replicates: int = setting(1000, "Cluster-bootstrap replicates (0 = no intervals).", flag="--bootstrap", min=0,
+                              max=MAX_REPLICATES)
+    confidence: float = setting(0.95, "Confidence level of the intervals.", min=0.0, max=1.0, min_open=True,
+                                max_open=True)
+    seed: int = setting(0, "Bootstrap seed.", min=0, max=_U63)
+
+
+@dataclass(frozen=True)
+class ReportOptions(Settings):
+    """How the report is tagged and recorded."""
+
+    synthetic: bool = setting(False, "The data is generated: tag the report SYNTHETIC (data whose manifest records "
+                                     "the generators' marker is tagged so anyway).")
+    allow_partial: bool = setting(False, "Allow scoring only some of the split's test recordings (refused "
+                                         "otherwise); the report and its headline say how many were scored.")
+    absolute_paths: bool = setting(False, "Record the reproducer's paths and folder as absolute paths (default: "
+                                          "relative, so a shared report names no user's folders).")
