@@ -221,3 +221,66 @@ def provenance_section(split: SplitInfo | None, synthetic_declared: bool, ground
 #: ``provenance.ground_truth`` when the ground truth comes in a file the user made.
 GT_SUPPLIED = ("supplied by the user (--gt): rfbench checked its shape and values against the predictions, not "
                "where it came from")
+
+
+# -- the orchestration both tasks share --------------------------------------------------------------------
+
+
+def check_baseline_request(split: SplitInfo | None, train_gt, train_groups, *also) -> bool:
+    """Whether a baseline was asked for (any training input given, ``also`` included); a baseline needs the
+    split and both the training ground truth and its row → recording ids.
+
+    Raises
+    ------
+    ValidationError
+        Training inputs without a split, or one of ``train_gt`` / ``train_groups`` without the other.
+    """
+    want = train_gt is not None or train_groups is not None or any(x is not None for x in also)
+    if want and split is None:
+        raise ValidationError("a baseline needs --split: the training rows' recording ids must be checked against "
+                              "the split's train side")
+    if want and (train_gt is None or train_groups is None):
+        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+    return want
+
+
+def no_baseline_section(split: SplitInfo | None, what: str) -> dict[str, Any]:
+    """The report's ``baseline`` when none was built: why not (``what``: "ground truth", "labels")."""
+    if split is None:
+        return {"kind": None, "reason": f"no split given: a baseline needs the training split's {what} (--split, "
+                                        f"--train-gt, --train-groups)"}
+    return {"kind": None, "reason": f"no training {what} given (--train-gt, --train-groups)"}
+
+
+def bootstrap_for(table: np.ndarray, baseline_tables: Mapping[str, np.ndarray], statistics, clusters,
+                  n_clusters: int, boot_off_reason: str | None, *, cluster_by: str, n_boot: int, level: float,
+                  seed: int, notes: list[str], skip: Callable[[str, int], bool] = lambda name, i: False):
+    """``(intervals or None, the report's bootstrap section)``: the paired cluster bootstrap of every statistic
+    for the model, each baseline and their differences, or why there is none."""
+    if clusters is None:
+        return None, {"method": None, "reason": boot_off_reason}
+    intervals = paired_intervals(table, baseline_tables, statistics, n_boot=n_boot, level=level, seed=seed,
+                                 skip=skip)
+    return intervals, bootstrap_section(n_boot, level, seed, cluster_by, n_clusters, bool(baseline_tables), notes)
+
+
+def ci_triple(intervals: dict | None, i: int, baseline: str) -> dict[str, Any] | None:
+    """A result's ``ci``: the model's interval, the (primary) baseline's and their difference's."""
+    if intervals is None:
+        return None
+    return {"model": ci_entry(intervals, ("model", i)), "baseline": ci_entry(intervals, (baseline, i)),
+            "delta": ci_entry(intervals, ("delta", baseline, i))}
+
+
+def finish_report(task: str, *, results: list, split: SplitInfo | None, provenance: dict, coverage: dict | None,
+                  notes: list[str], extra_notes: Sequence[str], sections: Mapping[str, Any], baseline: dict,
+                  bootstrap: dict, reproducer: Mapping | None, inputs, evidence: str | None) -> dict[str, Any]:
+    """The report document of a task (:func:`rfbench.report.build.build_report`), with the sections every task
+    shares — provenance and coverage first — and the split's notes after the task's own."""
+    from rfbench.report.build import build_report
+
+    notes = list(notes) + split_notes(split) + list(extra_notes)
+    all_sections = {"provenance": provenance, "coverage": coverage, **sections}
+    return build_report(task=task, results=results, reproducer=reproducer, inputs=inputs,
+                        synthetic=provenance["synthetic"], split=split.to_report() if split is not None else None,
+                        baseline=baseline, bootstrap=bootstrap, notes=notes, sections=all_sections, evidence=evidence)

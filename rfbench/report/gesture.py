@@ -1,10 +1,10 @@
 """The gesture (classification) task of ``rfbench score``: labels or scores in, a checked report out.
 
-:func:`gesture_report` is the API: it scores the model over a label set, builds the majority-class and
-class-prior baselines from the training split (when given), runs the paired cluster bootstrap, breaks accuracy
-and macro-F1 down by domain value (room, location, orientation, subject) from the split's manifest and assembles
-the report. :func:`score_gesture_files` is what the command line calls: it loads and hashes the input files and
-passes the reproducer along.
+:func:`gesture_report` scores the model over a label set, builds the majority-class and class-prior baselines
+from the training split (when given), runs the paired cluster bootstrap, breaks accuracy and macro-F1 down by
+domain value (room, location, orientation, subject) from the split's manifest and assembles the report,
+through the steps every task shares (:mod:`rfbench.report.common`). :func:`rfbench.report.score.score_gesture`
+is the stage: it loads and hashes input files, records the reproducer and writes the report.
 
 Each result holds, beside the schema's ``model``, ``baseline``, ``delta`` and ``ci`` (whose baseline is the
 majority class), a ``baselines`` list with both trivial baselines — ``{kind, value, delta, ci: {value,
@@ -40,27 +40,24 @@ from rfbench.metrics.classify import (
     totals_table,
 )
 from rfbench.metrics.stats import Segments, column_totals, make_segments
-from rfbench.protocols.splitfile import SplitInfo, load_groups
+from rfbench.protocols.splitfile import SplitInfo
 from rfbench.report.baseline import class_baselines
-from rfbench.report.build import build_report
 from rfbench.report.common import (
-    bootstrap_section,
+    GT_SUPPLIED,
+    bootstrap_for,
+    check_baseline_request,
     check_bootstrap_settings,
-    check_input_files,
     check_scored_rows,
     ci_entry,
-    load_array,
-    paired_intervals,
-    record_inputs,
-    resolve_clusters,
-    split_notes,
-    GT_SUPPLIED,
+    ci_triple,
     coverage_section,
-    load_split_input,
+    finish_report,
+    no_baseline_section,
     provenance_section,
+    resolve_clusters,
 )
 
-__all__ = ["gesture_report", "score_gesture_files", "DOMAIN_KEYS", "BASELINES", "LABEL_KEYS"]
+__all__ = ["gesture_report", "DOMAIN_KEYS", "BASELINES", "LABEL_KEYS"]
 
 #: Domain keys of the per-domain breakdown, in display order (``subject`` is Widar's user).
 DOMAIN_KEYS = ("room", "location", "orientation", "subject")
@@ -235,12 +232,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     """
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     mode, domain_keys = _parse_domains(domains)
-    want_baseline = train_gt is not None or train_groups is not None
-    if want_baseline and split is None:
-        raise ValidationError("a baseline needs --split: the training labels' recording ids must be checked against "
-                              "the split's train side")
-    if want_baseline and (train_gt is None or train_groups is None):
-        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+    want_baseline = check_baseline_request(split, train_gt, train_groups)
     extra = ()
     if train_gt is not None and as_label_set(labels) is None:
         extra = (train_gt,)
@@ -252,7 +244,6 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     coverage = coverage_section(split, groups, allow_partial)
     train_idx = label_set.encode(train_gt, "training labels") if train_gt is not None else None
     provenance = provenance_section(split, synthetic, GT_SUPPLIED)
-    synthetic = provenance["synthetic"]
     notes = list(plan.notes)
 
     checked_key = None
@@ -290,22 +281,16 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
                   "class-prior": prior_table(table, plan, baselines.prior)}
         base_scores = {name: plan.scores(t) for name, t in tables.items()}
         baseline_section = baselines.to_report()
-    elif split is not None:
-        baseline_section = {"kind": None, "reason": "no training labels given (--train-gt, --train-groups)"}
     else:
-        baseline_section = {"kind": None, "reason": "no split given: a baseline needs the training split's labels "
-                                                    "(--split, --train-gt, --train-groups)"}
+        baseline_section = no_baseline_section(split, "labels")
 
     def undefined_for(name: str, i: int) -> bool:
         return name == "class-prior" and plan.specs[i].metric == "top-k"
 
-    intervals = None
-    if clusters is not None:
-        intervals = paired_intervals(table, tables, [plan.statistic(i) for i in range(len(plan.specs))],
-                                     n_boot=n_boot, level=level, seed=seed, skip=undefined_for)
-        boot = bootstrap_section(n_boot, level, seed, cluster_by, segments.count, bool(tables), notes)
-    else:
-        boot = {"method": None, "reason": boot_off_reason}
+    intervals, boot = bootstrap_for(table, tables, [plan.statistic(i) for i in range(len(plan.specs))], clusters,
+                                    segments.count if segments is not None else 0, boot_off_reason,
+                                    cluster_by=cluster_by, n_boot=n_boot, level=level, seed=seed, notes=notes,
+                                    skip=undefined_for)
 
     results = []
     for i, (spec, ms) in enumerate(zip(plan.specs, model_scores)):
@@ -322,14 +307,9 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
             entries.append(entry)
         primary = base_scores[BASELINES[0]][i] if base_scores else None
         delta = entries[0]["delta"] if entries else None
-        ci = None
-        if intervals is not None:
-            ci = {"model": ci_entry(intervals, ("model", i)),
-                  "baseline": ci_entry(intervals, (BASELINES[0], i)),
-                  "delta": ci_entry(intervals, ("delta", BASELINES[0], i))}
         results.append({"metric": spec.metric, "spec": spec.to_dict(), "label": spec.label, "better": "higher",
-                        "model": _sub(ms), "baseline": _sub(primary, BASELINES[0]), "delta": delta, "ci": ci,
-                        "baselines": entries})
+                        "model": _sub(ms), "baseline": _sub(primary, BASELINES[0]), "delta": delta,
+                        "ci": ci_triple(intervals, i, BASELINES[0]), "baselines": entries})
 
     # Classes: per-class numbers, and which declared classes the data never shows.
     classes = per_class(totals, plan)
@@ -367,11 +347,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
                           "keys": _domain_breakdown(domain_keys, mode, lab, groups, recordings, split, baselines,
                                                     notes)}
 
-    notes.extend(split_notes(split))
-    notes.extend(extra_notes)
     sections = {
-        "provenance": provenance,
-        "coverage": coverage,
         "labels": {**label_set.to_dict(), "checked_against_manifest": checked_key,
                    "absent_from_test_and_predictions": absent_test, "absent_from_training": absent_train,
                    "absent_from_training_and_test": nowhere},
@@ -383,43 +359,6 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
                  "predictions": "scores (argmax; ties to the lower class index)" if lab.from_scores else "labels",
                  "recordings": int(np.unique(groups).size) if groups is not None else None},
     }
-    return build_report(task="gesture", results=results, reproducer=reproducer, inputs=inputs, synthetic=synthetic,
-                        split=split.to_report() if split is not None else None, baseline=baseline_section,
-                        bootstrap=boot, notes=notes, sections=sections, evidence=evidence)
-
-
-def score_gesture_files(*, pred: Path, gt: Path, label_set: Path | None = None, split: Path | None = None,
-                        manifest: Path | None = None, groups: Path | None = None, train_gt: Path | None = None,
-                        train_groups: Path | None = None, reproducer: Mapping | None, base: Path | None = None,
-                        cluster_by: str = "recording", domains="auto", n_boot: int = 1000,
-                        **settings) -> dict[str, Any]:
-    """Load, hash and score the files of ``rfbench score --task gesture``; returns the report.
-
-    ``base`` is the folder input paths are recorded relative to (the report's folder); ``manifest`` is the
-    split's manifest (default: the one the split names), re-checked with the split and recorded as an input —
-    it gives the per-domain breakdown, the subjects and each recording's class name; ``settings`` are the
-    remaining keyword arguments of :func:`gesture_report`.
-    """
-    files = [("pred", "--pred", pred), ("gt", "--gt", gt), ("label-set", "--label-set", label_set),
-             ("split", "--split", split), ("groups", "--groups", groups), ("train-gt", "--train-gt", train_gt),
-             ("train-groups", "--train-groups", train_groups)]
-    check_input_files(files)
-    _parse_domains(domains)
-    labels = LabelSet.from_file(label_set) if label_set is not None else None
-    arrays = {role: load_array(path, option) for role, option, path in files
-              if path is not None and role in ("pred", "gt", "train-gt")}
-    split_info = load_split_input(split, manifest, files)
-    n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
-    group_ids = load_groups(groups, n_rows, "--groups") if groups is not None else None
-    if (train_gt is None) != (train_groups is None):
-        raise ValidationError("a baseline needs both --train-gt and --train-groups")
-    train_ids = None
-    if train_groups is not None:
-        n_train = arrays["train-gt"].shape[0] if arrays["train-gt"].ndim else 0
-        train_ids = load_groups(train_groups, n_train, "--train-groups")
-    recordings = dict(split_info.recordings) if split_info is not None and group_ids is not None else None
-    inputs = record_inputs(files, base)
-    return gesture_report(arrays["pred"], arrays["gt"], labels=labels, split=split_info, groups=group_ids,
-                          train_gt=arrays.get("train-gt"), train_groups=train_ids, cluster_by=cluster_by,
-                          recordings=recordings, domains=domains, n_boot=n_boot, reproducer=reproducer,
-                          inputs=inputs, **settings)
+    return finish_report("gesture", results=results, split=split, provenance=provenance, coverage=coverage,
+                         notes=notes, extra_notes=extra_notes, sections=sections, baseline=baseline_section,
+                         bootstrap=boot, reproducer=reproducer, inputs=inputs, evidence=evidence)

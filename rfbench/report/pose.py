@@ -1,13 +1,13 @@
-"""The pose task of ``rfbench score``: arrays (or files) in, a checked report out.
+"""The pose task of ``rfbench score``: arrays in, a checked report out.
 
-:func:`pose_report` is the API: it scores the model, builds the mean-pose baseline from the training split
-(when given), runs the paired cluster bootstrap and assembles the report. :func:`score_pose_files` is what
-the command line calls: it loads and hashes the input files and passes the reproducer along.
+:func:`pose_report` scores the model, builds the mean-pose baseline from the training split (when given),
+runs the paired cluster bootstrap and assembles the report, through the steps every task shares
+(:mod:`rfbench.report.common`). :func:`rfbench.report.score.score_pose` is the stage: it loads and hashes
+input files, records the reproducer and writes the report.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -20,29 +20,26 @@ from rfbench.metrics.pose import (
     make_segments,
     validate_poses,
 )
-from rfbench.metrics.skeletons import BUILTIN, get_skeleton
-from rfbench.protocols.splitfile import SplitInfo, load_groups
+from rfbench.metrics.skeletons import get_skeleton
+from rfbench.protocols.splitfile import SplitInfo
 from rfbench.report.baseline import mean_pose_baseline
-from rfbench.report.build import build_report
 from rfbench.report.common import (
     CLUSTER_BY,
-    bootstrap_section,
-    check_bootstrap_settings,
-    check_input_files,
-    check_scored_rows,
-    ci_entry,
-    load_array,
-    paired_intervals,
-    record_inputs,
-    resolve_clusters,
-    split_notes,
     GT_SUPPLIED,
+    bootstrap_for,
+    check_baseline_request,
+    check_bootstrap_settings,
+    check_scored_rows,
+    ci_triple,
     coverage_section,
-    load_split_input,
+    finish_report,
+    load_array,
+    no_baseline_section,
     provenance_section,
+    resolve_clusters,
 )
 
-__all__ = ["pose_report", "score_pose_files", "load_array", "CLUSTER_BY"]
+__all__ = ["pose_report", "load_array", "CLUSTER_BY"]
 
 
 def _sub(score) -> dict[str, Any] | None:
@@ -104,14 +101,8 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     groups = check_scored_rows(split, groups, n_rows)
     coverage = coverage_section(split, groups, allow_partial)
-    want_baseline = train_gt is not None or train_groups is not None or train_vis is not None
-    if want_baseline and split is None:
-        raise ValidationError("a baseline needs --split: the training ground truth's recording ids must be checked "
-                              "against the split's train side")
-    if want_baseline and (train_gt is None or train_groups is None):
-        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+    want_baseline = check_baseline_request(split, train_gt, train_groups, train_vis)
     provenance = provenance_section(split, synthetic, GT_SUPPLIED)
-    synthetic = provenance["synthetic"]
     notes = list(plan.notes)
 
     layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
@@ -129,12 +120,9 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     table = plan.table(pred, gt, vis, segments)
     model_scores = plan.scores(table)
 
-    baseline_section = {"kind": None, "reason": "no split given: a baseline needs the training split's ground "
-                                                "truth (--split, --train-gt, --train-groups)"}
+    baseline_section = no_baseline_section(split, "ground truth")
     base_scores = None
     base_table = None
-    if split is not None and not want_baseline:
-        baseline_section = {"kind": None, "reason": "no training ground truth given (--train-gt, --train-groups)"}
     if want_baseline:
         mb = mean_pose_baseline(train_gt, train_groups, split, groups, train_vis, list(skel.joints))
         if mb.pose.shape != gt.shape[1:]:
@@ -144,15 +132,10 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
         base_scores = plan.scores(base_table)
         baseline_section = mb.to_report()
 
-    intervals = None
-    if clusters is not None:
-        intervals = paired_intervals(table, {"baseline": base_table} if base_table is not None else {},
-                                     [plan.statistic(i) for i in range(len(plan.specs))], n_boot=n_boot,
-                                     level=level, seed=seed)
-        bootstrap_section_ = bootstrap_section(n_boot, level, seed, cluster_by, segments.count,
-                                               base_table is not None, notes)
-    else:
-        bootstrap_section_ = {"method": None, "reason": boot_off_reason}
+    intervals, bootstrap_section_ = bootstrap_for(
+        table, {"baseline": base_table} if base_table is not None else {},
+        [plan.statistic(i) for i in range(len(plan.specs))], clusters, segments.count, boot_off_reason,
+        cluster_by=cluster_by, n_boot=n_boot, level=level, seed=seed, notes=notes)
 
     results = []
     for i, (spec, ms) in enumerate(zip(plan.specs, model_scores)):
@@ -160,72 +143,24 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
         delta = None
         if bs is not None and ms.value is not None and bs.value is not None:
             delta = ms.value - bs.value
-        ci = None
-        if intervals is not None:
-            ci = {"model": ci_entry(intervals, ("model", i)), "baseline": ci_entry(intervals, ("baseline", i)),
-                  "delta": ci_entry(intervals, ("delta", "baseline", i))}
         results.append({"metric": spec.metric, "spec": spec.to_dict(), "label": spec.label,
                         "better": "higher" if spec.higher_is_better else "lower",
-                        "model": _sub(ms), "baseline": _sub(bs), "delta": delta, "ci": ci})
+                        "model": _sub(ms), "baseline": _sub(bs), "delta": delta,
+                        "ci": ci_triple(intervals, i, "baseline")})
 
     if capture is not None:
         capture.update(pred=pred, gt=gt, vis=vis, skeleton=skel, clusters=clusters,
                        baseline_pose=np.ascontiguousarray(mb.pose) if want_baseline else None)
-    notes.extend(split_notes(split))
-    notes.extend(extra_notes)
     layout = dict(layout)
     layout["overridden"] = overridden
     layout["required_by"] = plan.layout_dependent
     sections = {
-        "provenance": provenance,
-        "coverage": coverage,
         "skeleton": skel.to_dict(),
         "layout_check": layout,
         "data": {"rows": int(n_rows), "joints": int(gt.shape[1]), "dims": int(dims), "units": plan.units,
                  "visible_joints": int(np.count_nonzero(vis)),
                  "recordings": int(np.unique(groups).size) if groups is not None else None},
     }
-    return build_report(task="pose", results=results, reproducer=reproducer, inputs=inputs, synthetic=synthetic,
-                        split=split.to_report() if split is not None else None, baseline=baseline_section,
-                        bootstrap=bootstrap_section_, notes=notes, sections=sections, evidence=evidence)
-
-
-def score_pose_files(*, pred: Path, gt: Path, vis: Path | None = None, skeleton: str, units: str,
-                     split: Path | None = None, manifest: Path | None = None, groups: Path | None = None,
-                     train_gt: Path | None = None, train_groups: Path | None = None, train_vis: Path | None = None,
-                     reproducer: Mapping | None, base: Path | None = None, cluster_by: str = "recording",
-                     **settings) -> dict[str, Any]:
-    """Load, hash and score the files of ``rfbench score --task pose``; returns the report.
-
-    ``base`` is the folder input paths are recorded relative to (the report's folder); ``manifest`` is the
-    split's manifest (default: the one the split names), re-checked with the split and recorded as an input;
-    ``settings`` are the remaining keyword arguments of :func:`pose_report`.
-    """
-    files = [("pred", "--pred", pred), ("gt", "--gt", gt), ("vis", "--vis", vis), ("split", "--split", split),
-             ("groups", "--groups", groups), ("train-gt", "--train-gt", train_gt),
-             ("train-groups", "--train-groups", train_groups), ("train-vis", "--train-vis", train_vis)]
-    if str(skeleton) not in BUILTIN:
-        if Path(skeleton).suffix.lower() not in (".toml", ".json"):
-            get_skeleton(skeleton)  # raises: unknown name
-        files.append(("skeleton", "--skeleton", Path(skeleton)))
-    check_input_files(files)
-    skel = get_skeleton(skeleton)
-    arrays = {role: load_array(path, option) for role, option, path in files
-              if path is not None and role not in ("split", "groups", "train-groups", "skeleton")}
-    split_info = load_split_input(split, manifest, files)
-    n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
-    group_ids = load_groups(groups, n_rows, "--groups") if groups is not None else None
-    train_ids = None
-    if (train_gt is None) != (train_groups is None):
-        raise ValidationError("a baseline needs both --train-gt and --train-groups")
-    if train_groups is not None:
-        n_train = arrays["train-gt"].shape[0] if "train-gt" in arrays and arrays["train-gt"].ndim else 0
-        train_ids = load_groups(train_groups, n_train, "--train-groups")
-    subjects = None
-    if split_info is not None:
-        subjects = {rid: str(r["subject"]) for rid, r in split_info.recordings.items() if r.get("subject") is not None}
-    inputs = record_inputs(files, base)
-    return pose_report(arrays["pred"], arrays["gt"], arrays.get("vis"), skeleton=skel, units=units, split=split_info,
-                       groups=group_ids, train_gt=arrays.get("train-gt"), train_groups=train_ids,
-                       train_vis=arrays.get("train-vis"), cluster_by=cluster_by, subjects=subjects,
-                       reproducer=reproducer, inputs=inputs, **settings)
+    return finish_report("pose", results=results, split=split, provenance=provenance, coverage=coverage,
+                         notes=notes, extra_notes=extra_notes, sections=sections, baseline=baseline_section,
+                         bootstrap=bootstrap_section_, reproducer=reproducer, inputs=inputs, evidence=evidence)

@@ -228,8 +228,8 @@ def score_gesture(pred, gt, *, label_set=None, split=None, manifest=None, groups
 
 
 def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -> ScoreRun:
-    from rfbench.report.gesture import gesture_report, score_gesture_files
-    from rfbench.report.pose import pose_report, score_pose_files
+    from rfbench.report.gesture import gesture_report
+    from rfbench.report.pose import pose_report
 
     settings = settings if settings is not None else (PoseSettings if task == "pose" else GestureSettings)()
     expected = PoseSettings if task == "pose" else GestureSettings
@@ -285,20 +285,72 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
         raise ValidationError("scoring needs predictions and ground truth")
     base = out.parent if out is not None else Path.cwd()
     argv = reproducer_argv(task, inputs, settings, bootstrap, options, out, plots)
+    loaded = _load_files(task, inputs, settings, base)
     reproducer = _reproducer(argv, options, base)
-    files = {f.name: getattr(inputs, f.name) for f in inputs.__dataclass_fields__.values()}
     if task == "pose":
-        report = score_pose_files(pred=files["pred"], gt=files["gt"], vis=files["vis"], skeleton=settings.skeleton,
-                                  split=files["split"], manifest=files["manifest"], groups=files["groups"],
-                                  train_gt=files["train_gt"], train_groups=files["train_groups"],
-                                  train_vis=files["train_vis"], reproducer=reproducer, base=base,
-                                  capture=captured if draw else None, **spec, **common)
+        report = pose_report(loaded.arrays["pred"], loaded.arrays["gt"], loaded.arrays.get("vis"),
+                             skeleton=loaded.skeleton, split=loaded.split, groups=loaded.groups,
+                             train_gt=loaded.arrays.get("train-gt"), train_groups=loaded.train_groups,
+                             train_vis=loaded.arrays.get("train-vis"), subjects=loaded.subjects,
+                             reproducer=reproducer, inputs=loaded.inputs, capture=captured if draw else None,
+                             **spec, **common)
     else:
-        report = score_gesture_files(pred=files["pred"], gt=files["gt"], label_set=files["label_set"],
-                                     split=files["split"], manifest=files["manifest"], groups=files["groups"],
-                                     train_gt=files["train_gt"], train_groups=files["train_groups"],
-                                     reproducer=reproducer, base=base, **spec, **common)
+        report = gesture_report(loaded.arrays["pred"], loaded.arrays["gt"], labels=loaded.labels, split=loaded.split,
+                                groups=loaded.groups, train_gt=loaded.arrays.get("train-gt"),
+                                train_groups=loaded.train_groups, recordings=loaded.recordings,
+                                reproducer=reproducer, inputs=loaded.inputs, **spec, **common)
     return _write(report, out, md_path, draw, captured, force, messages)
+
+
+@dataclass
+class _Loaded:
+    arrays: dict
+    split: Any
+    groups: Any
+    train_groups: Any
+    inputs: list
+    skeleton: Any = None
+    labels: Any = None
+    subjects: dict | None = None
+    recordings: dict | None = None
+
+
+def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded:
+    """Check, load and hash the input files of a run (both tasks): arrays without pickles, the split re-checked
+    against its manifest (which joins the inputs), row → recording ids sized by the ground truth."""
+    from rfbench.metrics.skeletons import BUILTIN, get_skeleton
+    from rfbench.protocols.splitfile import load_groups
+    from rfbench.report.common import check_input_files, load_array, load_split_input, record_inputs
+
+    files = [(role, flag, path) for role, flag, path in inputs.files(task) if role != "manifest"]
+    skeleton = labels = None
+    if task == "pose":
+        if str(settings.skeleton) not in BUILTIN:
+            if Path(settings.skeleton).suffix.lower() not in (".toml", ".json"):
+                get_skeleton(settings.skeleton)  # raises: unknown name
+            files.append(("skeleton", "--skeleton", Path(settings.skeleton)))
+    check_input_files(files)
+    if task == "pose":
+        skeleton = get_skeleton(settings.skeleton)
+    elif inputs.label_set is not None:
+        from rfbench.metrics.classify import LabelSet
+
+        labels = LabelSet.from_file(inputs.label_set)
+    npy_roles = ("pred", "gt", "vis", "train-gt", "train-vis")
+    arrays = {role: load_array(path, flag) for role, flag, path in files if path is not None and role in npy_roles}
+    split = load_split_input(inputs.split, inputs.manifest, files)
+    n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
+    groups = load_groups(inputs.groups, n_rows, "--groups") if inputs.groups is not None else None
+    train_groups = None
+    if inputs.train_groups is not None:
+        n_train = arrays["train-gt"].shape[0] if arrays["train-gt"].ndim else 0
+        train_groups = load_groups(inputs.train_groups, n_train, "--train-groups")
+    subjects = recordings = None
+    if split is not None:
+        subjects = {rid: str(r["subject"]) for rid, r in split.recordings.items() if r.get("subject") is not None}
+        recordings = dict(split.recordings) if groups is not None else None
+    return _Loaded(arrays, split, groups, train_groups, record_inputs(files, base), skeleton, labels, subjects,
+                   recordings)
 
 
 def _check_task_inputs(task: str, inputs: ScoreInputs) -> None:
