@@ -635,6 +635,11 @@ def test_windows_folder_is_checked(tmp_path, pose):
     assert w.axes == tuple(pm.MMFI_AXES)
     np.save(folder / "X.npy", x + 1)  # same shape, other values: the index's sha256 no longer matches
     assert "changed since `rfbench windows` wrote it" in error_of(ValidationError, P.open_windows, folder)
+    deferred = P.open_windows(folder, check_x=False)  # predict hashes X while the model runs, then refuses
+    assert deferred.x_sha256 is None
+    model, _, _ = lin_model(tmp_path)
+    for given in (folder, deferred):
+        assert "changed since `rfbench windows` wrote it" in error_of(ValidationError, P.predict, model, given)
     assert "no such folder" in error_of(FormatError, P.open_windows, tmp_path / "nowhere")
 
 

@@ -58,7 +58,7 @@ def predict(
         record_path = P.record_path_for(out)
         check_writable(out, force)
         check_writable(record_path, force)
-        folder = P.open_windows(windows)
+        folder = P.open_windows(windows, check_x=False)  # predict hashes X while the model runs
         with progress(int(folder.x.shape[0]), "predicting", enabled=not json_out) as advance:
             prediction = P.predict(model, folder, settings, advance=advance)
         record = P.write_prediction(out, prediction, force=force)

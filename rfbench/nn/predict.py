@@ -153,8 +153,11 @@ class WindowsFolder:
         sha256 of the ``index.json`` bytes that were parsed.
     x : numpy.ndarray
         ``X.npy``, memory-mapped read-only.
-    x_sha256 : str
-        sha256 of ``X.npy`` (equal to the index's).
+    x_path : Path
+        ``X.npy``.
+    x_sha256 : str or None
+        sha256 of ``X.npy``, checked equal to the index's; None when :func:`open_windows` was asked to leave
+        the check to :func:`predict` (which hashes X while the model runs).
     target_shape : tuple
         Row shape of ``y.npy``: ``(K, 2|3)`` joints for pose, ``()`` for labels.
     target_kind : str
@@ -167,7 +170,8 @@ class WindowsFolder:
     index: dict
     index_sha256: str
     x: np.ndarray
-    x_sha256: str
+    x_path: Path
+    x_sha256: str | None
     target_shape: tuple
     target_kind: str
     n_classes: int | None
@@ -212,8 +216,15 @@ def _open_npy(path: Path, what: str) -> np.ndarray:
     return arr
 
 
-def open_windows(folder: str | os.PathLike) -> WindowsFolder:
+def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFolder:
     """Open a folder written by ``rfbench windows``: check ``index.json``, map ``X.npy``, check its sha256.
+
+    Parameters
+    ----------
+    folder : path-like
+    check_x : bool
+        Hash ``X.npy`` now and compare with the index. False leaves it to :func:`predict`, which hashes X on
+        another thread while the model runs and refuses a mismatch before returning.
 
     Raises
     ------
@@ -274,10 +285,13 @@ def open_windows(folder: str | os.PathLike) -> WindowsFolder:
     if x.shape != x_shape or str(x.dtype) != xd.get("dtype"):
         raise FormatError(f"windows X {x_path}: {x.dtype} {list(x.shape)}, but the index says "
                           f"{xd.get('dtype')} {list(x_shape)}")
-    digest, size = sha256_file(x_path)
-    if digest != x_sha or (isinstance(xd.get("bytes"), int) and size != xd["bytes"]):
-        raise ValidationError(f"windows X {x_path}: changed since `rfbench windows` wrote it (sha256 or size "
-                              "differs from the index); write the windows again")
+    if isinstance(xd.get("bytes"), int) and x_path.stat().st_size != xd["bytes"]:
+        raise ValidationError(_x_changed(x_path))
+    digest = None
+    if check_x:
+        digest = sha256_file(x_path)[0]
+        if digest != x_sha:
+            raise ValidationError(_x_changed(x_path))
     y_path = folder / _plain_name(yd.get("file"), f"{where} y.file")
     y = _open_npy(y_path, "windows y")
     if y.shape != y_shape or str(y.dtype) != yd.get("dtype"):
@@ -285,7 +299,32 @@ def open_windows(folder: str | os.PathLike) -> WindowsFolder:
                           f"{yd.get('dtype')} {list(y_shape)}")
     del y
     return WindowsFolder(path=folder, index=index, index_sha256=hashlib.sha256(raw).hexdigest(), x=x,
-                         x_sha256=digest, target_shape=y_shape[1:], target_kind=kind, n_classes=n_classes)
+                         x_path=x_path, x_sha256=digest, target_shape=y_shape[1:], target_kind=kind,
+                         n_classes=n_classes)
+
+
+def _x_changed(x_path: Path) -> str:
+    return (f"windows X {x_path}: changed since `rfbench windows` wrote it (sha256 or size differs from the "
+            "index); write the windows again")
+
+
+class _Hasher(threading.Thread):
+    """sha256 of a file on its own thread (hashlib releases the GIL on large blocks, so it runs beside
+    onnxruntime, which releases it too)."""
+
+    def __init__(self, path: Path):
+        super().__init__(daemon=True)
+        self.path = path
+        self.digest = None
+        self.error = None
+
+    def run(self):
+        from rfbench.io.files import sha256_file
+
+        try:
+            self.digest = sha256_file(self.path)[0]
+        except OSError as exc:
+            self.error = exc
 
 
 # --- checking the model against the data -------------------------------------------------------------------
@@ -650,13 +689,14 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         x_info = {"sha256": _array_sha256(x), "shape": list(x.shape), "dtype": str(x.dtype),
                   "axes": list(axes) if axes else None}
     else:
-        folder = windows if isinstance(windows, WindowsFolder) else open_windows(windows)
+        folder = windows if isinstance(windows, WindowsFolder) else open_windows(windows, check_x=False)
         x = folder.x
         if x.shape[0] == 0:
             raise ValidationError(f"windows folder {folder.path}: X has no rows (an empty side)")
         target_shape, target_kind, n_classes, axes = (folder.target_shape, folder.target_kind, folder.n_classes,
                                                       folder.axes)
-        x_info = {"sha256": folder.x_sha256, "shape": list(x.shape), "dtype": str(x.dtype), "axes": list(axes)}
+        x_info = {"sha256": folder.index["x"]["sha256"], "shape": list(x.shape), "dtype": str(x.dtype),
+                  "axes": list(axes)}
     model = model if isinstance(model, ModelFile) else load_model(model)
     plan = _check_model(model, x.shape, x.dtype, axes, settings, target_shape, target_kind, n_classes)
 
@@ -665,9 +705,19 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
         raise ValidationError(f"model {model.path}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
     runner = _Runner(sessions, x, plan, target_shape, f"model {model.path}", advance or (lambda n=1: None))
+    hasher = None
+    if folder is not None and folder.x_sha256 is None:
+        hasher = _Hasher(folder.x_path)
+        hasher.start()
     t0 = time.perf_counter()
-    runner.run()
+    try:
+        runner.run()
+    finally:
+        if hasher is not None:
+            hasher.join()
     seconds = time.perf_counter() - t0
+    if hasher is not None and (hasher.error is not None or hasher.digest != x_info["sha256"]):
+        raise ValidationError(_x_changed(folder.x_path))
     return Prediction(pred=runner.pred, model=model, windows=folder, settings=settings, input=plan.input,
                       output=plan.output, output_mode=runner.mode, x=x_info, runtime=_runtime_record(ort, settings),
                       cpu=cpu_isa(), batches=len(runner.starts), copied_batches=runner.copied,
