@@ -723,3 +723,14 @@ def test_cpu_isa_on_other_machines():
     assert P.cpu_isa("", machine="x86_64")["level"] == "unknown"
     here = P.cpu_isa()
     assert here["level"] != "" and here == P.cpu_isa()
+
+
+def test_in_memory_x_is_hashed_in_c_order(tmp_path):
+    import hashlib
+
+    model, _, _ = lin_model(tmp_path)
+    big = np.random.default_rng(8).standard_normal((9, *pm.ROW)).astype(np.float32)
+    for x in (big, big[::3], np.asfortranarray(big)):
+        out = P.predict(model, x, P.PredictSettings(batch_size=2))
+        assert out.x["sha256"] == hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
+    assert P._array_sha256(big, block_bytes=1) == hashlib.sha256(big.tobytes()).hexdigest()  # one row a block

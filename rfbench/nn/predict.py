@@ -309,12 +309,12 @@ def _x_changed(x_path: Path) -> str:
 
 
 class _Hasher(threading.Thread):
-    """sha256 of a file on its own thread (hashlib releases the GIL on large blocks, so it runs beside
-    onnxruntime, which releases it too)."""
+    """sha256 of a file, or of an array's C-order bytes, on its own thread: hashlib releases the GIL on large
+    blocks, so it runs beside onnxruntime, which releases it too."""
 
-    def __init__(self, path: Path):
+    def __init__(self, source: Path | np.ndarray):
         super().__init__(daemon=True)
-        self.path = path
+        self.source = source
         self.digest = None
         self.error = None
 
@@ -322,7 +322,10 @@ class _Hasher(threading.Thread):
         from rfbench.io.files import sha256_file
 
         try:
-            self.digest = sha256_file(self.path)[0]
+            if isinstance(self.source, np.ndarray):
+                self.digest = _array_sha256(self.source)
+            else:
+                self.digest = sha256_file(self.source)[0]
         except OSError as exc:
             self.error = exc
 
@@ -629,8 +632,12 @@ class _Runner:
             raise errors[0]
 
 
-def _array_sha256(x: np.ndarray, rows: int = 4096) -> str:
+def _array_sha256(x: np.ndarray, block_bytes: int = 1 << 23) -> str:
+    """sha256 of the array's C-order bytes, read in blocks of whole rows (a non-contiguous array is copied one
+    block at a time)."""
     h = hashlib.sha256()
+    row_bytes = max(1, x.dtype.itemsize * int(np.prod(x.shape[1:], dtype=np.int64)))
+    rows = max(1, block_bytes // row_bytes)
     for start in range(0, x.shape[0], rows):
         h.update(np.ascontiguousarray(x[start:start + rows]).data)
     return h.hexdigest()
@@ -686,7 +693,7 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         axes = tuple(axes) if axes is not None else None
         if axes is not None and len(axes) != x.ndim:
             raise ValidationError(f"axes names {len(axes)} axes but X has {x.ndim}")
-        x_info = {"sha256": _array_sha256(x), "shape": list(x.shape), "dtype": str(x.dtype),
+        x_info = {"sha256": None, "shape": list(x.shape), "dtype": str(x.dtype),  # hashed while the model runs
                   "axes": list(axes) if axes else None}
     else:
         folder = windows if isinstance(windows, WindowsFolder) else open_windows(windows, check_x=False)
@@ -706,8 +713,11 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         raise ValidationError(f"model {model.path}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
     runner = _Runner(sessions, x, plan, target_shape, f"model {model.path}", advance or (lambda n=1: None))
     hasher = None
-    if folder is not None and folder.x_sha256 is None:
+    if folder is None:
+        hasher = _Hasher(x)
+    elif folder.x_sha256 is None:
         hasher = _Hasher(folder.x_path)
+    if hasher is not None:
         hasher.start()
     t0 = time.perf_counter()
     try:
@@ -716,7 +726,9 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         if hasher is not None:
             hasher.join()
     seconds = time.perf_counter() - t0
-    if hasher is not None and (hasher.error is not None or hasher.digest != x_info["sha256"]):
+    if folder is None:
+        x_info["sha256"] = hasher.digest
+    elif hasher is not None and (hasher.error is not None or hasher.digest != x_info["sha256"]):
         raise ValidationError(_x_changed(folder.x_path))
     return Prediction(pred=runner.pred, model=model, windows=folder, settings=settings, input=plan.input,
                       output=plan.output, output_mode=runner.mode, x=x_info, runtime=_runtime_record(ort, settings),
