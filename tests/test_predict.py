@@ -389,9 +389,9 @@ class _Recording:
     def get_inputs(self):
         return self.session.get_inputs()
 
-    def run(self, names, feed):
+    def run(self, names, feed, options=None):
         self.fed.extend(feed.values())
-        return self.session.run(names, feed)
+        return self.session.run(names, feed, options)
 
 
 def _record_feeds(monkeypatch):
@@ -468,7 +468,7 @@ def test_an_error_in_a_worker_session_reaches_the_caller(tmp_path, pose, monkeyp
     made = []
 
     class Failing(_Recording):
-        def run(self, names, feed):
+        def run(self, names, feed, options=None):
             raise RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : simulated")
 
     def factory(*a):

@@ -190,3 +190,26 @@ def test_without_onnxruntime_it_says_how_to_install_it(runner, setup, monkeypatc
     line = one_error_line(result)
     assert "needs onnxruntime" in line and "pip install 'rfbench[onnx]'" in line
     assert not (tmp / "pred.npy").exists()
+
+
+def test_onnxruntime_failures_are_one_line_even_at_the_file_descriptor(setup):
+    # onnxruntime logs from C++ straight to fd 2; a real process shows whether anything besides our line got out
+    import subprocess
+
+    from predict_models import helper, numpy_helper
+
+    tmp, folder, *_ = setup
+    unknown_op = pm.model_bytes([helper.make_node("NoSuchOp", ["x"], ["y"])], [pm.tensor("x", ["N", *pm.ROW])],
+                                [pm.tensor("y", ["N", 51])])
+    bad_reshape = pm.model_bytes([helper.make_node("Reshape", ["x", "s"], ["y"])], [pm.tensor("x", ["N", *pm.ROW])],
+                                 [pm.tensor("y", ["N", 51])], [numpy_helper.from_array(np.array([-1, 7], np.int64),
+                                                                                       "s")])
+    for name, data, needle in (("unknown.onnx", unknown_op, "onnxruntime cannot load it"),
+                               ("reshape.onnx", bad_reshape, "onnxruntime failed on rows 0-9")):
+        model = pm.save(tmp / name, data)
+        proc = subprocess.run([sys.executable, "-m", "rfbench", "predict", str(model), "--windows", str(folder),
+                               "-o", str(tmp / "out" / "pred.npy")], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc.stderr
+        assert proc.stdout == "" and not (tmp / "out").exists()

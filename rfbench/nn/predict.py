@@ -464,7 +464,8 @@ def _session_options(ort, settings: PredictSettings):
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    so.log_severity_level = 3  # errors only: onnxruntime's own warnings would go straight to stderr
+    so.log_severity_level = 4  # fatal only: onnxruntime's own log lines would go straight to stderr; its errors
+    # reach the caller as exceptions, turned into one line each
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.add_session_config_entry("session.inter_op.allow_spinning", "0")
     so.add_session_config_entry("session.load_model_format", "ONNX")
@@ -533,8 +534,9 @@ class _Runner:
     """Feeds X to the sessions batch by batch and places each output in ``pred``."""
 
     def __init__(self, sessions, x: np.ndarray, plan: _Plan, target_shape, where: str,
-                 advance: Callable[[int], None]):
+                 advance: Callable[[int], None], run_options=None):
         self.sessions = sessions
+        self.run_options = run_options
         self.x = x
         self.plan = plan
         self.target_shape = target_shape
@@ -566,7 +568,7 @@ class _Runner:
     def run_one(self, session, start: int):
         stop, feed, copied = self.batch(start)
         try:
-            (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed})
+            (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed}, self.run_options)
         except Exception as exc:
             raise ValidationError(f"{self.where}: onnxruntime failed on rows {start}-{stop - 1}: "
                                   f"{_first_line(exc)}") from None
@@ -711,7 +713,10 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     names = [i.name for i in sessions[0].get_inputs()]
     if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
         raise ValidationError(f"model {model.path}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
-    runner = _Runner(sessions, x, plan, target_shape, f"model {model.path}", advance or (lambda n=1: None))
+    run_options = ort.RunOptions()
+    run_options.log_severity_level = 4  # as the sessions: failures come back as exceptions, not log lines
+    runner = _Runner(sessions, x, plan, target_shape, f"model {model.path}", advance or (lambda n=1: None),
+                     run_options)
     hasher = None
     if folder is None:
         hasher = _Hasher(x)
