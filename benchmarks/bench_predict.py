@@ -11,8 +11,9 @@ the ``onnx`` helper API; X is a memory-mapped ``X.npy`` in a windows folder writ
   ``track_copy_over_view`` times a bare onnxruntime loop fed copies against the same loop fed views, on the
   MM-Fi window and on the [1, 256, 64, 64] input of ADR-155.
 - ``Threads``: 1 or 2 intra-op threads × 1 or 2 sessions; ``track_windows_per_second``.
-- ``Overhead``: ``track_overhead_vs_bare_loop`` = rfbench's whole call / a bare loop (session from the same
-  bytes, the same batches of the same memory-mapped array, outputs concatenated); goal ≤ 1.10.
+- ``Overhead``: ``track_overhead_vs_bare_loop`` (wall-clock) and ``track_cpu_overhead_vs_bare_loop`` (CPU time
+  of every thread) = rfbench's whole call / a bare loop (session from the same bytes, the same batches of the
+  same memory-mapped array, outputs concatenated), for the conv at 8 and 64 channels; goal ≤ 1.10.
 
 onnxruntime and onnx are the ``onnx`` extra: without them (or on a commit without ``rfbench.nn.predict``) the
 setups raise ``NotImplementedError``. ``RFBENCH_BENCH_LARGE=1`` adds 4096-window cases.
@@ -114,12 +115,12 @@ def write_windows(folder: Path, x: np.ndarray, joints: bool = True) -> Path:
 class _Folder:
     """Set-up shared by the suites: a windows folder of ``n`` MM-Fi windows and the conv model beside it."""
 
-    def make(self, n, row=MMFI_ROW, model=None):
+    def make(self, n, row=MMFI_ROW, model=None, joints=True):
         P = _import()
         self.tmp = tempfile.TemporaryDirectory(prefix="rfbench-bench-predict-")
         root = Path(self.tmp.name)
         x = np.random.default_rng(1).standard_normal((n, *row)).astype(np.float32)
-        self.folder = write_windows(root / "win", x, joints=model is None)
+        self.folder = write_windows(root / "win", x, joints=joints)
         self.model_bytes = model if model is not None else conv_model(row)
         self.model = root / "model.onnx"
         self.model.write_bytes(self.model_bytes)
@@ -181,10 +182,10 @@ class Copy(_Folder):
 
     def setup(self, case):
         if case == "mmfi":
-            self.P = self.make(512 if LARGE else 128, MMFI_ROW, mean_model(MMFI_ROW))
+            self.P = self.make(512 if LARGE else 128, MMFI_ROW, mean_model(MMFI_ROW), joints=False)
             self.batch = 32
         else:  # ADR-155's [1, 256, 64, 64] input, one window per call
-            self.P = self.make(64 if LARGE else 8, ADR155_ROW, mean_model(ADR155_ROW))
+            self.P = self.make(64 if LARGE else 8, ADR155_ROW, mean_model(ADR155_ROW), joints=False)
             self.batch = 1
         self.settings = self.P.PredictSettings(batch_size=self.batch)
         # a strided view of a twice-as-long array: rfbench must copy each batch to make it contiguous
@@ -239,43 +240,90 @@ class Threads(_Folder):
     track_windows_per_second.unit = "windows/s"
 
 
-class Overhead(_Folder):
-    """rfbench's whole call against the bare loop over the same memory-mapped array (1 thread, 1 session)."""
+def best_cpu_time(fn, repeat: int = 5) -> float:
+    """The smallest process CPU time (every thread) of ``repeat`` calls of ``fn()``."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
 
-    params = ([256] + ([4096] if LARGE else []), [16, 128])
-    param_names = ["windows", "batch"]
+
+class Overhead(_Folder):
+    """rfbench's whole call (index and X.npy checked, X hashed, model read and checked, session, batches) against
+    the bare loop over the same memory-mapped array, 1 thread, 1 session, batch 16, for the conv model with 8
+    or 64 channels (the cost of the checks is fixed per byte of X; the model's grows with its channels)."""
+
+    params = ([256] + ([4096] if LARGE else []), [8, 64])
+    param_names = ["windows", "channels"]
     timeout = 600
 
-    def setup(self, windows, batch):
-        self.P = self.make(windows)
-        self.settings = self.P.PredictSettings(batch_size=batch)
-        self.batch = batch
+    def setup(self, windows, channels):
+        self.P = self.make(windows, model=conv_model(channels=channels))
+        self.settings = self.P.PredictSettings(batch_size=16)
         self._rfbench()
-        self.bare(batch)
+        self.bare(16)
 
     def _rfbench(self):
         return self.P.predict(self.model, self.folder, self.settings)
 
-    def track_overhead_vs_bare_loop(self, windows, batch):
-        return best_time(self._rfbench, 5) / best_time(lambda: self.bare(self.batch), 5)
+    def track_overhead_vs_bare_loop(self, windows, channels):
+        """Wall-clock: the hash of X runs on a second thread beside the model."""
+        return best_time(self._rfbench, 5) / best_time(lambda: self.bare(16), 5)
 
     track_overhead_vs_bare_loop.unit = "x"
 
+    def track_cpu_overhead_vs_bare_loop(self, windows, channels):
+        """CPU time of every thread: what the checks cost whether or not a core was free for them."""
+        return best_cpu_time(self._rfbench) / best_cpu_time(lambda: self.bare(16))
 
-if __name__ == "__main__":  # a quick look without asv: python -m benchmarks.bench_predict
+    track_cpu_overhead_vs_bare_loop.unit = "x"
+
+
+def _quick_look(rounds: int) -> None:
+    """Every case set up once, then timed in ``rounds`` interleaved rounds (so load hits them alike); prints the
+    best and the median of each, wall-clock and CPU time (every thread)."""
+
+    def clock(fn):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        return time.perf_counter() - w, time.process_time() - c
+
+    cases = []
     for cls, args in ((Throughput, (256, 16)), (Throughput, (256, 128)), (Threads, (256, "1x1")),
                       (Threads, (256, "2x1")), (Threads, (256, "1x2")), (Threads, (256, "2x2"))):
         b = cls()
         b.setup(*args)
-        print(f"{cls.__name__}{args}: {b.track_windows_per_second(*args):.0f} windows/s")
-        b.teardown()
+        cases.append((f"{cls.__name__}{args}", b, b._rfbench, args[0]))
     for case in ("mmfi", "adr155"):
         b = Copy()
         b.setup(case)
-        print(f"Copy({case!r}): bare loop fed copies / fed views = {b.track_copy_over_view(case):.2f}x")
-        b.teardown()
-    for batch in (16, 128):
+        cases.append((f"Copy({case!r}) bare loop, views", b, lambda b=b: b.bare(b.batch), b.x.shape[0]))
+        cases.append((f"Copy({case!r}) bare loop, copies", b, lambda b=b: b.bare(b.batch, copy=True), b.x.shape[0]))
+        cases.append((f"Copy({case!r}) rfbench, views", b, b._view, b.x.shape[0]))
+        cases.append((f"Copy({case!r}) rfbench, copied", b, b._copied, b.x.shape[0]))
+    for channels in (8, 64):
         b = Overhead()
-        b.setup(256, batch)
-        print(f"Overhead(256, {batch}): rfbench / bare loop = {b.track_overhead_vs_bare_loop(256, batch):.3f}x")
+        b.setup(256, channels)
+        cases.append((f"Overhead(256, {channels}) rfbench", b, b._rfbench, 256))
+        cases.append((f"Overhead(256, {channels}) bare loop", b, lambda b=b: b.bare(16), 256))
+    samples = {name: [] for name, *_ in cases}
+    for _ in range(rounds):
+        for name, _b, fn, _n in cases:
+            samples[name].append(clock(fn))
+    print(f"{rounds} interleaved rounds; os.getloadavg() at the end: {os.getloadavg()[0]:.2f}")
+    print(f"{'case':48s} {'wall best':>10s} {'wall median':>12s} {'windows/s':>10s} {'CPU best':>10s}")
+    for name, _b, _fn, n in cases:
+        wall = sorted(w for w, _ in samples[name])
+        cpu = min(c for _, c in samples[name])
+        print(f"{name:48s} {wall[0] * 1e3:8.1f}ms {wall[len(wall) // 2] * 1e3:10.1f}ms {n / wall[0]:10.0f} "
+              f"{cpu * 1e3:8.1f}ms")
+    for b in {id(b): b for _, b, *_ in cases}.values():
         b.teardown()
+
+
+if __name__ == "__main__":  # a quick look without asv: python -m benchmarks.bench_predict [ROUNDS]
+    import sys
+
+    _quick_look(int(sys.argv[1]) if len(sys.argv) > 1 else 10)
