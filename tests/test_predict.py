@@ -605,6 +605,12 @@ def test_reader_refuses_a_changed_pred_npy(tmp_path, pose):
     assert "not the array this record describes" in error_of(ValidationError, P.load_prediction_record, rec)
     (tmp_path / "pred.npy").unlink()
     assert "are missing" in error_of(ValidationError, P.load_prediction_record, rec)
+    import os
+
+    rec.unlink()
+    os.mkfifo(rec)
+    assert "not a regular file" in error_of(FormatError, P.load_prediction_record, rec)
+    assert "no such file" in error_of(FormatError, P.load_prediction_record, tmp_path / "other.json")
 
 
 @pytest.mark.parametrize("edit,exc,needle", [
@@ -641,6 +647,18 @@ def test_windows_folder_is_checked(tmp_path, pose):
     for given in (folder, deferred):
         assert "changed since `rfbench windows` wrote it" in error_of(ValidationError, P.predict, model, given)
     assert "no such folder" in error_of(FormatError, P.open_windows, tmp_path / "nowhere")
+
+
+def test_windows_files_must_be_regular_files(tmp_path, pose):
+    import os
+
+    folder, _ = pose
+    (folder / "X.npy").unlink()
+    os.mkfifo(folder / "X.npy")  # opening it for reading would wait for a writer forever
+    assert "not a regular file" in error_of(FormatError, P.open_windows, folder)
+    (folder / "index.json").unlink()
+    os.mkfifo(folder / "index.json")
+    assert "not a regular file" in error_of(FormatError, P.open_windows, folder)
 
 
 @pytest.mark.parametrize("edit,needle", [

@@ -205,6 +205,8 @@ def _hex64(value: Any, where: str) -> str:
 
 
 def _open_npy(path: Path, what: str) -> np.ndarray:
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+        raise FormatError(f"{what} {path}: not a regular file")
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
@@ -241,6 +243,8 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
         raise FormatError(f"windows folder {folder}: no such folder" if not folder.exists()
                           else f"windows folder {folder}: not a folder")
     index_path = folder / "index.json"
+    if index_path.exists() and not index_path.is_file():
+        raise FormatError(f"windows index {index_path}: not a regular file")
     raw = read_input_bytes(index_path, "windows index")
     try:
         index = json.loads(raw.decode("utf-8"))
@@ -895,6 +899,8 @@ def load_prediction_record(path: str | os.PathLike) -> PredictionRecord:
     path = Path(path)
     if path.suffix == ".npy":
         path = record_path_for(path)
+    if path.exists() and not path.is_file():
+        raise FormatError(f"prediction record {path}: not a regular file")
     doc = read_json(path, "prediction")
     where = f"prediction record {path}"
     _need(doc, _RECORD_KEYS, where)
