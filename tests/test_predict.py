@@ -562,6 +562,10 @@ def test_record_round_trip_and_content(tmp_path, pose):
     assert record["windows"]["index"] == {"path": "../win/index.json",
                                           "sha256": hashlib.sha256(index.read_bytes()).hexdigest()}
     assert record["x"]["sha256"] == hashlib.sha256((folder / "X.npy").read_bytes()).hexdigest()
+    # the index's split and manifest references (../split.json from win/), re-based to the record's folder
+    deeper = P.prediction_record(out, tmp_path / "a" / "b" / "pred.npy")
+    assert deeper["windows"]["split"] == {"path": "../../split.json", "sha256": "a" * 64}
+    assert deeper["windows"]["manifest"] == {"path": "../../manifest.json", "sha256": "b" * 64}
     assert record["runtime"]["version"] == P.onnxruntime_version()
     assert record["cpu"] == P.cpu_isa()
     assert record["argv"] == ["rfbench", "predict", "../lin.onnx", "--windows", "../win", "-o", "pred.npy",

@@ -759,6 +759,13 @@ def _rel(path: Path, base: Path) -> str:
     return Path(os.path.relpath(Path(path).resolve(), base.resolve())).as_posix()
 
 
+def _ref(ref: Any, folder: Path, base: Path) -> Any:
+    """The index's ``{path, sha256}`` reference with its path re-based from the windows folder to ``base``."""
+    if isinstance(ref, Mapping) and isinstance(ref.get("path"), str) and not Path(ref["path"]).is_absolute():
+        return {**ref, "path": _rel(folder / ref["path"], base)}
+    return ref
+
+
 def _npy_bytes(arr: np.ndarray) -> bytes:
     import io
 
@@ -785,7 +792,8 @@ def prediction_record(prediction: Prediction, pred_path: str | os.PathLike, pred
         w = prediction.windows
         windows = {"path": _rel(w.path, base),
                    "index": {"path": _rel(w.index_path, base), "sha256": w.index_sha256},
-                   "split": w.index.get("split"), "manifest": w.index.get("manifest"), "side": w.index.get("side"),
+                   "split": _ref(w.index.get("split"), w.path, base),
+                   "manifest": _ref(w.index.get("manifest"), w.path, base), "side": w.index.get("side"),
                    "task": w.index.get("task"), "rows": int(w.x.shape[0])}
         argv = ["rfbench", "predict", model_rel, "--windows", windows["path"], "-o", pred_path.name,
                 *settings_argv(prediction.settings)]
