@@ -10,14 +10,14 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c const
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# runtime install (+ the plot extra the demo's pictures use)
+# runtime install (+ the plot extra the demo's pictures use, and the onnx extra its predict step uses)
 $(VENV)/.runtime: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP) -e '.[plot]'
+	$(PIP) -e '.[plot,onnx]'
 	touch $@
 
 # development install: runtime plus pytest, hypothesis, asv and the peers tests compare with
 $(VENV)/.dev: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP) -e '.[dev,plot,mat]'
+	$(PIP) -e '.[dev,plot,mat,onnx]'
 	touch $@ $(VENV)/.runtime
 
 # the whole pipeline on generated corpora, into demo-out/ (replacing the demo's own files from an earlier run)

@@ -15,8 +15,8 @@ Conventions (README.md says them too, in "About the examples"):
 - Any other block must carry one of these two markers, so nothing is skipped silently.
 
 Output is compared after removing trailing spaces, with the terminal width fixed by ``COLUMNS=100``.
-``python tests/readme_runner.py [README.md]`` prints what every console command really prints, for
-writing the README.
+``python tests/readme_runner.py [README.md | docs/PAGE.md]`` prints what every console command really prints, for
+writing the README or a docs page; :func:`run_document` runs a docs page under the same conventions.
 """
 
 from __future__ import annotations
@@ -224,6 +224,46 @@ def expected_code(step: Step, following: Step | None) -> int | None:
     if any(line.startswith("error:") for line in step.expected):
         return None
     return 0
+
+
+def run_document(path: Path, cwd: Path) -> tuple[int, list[str]]:
+    """Run a Markdown page (a ``docs/`` page, under the README's conventions) in the folder ``cwd``.
+
+    Returns ``(commands and python blocks run, failures)``; each failure names the page's line and shows what
+    was printed beside what the page shows. The README itself runs through ``tests/test_readme.py``.
+    """
+    path = Path(path)
+    session = Session(Path(cwd))
+    failures: list[str] = []
+    ran = 0
+    for b in blocks(path.read_text(encoding="utf-8")):
+        if b.marker == "not-run":
+            continue
+        if b.marker == "file":
+            session.write(b.file, b.lines)
+            continue
+        if b.lang == "python":
+            try:
+                session.exec_python("\n".join(b.lines), f"{path.name}:{b.line_no}")
+            except Exception as exc:  # report every failing example, not only the first
+                failures.append(f"{path.name} python block at line {b.line_no}: {exc.__class__.__name__}: {exc}")
+            ran += 1
+            continue
+        if b.lang != "console":
+            failures.append(f"{path.name} line {b.line_no}: ```{b.lang} block neither run nor marked")
+            continue
+        all_steps = steps(b)
+        for i, step in enumerate(all_steps):
+            code, text = session.run(step.command)
+            ran += 1
+            want = expected_code(step, all_steps[i + 1] if i + 1 < len(all_steps) else None)
+            if (want is None and code == 0) or (want is not None and code != want):
+                failures.append(f"{path.name} line {b.line_no}: `{step.command}` exited {code}, expected "
+                                f"{'non-zero' if want is None else want}:\n{text}")
+            elif not matches(step.expected, text.splitlines()):
+                failures.append(f"{path.name} line {b.line_no}: `{step.command}` printed:\n{text}\n--- the page "
+                                "shows:\n" + "\n".join(step.expected))
+    return ran, failures
 
 
 def main(argv: list[str] | None = None) -> int:

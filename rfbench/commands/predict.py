@@ -1,0 +1,88 @@
+"""``rfbench predict MODEL.onnx --windows DIR -o pred.npy``: run an ONNX model over a windows folder.
+
+The run's options are the fields of :class:`rfbench.nn.predict_settings.PredictSettings`: their help, default
+and bounds come from the field metadata, and the recorded argv from the same fields.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from rfbench.commands._common import emit_json, guard, progress, stdout_console
+from rfbench.nn.predict_settings import PredictSettings, setting_meta
+
+
+def _opt(name: str, **extra):
+    meta = setting_meta(name)
+    bounds = {k: meta[k] for k in ("min", "max") if k in meta}
+    return typer.Option(meta["option"], help=meta["help"], **bounds, **extra)
+
+
+def predict(
+    model: Annotated[Path, typer.Argument(help="The ONNX model (.onnx, every tensor inside the file).",
+                                          show_default=False)],
+    windows: Annotated[Path, typer.Option("--windows", help="A folder written by `rfbench windows` (X.npy, y.npy, "
+                                          "index.json).", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Predictions to write (.npy); the record goes beside it "
+                                      "with the suffix .json.", show_default=False)],
+    batch_size: Annotated[int, _opt("batch_size")] = setting_meta("batch_size")["default"],
+    intra_op_threads: Annotated[int, _opt("intra_op_threads")] = setting_meta("intra_op_threads")["default"],
+    sessions: Annotated[int, _opt("sessions")] = setting_meta("sessions")["default"],
+    input_name: Annotated[Optional[str], _opt("input_name", show_default=False)] = None,
+    output_name: Annotated[Optional[str], _opt("output_name", show_default=False)] = None,
+    tolerance: Annotated[float, _opt("tolerance")] = setting_meta("tolerance")["default"],
+    force: Annotated[bool, typer.Option("--force", help="Replace existing predictions and record.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Run an ONNX model over a windows folder: pred.npy in the index's row order, and its record pred.json.
+
+    The model is checked before anything runs: its input's rank, fixed dims and dtype against X (named and
+    unset dims accepted), its output's rows against y's row shape, its flattening, or the index's class count;
+    a model keeping tensors in external files or using custom operator domains is refused. onnxruntime then
+    reads X.npy memory-mapped, batch by batch, without copying it. The record (rfbench.prediction/1) holds the
+    model's sha256 and size, onnxruntime's version and settings, the CPU's instruction-set level, the index's
+    and X's sha256, and the command line that re-runs it (paths relative to the record's folder).
+
+    Needs onnxruntime: pip install 'rfbench[onnx]'. Exit 0 on success, 2 on bad input (nothing written).
+    """
+    with guard():
+        from rfbench.io.files import check_writable
+        from rfbench.nn import predict as P
+
+        settings = PredictSettings(batch_size=batch_size, intra_op_threads=intra_op_threads, sessions=sessions,
+                                   input_name=input_name, output_name=output_name, tolerance=tolerance)
+        P._onnxruntime()  # the install hint before any file is read
+        record_path = P.record_path_for(out)
+        check_writable(out, force)
+        check_writable(record_path, force)
+        folder = P.open_windows(windows, check_x=False)  # predict hashes X while the model runs
+        with progress(int(folder.x.shape[0]), "predicting", enabled=not json_out) as advance:
+            prediction = P.predict(model, folder, settings, advance=advance)
+        record = P.write_prediction(out, prediction, force=force)
+    if json_out:
+        emit_json({"pred_file": str(out), "record_file": str(record_path), "rows": int(prediction.pred.shape[0]),
+                   "seconds": prediction.seconds, "windows_per_second": _rate(prediction), "record": record})
+        return
+    from rich.markup import escape
+
+    console = stdout_console()
+    r = record
+    threads = r["runtime"]["intra_op_threads"]
+    n_sessions = r["runtime"]["sessions"]
+    console.print(escape(
+        f"{out}: {r['pred']['dtype']} {tuple(r['pred']['shape'])} ({r['output']['mode']}), record {record_path}"))
+    console.print(escape(
+        f"model {model} ({r['model']['bytes']} bytes, sha256 {r['model']['sha256'][:12]}…): input "
+        f"{r['input']['name']!r} {r['input']['shape']}, output {r['output']['name']!r} {r['output']['shape']}"))
+    console.print(escape(
+        f"{r['windows']['rows']} windows in {r['batches']} batch(es) of {settings.batch_size}, "
+        f"{r['copied_batches']} copied; onnxruntime {r['runtime']['version']}, {threads} thread(s) × {n_sessions} "
+        f"session(s), CPU {r['cpu']['level']} (kernels {r['cpu']['mlas']})"))
+    console.print(escape(f"{prediction.seconds:.3f} s, {_rate(prediction):.0f} windows/s"))
+
+
+def _rate(prediction) -> float:
+    return float(prediction.pred.shape[0] / prediction.seconds) if prediction.seconds > 0 else float("inf")
