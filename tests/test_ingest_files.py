@@ -58,7 +58,9 @@ def test_one_recording_per_file_with_roles_and_integer_columns(tmp_path):
     assert f["sha256"] == hashlib.sha256((tmp_path / f["path"]).read_bytes()).hexdigest()
     assert m.problems == [{"path": "1_alldata/16_160_sample_A.txt",
                            "reason": f"does not match the template {WIAR!r}; left out"}]
-    assert m.extra["template"] == {"text": WIAR, "fields": {"distance": "int", "activity": "int", "sample": "int"},
+    assert m.extra["template"] == {"text": WIAR, "fields": [{"name": "distance", "type": "int"},
+                                                            {"name": "activity", "type": "int"},
+                                                            {"name": "sample", "type": "int"}],
                                    "recording_by": None}
     assert m.extra["roles"] == {"label": "activity", "location": "distance"}
     assert m.extra["tree"] == {"files": 13, "matched": 12}
@@ -91,7 +93,7 @@ def test_recordings_grouped_by_fields_with_receivers(tmp_path):
     assert reasons["20181109/user1-1-r3.dat"] == "empty file (0 bytes); receiver 3 has no data"
     assert reasons["20181205_2/user1-1-r*.dat"] == "missing part(s) receiver=3 (found in other recordings)"
     assert m.extra["template"]["recording_by"] == ["date", "user", "gesture"]
-    assert m.extra["template"]["fields"]["receiver"] == "int"
+    assert {"name": "receiver", "type": "int"} in m.extra["template"]["fields"]
     # the receiver is not a recording-level domain column; the recording fields are
     assert "receiver" not in m.domain_keys and "date" in m.domain_keys
     assert first["files"][2]["sha256"] == hashlib.sha256(b"").hexdigest()

@@ -207,10 +207,13 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
     from rich.markup import escape
     from rich.table import Table
 
+    from rfbench.datasets.manifest import value_sort_key
+
     console = stdout_console()
     keys = [k for k in ("room", "subject", "location", "orientation", "gesture", "action") if any(k in r for r in recs)]
     template = manifest.extra.get("template") or {}
-    keys += [k for k in template.get("fields", {}) if k not in keys and any(k in r for r in recs)]
+    fields = [f["name"] for f in template.get("fields", [])]
+    keys += [k for k in fields if k not in keys and any(k in r for r in recs)]
     if "label" in manifest.extra.get("roles", {}):
         keys.append("label")
     table = Table(title=f"rfbench ingest {manifest.dataset}" + (" [SYNTHETIC]" if manifest.synthetic else ""),
@@ -222,16 +225,16 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
         counts: dict = {}
         for r in recs:
             counts[r.get(key)] = counts.get(r.get(key), 0) + 1
-        shown = sorted(counts.items(), key=lambda kv: (kv[0] is None, str(kv[0])))
+        shown = sorted(counts.items(), key=lambda kv: (kv[0] is None, value_sort_key(kv[0])))
         text = ", ".join(f"{'(none)' if v is None else v}: {n}" for v, n in shown[:12]) + (" …" if len(shown) > 12 else "")
         table.add_row(key, str(len(counts)), escape(text))
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "
                   f"→ {escape(str(out))}")
     if tree:
+        rest = tree["files"] - tree["matched"]
         console.print(f"{tree['matched']} of {tree['files']} file(s) match the template {escape(repr(template['text']))}"
-                      + (f"; the other {tree['files'] - tree['matched']} are problems" if tree["files"] > tree["matched"]
-                         else ""))
+                      + (f"; the other {rest} are problems" if rest else ""))
     if manifest.problems:
         console.print(f"[yellow]{len(manifest.problems)} problem(s)[/] (listed in the manifest too):")
         for p in manifest.problems:

@@ -18,7 +18,8 @@ Most labs name their logs by a convention of their own (``{user}_{gesture}_{repe
   the same read; ``frames`` is the fewest valid records of any usable part; empty files and unreadable logs
   are problems; files with identical bytes are problems (and, with ``drop_duplicates``, their recordings are
   left out: a copy of one recording under two names would otherwise sit on both sides of a split);
-- the manifest records ``template`` (``{text, fields: {name: "int" | "str"}, recording_by}``), ``roles`` and
+- the manifest records ``template`` (``{text, fields: [{name, type: "int" | "str"}], recording_by}``, fields in
+  template order), ``roles`` and
   ``tree`` (``{files, matched}``: how many files were looked at and how many the template read).
 
 Recording ids are the file's path relative to the root (one file per recording) or the template with each part
@@ -241,7 +242,7 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
             raise ValidationError(f"{root}: every recording holds a duplicated file; none is left")
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {
-        "template": {"text": tpl.text, "fields": {f: kinds[f] for f in tpl.fields},
+        "template": {"text": tpl.text, "fields": [{"name": f, "type": kinds[f]} for f in tpl.fields],
                      "recording_by": list(by) or None},
         "roles": dict(roles),
         "tree": {"files": seen[0], "matched": len(matched)},

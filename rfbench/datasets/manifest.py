@@ -7,7 +7,7 @@ reads. Required keys: ``schema``, ``dataset``, ``root``, ``recordings`` and ``pr
 frames usable for windows), the domain keys that apply (``subject``, ``room``, ``location``, ``orientation``,
 ``gesture``, ``action``, ``repetition``, ``receivers``) and ``label``, the class as a **string** (never a
 label-set index); more keys are allowed. A manifest made from a name template (``rfbench ingest files``) records
-it as ``template`` (``{text, fields: {name: "int" | "str"}, recording_by}``) and its ``roles``; every
+it as ``template`` (``{text, fields: [{name, type: "int" | "str"}], recording_by}``) and its ``roles``; every
 recording-level template field is then a domain column too. A generated corpus carries ``"synthetic": true``
 and ``synthetic_marker`` (``{path, sha256}`` of the generator's marker file).
 
@@ -190,9 +190,9 @@ class Manifest:
 def template_fields(template: Any) -> tuple:
     """The recording-level fields of a manifest's ``template`` record (those of ``recording_by`` when it is
     given, else every field); empty for a manifest without one."""
-    if not isinstance(template, Mapping) or not isinstance(template.get("fields"), Mapping):
+    if not isinstance(template, Mapping) or not isinstance(template.get("fields"), list):
         return ()
-    fields = tuple(str(k) for k in template["fields"])
+    fields = tuple(str(f["name"]) for f in template["fields"] if isinstance(f, Mapping) and "name" in f)
     by = template.get("recording_by")
     if isinstance(by, list) and by:
         return tuple(f for f in fields if f in by)
