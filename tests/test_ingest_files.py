@@ -298,3 +298,17 @@ def test_wiar_corpus_holds_identical_logs_at_both_distances():
     assert reasons["1_alldata/csi_a12_4.dat"].startswith("1 record(s) skipped (truncated 1)")
     d = files.ingest(root, WIAR, roles={"label": "activity", "location": "distance"}, drop_duplicates=True)
     assert len(d.recordings) == 300 and not any(r["activity"] == 12 for r in d.recordings)
+
+
+def test_cross_subject_on_a_files_manifest(runner, tmp_path):
+    for k, user in enumerate(("kq", "mj", "zh")):
+        for g in (1, 2):
+            put(tmp_path / "tree" / f"{user}_{g}_1.dat", synthetic_log(3 + k + g, seed=10 * k + g))
+    out = tmp_path / "m.json"
+    r = runner.invoke(app, ["ingest", "files", str(tmp_path / "tree"), "-t", "{user}_{gesture}_{repetition}.dat",
+                            "--subject", "user", "--label", "gesture", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["split", str(out), "-p", "cross-subject", "--test", "mj", "-o", str(tmp_path / "s.json")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert doc["test"] == ["mj_1_1.dat", "mj_2_1.dat"] and doc["audit"]["passed"]
