@@ -121,6 +121,15 @@ def test_patterns_restrict_values():
         compile_template("{a}.dat", patterns={"b": "x"})
 
 
+def test_long_hostile_names_are_read_or_refused():
+    # 250 separators and no extension, or one: a scan of the literals refuses the first, the second is ambiguous
+    t = compile_template("{a}_{b}_{c}_{d}_{e}_{f}.dat")
+    assert t.match("_" * 250).startswith("does not match")
+    assert t.match("a_" * 120 + ".dat").startswith("ambiguous")
+    assert t.match("a_" * 5 + ".dat").startswith("does not match")  # {f} would be empty
+    assert t.match("1_2_3_4_5_6.dat") == dict(zip("abcdef", "123456"))
+
+
 # ---------------------------------------------------------------------------------------------------------
 # the matcher against a brute-force twin: every way to cut the text, literal by literal
 # ---------------------------------------------------------------------------------------------------------
@@ -161,7 +170,7 @@ def _naive_readings(template: str, path: str) -> list[dict]:
 def test_matcher_agrees_with_brute_force(seed):
     rnd = random.Random(seed)
     templates = ["{a}_{b}", "{a}_{b}_{c}", "{a}/{b}_{a}", "x{a}_{b}y", "{a}__{b}", "{a}_{a}", "{a}.{b}.{c}",
-                 "{a}_/{b}"]
+                 "{a}_/{b}", "_{a}", "{a}_", "ab{a}ba", "{a}aa{b}"]
     for _ in range(60):
         template = rnd.choice(templates)
         path = "".join(rnd.choice("ab_./xy") for _ in range(rnd.randint(1, 8)))

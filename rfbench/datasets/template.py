@@ -207,6 +207,24 @@ def compile_template(text: str, patterns: Mapping[str, str] | None = None) -> Te
 def _segment_parses(seg: tuple, text: str, patterns: Mapping, limit: int) -> list[list[tuple[str, str]]]:
     """Up to ``limit`` ways of reading ``text`` as segment ``seg``: each a list of ``(field, value)``."""
     n_parts = len(seg)
+    # A necessary condition, checked in one left-to-right scan: the literals occur in order, fields take at least
+    # one character, the first and last literals sit at the ends. It turns the costly no-match case (a long
+    # hostile name) into a linear scan; the search below then runs only where a reading is likely.
+    pos = 0
+    for i, (kind, value) in enumerate(seg):
+        if kind == "field":
+            pos += 1
+        elif i == 0:
+            if not text.startswith(value):
+                return []
+            pos = len(value)
+        else:
+            j = text.find(value, pos)
+            if j < 0:
+                return []
+            pos = j + len(value)
+    if pos > len(text) or (seg[-1][0] == "lit" and not text.endswith(seg[-1][1])):
+        return []
     dead: set[tuple[int, int]] = set()
     out: list[list[tuple[str, str]]] = []
 
