@@ -114,7 +114,7 @@ def files(
     template: Annotated[str, typer.Option(
         "--template", "-t", show_default=False,
         help="Path of each file relative to ROOT with a {field} for each part that varies, e.g. "
-             "'{distance}_alldata/csi_a{activity}_{sample}.dat'. A field matches one or more characters other "
+             "`{distance}_alldata/csi_a{activity}_{sample}.dat`. A field matches one or more characters other "
              "than /; {{ and }} are literal braces.")],
     recording_by: Annotated[Optional[list[str]], typer.Option(
         "--recording-by", help="Fields that identify a recording (comma-separated); the other fields (e.g. a "
