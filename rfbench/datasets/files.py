@@ -34,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 
 from rfbench.datasets.manifest import Manifest, value_sort_key
 from rfbench.datasets.template import Template, compile_template, infer_field_types
-from rfbench.datasets.tree import TreeWalk, count_logs, duplicate_problems, log_entry, marker_record
+from rfbench.datasets.tree import TreeWalk, count_logs, duplicate_problems, marker_record, part_entries
 from rfbench.errors import ValidationError
 
 __all__ = ["ingest", "check_spec", "ROLES", "RESERVED_FIELDS", "SYNTHETIC_MARKER"]
@@ -193,6 +193,10 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
 
     all_parts = sorted({pv for g in groups.values() for pv, _ in g["files"]},
                        key=lambda pv: tuple(value_sort_key(v) for v in pv))
+
+    def owner(values: tuple) -> str:  # "receiver 3" in a problem text; a single file is the recording's
+        return ", ".join(f"{p} {v}" for p, v in zip(parts, values)) or "the recording"
+
     recordings = []
     for rid in sorted(groups):
         g = groups[rid]
@@ -203,14 +207,7 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
                 rec[f] = _typed(values[f], kinds[f])
         for role, f in roles.items():
             rec[role] = values[f] if role == "label" else _typed(values[f], kinds[f])
-        files, usable = [], []
-        for pv, e in sorted(g["files"], key=lambda item: tuple(value_sort_key(v) for v in item[0])):
-            owner = ", ".join(f"{p} {v}" for p, v in zip(parts, pv)) if parts else "the recording"
-            entry, records = log_entry(e.rel, e.size, counts.get(str(e.path)), owner, problems)
-            entry.update(zip(parts, pv))
-            files.append(entry)
-            if records is not None:
-                usable.append((pv, records))
+        files, usable = part_entries(g["files"], parts, counts, owner, problems)
         if "receiver" in parts and kinds["receiver"] == "int":
             k = parts.index("receiver")
             rec["receivers"] = sorted(pv[k] for pv, _ in usable)

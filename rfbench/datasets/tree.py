@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Sequence
 
 from rfbench.errors import FormatError
 
-__all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry",
+__all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry", "part_entries",
            "duplicate_problems", "marker_record", "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
 
 #: Folders whose files are the kernel's pseudo-files: their sizes say nothing of their contents.
@@ -300,6 +300,27 @@ def log_entry(rel: str, size: int, count: LogCount | None, owner: str, problems:
 
 
 _EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def part_entries(members: Iterable[tuple[tuple, Entry]], names: Sequence[str], counts: dict,
+                 owner: Callable[[tuple], str], problems: list) -> tuple[list[dict], list[tuple[tuple, int]]]:
+    """The file entries of one recording's parts and the parts with data.
+
+    ``members`` are ``(part values, entry)`` (e.g. ``((3,), entry)`` for receiver 3), sorted here by value;
+    ``names`` name the part fields, written into each entry; ``counts`` is :func:`count_logs`' result;
+    ``owner(values)`` names a part in problem texts. Returns the entries and ``[(values, records)]`` of the parts
+    with at least one valid record (a recording's ``frames`` is the fewest of these).
+    """
+    from rfbench.datasets.manifest import value_sort_key
+
+    entries, usable = [], []
+    for values, e in sorted(members, key=lambda item: tuple(value_sort_key(v) for v in item[0])):
+        entry, records = log_entry(e.rel, e.size, counts.get(str(e.path)), owner(values), problems)
+        entry.update(zip(names, values))
+        entries.append(entry)
+        if records is not None:
+            usable.append((values, records))
+    return entries, usable
 
 
 def duplicate_problems(entries: Iterable[tuple[str, str, int]]) -> tuple[list[dict], list[list[str]]]:

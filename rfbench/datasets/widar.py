@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import compile_template
-from rfbench.datasets.tree import TreeWalk, count_logs, duplicate_problems, log_entry, marker_record
+from rfbench.datasets.tree import TreeWalk, count_logs, duplicate_problems, marker_record, part_entries
 from rfbench.errors import ValidationError
 
 __all__ = [
@@ -249,13 +249,9 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
         date, stem = key
         name: WidarName = groups[key]["name"]
         room = DATE_ROOMS[date]
-        files, usable = [], []
-        for receiver, f in sorted(groups[key]["files"].items()):
-            entry, records = log_entry(f.rel, f.size, counts.get(str(f.path)), f"receiver r{receiver}", problems)
-            entry["receiver"] = receiver
-            if records is not None:
-                usable.append((receiver, records))
-            files.append(entry)
+        members = [((r,), f) for r, f in groups[key]["files"].items()]
+        files, usable = part_entries(members, ("receiver",), counts, lambda values: f"receiver r{values[0]}",
+                                     problems)
         missing = [r for r in expected if r not in groups[key]["files"]]
         folder = walk.rel(groups[key]["folder"])
         if missing:
@@ -279,7 +275,7 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
             "location": name.location,
             "orientation": name.orientation,
             "repetition": name.repetition,
-            "receivers": sorted(r for r, _ in usable),
+            "receivers": sorted(r for (r,), _ in usable),
             "files": files,
             "frames": min((n for _, n in usable), default=0),
         })
