@@ -338,3 +338,18 @@ def test_the_library_keeps_an_absolute_root_until_written(tmp_path, kind):
     m = ingest(root)
     assert os.path.isabs(m.root) and Path(m.root) == root.resolve()
     assert m.recorded_root(tmp_path / "m.json") == "tree"
+
+
+def test_a_dataset_folder_whose_path_is_not_utf8_is_one_line_exit_2(runner, tmp_path):
+    root = files_tree(tmp_path / BAD)
+    out = tmp_path / "m.json"
+    r = runner.invoke(app, ["ingest", "files", str(root), "-t", FILES_T, "-o", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == ("error: the dataset folder's path 'caf\\xe9' is not valid UTF-8, so a manifest cannot record "
+                        "it; rename the folder (or a folder above it)\n")
+    assert not out.exists()
+    out = tmp_path / f"{BAD}.json"  # a manifest name that is not UTF-8 is fine, and shown escaped
+    r = runner.invoke(app, ["ingest", "files", str(files_tree(tmp_path / "tree")), "-t", FILES_T, "-o", str(out),
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["manifest"].endswith("caf\\xe9.json") and out.exists()

@@ -187,9 +187,11 @@ class _Bar:
 
 
 def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) -> None:
+    from rfbench.datasets.tree import display_path
+
     recs = manifest.recordings
     summary = {
-        "manifest": str(out),
+        "manifest": display_path(str(out)),
         "dataset": manifest.dataset,
         "root": manifest.recorded_root(out, absolute_root),
         "synthetic": manifest.synthetic,
@@ -230,7 +232,7 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
         table.add_row(key, str(len(counts)), escape(text))
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "
-                  f"→ {escape(str(out))}")
+                  f"→ {escape(summary['manifest'])}")
     if tree:
         rest = tree["files"] - tree["matched"]
         console.print(f"{tree['matched']} of {tree['files']} file(s) match the template {escape(repr(template['text']))}"

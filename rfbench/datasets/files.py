@@ -34,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 
 from rfbench.datasets.manifest import Manifest, value_sort_key
 from rfbench.datasets.template import Template, compile_template, infer_field_types
-from rfbench.datasets.tree import TreeWalk, count_logs, duplicate_problems, marker_record, part_entries
+from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
 from rfbench.errors import ValidationError
 
 __all__ = ["ingest", "check_spec", "ROLES", "RESERVED_FIELDS", "SYNTHETIC_MARKER"]
@@ -137,7 +137,8 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
     tpl, by, parts, roles = check_spec(template, recording_by, roles)
     root = Path(root)
     if not root.is_dir():
-        raise ValidationError(f"{root}: not a folder; give the folder the template's paths are relative to")
+        raise ValidationError(f"{display_path(str(root))}: not a folder; give the folder the template's paths are "
+                              "relative to")
     walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     problems = walk.problems
     nseg = len(tpl.segments)
@@ -168,7 +169,8 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
 
     visit(root, None, 0)
     if not matched:
-        raise ValidationError(f"{root}: no file matches the template {tpl.text!r} ({seen[0]} file(s) looked at"
+        raise ValidationError(f"{display_path(str(root))}: no file matches the template {tpl.text!r} ({seen[0]} "
+                              "file(s) looked at"
                               + (f", e.g. {problems[0]['path']}" if problems else "") + ")")
     kinds = infer_field_types({f: [v[f] for _, v in matched] for f in tpl.fields})
 
@@ -236,7 +238,7 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
                 kept.append(rec)
         recordings = kept
         if not recordings:
-            raise ValidationError(f"{root}: every recording holds a duplicated file; none is left")
+            raise ValidationError(f"{display_path(str(root))}: every recording holds a duplicated file; none is left")
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {
         "template": {"text": tpl.text, "fields": [{"name": f, "type": kinds[f]} for f in tpl.fields],
@@ -251,6 +253,6 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         extra["follow_symlinks"] = True
     if drop_duplicates:
         extra["drop_duplicates"] = True
-    name = dataset or Path(os.path.abspath(root)).name or "files"
+    name = dataset or display_path(Path(os.path.abspath(root)).name) or "files"
     return Manifest(dataset=name, root=os.path.abspath(root), recordings=recordings, problems=problems,
                     synthetic=marker is not None, extra=extra)

@@ -122,6 +122,13 @@ class Manifest:
         """
         doc = self.to_dict()
         doc["root"] = self.recorded_root(path, absolute_root)
+        try:
+            doc["root"].encode("utf-8")
+        except UnicodeEncodeError:
+            from rfbench.datasets.tree import display_path
+
+            raise ValidationError(f"the dataset folder's path '{display_path(doc['root'])}' is not valid UTF-8, so a "
+                                  "manifest cannot record it; rename the folder (or a folder above it)") from None
         return write_json(path, doc, force=force)
 
     @classmethod

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from rfbench.datasets.manifest import Manifest
-from rfbench.datasets.tree import Entry, TreeWalk, marker_record
+from rfbench.datasets.tree import Entry, TreeWalk, display_path, marker_record
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = [
@@ -313,7 +313,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
     """
     root = Path(root)
     if not root.is_dir():
-        raise ValidationError(f"{root}: not a folder; give the MM-Fi folder holding E01 … E04")
+        raise ValidationError(f"{display_path(str(root))}: not a folder; give the MM-Fi folder holding E01 … E04")
     walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     mroot = find_mmfi_root(root)
 
@@ -341,7 +341,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
                     continue
                 folders.append((env.name, subj.name, act.name, act))
     if not folders:
-        raise ValidationError(f"{root}: no MM-Fi recording found (expected E0x/Syy/Azz folders; {len(walk.problems)} "
+        raise ValidationError(f"{display_path(str(root))}: no MM-Fi recording found (expected E0x/Syy/Azz folders; {len(walk.problems)} "
                               "problem(s) in the tree)")
     if on_total is not None:
         on_total(len(folders))

@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import compile_template
-from rfbench.datasets.tree import TreeWalk, count_logs, duplicate_problems, marker_record, part_entries
+from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
 from rfbench.errors import ValidationError
 
 __all__ = [
@@ -196,7 +196,8 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     """
     root = Path(root)
     if not root.is_dir():
-        raise ValidationError(f"{root}: not a folder; give the Widar3.0 folder holding CSI/ (or the CSI folder)")
+        raise ValidationError(f"{display_path(str(root))}: not a folder; give the Widar3.0 folder holding CSI/ (or the "
+                              "CSI folder)")
     csi_root = find_csi_root(root)
     walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     problems = walk.problems
@@ -280,7 +281,7 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
             "frames": min((n for _, n in usable), default=0),
         })
     if not recordings:
-        raise ValidationError(f"{root}: no Widar3.0 recording found (expected CSI/<date>/<user>/<user>-<gesture>-"
+        raise ValidationError(f"{display_path(str(root))}: no Widar3.0 recording found (expected CSI/<date>/<user>/<user>-<gesture>-"
                               f"<location>-<orientation>-<repetition>-r<N>.dat; {len(problems)} problem(s) in the "
                               "tree)")
     problems.extend(duplicate_problems((f["path"], f["sha256"], f["bytes"]) for r in recordings
