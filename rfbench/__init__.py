@@ -3,9 +3,69 @@
 Exact Intel 5300 CSI parsing, leakage-audited dataset splits, pose and gesture metrics under a declared
 MetricSpec beside a training-split baseline, and evidence-tagged reports that ``rfbench verify`` re-runs.
 
-The package imports nothing heavy at import time; submodules import NumPy and Numba on use.
+The pipeline as a library, one function per stage (each also a command, ``rfbench <stage>``)::
+
+    log = rfbench.read_log("capture.dat")                       # parse
+    manifest = rfbench.ingest_widar("Widar3.0")                  # ingest (also ingest_mmfi)
+    (split,) = rfbench.make_splits(manifest, "cross-room", test=[3])   # split, with its audit
+    rfbench.audit_split("split.json")                            # audit
+    run = rfbench.score_pose("pred.npy", "gt.npy", split="split.json", ...,
+                             settings=rfbench.PoseSettings(skeleton="h36m17", units="m"), out="report.json")
+    rfbench.verify_report("report.json")                         # verify
+    rfbench.predict("model.onnx", "windows/")                    # predict
+
+Names are imported on first use (``rfbench.__getattr__``): ``import rfbench`` itself loads neither NumPy nor
+Numba, so the command line starts fast. :data:`__all__` lists every public name.
 """
+
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+#: Public name → (module, attribute). Reading it imports nothing heavy.
+_EXPORTS: dict[str, tuple[str, str]] = {
+    # parse
+    "read_log": ("rfbench.io.intel5300", "read"),
+    # ingest
+    "ingest_widar": ("rfbench.datasets.widar", "ingest"),
+    "ingest_mmfi": ("rfbench.datasets.mmfi", "ingest"),
+    "read_manifest": ("rfbench.datasets.manifest", "read_manifest"),
+    "Manifest": ("rfbench.datasets.manifest", "Manifest"),
+    # split and audit
+    "make_splits": ("rfbench.protocols.split", "make_splits"),
+    "ProtocolSplitter": ("rfbench.protocols.split", "ProtocolSplitter"),
+    "load_split": ("rfbench.protocols.splitfile", "load_split"),
+    "audit_split": ("rfbench.protocols.audit", "audit_split"),
+    # score
+    "score_pose": ("rfbench.report.score", "score_pose"),
+    "score_gesture": ("rfbench.report.score", "score_gesture"),
+    "ScoreInputs": ("rfbench.report.settings", "ScoreInputs"),
+    "PoseSettings": ("rfbench.report.settings", "PoseSettings"),
+    "GestureSettings": ("rfbench.report.settings", "GestureSettings"),
+    "BootstrapSettings": ("rfbench.report.settings", "BootstrapSettings"),
+    "ReportOptions": ("rfbench.report.settings", "ReportOptions"),
+    # verify
+    "verify_report": ("rfbench.report.verify", "verify_report"),
+    "VerifyLimits": ("rfbench.report.verify", "Limits"),
+    # predict
+    "predict": ("rfbench.nn.predict", "predict"),
+    "PredictSettings": ("rfbench.nn.predict_settings", "PredictSettings"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'rfbench' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

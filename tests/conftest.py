@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+#: ``../shared`` beside the checkout; ``RFBENCH_SHARED`` points elsewhere (e.g. from a second worktree).
+SHARED = Path(os.environ.get("RFBENCH_SHARED") or ROOT.parent / "shared")
 CONFORMANCE = SHARED / "conformance"
 
 

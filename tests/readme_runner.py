@@ -1,4 +1,5 @@
-"""Run README.md as a transcript: every ```console and ```python block, in order, in one folder.
+"""Run README.md (or a page of docs/) as a transcript: every ```console and ```python block, in order, in one
+folder.
 
 Conventions (README.md says them too, in "About the examples"):
 
@@ -6,7 +7,8 @@ Conventions (README.md says them too, in "About the examples"):
   next line; ``# ...`` after a command is a comment); the lines up to the next command are its expected
   output. A line ``...`` stands for any number of lines, and ``...`` inside a line for any text. Commands
   run in-process: ``rfbench ...`` through the Typer app, ``python -m rfbench.<module> ...`` through that
-  module's ``main``, ``python FILE.py`` as a script, ``python -c CODE`` with exec; ``cat FILE``, ``ls DIR`` and ``echo $?`` are
+  module's ``main``, ``python FILE.py ARGS`` as a script (``sys.argv`` is ``[FILE.py, ARGS...]``), ``python -c
+  CODE`` with exec; ``cat FILE``, ``ls DIR`` and ``echo $?`` are
   emulated. A command followed by ``echo $?`` must exit with the code shown; otherwise one whose expected
   output holds an ``error:`` line must exit non-zero, and every other command 0.
 - ```python blocks are executed (stdout is discarded).
@@ -16,7 +18,8 @@ Conventions (README.md says them too, in "About the examples"):
 
 Output is compared after removing trailing spaces, with the terminal width fixed by ``COLUMNS=100``.
 ``python tests/readme_runner.py [README.md | docs/PAGE.md]`` prints what every console command really prints, for
-writing the README or a docs page; :func:`run_document` runs a docs page under the same conventions.
+writing the README or a docs page; :func:`run_document` and :func:`run_file` run a docs page under the same
+conventions (the docs tests use them).
 """
 
 from __future__ import annotations
@@ -166,7 +169,7 @@ class Session:
             elif argv[:2] == ["python", "-m"]:
                 code, text = self._python(lambda: _module_main(argv[2])(argv[3:]))
             elif argv[0] == "python":
-                code, text = self._python(lambda: runpy.run_path(argv[1], run_name="__main__") and 0)
+                code, text = self._python(lambda: _run_script(argv[1], argv[2:]))
             elif argv[0] == "cat":
                 code, text = 0, Path(argv[1]).read_text(encoding="utf-8")
             elif argv[0] == "ls":
@@ -207,6 +210,52 @@ class Session:
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _run_script(path: str, args: list[str]) -> int:
+    old = sys.argv
+    sys.argv = [path, *args]
+    try:
+        runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv = old
+    return 0
+
+
+def run_file(path: Path, session: Session) -> tuple[int, list[str]]:
+    """Run every block of the Markdown page at ``path`` in ``session``, as ``tests/test_readme.py`` runs the
+    README: returns how many commands and python blocks ran, and one message per failure."""
+    failures: list[str] = []
+    ran = 0
+    name = Path(path).name
+    for b in blocks(Path(path).read_text(encoding="utf-8")):
+        if b.marker == "not-run":
+            continue
+        if b.marker == "file":
+            session.write(b.file, b.lines)
+            continue
+        if b.lang == "python":
+            try:
+                session.exec_python("\n".join(b.lines), f"{name}:{b.line_no}")
+            except Exception as exc:  # report every failing example, not only the first
+                failures.append(f"{name}: python block at line {b.line_no}: {exc.__class__.__name__}: {exc}")
+            ran += 1
+            continue
+        if b.lang != "console":
+            failures.append(f"{name} line {b.line_no}: ```{b.lang} block neither run nor marked")
+            continue
+        block_steps = steps(b)
+        for i, step in enumerate(block_steps):
+            code, text = session.run(step.command)
+            ran += 1
+            want = expected_code(step, block_steps[i + 1] if i + 1 < len(block_steps) else None)
+            if (want is None and code == 0) or (want is not None and code != want):
+                failures.append(f"{name} line {b.line_no}: `{step.command}` exited {code}, expected "
+                                f"{'non-zero' if want is None else want}:\n{text}")
+            elif not matches(step.expected, text.splitlines()):
+                failures.append(f"{name} line {b.line_no}: `{step.command}` printed:\n{text}\n--- the page shows:\n"
+                                + "\n".join(step.expected))
+    return ran, failures
+
+
 def _module_main(module: str):
     import importlib
 
@@ -227,52 +276,25 @@ def expected_code(step: Step, following: Step | None) -> int | None:
 
 
 def run_document(path: Path, cwd: Path) -> tuple[int, list[str]]:
-    """Run a Markdown page (a ``docs/`` page, under the README's conventions) in the folder ``cwd``.
-
-    Returns ``(commands and python blocks run, failures)``; each failure names the page's line and shows what
-    was printed beside what the page shows. The README itself runs through ``tests/test_readme.py``.
-    """
-    path = Path(path)
-    session = Session(Path(cwd))
-    failures: list[str] = []
-    ran = 0
-    for b in blocks(path.read_text(encoding="utf-8")):
-        if b.marker == "not-run":
-            continue
-        if b.marker == "file":
-            session.write(b.file, b.lines)
-            continue
-        if b.lang == "python":
-            try:
-                session.exec_python("\n".join(b.lines), f"{path.name}:{b.line_no}")
-            except Exception as exc:  # report every failing example, not only the first
-                failures.append(f"{path.name} python block at line {b.line_no}: {exc.__class__.__name__}: {exc}")
-            ran += 1
-            continue
-        if b.lang != "console":
-            failures.append(f"{path.name} line {b.line_no}: ```{b.lang} block neither run nor marked")
-            continue
-        all_steps = steps(b)
-        for i, step in enumerate(all_steps):
-            code, text = session.run(step.command)
-            ran += 1
-            want = expected_code(step, all_steps[i + 1] if i + 1 < len(all_steps) else None)
-            if (want is None and code == 0) or (want is not None and code != want):
-                failures.append(f"{path.name} line {b.line_no}: `{step.command}` exited {code}, expected "
-                                f"{'non-zero' if want is None else want}:\n{text}")
-            elif not matches(step.expected, text.splitlines()):
-                failures.append(f"{path.name} line {b.line_no}: `{step.command}` printed:\n{text}\n--- the page "
-                                "shows:\n" + "\n".join(step.expected))
-    return ran, failures
+    """:func:`run_file` in a fresh session in the folder ``cwd``."""
+    return run_file(Path(path), Session(Path(cwd)))
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print what every console command of the README prints (run in a fresh temporary folder)."""
+    """Print what every console command of the README (or the page given) prints, run in a fresh temporary
+    folder; ``--link NAME=TARGET`` first makes a symbolic link there (as the docs tests do for the corpora)."""
     import tempfile
 
-    args = argv if argv is not None else sys.argv[1:]
+    args = list(argv if argv is not None else sys.argv[1:])
+    links = []
+    while "--link" in args:
+        k = args.index("--link")
+        links.append(args[k + 1].split("=", 1))
+        del args[k:k + 2]
     readme = Path(args[0]) if args else README
     with tempfile.TemporaryDirectory() as tmp:
+        for name, target in links:
+            (Path(tmp) / name).symlink_to(Path(target).resolve())
         session = Session(Path(tmp))
         for b in blocks(readme.read_text(encoding="utf-8")):
             if b.marker == "not-run":

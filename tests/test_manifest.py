@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -32,7 +33,9 @@ def test_round_trip_keeps_required_and_extra_keys(tmp_path):
     assert m.extra == {"receivers_expected": [1, 2, 3]} and m.synthetic is False
     path = m.write(tmp_path / "m.json")
     back = read_manifest(path)
-    assert back.to_dict() == m.to_dict()
+    # root is recorded relative to the manifest's folder and resolves back to the same folder
+    assert not back.root.startswith("/") and os.path.abspath(back.root_dir(path)) == os.path.abspath("/data")
+    assert {**back.to_dict(), "root": "/data"} == m.to_dict()
     written = json.loads(path.read_text())
     assert set(written) == {"schema", "dataset", "root", "recordings", "problems", "synthetic", "receivers_expected"}
     assert load_manifest(path).ids == ["r2", "r1"] and load_manifest(written).dataset == "toy"

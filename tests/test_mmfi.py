@@ -104,12 +104,12 @@ def test_a_wrapping_folder_is_looked_through(tmp_path):
     assert m.recordings[0]["files"][0]["path"] == "MMFi_Dataset/E02/S12/A27/ground_truth.npy"
 
 
-def test_manifest_needs_no_scipy(tree, tmp_path):
+def test_manifest_and_frame_checks_need_no_scipy(tree, tmp_path):
     root, _ = tree
     code = (
         "import sys; sys.modules['scipy'] = None\n"
         "from rfbench.datasets import mmfi\n"
-        f"m = mmfi.ingest({str(root)!r})\n"
+        f"m = mmfi.ingest({str(root)!r}, verify_frames=True)\n"
         "print(len(m.recordings), 'scipy.io' in sys.modules)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -132,7 +132,6 @@ def test_mat_writer_round_trips_through_scipy(tmp_path):
 
 
 def test_verify_frames_reads_every_frame(tree, tmp_path):
-    pytest.importorskip("scipy.io")
     root, _ = tree
     m = mmfi.ingest(root, verify_frames=True)
     # the planted odd frame name is skipped; the real frames are (3, 114, 10) → no extra problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -188,8 +189,9 @@ def test_ingest_is_byte_identical_across_runs_and_worker_counts(synthetic_tree, 
 # ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_random_messy_tree_never_crashes_and_accounts_for_every_file(tmp_path, seed):
+def messy_tree(root: Path, seed: int) -> list[str]:
+    """A randomly messy Widar tree (odd names, wrong folders, empty, garbage and truncated logs); returns the
+    paths written, relative to ``root``."""
     rnd = random.Random(seed)
     folders = ["20181109", "20181117/user1", "20181211/user2/deeper", "20181205_3/user3", "20190101/user1",
                "misc", "20181205"]
@@ -205,11 +207,17 @@ def test_random_messy_tree_never_crashes_and_accounts_for_every_file(tmp_path, s
         data = {"valid": synthetic_log(rnd.randint(1, 6), seed=k), "empty": b"",
                 "garbage": bytes(rnd.randrange(256) for _ in range(rnd.randint(1, 300))),
                 "truncated": synthetic_log(4, seed=k)[:-rnd.randint(1, 200)]}[kind]
-        path = tmp_path / "CSI" / folder / name
+        path = root / "CSI" / folder / name
         put(path, data)
-        written.append(path.relative_to(tmp_path).as_posix())
-    put(tmp_path / "CSI" / "stray.dat", b"x")
+        written.append(path.relative_to(root).as_posix())
+    put(root / "CSI" / "stray.dat", b"x")
     written.append("CSI/stray.dat")
+    return written
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_messy_tree_never_crashes_and_accounts_for_every_file(tmp_path, seed):
+    written = messy_tree(tmp_path, seed)
     m = widar.ingest(tmp_path, workers=2)
     in_recordings = {f["path"]: f for r in m.recordings for f in r["files"]}
     problem_paths = [p["path"] for p in m.problems]
@@ -222,6 +230,41 @@ def test_random_messy_tree_never_crashes_and_accounts_for_every_file(tmp_path, s
         usable = [f["records"] for f in r["files"] if f["records"] > 0]
         assert r["frames"] == (min(usable) if usable else 0)
         assert r["receivers"] == sorted(f["receiver"] for f in r["files"] if f["records"] > 0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the same manifests as before the ingest was rebuilt on the template machinery
+# ---------------------------------------------------------------------------------------------------------
+
+#: Manifests of generated trees written by the Widar ingest of commit 04e85d3 (before the name-template
+#: machinery), ``root`` removed: {tree name: manifest}.
+BEFORE = Path(__file__).parent / "data" / "widar_manifests_04e85d3.json.gz"
+
+
+def test_manifests_are_unchanged_but_for_the_additions(tmp_path):
+    import gzip
+
+    before = json.loads(gzip.decompress(BEFORE.read_bytes()))
+    make_widar_tree(tmp_path / "damaged", seed=3)
+    make_widar_tree(tmp_path / "clean", seed=0, repetitions=2, damage=False)
+    for seed in range(3):
+        messy_tree(tmp_path / f"messy{seed}", seed)
+    assert sorted(before) == ["clean", "damaged", "messy0", "messy1", "messy2"]
+    for name, old in before.items():
+        root = tmp_path / name
+        doc = widar.ingest(root, workers=2).to_dict()
+        del doc["root"]
+        # the additions: sha256 per file, label per recording, the marker's record
+        marker = doc.pop("synthetic_marker", None)
+        assert (marker is not None) == doc["synthetic"]
+        if marker is not None:
+            assert marker["sha256"] == hashlib.sha256((root / marker["path"]).read_bytes()).hexdigest()
+        for rec in doc["recordings"]:
+            assert rec.pop("label") == rec["gesture"]
+            for f in rec["files"]:
+                assert f.pop("sha256") == hashlib.sha256((root / f["path"]).read_bytes()).hexdigest()
+        assert [r["id"] for r in doc["recordings"]] == [r["id"] for r in old["recordings"]], name
+        assert doc == old, name
 
 
 # ---------------------------------------------------------------------------------------------------------

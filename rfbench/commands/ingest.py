@@ -1,4 +1,4 @@
-"""``rfbench ingest widar|mmfi ROOT``: walk a dataset tree and write its manifest."""
+"""``rfbench ingest widar|mmfi|files ROOT``: walk a dataset tree and write its manifest."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 ingest = typer.Typer(
     help=(
-        "Walk a dataset tree and write its manifest (recordings, files, frame counts, domain metadata, problems). "
-        "Problems in the tree (odd names, empty files, unknown folders, missing receivers) are listed, never fatal."
+        "Walk a dataset tree and write its manifest (recordings, files with sizes and sha256, frame counts, domain "
+        "metadata, problems). Problems in the tree (odd names, empty files, unknown folders, missing receivers, "
+        "links leaving the tree) are listed, never fatal; a tree with no recording is an error (exit 2)."
     ),
     context_settings=_CONTEXT,
     no_args_is_help=True,
@@ -25,6 +26,14 @@ ingest = typer.Typer(
 _Out = Annotated[Path, typer.Option("--out", "-o", help="Manifest file to write.")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.")]
 _Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing manifest.")]
+_Follow = Annotated[bool, typer.Option(
+    "--follow-symlinks", help="Also follow symbolic links that lead outside ROOT (recorded in the manifest). By "
+                              "default such links are problems and left out.")]
+_AbsRoot = Annotated[bool, typer.Option(
+    "--absolute-root", help="Record ROOT as an absolute path (default: relative to the manifest's folder, so the "
+                            "manifest names no one's folders).")]
+_Workers = Annotated[Optional[int], typer.Option("--workers", min=1,
+                                                 help="Threads reading and hashing files (default: every core).")]
 
 
 @ingest.command("widar", context_settings=_CONTEXT)
@@ -32,11 +41,12 @@ def widar(
     root: Annotated[Path, typer.Argument(help="Widar3.0 folder holding CSI/ (or the CSI folder itself).",
                                          show_default=False)],
     out: _Out = Path("manifest.json"),
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1,
-                                                   help="Threads parsing files (default: every core).")] = None,
+    workers: _Workers = None,
     receivers: Annotated[Optional[int], typer.Option(
         "--receivers", min=1, max=6,
         help="Receivers r1…rN every recording should have (default: every receiver seen in the tree).")] = None,
+    follow_symlinks: _Follow = False,
+    absolute_root: _AbsRoot = False,
     json_out: _Json = False,
     force: _Force = False,
 ) -> None:
@@ -44,7 +54,8 @@ def widar(
 
     The date folder gives the room (suffixed folders such as 20181205_2 included) and the gesture's name (numbers
     mean different gestures on different dates; the manifest keeps number, date and name). The receiver files
-    of one recording are grouped; every file is parsed (packet counts, skipped records) in parallel.
+    of one recording are grouped; every file is framed (packet counts, skipped records) and hashed (sha256) in the
+    same read, in parallel.
     """
     with guard():
         from rfbench.datasets import widar as widar_mod
@@ -55,9 +66,9 @@ def widar(
         with bar:
             manifest = widar_mod.ingest(root, workers=workers,
                                         receivers_expected=range(1, receivers + 1) if receivers else None,
-                                        progress=bar.advance, on_total=bar.start)
-        manifest.write(out, force=force)
-    _report(manifest, out, json_out)
+                                        follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
+        manifest.write(out, force=force, absolute_root=absolute_root)
+    _report(manifest, out, json_out, absolute_root)
 
 
 @ingest.command("mmfi", context_settings=_CONTEXT)
@@ -65,16 +76,19 @@ def mmfi(
     root: Annotated[Path, typer.Argument(help="MM-Fi folder holding E01 … E04.", show_default=False)],
     out: _Out = Path("manifest.json"),
     verify_frames: Annotated[bool, typer.Option(
-        "--verify-frames", help="Also open every WiFi frame (.mat) and check CSIamp is (3, 114, 10); "
-                                "needs SciPy: pip install 'rfbench[mat]'.")] = False,
+        "--verify-frames", help="Also read every WiFi frame (.mat, each bounded to 4 MiB read and inflated) and "
+                                "check CSIamp is (3, 114, 10).")] = False,
+    workers: _Workers = None,
+    follow_symlinks: _Follow = False,
+    absolute_root: _AbsRoot = False,
     json_out: _Json = False,
     force: _Force = False,
 ) -> None:
     """Ingest an MM-Fi tree: E0x/Syy/Azz/{wifi-csi/frameNNN.mat, ground_truth.npy}.
 
     One recording per E/S/A folder (id E01/S01/A01; room = environment). Checks ground_truth.npy is
-    (frames, 17, 3) and finite, counts WiFi frames and empty (0-byte) frame files. Needs no SciPy unless
-    --verify-frames.
+    (frames, 17, 3), finite, and holds the bytes its header declares; counts WiFi frames and empty (0-byte)
+    frame files; hashes every file (sha256). Needs no SciPy.
     """
     with guard():
         from rfbench.datasets import mmfi as mmfi_mod
@@ -83,9 +97,68 @@ def mmfi(
         check_writable(out, force)
         bar = _Bar(not json_out)
         with bar:
-            manifest = mmfi_mod.ingest(root, verify_frames=verify_frames, progress=bar.advance, on_total=bar.start)
-        manifest.write(out, force=force)
-    _report(manifest, out, json_out)
+            manifest = mmfi_mod.ingest(root, verify_frames=verify_frames, workers=workers,
+                                       follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
+        manifest.write(out, force=force, absolute_root=absolute_root)
+    _report(manifest, out, json_out, absolute_root)
+
+
+def _fields(values: Optional[list[str]]) -> list[str]:
+    """``--recording-by a,b --recording-by c`` → ``["a", "b", "c"]``."""
+    return [f.strip() for v in values or [] for f in v.split(",") if f.strip()]
+
+
+@ingest.command("files", context_settings=_CONTEXT)
+def files(
+    root: Annotated[Path, typer.Argument(help="Folder the template's paths are relative to.", show_default=False)],
+    template: Annotated[str, typer.Option(
+        "--template", "-t", show_default=False,
+        help="Path of each file relative to ROOT with a {field} for each part that varies, e.g. "
+             "`{distance}_alldata/csi_a{activity}_{sample}.dat`. A field matches one or more characters other "
+             "than /; {{ and }} are literal braces.")],
+    recording_by: Annotated[Optional[list[str]], typer.Option(
+        "--recording-by", help="Fields that identify a recording (comma-separated); the other fields (e.g. a "
+                               "receiver) name its files. Default: one recording per file.")] = None,
+    label: Annotated[Optional[str], typer.Option("--label", help="Field that is the class (stored as text "
+                                                                  "under label).")] = None,
+    subject: Annotated[Optional[str], typer.Option("--subject", help="Field that is the subject (person).")] = None,
+    location: Annotated[Optional[str], typer.Option("--location", help="Field that is the location.")] = None,
+    room: Annotated[Optional[str], typer.Option("--room", help="Field that is the room (environment).")] = None,
+    orientation: Annotated[Optional[str], typer.Option("--orientation", help="Field that is the orientation.")] = None,
+    dataset: Annotated[Optional[str], typer.Option("--dataset", help="Dataset name recorded in the manifest "
+                                                                      "(default: ROOT's folder name).")] = None,
+    drop_duplicates: Annotated[bool, typer.Option(
+        "--drop-duplicates", help="Leave out every recording holding a file whose bytes equal another file's (all "
+                                  "copies: which recording they belong to is unknown). Without it they are only "
+                                  "problems.")] = False,
+    out: _Out = Path("manifest.json"),
+    workers: _Workers = None,
+    follow_symlinks: _Follow = False,
+    absolute_root: _AbsRoot = False,
+    json_out: _Json = False,
+    force: _Force = False,
+) -> None:
+    """Ingest any Intel 5300 corpus named by a convention, from a file-name template.
+
+    Every file under ROOT is read with the template (files that do not match are problems); every field becomes a
+    domain column (an integer only when every value is a canonical decimal); --label, --subject, --location,
+    --room and --orientation name the fields with those roles. Each log is framed by the parser (valid
+    packets, skipped records) and hashed (sha256) in the same read. Template rules: docs/ingest.md.
+    """
+    with guard():
+        from rfbench.datasets import files as files_mod
+        from rfbench.io.files import check_writable
+
+        roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
+        files_mod.check_spec(template, _fields(recording_by), roles)  # bad templates fail before the walk
+        check_writable(out, force)
+        bar = _Bar(not json_out)
+        with bar:
+            manifest = files_mod.ingest(root, template, recording_by=_fields(recording_by), roles=roles,
+                                        dataset=dataset, workers=workers, follow_symlinks=follow_symlinks,
+                                        drop_duplicates=drop_duplicates, progress=bar.advance, on_total=bar.start)
+        manifest.write(out, force=force, absolute_root=absolute_root)
+    _report(manifest, out, json_out, absolute_root)
 
 
 class _Bar:
@@ -113,26 +186,38 @@ class _Bar:
         return False
 
 
-def _report(manifest, out: Path, json_out: bool) -> None:
+def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) -> None:
+    from rfbench.datasets.tree import display_path
+
     recs = manifest.recordings
     summary = {
-        "manifest": str(out),
+        "manifest": display_path(str(out)),
         "dataset": manifest.dataset,
-        "root": manifest.root,
+        "root": manifest.recorded_root(out, absolute_root),
         "synthetic": manifest.synthetic,
         "recordings": len(recs),
         "files": sum(len(r["files"]) for r in recs),
         "frames": sum(r["frames"] for r in recs),
         "problems": manifest.problems,
     }
+    tree = manifest.extra.get("tree")
+    if tree:
+        summary["files_looked_at"], summary["files_matched"] = tree["files"], tree["matched"]
     if json_out:
         emit_json(summary)
         return
     from rich.markup import escape
     from rich.table import Table
 
+    from rfbench.datasets.manifest import value_sort_key
+
     console = stdout_console()
     keys = [k for k in ("room", "subject", "location", "orientation", "gesture", "action") if any(k in r for r in recs)]
+    template = manifest.extra.get("template") or {}
+    fields = [f["name"] for f in template.get("fields", [])]
+    keys += [k for k in fields if k not in keys and any(k in r for r in recs)]
+    if "label" in manifest.extra.get("roles", {}):
+        keys.append("label")
     table = Table(title=f"rfbench ingest {manifest.dataset}" + (" [SYNTHETIC]" if manifest.synthetic else ""),
                   title_justify="left")
     table.add_column("key")
@@ -142,12 +227,16 @@ def _report(manifest, out: Path, json_out: bool) -> None:
         counts: dict = {}
         for r in recs:
             counts[r.get(key)] = counts.get(r.get(key), 0) + 1
-        shown = sorted(counts.items(), key=lambda kv: (kv[0] is None, str(kv[0])))
+        shown = sorted(counts.items(), key=lambda kv: (kv[0] is None, value_sort_key(kv[0])))
         text = ", ".join(f"{'(none)' if v is None else v}: {n}" for v, n in shown[:12]) + (" …" if len(shown) > 12 else "")
         table.add_row(key, str(len(counts)), escape(text))
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "
-                  f"→ {escape(str(out))}")
+                  f"→ {escape(summary['manifest'])}")
+    if tree:
+        rest = tree["files"] - tree["matched"]
+        console.print(f"{tree['matched']} of {tree['files']} file(s) match the template {escape(repr(template['text']))}"
+                      + (f"; the other {rest} are problems" if rest else ""))
     if manifest.problems:
         console.print(f"[yellow]{len(manifest.problems)} problem(s)[/] (listed in the manifest too):")
         for p in manifest.problems:

@@ -2,10 +2,17 @@
 
 A manifest (``rfbench.manifest/1``, DESIGN.md §11) is what ``rfbench ingest`` writes and what ``rfbench split``
 reads. Required keys: ``schema``, ``dataset``, ``root``, ``recordings`` and ``problems``. Each recording has
-``id`` (unique and stable across runs), ``files`` (``[{path, bytes}]``, paths relative to ``root``),
-``frames`` (packets or frames usable for windows) and the domain keys that apply (``subject``, ``room``,
-``location``, ``orientation``, ``gesture``, ``action``, ``repetition``, ``receivers``); more keys are allowed.
-A generated corpus carries ``"synthetic": true``.
+``id`` (unique and stable across runs), ``files`` (``[{path, bytes, sha256}]``, POSIX paths relative to
+``root``; a receiver log also has ``receiver``, an MM-Fi file ``kind`` and ``frame``), ``frames`` (packets or
+frames usable for windows), the domain keys that apply (``subject``, ``room``, ``location``, ``orientation``,
+``gesture``, ``action``, ``repetition``, ``receivers``) and ``label``, the class as a **string** (never a
+label-set index); more keys are allowed. A manifest made from a name template (``rfbench ingest files``) records
+it as ``template`` (``{text, fields: [{name, type: "int" | "str"}], recording_by}``) and its ``roles``; every
+recording-level template field is then a domain column too. A generated corpus carries ``"synthetic": true``
+and ``synthetic_marker`` (``{path, sha256}`` of the generator's marker file).
+
+``root`` is written relative to the manifest file's own folder (:meth:`Manifest.write`), so a manifest shared
+with its tree names no user's folders; readers resolve it with :meth:`Manifest.root_dir`.
 
 :class:`RecordingTable` is the columnar view protocols and the audit work on: one integer code per recording
 and domain key, so that splitting and auditing a million windows stays a handful of vectorised passes.
@@ -33,6 +40,7 @@ __all__ = [
     "DOMAIN_KEYS",
     "SPLIT_KEYS",
     "value_sort_key",
+    "template_fields",
 ]
 
 #: Domain keys a recording may carry (DESIGN.md §11).
@@ -90,9 +98,38 @@ class Manifest:
         )
         return doc
 
-    def write(self, path: str | os.PathLike, force: bool = False) -> Path:
-        """Write the manifest atomically as canonical JSON; an existing file is refused unless ``force``."""
-        return write_json(path, self.to_dict(), force=force)
+    def recorded_root(self, path: str | os.PathLike, absolute: bool = False) -> str:
+        """``root`` as :meth:`write` records it in a manifest written to ``path``: relative to that file's folder
+        (POSIX), or absolute when ``absolute``. A relative ``root`` is taken as it is (it is already relative to
+        wherever this manifest came from); a root on another drive stays absolute."""
+        root = self.root
+        if not os.path.isabs(root):
+            return root
+        if absolute:
+            return os.path.abspath(root)
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            rel = os.path.relpath(os.path.abspath(root), folder)
+        except ValueError:  # another drive (Windows)
+            return os.path.abspath(root)
+        return Path(rel).as_posix()
+
+    def write(self, path: str | os.PathLike, force: bool = False, absolute_root: bool = False) -> Path:
+        """Write the manifest atomically as canonical JSON; an existing file is refused unless ``force``.
+
+        ``root`` is recorded relative to the manifest's folder (:meth:`recorded_root`), absolute only when
+        ``absolute_root``; the in-memory manifest is unchanged.
+        """
+        doc = self.to_dict()
+        doc["root"] = self.recorded_root(path, absolute_root)
+        try:
+            doc["root"].encode("utf-8")
+        except UnicodeEncodeError:
+            from rfbench.datasets.tree import display_path
+
+            raise ValidationError(f"the dataset folder's path '{display_path(doc['root'])}' is not valid UTF-8, so a "
+                                  "manifest cannot record it; rename the folder (or a folder above it)") from None
+        return write_json(path, doc, force=force)
 
     @classmethod
     def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":
@@ -114,8 +151,9 @@ class Manifest:
         if not isinstance(doc["problems"], list):
             raise ValidationError(f"{where}: 'problems' must be a list")
         seen: set[str] = set()
+        keys = SPLIT_KEYS + tuple(k for k in template_fields(doc.get("template")) if k not in SPLIT_KEYS)
         for k, rec in enumerate(doc["recordings"]):
-            _check_recording(rec, f"{where}: recordings[{k}]")
+            _check_recording(rec, f"{where}: recordings[{k}]", keys)
             if rec["id"] in seen:
                 raise ValidationError(f"{where}: recording id {rec['id']!r} appears twice; ids must be unique")
             seen.add(rec["id"])
@@ -141,16 +179,37 @@ class Manifest:
             return root
         return Path(manifest_path).parent / root
 
+    @property
+    def domain_keys(self) -> tuple:
+        """The keys protocols may split or group by: :data:`SPLIT_KEYS` plus the recording-level fields of the
+        manifest's name template (``rfbench ingest files``), in template order."""
+        return SPLIT_KEYS + tuple(k for k in template_fields(self.extra.get("template")) if k not in SPLIT_KEYS)
+
     def table(self) -> "RecordingTable":
-        """The columnar view of the recordings (in manifest order)."""
-        return RecordingTable.from_recordings(self.recordings)
+        """The columnar view of the recordings (in manifest order), with a column per :attr:`domain_keys`."""
+        return RecordingTable.from_recordings(self.recordings, keys=self.domain_keys)
 
     @property
     def ids(self) -> list[str]:
         return [r["id"] for r in self.recordings]
 
 
-def _check_recording(rec: Any, where: str) -> None:
+def template_fields(template: Any) -> tuple:
+    """The recording-level fields of a manifest's ``template`` record (those of ``recording_by`` when it is
+    given, else every field); empty for a manifest without one."""
+    if not isinstance(template, Mapping) or not isinstance(template.get("fields"), list):
+        return ()
+    fields = tuple(str(f["name"]) for f in template["fields"] if isinstance(f, Mapping) and "name" in f)
+    by = template.get("recording_by")
+    if isinstance(by, list) and by:
+        return tuple(f for f in fields if f in by)
+    return fields
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _check_recording(rec: Any, where: str, keys: Sequence[str] = SPLIT_KEYS) -> None:
     if not isinstance(rec, Mapping):
         raise ValidationError(f"{where}: each recording must be an object")
     rid = rec.get("id")
@@ -162,9 +221,16 @@ def _check_recording(rec: Any, where: str) -> None:
     for f in files:
         if not isinstance(f, Mapping) or not isinstance(f.get("path"), str) or not _is_count(f.get("bytes")):
             raise ValidationError(f"{where} ({rid}): each file needs a string 'path' and a non-negative int 'bytes'")
+        digest = f.get("sha256")
+        if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX):
+            raise ValidationError(f"{where} ({rid}): a file's 'sha256' must be 64 lower-case hex digits or null")
     if not _is_count(rec.get("frames")):
         raise ValidationError(f"{where} ({rid}): 'frames' must be a non-negative integer")
-    for key in SPLIT_KEYS:
+    label = rec.get("label")
+    if label is not None and not isinstance(label, str):
+        raise ValidationError(f"{where} ({rid}): 'label' must be a string (the class name), not "
+                              f"{type(label).__name__}; integer-looking classes are stored as text")
+    for key in keys:
         value = rec.get(key)
         if value is None:
             continue
@@ -234,12 +300,12 @@ class RecordingTable:
         return len(self.ids)
 
     @classmethod
-    def from_recordings(cls, recordings: Sequence[Mapping]) -> "RecordingTable":
-        """Build from manifest recording dicts (order kept)."""
+    def from_recordings(cls, recordings: Sequence[Mapping], keys: Sequence[str] = SPLIT_KEYS) -> "RecordingTable":
+        """Build from manifest recording dicts (order kept), one column per key of ``keys`` that is present."""
         ids = tuple(r["id"] for r in recordings)
         frames = np.fromiter((int(r.get("frames", 0)) for r in recordings), dtype=np.int64, count=len(ids))
         domains: dict[str, DomainColumn] = {}
-        for key in SPLIT_KEYS:
+        for key in keys:
             raw = [r.get(key) for r in recordings]
             present = sorted({v for v in raw if v is not None}, key=value_sort_key)
             if not present:

@@ -5,22 +5,32 @@ Layout: ``ROOT/E0x/Syy/Azz/{wifi-csi/frameNNN.mat, ground_truth.npy, ...}``. One
 (S01–S10 → E01, S11–S20 → E02, S21–S30 → E03, S31–S40 → E04); the manifest's ``room`` is the
 environment.
 
-Building a manifest needs only NumPy (``ground_truth.npy`` shapes come from the ``.npy`` header). Reading the
-WiFi frames' CSI (``.mat`` files holding ``CSIamp``/``CSIphase`` of shape (3, 114, 10)) needs SciPy, the
-optional extra ``rfbench[mat]``: see :func:`read_wifi_frame` and ``ingest(..., verify_frames=True)``.
+Building a manifest needs only NumPy. Every file listed is hashed (sha256) as it is read. ``ground_truth.npy``
+is checked from its ``.npy`` header first (shape, dtype, and the size the header declares against the bytes
+the file holds) and only then read (at most :data:`MAX_GROUND_TRUTH_BYTES`), so a header declaring
+``(10**12, 17, 3)`` is a problem, never an allocation. The WiFi frames (``.mat`` files holding
+``CSIamp``/``CSIphase`` of shape (3, 114, 10)) are read with :mod:`rfbench.io.matv5` (no SciPy) when verifying
+them, each bounded by :data:`MAX_FRAME_BYTES` (file size and inflated size), so a zlib bomb is a problem too.
+The tree is walked by :class:`rfbench.datasets.tree.TreeWalk`: odd names, links leaving the tree and
+non-regular files are problems, never crashes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import math
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from rfbench.datasets.manifest import Manifest
-from rfbench.errors import FormatError, MissingDependencyError, ValidationError
+from rfbench.datasets.tree import Entry, TreeWalk, display_path, marker_record
+from rfbench.errors import FormatError, ValidationError
 
 __all__ = [
     "ALL_SUBJECTS",
@@ -36,6 +46,8 @@ __all__ = [
     "N_JOINTS",
     "WIFI_FRAME_SHAPE",
     "SYNTHETIC_MARKER",
+    "MAX_FRAME_BYTES",
+    "MAX_GROUND_TRUTH_BYTES",
 ]
 
 SYNTHETIC_MARKER = "RFBENCH_SYNTHETIC.json"
@@ -61,6 +73,12 @@ _ENV = re.compile(r"^E\d{2}$")
 _SUBJECT = re.compile(r"^S\d{2}$")
 _ACTION = re.compile(r"^A\d{2}$")
 _FRAME = re.compile(r"^frame(\d+)\.mat$")
+#: Largest WiFi frame file read when verifying frames, and the most its compressed variables may inflate to: a
+#: real frame holds two (3, 114, 10) double arrays, 54,720 bytes; this is 75× that.
+MAX_FRAME_BYTES = 4 << 20
+#: Largest ground_truth.npy read (for its NaN check); a real one is (297, 17, 3) doubles, 121 KB. Larger files are
+#: hashed without being held in memory and reported.
+MAX_GROUND_TRUTH_BYTES = 64 << 20
 
 
 def environment_of(subject: str) -> str | None:
@@ -70,42 +88,62 @@ def environment_of(subject: str) -> str | None:
     return f"E{(int(subject[1:]) - 1) // 10 + 1:02d}"
 
 
-def _npy_shape(path: Path) -> tuple[tuple[int, ...], str]:
-    """Shape and dtype string from a ``.npy`` header, without reading the data."""
-    with open(path, "rb") as fh:
-        try:
-            major, _ = np.lib.format.read_magic(fh)
-            if major == 1:
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            else:
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-        except ValueError as exc:
-            raise FormatError(f"not a .npy file ({exc})") from None
-    return tuple(int(s) for s in shape), dtype.str
+def _npy_header(data: bytes) -> tuple[tuple[int, ...], np.dtype, int]:
+    """Shape, dtype and header length of a ``.npy`` file's bytes, reading nothing past the header.
 
-
-def _gt_problem(path: Path, n_frames: int) -> str | None:
-    """One line describing what is wrong with a ground_truth.npy, or None."""
+    Raises a :class:`FormatError` whose message never quotes the file's bytes."""
+    fh = io.BytesIO(data)
     try:
-        shape, dtype = _npy_shape(path)
+        major, _ = np.lib.format.read_magic(fh)
+    except ValueError:
+        raise FormatError("not a .npy file (no .npy magic string at its start)") from None
+    if major not in (1, 2, 3):
+        raise FormatError(f"not a .npy file rfbench reads (format version {major})")
+    try:
+        if major == 1:
+            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+    except Exception:  # numpy's messages quote the header text: never echo file contents
+        raise FormatError("not a .npy file (its header cannot be parsed)") from None
+    return tuple(int(s) for s in shape), np.dtype(dtype), fh.tell()
+
+
+def _gt_check(data: bytes, n_frames: int) -> tuple[str | None, int | None]:
+    """What is wrong with a ground_truth.npy's bytes (one line, or None) and its frame count (None when its
+    header cannot be trusted)."""
+    try:
+        shape, dtype, offset = _npy_header(data)
     except FormatError as exc:
-        return str(exc)
-    except OSError as exc:
-        return f"cannot read ({exc.strerror or exc})"
+        return str(exc), None
+    frames = shape[0] if shape else None
     if len(shape) != 3 or shape[1:] != (N_JOINTS, 3):
-        return f"ground truth has shape {shape}; expected (frames, {N_JOINTS}, 3) in metres"
+        return f"ground truth has shape {shape}; expected (frames, {N_JOINTS}, 3) in metres", frames
     if n_frames and shape[0] != n_frames:
-        return f"ground truth has {shape[0]} frames but wifi-csi/ has {n_frames} frame files"
-    if np.dtype(dtype).kind not in "fiu":
-        return f"ground truth has dtype {dtype}; expected numbers"
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        return f"cannot load ({exc})"
+        return f"ground truth has {shape[0]} frames but wifi-csi/ has {n_frames} frame files", frames
+    if dtype.kind not in "fiu" or dtype.hasobject:
+        return f"ground truth has dtype {dtype.str}; expected numbers", frames
+    count = math.prod(shape)
+    declared, held = count * dtype.itemsize, len(data) - offset
+    if declared != held:
+        return (f"ground truth header declares shape {shape} of {dtype.str} ({declared:,} bytes) but the file holds "
+                f"{held:,} bytes after its header; not read"), None
+    arr = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
     bad = int(np.count_nonzero(~np.isfinite(arr)))
     if bad:
-        return f"ground truth holds {bad} NaN/inf value(s)"
-    return None
+        return f"ground truth holds {bad} NaN/inf value(s)", frames
+    return None, frames
+
+
+def _read_or_hash(path: Path, size: int, cap: int) -> tuple[bytes | None, str]:
+    """The bytes of a regular file (when at most ``cap``) and their sha256; a larger file is hashed in chunks
+    and not kept."""
+    if size > cap:
+        from rfbench.io.files import sha256_file
+
+        return None, sha256_file(path)[0]
+    data = path.read_bytes()
+    return data, hashlib.sha256(data).hexdigest()
 
 
 def find_mmfi_root(root: Path) -> Path:
@@ -118,39 +156,129 @@ def find_mmfi_root(root: Path) -> Path:
 
     if has_env(root):
         return root
-    inner = [c for c in sorted(root.iterdir()) if c.is_dir() and not c.name.startswith(".") and has_env(c)]
+    try:
+        children = sorted(root.iterdir())
+    except OSError:
+        return root
+    inner = [c for c in children if c.is_dir() and not c.name.startswith(".") and has_env(c)]
     return inner[0] if len(inner) == 1 else root
 
 
-def read_wifi_frame(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """Read one MM-Fi WiFi frame (``frameNNN.mat``): ``{"CSIamp": (3, 114, 10), "CSIphase": (3, 114, 10)}``.
-
-    Needs SciPy (``pip install 'rfbench[mat]'``).
+def read_wifi_frame(source) -> dict[str, np.ndarray]:
+    """Read one MM-Fi WiFi frame (``frameNNN.mat``, a path or its bytes): ``{"CSIamp": (3, 114, 10),
+    "CSIphase": (3, 114, 10)}``, with :func:`rfbench.io.matv5.read_mat` (no SciPy), bounded by
+    :data:`MAX_FRAME_BYTES`.
 
     Raises
     ------
-    MissingDependencyError
-        SciPy is not installed.
     FormatError
-        The file cannot be read as a MATLAB file or lacks ``CSIamp``.
+        The file cannot be read as a MATLAB v5 file, is larger than the bound (or inflates past it), or lacks
+        ``CSIamp``. The message never quotes the file's bytes.
     """
+    from rfbench.io.matv5 import read_mat
+
+    where = "frame" if isinstance(source, (bytes, bytearray, memoryview)) else str(source)
     try:
-        import scipy.io
-    except ImportError:  # pragma: no cover - exercised only without scipy
-        raise MissingDependencyError(
-            "reading MM-Fi .mat frames needs SciPy: pip install 'rfbench[mat]'"
-        ) from None
-    try:
-        mat = scipy.io.loadmat(os.fspath(path))
-    except Exception as exc:  # scipy raises many types for bad files
-        raise FormatError(f"{path}: not a readable .mat file ({exc.__class__.__name__}: {exc})") from None
+        mat = read_mat(source, max_bytes=MAX_FRAME_BYTES)
+    except FormatError as exc:
+        text = str(exc)
+        reason = text.split(": ", 1)[1] if text.startswith("<bytes>: ") or text.startswith(where + ": ") else text
+        raise FormatError(f"{where}: not a readable .mat file ({reason})") from None
     if "CSIamp" not in mat:
-        raise FormatError(f"{path}: no CSIamp variable (found: {', '.join(k for k in mat if not k.startswith('__'))})")
+        raise FormatError(f"{where}: no CSIamp variable ({len(mat) + len(mat.skipped)} other variable(s))")
     return {k: np.asarray(mat[k]) for k in ("CSIamp", "CSIphase") if k in mat}
 
 
-def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
-           progress: Callable[[int], None] | None = None,
+def _recording(walk: TreeWalk, env: str, subj: str, act: str, folder: Entry, verify_frames: bool) -> tuple[dict, list]:
+    """One E/S/A folder → its recording and its problems (run on a worker thread: touches no shared state
+    but the walk's folder listing, whose problems are taken afterwards)."""
+    problems: list[dict] = []
+    sub = TreeWalk(walk.root, walk.follow_symlinks)
+    items = {e.name: e for e in sub.entries(folder.path, folder.real)}
+    wifi_rel, gt_rel = f"{folder.rel}/wifi-csi", f"{folder.rel}/ground_truth.npy"
+    wifi, gt = items.get("wifi-csi"), items.get("ground_truth.npy")
+    frame_numbers: list[int] = []
+    empty: list[int] = []
+    frame_files: list[dict] = []
+    if wifi is None or not wifi.is_dir:
+        if not any(p["path"] == wifi_rel for p in sub.problems):
+            problems.append({"path": wifi_rel, "reason": "no wifi-csi folder; recording has 0 WiFi frames"})
+    else:
+        for f in sub.entries(wifi.path, wifi.real):
+            m = _FRAME.match(f.name)
+            if m is None or f.is_dir:
+                problems.append({"path": f.rel, "reason": "not a frameNNN.mat file; ignored"})
+                continue
+            number = int(m.group(1))
+            frame_numbers.append(number)
+            entry = {"path": f.rel, "bytes": f.size, "kind": "wifi-frame", "frame": number}
+            frame_files.append(entry)
+            if f.size == 0:
+                entry["sha256"] = hashlib.sha256(b"").hexdigest()
+                empty.append(number)
+                problems.append({"path": f.rel, "reason": "empty WiFi frame file (0 bytes); the MM-Fi toolbox "
+                                                          "skips this frame"})
+                continue
+            try:
+                data, entry["sha256"] = _read_or_hash(f.path, f.size, MAX_FRAME_BYTES if verify_frames else 0)
+            except OSError as exc:
+                entry["sha256"] = None
+                problems.append({"path": f.rel, "reason": f"cannot read ({exc.strerror or exc})"})
+                continue
+            if not verify_frames:
+                continue
+            if data is None:
+                problems.append({"path": f.rel, "reason": f"WiFi frame file of {f.size:,} bytes, more than the "
+                                                          f"{MAX_FRAME_BYTES:,} a frame is read up to; not verified"})
+                continue
+            try:
+                amp = read_wifi_frame(data)["CSIamp"]
+                if amp.shape != WIFI_FRAME_SHAPE:
+                    problems.append({"path": f.rel, "reason": f"CSIamp has shape {amp.shape}; expected "
+                                                              f"{WIFI_FRAME_SHAPE}"})
+            except FormatError as exc:
+                problems.append({"path": f.rel, "reason": str(exc).split(": ", 1)[-1]})
+        frame_numbers.sort()
+        expected = list(range(1, len(frame_numbers) + 1))
+        if frame_numbers and frame_numbers != expected:
+            missing = sorted(set(range(1, max(frame_numbers) + 1)) - set(frame_numbers))
+            reason = (f"frame numbers are not 1…N: missing {_short_list(missing)}" if missing
+                      else "frame numbers repeat or do not start at 1")
+            problems.append({"path": wifi_rel, "reason": reason})
+    files = []
+    gt_frames = None
+    if gt is not None and not gt.is_dir:
+        entry = {"path": gt.rel, "bytes": gt.size, "kind": "ground-truth", "sha256": None}
+        files.append(entry)
+        try:
+            data, entry["sha256"] = _read_or_hash(gt.path, gt.size, MAX_GROUND_TRUTH_BYTES)
+        except OSError as exc:
+            data, reason = None, f"cannot read ({exc.strerror or exc})"
+        else:
+            reason = (f"ground_truth.npy of {gt.size:,} bytes, more than the {MAX_GROUND_TRUTH_BYTES:,} a ground "
+                      "truth is read up to; not checked") if data is None else None
+        if data is not None:
+            reason, gt_frames = _gt_check(data, len(frame_numbers))
+        if reason is not None:
+            problems.append({"path": gt.rel, "reason": reason})
+    elif not any(p["path"] == gt_rel for p in sub.problems):
+        problems.append({"path": gt_rel, "reason": "no ground_truth.npy; the recording has no pose labels"})
+    files.extend(sorted(frame_files, key=lambda e: e["frame"]))
+    problems.extend(sub.problems)
+    return {
+        "id": f"{env}/{subj}/{act}",
+        "subject": subj,
+        "room": env,
+        "action": act,
+        "frames": len(frame_numbers),
+        "empty_frames": empty,
+        "gt_frames": gt_frames,
+        "files": files,
+    }, problems
+
+
+def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int | None = None,
+           follow_symlinks: bool = False, progress: Callable[[int], None] | None = None,
            on_total: Callable[[int], None] | None = None) -> Manifest:
     """Walk an MM-Fi tree and build its manifest.
 
@@ -160,8 +288,12 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
         The folder holding ``E01`` … ``E04`` (or a folder whose only such sub-folder holds them); file paths
         in the manifest are relative to it.
     verify_frames : bool
-        Also open every non-empty WiFi frame with SciPy and check ``CSIamp`` has shape (3, 114, 10)
-        (needs ``rfbench[mat]``); unreadable frames become problems.
+        Also read every non-empty WiFi frame (:mod:`rfbench.io.matv5`, bounded by :data:`MAX_FRAME_BYTES`) and
+        check ``CSIamp`` has shape (3, 114, 10); unreadable frames become problems.
+    workers : int, optional
+        Threads reading and hashing recordings' files (default: every core).
+    follow_symlinks : bool
+        Also follow symbolic links leading outside ``root`` (recorded in the manifest).
     progress, on_total : callable, optional
         Progress callbacks: ``on_total(n_recordings)`` once, then ``progress(1)`` per recording.
 
@@ -172,130 +304,70 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False,
         ``action``, ``frames`` (WiFi frame files), ``empty_frames`` (numbers of 0-byte frames, which the toolbox
         skips), ``gt_frames`` and ``files``: ``ground_truth.npy`` (``kind: "ground-truth"``), then every
         WiFi frame file in frame-number order (``kind: "wifi-frame"``, ``frame``: its number NNN, which is
-        ground-truth row NNN − 1), each with its size in ``bytes``.
+        ground-truth row NNN − 1), each with its size in ``bytes`` and its ``sha256``.
 
     Raises
     ------
     ValidationError
-        ``root`` is not a folder.
-    MissingDependencyError
-        ``verify_frames`` without SciPy.
+        ``root`` is not a folder, or the tree holds no E/S/A recording folder.
     """
     root = Path(root)
     if not root.is_dir():
-        raise ValidationError(f"{root}: not a folder; give the MM-Fi folder holding E01 … E04")
-    if verify_frames:
-        try:
-            import scipy.io  # noqa: F401
-        except ImportError:  # pragma: no cover - exercised only without scipy
-            raise MissingDependencyError("--verify-frames reads .mat files and needs SciPy: "
-                                         "pip install 'rfbench[mat]'") from None
-    problems: list[dict] = []
+        raise ValidationError(f"{display_path(str(root))}: not a folder; give the MM-Fi folder holding E01 … E04")
+    walk = TreeWalk(root, follow_symlinks=follow_symlinks)
+    mroot = find_mmfi_root(root)
 
-    def rel(p: Path) -> str:
-        return p.relative_to(root).as_posix()
-
-    def listdir(p: Path) -> list[Path]:
-        try:
-            return sorted((c for c in p.iterdir() if not c.name.startswith(".")), key=lambda c: c.name)
-        except OSError as exc:
-            problems.append({"path": rel(p), "reason": f"cannot list ({exc.strerror or exc}); left out"})
-            return []
-
-    folders: list[tuple[str, str, str, Path]] = []
-    for env in listdir(find_mmfi_root(root)):
+    folders: list[tuple[str, str, str, Entry]] = []
+    for env in (walk.entries(mroot) if walk.enter(mroot) else []):
         if env.name == SYNTHETIC_MARKER:
             continue
-        if not env.is_dir() or not _ENV.match(env.name):
-            problems.append({"path": rel(env), "reason": "not an environment folder E01…E04; left out"})
+        if not env.is_dir or not _ENV.match(env.name):
+            walk.problem(env.rel, "not an environment folder E01…E04; left out")
             continue
-        for subj in listdir(env):
-            if not subj.is_dir() or not _SUBJECT.match(subj.name):
-                problems.append({"path": rel(subj), "reason": "not a subject folder S01…S40; left out"})
+        for subj in walk.entries(env.path, env.real):
+            if not subj.is_dir or not _SUBJECT.match(subj.name):
+                walk.problem(subj.rel, "not a subject folder S01…S40; left out")
                 continue
             if subj.name not in ALL_SUBJECTS:
-                problems.append({"path": rel(subj), "reason": f"unknown subject {subj.name} (MM-Fi has S01…S40); "
-                                 "left out"})
+                walk.problem(subj.rel, f"unknown subject {subj.name} (MM-Fi has S01…S40); left out")
                 continue
             home = environment_of(subj.name)
             if home != env.name:
-                problems.append({"path": rel(subj), "reason": f"{subj.name} belongs to {home} in MM-Fi but is "
-                                 f"under {env.name}; kept under {env.name}"})
-            for act in listdir(subj):
-                if not act.is_dir() or act.name not in ALL_ACTIONS:
-                    problems.append({"path": rel(act), "reason": "not an action folder A01…A27; left out"})
+                walk.problem(subj.rel, f"{subj.name} belongs to {home} in MM-Fi but is under {env.name}; kept "
+                                       f"under {env.name}")
+            for act in walk.entries(subj.path, subj.real):
+                if not act.is_dir or act.name not in ALL_ACTIONS:
+                    walk.problem(act.rel, "not an action folder A01…A27; left out")
                     continue
                 folders.append((env.name, subj.name, act.name, act))
+    if not folders:
+        raise ValidationError(f"{display_path(str(root))}: no MM-Fi recording found (expected E0x/Syy/Azz folders; {len(walk.problems)} "
+                              "problem(s) in the tree)")
     if on_total is not None:
         on_total(len(folders))
 
+    problems = walk.problems
     recordings = []
-    for env, subj, act, folder in folders:
-        wifi = folder / "wifi-csi"
-        frame_numbers: list[int] = []
-        empty: list[int] = []
-        frame_files: list[dict] = []
-        if not wifi.is_dir():
-            problems.append({"path": rel(wifi), "reason": "no wifi-csi folder; recording has 0 WiFi frames"})
-        else:
-            for f in listdir(wifi):
-                m = _FRAME.match(f.name)
-                if m is None or not f.is_file():
-                    problems.append({"path": rel(f), "reason": "not a frameNNN.mat file; ignored"})
-                    continue
-                size = f.stat().st_size
-                number = int(m.group(1))
-                frame_numbers.append(number)
-                frame_files.append({"path": rel(f), "bytes": size, "kind": "wifi-frame", "frame": number})
-                if size == 0:
-                    empty.append(number)
-                    problems.append({"path": rel(f), "reason": "empty WiFi frame file (0 bytes); the MM-Fi "
-                                     "toolbox skips this frame"})
-                elif verify_frames:
-                    try:
-                        amp = read_wifi_frame(f)["CSIamp"]
-                        if amp.shape != WIFI_FRAME_SHAPE:
-                            problems.append({"path": rel(f), "reason": f"CSIamp has shape {amp.shape}; expected "
-                                             f"{WIFI_FRAME_SHAPE}"})
-                    except FormatError as exc:
-                        problems.append({"path": rel(f), "reason": str(exc).split(": ", 1)[-1]})
-            frame_numbers.sort()
-            expected = list(range(1, len(frame_numbers) + 1))
-            if frame_numbers and frame_numbers != expected:
-                missing = sorted(set(range(1, max(frame_numbers) + 1)) - set(frame_numbers))
-                reason = (f"frame numbers are not 1…N: missing {_short_list(missing)}" if missing
-                          else "frame numbers repeat or do not start at 1")
-                problems.append({"path": rel(wifi), "reason": reason})
-        gt = folder / "ground_truth.npy"
-        files = []
-        gt_frames = None
-        if gt.is_file():
-            files.append({"path": rel(gt), "bytes": gt.stat().st_size, "kind": "ground-truth"})
-            reason = _gt_problem(gt, len(frame_numbers))
-            if reason is not None:
-                problems.append({"path": rel(gt), "reason": reason})
-            try:
-                gt_frames = _npy_shape(gt)[0][0]
-            except (FormatError, OSError, IndexError):
-                gt_frames = None
-        else:
-            problems.append({"path": rel(gt), "reason": "no ground_truth.npy; the recording has no pose labels"})
-        files.extend(sorted(frame_files, key=lambda e: e["frame"]))
-        recordings.append({
-            "id": f"{env}/{subj}/{act}",
-            "subject": subj,
-            "room": env,
-            "action": act,
-            "frames": len(frame_numbers),
-            "empty_frames": empty,
-            "gt_frames": gt_frames,
-            "files": files,
-        })
-        if progress is not None:
-            progress(1)
+    n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+
+    def one(item):
+        return _recording(walk, *item, verify_frames)
+
+    with ThreadPoolExecutor(max_workers=n_workers) as pool:
+        for rec, found in pool.map(one, folders):
+            recordings.append(rec)
+            problems.extend(found)
+            if progress is not None:
+                progress(1)
     problems.sort(key=lambda p: (p["path"], p["reason"]))
-    return Manifest(dataset="mmfi", root=str(root.resolve()), recordings=sorted(recordings, key=lambda r: r["id"]),
-                    problems=problems, synthetic=(root / SYNTHETIC_MARKER).is_file())
+    extra: dict = {}
+    marker = marker_record(root, SYNTHETIC_MARKER)
+    if marker is not None:
+        extra["synthetic_marker"] = marker
+    if follow_symlinks:
+        extra["follow_symlinks"] = True
+    return Manifest(dataset="mmfi", root=os.path.abspath(root), recordings=sorted(recordings, key=lambda r: r["id"]),
+                    problems=problems, synthetic=marker is not None, extra=extra)
 
 
 def _short_list(items: list, limit: int = 10) -> str:

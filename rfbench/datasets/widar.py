@@ -6,24 +6,30 @@ folders such as ``20181205_2`` included) and the meaning of the gesture number (
 is Slide on 20181109 but Draw-O(Vertical) on 20181115). One **recording** is one (date, user, gesture,
 location, orientation, repetition); its receiver files (r1–r6) belong to it and never split apart.
 
-Every file is parsed with :func:`rfbench.io.intel5300.read` (packet counts and skip reports), in parallel
-across files: the parser's Numba kernels release the GIL, so a thread pool uses every core.
+This is the generic name-template ingest (:mod:`rfbench.datasets.files`) with Widar's built-in template
+(:data:`NAME_TEMPLATE`, matched against each file name under a date folder), its root discovery
+(:func:`find_csi_root`) and its date→room and per-date gesture tables. The tree is walked by
+:class:`rfbench.datasets.tree.TreeWalk` (odd names, links leaving the tree and non-regular files are problems,
+never crashes), and every file is framed by the parser's kernel and hashed (sha256) in the same read
+(:func:`rfbench.datasets.tree.count_logs`), in parallel across files.
 
 Nothing here is fatal: unparseable names, unknown date folders, empty files, files with no valid CSI record,
-missing receivers and out-of-range fields become ``problems`` entries (``{path, reason}``).
+missing receivers and out-of-range fields become ``problems`` entries (``{path, reason}``); only a tree with no
+recording at all is an error.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 from rfbench.datasets.manifest import Manifest
-from rfbench.errors import FormatError, ValidationError
+from rfbench.datasets.template import compile_template
+from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
+from rfbench.errors import ValidationError
 
 __all__ = [
     "DATE_ROOMS",
@@ -34,6 +40,7 @@ __all__ = [
     "ingest",
     "find_csi_root",
     "SYNTHETIC_MARKER",
+    "NAME_TEMPLATE",
 ]
 
 #: File a generated tree carries at its root; its presence makes the manifest ``"synthetic": true``.
@@ -75,7 +82,13 @@ GESTURE_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 _DATE_LIKE = re.compile(r"^\d{8}(_\d+)?$")
-_NAME = re.compile(r"^(user\d+)-(\d+)-(\d+)-(\d+)-(\d+)-r(\d+)\.dat$")
+#: Widar3.0's file-name template, matched against the name of each file under a date folder; the user must be
+#: ``user<N>`` and the other fields decimal numbers.
+NAME_TEMPLATE = "{user}-{gesture}-{location}-{orientation}-{repetition}-r{receiver}.dat"
+_NUMBER = "[0-9]+"
+_TEMPLATE = compile_template(NAME_TEMPLATE, patterns={"user": "user[0-9]+", "gesture": _NUMBER, "location": _NUMBER,
+                                                      "orientation": _NUMBER, "repetition": _NUMBER,
+                                                      "receiver": _NUMBER})
 #: Allowed ranges of the name fields (inclusive); a value outside is a problem and the file is left out.
 FIELD_RANGES = {"location": (1, 8), "orientation": (1, 5), "receiver": (1, 6), "gesture": (1, 99),
                 "repetition": (1, 99)}
@@ -98,16 +111,15 @@ class WidarName:
 
 def parse_name(name: str) -> WidarName | str:
     """Parse ``user1-2-3-4-5-r6.dat``; return a :class:`WidarName`, or a string saying why it is not one."""
-    m = _NAME.match(name)
-    if m is None:
+    values = _TEMPLATE.match(name)
+    if isinstance(values, str):
         return "not a Widar CSI file name (user-gesture-location-orientation-repetition-rN.dat); left out"
-    user, *numbers = m.groups()
-    fields = dict(zip(("gesture", "location", "orientation", "repetition", "receiver"), map(int, numbers)))
+    fields = {key: int(values[key]) for key in ("gesture", "location", "orientation", "repetition", "receiver")}
     for key, value in fields.items():
         lo, hi = FIELD_RANGES[key]
         if not lo <= value <= hi:
             return f"{key} {value} is outside {lo}–{hi}; file left out"
-    return WidarName(user=user, **fields)
+    return WidarName(user=values["user"], **fields)
 
 
 def gesture_name(date: str, number: int) -> str | None:
@@ -131,7 +143,11 @@ def find_csi_root(root: Path) -> Path:
     if dates_in(root):
         return root
     inner = []
-    for child in sorted(root.iterdir()):
+    try:
+        children = sorted(root.iterdir())
+    except OSError:
+        return root
+    for child in children:
         if child.is_dir() and not child.name.startswith("."):
             if (child / "CSI").is_dir():
                 inner.append(child / "CSI")
@@ -140,49 +156,9 @@ def find_csi_root(root: Path) -> Path:
     return inner[0] if len(inner) == 1 else root
 
 
-#: Files per batch of the ingest pool: one read buffer and one kernel call per batch, so the threads spend their
-#: time in the kernel (GIL released), not in switching between short calls; a batch stops early at this many bytes.
-BATCH_FILES = 16
-BATCH_BYTES = 16 << 20
-
-
-def _count_paths(paths: list[str]) -> list[tuple[int, dict, str | None]]:
-    """``(valid records, skipped by reason, error or None)`` of each file: the parser's framing, which
-    validates every record (the CSI itself is not needed for a manifest)."""
-    from rfbench.io import intel5300
-
-    out = []
-    for result in intel5300.count_files(paths):
-        if isinstance(result, FormatError):
-            out.append((0, {}, str(result)))
-        else:
-            out.append((result.n_records, {k: int(v) for k, v in result.skipped.items() if v}, None))
-    return out
-
-
-def _batches(jobs) -> list[list[str]]:
-    batches, batch, size = [], [], 0
-    for job in jobs:
-        if batch and (len(batch) == BATCH_FILES or size + job[3] > BATCH_BYTES):
-            batches.append(batch)
-            batch, size = [], 0
-        batch.append(str(job[2]))
-        size += job[3]
-    if batch:
-        batches.append(batch)
-    return batches
-
-
-def _walk_files(folder: Path) -> list[Path]:
-    out = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        out.extend(Path(dirpath) / f for f in sorted(filenames) if not f.startswith("."))
-    return out
-
-
 def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_expected: Iterable[int] | None = None,
-           progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None) -> Manifest:
+           follow_symlinks: bool = False, progress: Callable[[int], None] | None = None,
+           on_total: Callable[[int], None] | None = None) -> Manifest:
     """Walk a Widar3.0 CSI tree and build its manifest.
 
     Parameters
@@ -190,165 +166,134 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     root : path-like
         The dataset folder holding ``CSI/``, or the ``CSI`` folder itself.
     workers : int, optional
-        Threads parsing files (default: every core).
+        Threads counting and hashing files (default: every core).
     receivers_expected : iterable of int, optional
         Receivers every recording should have. Default: every receiver number found anywhere in the tree
         (r1–r6 on the full dataset), so a recording short of one is reported.
+    follow_symlinks : bool
+        Also follow symbolic links leading outside ``root`` (recorded in the manifest); by default they are
+        problems and left out.
     progress : callable, optional
-        Called with the number of files just parsed (for a progress bar).
+        Called with the number of files just counted (for a progress bar).
     on_total : callable, optional
-        Called once with the number of files to parse, before parsing starts.
+        Called once with the number of files to count, before counting starts.
 
     Returns
     -------
     Manifest
         Recordings sorted by id (``<date>/<user>-<gesture>-<location>-<orientation>-<repetition>``), each with
         ``date``, ``subject``, ``room``, ``gesture`` (name, or None when the date's table has no such
-        number), ``gesture_number``, ``location``, ``orientation``, ``repetition``, ``receivers`` (receivers with
-        at least one valid CSI record), ``files`` (one per receiver file, with ``receiver``, ``records`` and
-        ``skipped``) and ``frames`` (the fewest valid records of any usable receiver: windows over a recording's
-        packets exist in every receiver). Problems are sorted by path.
+        number), ``label`` (the same name: the class), ``gesture_number``, ``location``, ``orientation``,
+        ``repetition``, ``receivers`` (receivers with at least one valid CSI record), ``files`` (one per receiver
+        file: ``path``, ``bytes``, ``sha256``, ``receiver``, ``records``, ``skipped``) and ``frames`` (the fewest
+        valid records of any usable receiver: windows over a recording's packets exist in every receiver).
+        Problems are sorted by path; files with identical bytes are problems too.
 
     Raises
     ------
     ValidationError
-        ``root`` is not a folder.
+        ``root`` is not a folder, or the tree holds no Widar3.0 recording.
     """
     root = Path(root)
     if not root.is_dir():
-        raise ValidationError(f"{root}: not a folder; give the Widar3.0 folder holding CSI/ (or the CSI folder)")
+        raise ValidationError(f"{display_path(str(root))}: not a folder; give the Widar3.0 folder holding CSI/ (or the "
+                              "CSI folder)")
     csi_root = find_csi_root(root)
-    problems: list[dict] = []
-
-    def rel(p: Path) -> str:
-        return p.relative_to(root).as_posix()
+    walk = TreeWalk(root, follow_symlinks=follow_symlinks)
+    problems = walk.problems
 
     # 1. Walk: date folders → candidate files grouped by recording.
     groups: dict[tuple[str, str], dict] = {}
-    for entry in sorted(csi_root.iterdir(), key=lambda p: p.name):
-        if entry.name.startswith(".") or entry.name == SYNTHETIC_MARKER:
+    top = walk.entries(csi_root) if walk.enter(csi_root) else []
+    for entry in top:
+        if entry.name == SYNTHETIC_MARKER:
             continue
-        if entry.is_file():
-            problems.append({"path": rel(entry), "reason": "file outside any date folder; left out"})
-            continue
-        if not entry.is_dir():
+        if not entry.is_dir:
+            walk.problem(entry.rel, "file outside any date folder; left out")
             continue
         date = entry.name
         if date not in DATE_ROOMS:
-            n = len(_walk_files(entry))
+            n = walk.count_files(entry.path, entry.real)
             kind = "date folder" if _DATE_LIKE.match(date) else "folder"
-            problems.append({"path": rel(entry), "reason": f"unknown {kind} {date!r}: not in the Widar3.0 "
-                             f"date→room table; its {n} file(s) are left out"})
+            walk.problem(entry.rel, f"unknown {kind} {date!r}: not in the Widar3.0 date→room table; its {n} "
+                                    "file(s) are left out")
             continue
-        for path in _walk_files(entry):
-            parsed = parse_name(path.name)
+        for f in walk.files(entry.path, entry.real):
+            parsed = parse_name(f.name)
             if isinstance(parsed, str):
-                problems.append({"path": rel(path), "reason": parsed})
+                walk.problem(f.rel, parsed)
                 continue
-            parent = path.parent.name
-            if path.parent != entry and parent.startswith("user") and parent != parsed.user:
-                problems.append({"path": rel(path), "reason": f"file name says {parsed.user} but its folder is "
-                                 f"{parent}; the file name is used"})
+            parent = f.path.parent.name
+            if f.path.parent != entry.path and parent.startswith("user") and parent != parsed.user:
+                walk.problem(f.rel, f"file name says {parsed.user} but its folder is {parent}; the file name is used")
             key = (date, parsed.recording_stem())
-            group = groups.setdefault(key, {"name": parsed, "files": {}, "folder": path.parent})
+            group = groups.setdefault(key, {"name": parsed, "files": {}, "folder": f.path.parent})
             if parsed.receiver in group["files"]:
-                problems.append({"path": rel(path), "reason": f"second file for receiver r{parsed.receiver} of "
-                                 f"{date}/{parsed.recording_stem()} (first: {rel(group['files'][parsed.receiver])}); "
-                                 "left out"})
+                walk.problem(f.rel, f"second file for receiver r{parsed.receiver} of {date}/"
+                                    f"{parsed.recording_stem()} (first: {group['files'][parsed.receiver].rel}); "
+                                    "left out")
                 continue
-            group["files"][parsed.receiver] = path
+            group["files"][parsed.receiver] = f
 
-    # 2. Parse every non-empty file, in parallel.
-    jobs: list[tuple[tuple[str, str], int, Path, int]] = []
-    for key in sorted(groups):
-        for receiver, path in sorted(groups[key]["files"].items()):
-            try:
-                size = path.stat().st_size
-            except OSError as exc:
-                size = -1
-                problems.append({"path": rel(path), "reason": f"cannot stat ({exc.strerror or exc}); left out"})
-            jobs.append((key, receiver, path, size))
-    to_parse = [j for j in jobs if j[3] > 0]
+    # 2. Count and hash every non-empty file, in parallel.
+    to_count = [(str(f.path), f.size) for key in sorted(groups) for _, f in sorted(groups[key]["files"].items())
+                if f.size > 0]
     if on_total is not None:
-        on_total(len(to_parse))
-    results: dict[str, tuple[int, dict, str | None]] = {}
-    n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        futures = {pool.submit(_count_paths, batch): batch for batch in _batches(to_parse)}
-        for fut in as_completed(futures):
-            batch = futures[fut]
-            results.update(zip(batch, fut.result()))
-            if progress is not None:
-                progress(len(batch))
+        on_total(len(to_count))
+    counts = count_logs(to_count, workers=workers, progress=progress)
 
     # 3. Assemble recordings.
-    seen_receivers = sorted({j[1] for j in jobs})
+    seen_receivers = sorted({r for g in groups.values() for r in g["files"]})
     expected = sorted(set(receivers_expected)) if receivers_expected is not None else seen_receivers
     recordings = []
-    by_key: dict[tuple[str, str], list] = {}
-    for job in jobs:
-        by_key.setdefault(job[0], []).append(job)
     for key in sorted(groups):
         date, stem = key
         name: WidarName = groups[key]["name"]
         room = DATE_ROOMS[date]
-        files, usable = [], []
-        for _, receiver, path, size in by_key.get(key, []):
-            if size < 0:
-                continue
-            entry = {"path": rel(path), "bytes": size, "receiver": receiver, "records": 0, "skipped": {}}
-            if size == 0:
-                problems.append({"path": rel(path), "reason": "empty file (0 bytes); receiver "
-                                 f"r{receiver} has no data"})
-            else:
-                records, skipped, error = results[str(path)]
-                entry["records"], entry["skipped"] = records, skipped
-                if error is not None:
-                    problems.append({"path": rel(path), "reason": f"cannot read: {error}"})
-                elif records == 0:
-                    problems.append({"path": rel(path), "reason": "no valid Intel 5300 CSI record; receiver "
-                                     f"r{receiver} has no data"})
-                else:
-                    usable.append((receiver, records))
-                    bad = {k: v for k, v in skipped.items() if k != "invalid_perm"}
-                    if bad:
-                        detail = ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
-                        problems.append({"path": rel(path), "reason": f"{sum(bad.values())} record(s) skipped "
-                                         f"({detail}); the other {records} are used"})
-            files.append(entry)
+        members = [((r,), f) for r, f in groups[key]["files"].items()]
+        files, usable = part_entries(members, ("receiver",), counts, lambda values: f"receiver r{values[0]}",
+                                     problems)
         missing = [r for r in expected if r not in groups[key]["files"]]
-        folder = rel(groups[key]["folder"])
+        folder = walk.rel(groups[key]["folder"])
         if missing:
-            problems.append({"path": f"{folder}/{stem}-r*.dat", "reason": "missing receiver file(s) "
-                             + ", ".join(f"r{r}" for r in missing) + " (expected "
-                             + ", ".join(f"r{r}" for r in expected) + ")"})
+            walk.problem(f"{folder}/{stem}-r*.dat", "missing receiver file(s) " + ", ".join(f"r{r}" for r in missing)
+                         + " (expected " + ", ".join(f"r{r}" for r in expected) + ")")
         gname = gesture_name(date, name.gesture)
         if gname is None:
-            problems.append({"path": f"{folder}/{stem}-r*.dat", "reason": f"gesture number {name.gesture} has no "
-                             f"name on {date} in the per-date table; recording kept with gesture null"})
+            walk.problem(f"{folder}/{stem}-r*.dat", f"gesture number {name.gesture} has no name on {date} in the "
+                                                    "per-date table; recording kept with gesture null")
         if name.location > 5 and room != 1:
-            problems.append({"path": f"{folder}/{stem}-r*.dat", "reason": f"location {name.location} is documented "
-                             f"only in room 1, but {date} is room {room}; kept as found"})
+            walk.problem(f"{folder}/{stem}-r*.dat", f"location {name.location} is documented only in room 1, but "
+                                                    f"{date} is room {room}; kept as found")
         recordings.append({
             "id": f"{date}/{stem}",
             "date": date,
             "subject": name.user,
             "room": room,
             "gesture": gname,
+            "label": gname,
             "gesture_number": name.gesture,
             "location": name.location,
             "orientation": name.orientation,
             "repetition": name.repetition,
-            "receivers": sorted(r for r, _ in usable),
+            "receivers": sorted(r for (r,), _ in usable),
             "files": files,
             "frames": min((n for _, n in usable), default=0),
         })
+    if not recordings:
+        raise ValidationError(f"{display_path(str(root))}: no Widar3.0 recording found (expected CSI/<date>/<user>/<user>-<gesture>-"
+                              f"<location>-<orientation>-<repetition>-r<N>.dat; {len(problems)} problem(s) in the "
+                              "tree)")
+    problems.extend(duplicate_problems((f["path"], f["sha256"], f["bytes"]) for r in recordings
+                                       for f in r["files"])[0])
     problems.sort(key=lambda p: (p["path"], p["reason"]))
-    return Manifest(
-        dataset="widar3",
-        root=str(root.resolve()),
-        recordings=recordings,
-        problems=problems,
-        synthetic=(root / SYNTHETIC_MARKER).is_file() or (csi_root / SYNTHETIC_MARKER).is_file(),
-        extra={"receivers_expected": expected},
-    )
+    extra: dict = {"receivers_expected": expected}
+    marker = marker_record(root, SYNTHETIC_MARKER) or marker_record(csi_root, SYNTHETIC_MARKER)
+    if marker is not None:
+        if csi_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
+            marker["path"] = walk.rel(csi_root / SYNTHETIC_MARKER)
+        extra["synthetic_marker"] = marker
+    if follow_symlinks:
+        extra["follow_symlinks"] = True
+    return Manifest(dataset="widar3", root=os.path.abspath(root), recordings=recordings, problems=problems,
+                    synthetic=marker is not None, extra=extra)

@@ -28,6 +28,7 @@ valid bfee record is 95 bytes), and the output. No allocation is ever sized from
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -732,6 +733,8 @@ class RecordCounts:
         As :attr:`Intel5300Log.skipped` and :attr:`Intel5300Log.non_csi`.
     n_bytes : int
         Size of the input in bytes.
+    sha256 : str or None
+        Hex sha256 of the bytes counted, when asked for (``count_files(..., sha256=True)``), else None.
     """
 
     n_records: int
@@ -740,6 +743,7 @@ class RecordCounts:
     skipped: Mapping[str, int]
     non_csi: Mapping[int, int]
     n_bytes: int
+    sha256: str | None = None
 
     @property
     def n_skipped(self) -> int:
@@ -803,7 +807,10 @@ def _read_batch(paths) -> tuple[np.ndarray, list[int], list]:
     return buf, bounds, errors
 
 
-def _count_batch(buf: np.ndarray, bounds) -> list[RecordCounts]:
+def _count_batch(buf: np.ndarray, bounds, sha256: bool = False) -> list[RecordCounts]:
+    # hashed from the read buffer before the kernel runs over it: each file's bytes are read from disk once
+    digests = [hashlib.sha256(memoryview(buf)[bounds[f]:bounds[f + 1]]).hexdigest() if sha256 else None
+               for f in range(len(bounds) - 1)]
     bounds = np.asarray(bounds, dtype=np.int64)
     n_files = bounds.shape[0] - 1
     counts = np.zeros((n_files, 3), dtype=np.int64)
@@ -812,26 +819,27 @@ def _count_batch(buf: np.ndarray, bounds) -> list[RecordCounts]:
     offsets, policy, headers, perm = _scratch(int(np.diff(bounds).max()) if n_files else 0)
     _scan_files(buf, bounds, counts, skips, non_csi, offsets, policy, *headers.values(), perm)
     return [RecordCounts(n_records=int(c[0]), max_nrx=int(c[1]), max_ntx=int(c[2]), skipped=_skipped(skips[f]),
-                         non_csi=_non_csi(non_csi[f]), n_bytes=int(bounds[f + 1] - bounds[f]))
+                         non_csi=_non_csi(non_csi[f]), n_bytes=int(bounds[f + 1] - bounds[f]), sha256=digests[f])
             for f, c in enumerate(counts)]
 
 
-def count_files(paths) -> list:
+def count_files(paths, *, sha256: bool = False) -> list:
     """:func:`count_records` for many files at once: one read buffer and one kernel call per batch, so a pool
-    of threads counting batches runs in parallel (the kernel releases the GIL). Returns, per path, its
-    :class:`RecordCounts`, or the :class:`FormatError` saying why it could not be read."""
+    of threads counting batches runs in parallel (the kernel and hashlib release the GIL). Returns, per path,
+    its :class:`RecordCounts`, or the :class:`FormatError` saying why it could not be read. With ``sha256``,
+    each file is also hashed from the same buffer (one read from disk serves both)."""
     paths = list(paths)
     buf, bounds, errors = _read_batch(paths)
-    counts = _count_batch(buf, bounds)
+    counts = _count_batch(buf, bounds, sha256)
     return [err if err is not None else c for c, err in zip(counts, errors)]
 
 
-def count_records(source) -> RecordCounts:
+def count_records(source, *, sha256: bool = False) -> RecordCounts:
     """Frame and validate a log without unpacking its CSI: the record counts :func:`read` would report.
 
     It runs :func:`read`'s framing kernel, which decides whether each record is valid, so ``n_records``,
     ``skipped`` and ``non_csi`` equal those of ``read(source)``. ``source`` is as for :func:`read`; for many
-    files, :func:`count_files`.
+    files, :func:`count_files`. With ``sha256``, the bytes counted are hashed too (``RecordCounts.sha256``).
 
     Raises
     ------
@@ -839,9 +847,9 @@ def count_records(source) -> RecordCounts:
         The path is missing, a directory, or unreadable.
     """
     if isinstance(source, (str, os.PathLike)):
-        result = count_files([source])[0]
+        result = count_files([source], sha256=sha256)[0]
         if isinstance(result, FormatError):
             raise result
         return result
     buf, _ = _as_buffer(source)
-    return _count_batch(buf, [0, buf.shape[0]])[0]
+    return _count_batch(buf, [0, buf.shape[0]], sha256)[0]

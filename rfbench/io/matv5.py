@@ -5,13 +5,22 @@ every numeric matrix (double, single, 8–64-bit integers, real or complex), com
 MATLAB's ``save`` writes by default) or not, in either byte order. Other variables (char, cell, struct,
 sparse, objects) are skipped and listed. Files in the HDF5-based v7.3 format are refused with a clear error.
 
+Untrusted files are safe to read: the file's size and the total its compressed elements inflate to are bounded
+by ``max_bytes`` (default :data:`MAX_MAT_BYTES`), inflation stops at the bound (``zlib.decompressobj`` with
+``max_length``), every size an element declares is checked against the bytes left before anything is sliced,
+and an array's dimensions are checked against the values actually present before it is shaped (never
+allocated from the dimensions). Error messages name a variable only when its name is a valid MATLAB
+identifier (at most 63 characters): they never quote arbitrary bytes of the file.
+
 Reference: MathWorks, "MAT-File Format" (matfile_format.pdf), Version 5 MAT-File Format, chapter 1.
 ``scipy.io.loadmat`` is the peer the tests compare with.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -20,7 +29,11 @@ import numpy as np
 
 from rfbench.errors import FormatError
 
-__all__ = ["read_mat", "MatFile"]
+__all__ = ["read_mat", "MatFile", "MAX_MAT_BYTES"]
+
+#: Default bound on a MAT-file's size and, separately, on the total its compressed elements inflate to.
+MAX_MAT_BYTES = 256 << 20
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}\Z")
 
 # Data types of the tags (matfile_format.pdf, table 1-1).
 _MI_DTYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 9: "f8", 12: "i8", 13: "u8"}
@@ -37,7 +50,12 @@ class MatFile(dict):
     skipped: dict[str, str]
 
 
-def _elements(buf: bytes, pos: int, end: int, endian: str, where: str):
+def _shown(name: str) -> str:
+    """A variable name as a message may show it: only a valid MATLAB identifier, never arbitrary bytes."""
+    return repr(name) if _NAME.match(name) else "with an invalid name"
+
+
+def _elements(buf, pos: int, end: int, endian: str, where: str):
     """Yield ``(type, payload)`` for each data element in ``buf[pos:end]``."""
     while pos + 8 <= end:
         first, second = struct.unpack_from(endian + "II", buf, pos)
@@ -52,7 +70,7 @@ def _elements(buf: bytes, pos: int, end: int, endian: str, where: str):
         start = pos + 8
         if start + size > end:
             raise FormatError(f"{where}: truncated data element (needs {size} bytes, {end - start} left)")
-        yield mi_type, buf[start:start + size]
+        yield mi_type, buf[start:start + size]  # a memoryview slice: no copy
         pos = start + size
         if mi_type != _MI_COMPRESSED:
             pos += (-size) % 8
@@ -77,36 +95,58 @@ def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | 
         raise FormatError(f"{where}: matrix element with {len(parts)} sub-element(s); expected flags, "
                           f"dimensions and name")
     flags = _numeric(parts[0][0], parts[0][1], endian, where)
-    dims = _numeric(parts[1][0], parts[1][1], endian, where).astype(np.int64)
-    name = parts[2][1].decode("ascii", "replace")
+    if flags.size == 0:
+        raise FormatError(f"{where}: matrix element with empty array flags")
+    dims = [int(d) for d in _numeric(parts[1][0], parts[1][1], endian, where)]
+    name = bytes(parts[2][1]).decode("ascii", "replace")
     mx_class = int(flags[0]) & 0xFF
     if mx_class not in _MX_NUMERIC:
         return name, _MX_NAMES.get(mx_class, f"class {mx_class}")
-    if np.any(dims < 0):
-        raise FormatError(f"{where}: variable {name!r} has negative dimensions {dims.tolist()}")
-    count = int(np.prod(dims))
+    if any(d < 0 for d in dims):
+        raise FormatError(f"{where}: variable {_shown(name)} has negative dimensions {dims[:8]}")
+    count = math.prod(dims)  # a Python int: no overflow, and nothing is allocated from it
     is_complex = bool(int(flags[0]) & _COMPLEX_FLAG)
     if len(parts) < 4 + is_complex:
-        raise FormatError(f"{where}: variable {name!r} has no data")
+        raise FormatError(f"{where}: variable {_shown(name)} has no data")
     out_dtype = np.dtype(_MX_NUMERIC[mx_class])
     real = _numeric(parts[3][0], parts[3][1], endian, where)
     if real.size != count:
-        raise FormatError(f"{where}: variable {name!r} holds {real.size} values for dimensions {dims.tolist()}")
+        raise FormatError(f"{where}: variable {_shown(name)} holds {real.size} values for dimensions {dims[:8]}")
     arr = real.astype(out_dtype)
     if is_complex:
         imag = _numeric(parts[4][0], parts[4][1], endian, where)
         if imag.size != count:
-            raise FormatError(f"{where}: variable {name!r}: imaginary part holds {imag.size} values, not {count}")
+            raise FormatError(f"{where}: variable {_shown(name)}: imaginary part holds {imag.size} values, not "
+                              f"{count}")
         arr = arr.astype(np.result_type(out_dtype, np.complex64)) + 1j * imag.astype(out_dtype)
     return name, arr.reshape(tuple(int(d) for d in dims), order="F")
 
 
-def read_mat(path: str | os.PathLike) -> MatFile:
+def _inflate(payload, budget: int, where: str) -> bytes:
+    """Inflate one miCOMPRESSED payload to at most ``budget`` bytes; past it, or truncated, a FormatError."""
+    d = zlib.decompressobj()
+    try:
+        inner = d.decompress(payload, budget + 1)
+    except zlib.error as exc:
+        raise FormatError(f"{where}: corrupt compressed element ({exc})") from None
+    if len(inner) > budget or d.unconsumed_tail:
+        raise FormatError(f"{where}: compressed element inflates past the {budget:,}-byte bound left of this "
+                          f"file's limit; not read further")
+    if not d.eof:
+        raise FormatError(f"{where}: truncated compressed element")
+    return inner
+
+
+def read_mat(source, *, max_bytes: int = MAX_MAT_BYTES) -> MatFile:
     """Read the numeric variables of a MATLAB v5 ``.mat`` file.
 
     Parameters
     ----------
-    path : path-like
+    source : path-like, bytes, bytearray or memoryview
+        The file, or its bytes.
+    max_bytes : int
+        Bound on the file's size and on the total its compressed elements inflate to
+        (default :data:`MAX_MAT_BYTES`, 256 MiB); past either, a :class:`FormatError`.
 
     Returns
     -------
@@ -118,16 +158,33 @@ def read_mat(path: str | os.PathLike) -> MatFile:
     Raises
     ------
     FormatError
-        Not a v5 MAT-file (too short, a v7.3/HDF5 file, a bad byte-order mark) or a corrupt element.
+        Not a v5 MAT-file (too short, a v7.3/HDF5 file, a bad byte-order mark), a corrupt element, or a file
+        past the bound.
     """
-    path = Path(path)
-    where = str(path)
-    buf = path.read_bytes()
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        where = "<bytes>"
+        buf = memoryview(source).cast("B")
+        if len(buf) > max_bytes:
+            raise FormatError(f"{where}: {len(buf):,} bytes, more than the {max_bytes:,}-byte limit")
+    else:
+        path = Path(source)
+        where = str(path)
+        from rfbench.io.files import input_errors
+
+        with input_errors(path):
+            with open(path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size > max_bytes:
+                    raise FormatError(f"{where}: {size:,} bytes, more than the {max_bytes:,}-byte limit")
+                buf = memoryview(fh.read(max_bytes + 1))
+        if len(buf) > max_bytes:
+            raise FormatError(f"{where}: more than the {max_bytes:,}-byte limit")
     if len(buf) < 128:
         raise FormatError(f"{where}: {len(buf)} bytes is too short for a MAT-file header (128 bytes)")
-    if buf[:512].startswith(b"MATLAB 7.3") or buf[512:520] == b"\x89HDF\r\n\x1a\n":
+    head = bytes(buf[:520])
+    if head[:512].startswith(b"MATLAB 7.3") or head[512:520] == b"\x89HDF\r\n\x1a\n":
         raise FormatError(f"{where}: a MATLAB v7.3 (HDF5) file; re-save it with save(..., '-v7') or read it with h5py")
-    mark = buf[126:128]
+    mark = head[126:128]
     if mark == b"IM":
         endian = "<"
     elif mark == b"MI":
@@ -136,16 +193,15 @@ def read_mat(path: str | os.PathLike) -> MatFile:
         raise FormatError(f"{where}: not a MATLAB v5 MAT-file (no byte-order mark at bytes 126-127)")
     out = MatFile()
     out.skipped = {}
+    budget = max_bytes  # bytes all compressed elements together may still inflate to
     pending = [(buf, 128, len(buf))]
     while pending:
         data, pos, end = pending.pop(0)
         for mi_type, payload in _elements(data, pos, end, endian, where):
             if mi_type == _MI_COMPRESSED:
-                try:
-                    inner = zlib.decompress(payload)
-                except zlib.error as exc:
-                    raise FormatError(f"{where}: corrupt compressed element ({exc})") from None
-                pending.append((inner, 0, len(inner)))
+                inner = _inflate(payload, budget, where)
+                budget -= len(inner)
+                pending.append((memoryview(inner), 0, len(inner)))
             elif mi_type == _MI_MATRIX:
                 name, value = _matrix(payload, endian, where)
                 if isinstance(value, str):

@@ -1,0 +1,343 @@
+"""Walking a dataset tree safely, and counting and hashing its Intel 5300 logs: what every ingest shares.
+
+:class:`TreeWalk` lists folders so that nothing in a hostile or messy tree can crash an ingest, hang it or make
+it read outside the dataset:
+
+- **names that are not valid UTF-8** cannot be written into a manifest exactly, so the entry is a problem
+  and left out; its path is shown with each undecodable byte as ``\\xNN`` (Python's ``backslashreplace``) and
+  control characters escaped the same way (:func:`display_path`);
+- **symbolic links** are followed only when their target is inside the dataset folder (its real path); a link
+  leading outside (``ground_truth.npy → /etc/passwd``) is a problem naming the link, never its target, unless
+  following links was asked for (``follow_symlinks``, recorded in the manifest); a broken link is a problem; a
+  folder reached twice (a link loop) is walked once;
+- **only regular files are ever opened**: FIFOs (which would block), sockets and devices, and the kernel's
+  pseudo-files under ``/proc``, ``/sys`` and ``/dev`` (``/proc/self/status`` has size 0 but is not empty) are
+  problems ("not a regular file"), never opened;
+- hidden entries (names starting with ``.``) are skipped without a problem.
+
+Problem texts name paths relative to the dataset root and never quote a file's contents.
+
+:func:`count_logs` frames every log with the parser's kernel (:func:`rfbench.io.intel5300.count_files`) and
+hashes it (sha256) from the same read buffer, in batches on a pool of threads (the kernel and hashlib release
+the GIL). :func:`log_entry` turns one result into a manifest file entry and its problems, the same way for
+every ingest.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from rfbench.errors import FormatError
+
+__all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry", "part_entries",
+           "duplicate_problems", "marker_record", "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
+
+#: Folders whose files are the kernel's pseudo-files: their sizes say nothing of their contents.
+PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
+
+#: Files per batch of the counting pool: one read buffer and one kernel call per batch, so the threads spend their
+#: time in the kernel (GIL released), not in switching between short calls; a batch stops early at this many bytes.
+BATCH_FILES = 16
+BATCH_BYTES = 16 << 20
+
+
+def is_utf8(name: str) -> bool:
+    """Whether a name from the file system is valid UTF-8 (undecodable bytes arrive as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def display_path(text: str) -> str:
+    """A path as it is safe to print and store: undecodable bytes as ``\\xNN``, control characters escaped."""
+    raw = os.fsencode(text) if not is_utf8(text) else text.encode("utf-8")
+    shown = raw.decode("utf-8", "backslashreplace")
+    if any(ord(c) < 32 or ord(c) == 127 for c in shown):
+        shown = "".join(c if not (ord(c) < 32 or ord(c) == 127) else f"\\x{ord(c):02x}" for c in shown)
+    return shown
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One usable entry of a folder: a regular file or a folder, inside the dataset (or followed on request).
+
+    ``path`` is where to open it (under the root as given); ``rel`` its POSIX path relative to the root;
+    ``real`` its real path; ``size`` the file's size in bytes (0 for a folder).
+    """
+
+    name: str
+    path: Path
+    rel: str
+    real: str
+    is_dir: bool
+    size: int = 0
+
+
+class TreeWalk:
+    """Lists the folders of one dataset tree, turning every unusable entry into a problem (see the module docs).
+
+    Parameters
+    ----------
+    root : path-like
+        The dataset folder; paths in problems and entries are relative to it.
+    follow_symlinks : bool
+        Follow links whose target is outside ``root`` too.
+    """
+
+    def __init__(self, root: str | os.PathLike, follow_symlinks: bool = False):
+        self.root = Path(root)
+        self.real_root = os.path.realpath(self.root)
+        self.follow_symlinks = bool(follow_symlinks)
+        self.problems: list[dict] = []
+        self._walked: set[str] = set()
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the root, POSIX, as it is safe to show (:func:`display_path`)."""
+        try:
+            text = path.relative_to(self.root).as_posix()
+        except ValueError:
+            text = path.as_posix()
+        return display_path(text) if text != "." else "."
+
+    def problem(self, path: Path | str, reason: str) -> None:
+        self.problems.append({"path": path if isinstance(path, str) else self.rel(path), "reason": reason})
+
+    def enter(self, folder: Path) -> bool:
+        """Whether ``folder`` (e.g. a discovered sub-root) may be walked: inside the root unless following links.
+        A folder that may not is a problem."""
+        real = os.path.realpath(folder)
+        if not _inside(real, self.real_root) and not self.follow_symlinks:
+            self.problem(folder, "symbolic link to a folder outside the dataset folder; not followed (following "
+                                 "links is off by default); its contents are left out")
+            return False
+        return True
+
+    def entries(self, folder: Path, real_folder: str | None = None) -> list[Entry]:
+        """The usable entries of ``folder``, sorted by name; every other entry is a problem."""
+        real_folder = real_folder if real_folder is not None else os.path.realpath(folder)
+        if real_folder in self._walked:
+            self.problem(folder, "folder reached a second time (a link loop, or two links to one folder); walked "
+                                 "once")
+            return []
+        self._walked.add(real_folder)
+        try:
+            with os.scandir(folder) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            self.problem(folder, f"cannot list ({exc.strerror or exc}); left out")
+            return []
+        pseudo_folder = any(_inside(real_folder, p) for p in PSEUDO_FILESYSTEMS)
+        out = []
+        for item in items:
+            name = item.name
+            if name.startswith("."):
+                continue
+            path = folder / name
+            if not is_utf8(name):
+                self.problem(path, "name is not valid UTF-8 (shown with \\x escapes); a manifest cannot name it "
+                                   "exactly, so it is left out")
+                continue
+            try:
+                link = item.is_symlink()
+                real = os.path.realpath(path) if link else os.path.join(real_folder, name)
+                if link and not os.path.exists(real):
+                    self.problem(path, "broken symbolic link; left out")
+                    continue
+                if link and not _inside(real, self.real_root) and not self.follow_symlinks:
+                    self.problem(path, "symbolic link to a place outside the dataset folder; not followed "
+                                       "(following links is off by default); left out")
+                    continue
+                st = os.stat(path) if link else item.stat(follow_symlinks=False)
+            except OSError as exc:
+                self.problem(path, f"cannot stat ({exc.strerror or exc}); left out")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                out.append(Entry(name, path, self.rel(path), real, True))
+            elif not stat.S_ISREG(st.st_mode) or pseudo_folder or \
+                    (link and any(_inside(real, p) for p in PSEUDO_FILESYSTEMS)):
+                self.problem(path, "not a regular file (a FIFO, socket, device or kernel pseudo-file); never "
+                                   "opened, left out")
+            else:
+                out.append(Entry(name, path, self.rel(path), real, False, int(st.st_size)))
+        return out
+
+    def files(self, folder: Path, real_folder: str | None = None) -> list[Entry]:
+        """Every usable file under ``folder``, depth first in name order."""
+        out = []
+        for e in self.entries(folder, real_folder):
+            if e.is_dir:
+                out.extend(self.files(e.path, e.real))
+            else:
+                out.append(e)
+        return out
+
+    def count_files(self, folder: Path, real_folder: str | None = None) -> int:
+        """How many files a left-out folder holds (for the problem saying so); problems found meanwhile are
+        dropped (the folder is one problem)."""
+        kept = len(self.problems)
+        n = len(self.files(folder, real_folder))
+        del self.problems[kept:]
+        return n
+
+
+def marker_record(root: Path, name: str) -> dict | None:
+    """``{path, sha256}`` of the generator's marker file at ``root`` (a regular file, not a link), or None."""
+    from rfbench.io.files import sha256_file
+
+    path = root / name
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    digest, _ = sha256_file(path)
+    return {"path": name, "sha256": digest}
+
+
+@dataclass(frozen=True)
+class LogCount:
+    """What :func:`count_logs` found in one log: valid records, skipped records by reason (non-zero only), the
+    file's sha256, or the error (one line, without the path) that kept it from being read."""
+
+    records: int
+    skipped: dict
+    sha256: str | None
+    error: str | None
+
+
+def _count_batch(paths: list[str]) -> list[LogCount]:
+    from rfbench.io import intel5300
+
+    out = []
+    for path, result in zip(paths, intel5300.count_files(paths, sha256=True)):
+        if isinstance(result, FormatError):
+            text = str(result)
+            out.append(LogCount(0, {}, None, text[len(path) + 2:] if text.startswith(path + ": ") else text))
+        else:
+            out.append(LogCount(result.n_records, {k: int(v) for k, v in result.skipped.items() if v},
+                                result.sha256, None))
+    return out
+
+
+def _batches(files: Sequence[tuple[str, int]]) -> list[list[str]]:
+    batches, batch, size = [], [], 0
+    for path, n_bytes in files:
+        if batch and (len(batch) == BATCH_FILES or size + n_bytes > BATCH_BYTES):
+            batches.append(batch)
+            batch, size = [], 0
+        batch.append(path)
+        size += n_bytes
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def count_logs(files: Iterable[tuple[str, int]], *, workers: int | None = None,
+               progress: Callable[[int], None] | None = None) -> dict[str, LogCount]:
+    """Frame and hash Intel 5300 logs: ``{path: LogCount}`` for each ``(path, size)``.
+
+    Each file is read once; its records are counted by the parser's framing kernel (which validates every
+    record; the CSI is not unpacked) and its sha256 is computed from the same buffer. Batches of files run on
+    ``workers`` threads (default: every core); the result does not depend on the number of workers.
+    """
+    files = list(files)
+    results: dict[str, LogCount] = {}
+    n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    batches = _batches(files)
+    if n_workers == 1 or len(batches) <= 1:
+        for batch in batches:
+            results.update(zip(batch, _count_batch(batch)))
+            if progress is not None:
+                progress(len(batch))
+        return results
+    with ThreadPoolExecutor(max_workers=n_workers) as pool:
+        futures = {pool.submit(_count_batch, batch): batch for batch in batches}
+        for fut in as_completed(futures):
+            batch = futures[fut]
+            results.update(zip(batch, fut.result()))
+            if progress is not None:
+                progress(len(batch))
+    return results
+
+
+def log_entry(rel: str, size: int, count: LogCount | None, owner: str, problems: list) -> tuple[dict, int | None]:
+    """The manifest entry of one log (``{path, bytes, sha256, records, skipped}``) and its usable record count
+    (None when the file gives no data); problems found are appended.
+
+    ``owner`` says whose data is missing in a problem text ("receiver r3", "the recording"). ``count`` is
+    None for an empty file (never read: its sha256 is that of no bytes).
+    """
+    entry = {"path": rel, "bytes": size, "sha256": None, "records": 0, "skipped": {}}
+    if size == 0:
+        entry["sha256"] = _EMPTY_SHA256
+        problems.append({"path": rel, "reason": f"empty file (0 bytes); {owner} has no data"})
+        return entry, None
+    entry["records"], entry["skipped"], entry["sha256"] = count.records, count.skipped, count.sha256
+    if count.error is not None:
+        problems.append({"path": rel, "reason": f"cannot read: {count.error}"})
+        return entry, None
+    if count.records == 0:
+        problems.append({"path": rel, "reason": f"no valid Intel 5300 CSI record; {owner} has no data"})
+        return entry, None
+    bad = {k: v for k, v in count.skipped.items() if k != "invalid_perm"}
+    if bad:
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
+        problems.append({"path": rel, "reason": f"{sum(bad.values())} record(s) skipped ({detail}); the other "
+                                                f"{count.records} are used"})
+    return entry, count.records
+
+
+_EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def part_entries(members: Iterable[tuple[tuple, Entry]], names: Sequence[str], counts: dict,
+                 owner: Callable[[tuple], str], problems: list) -> tuple[list[dict], list[tuple[tuple, int]]]:
+    """The file entries of one recording's parts and the parts with data.
+
+    ``members`` are ``(part values, entry)`` (e.g. ``((3,), entry)`` for receiver 3), sorted here by value;
+    ``names`` name the part fields, written into each entry; ``counts`` is :func:`count_logs`' result;
+    ``owner(values)`` names a part in problem texts. Returns the entries and ``[(values, records)]`` of the parts
+    with at least one valid record (a recording's ``frames`` is the fewest of these).
+    """
+    from rfbench.datasets.manifest import value_sort_key
+
+    entries, usable = [], []
+    for values, e in sorted(members, key=lambda item: tuple(value_sort_key(v) for v in item[0])):
+        entry, records = log_entry(e.rel, e.size, counts.get(str(e.path)), owner(values), problems)
+        entry.update(zip(names, values))
+        entries.append(entry)
+        if records is not None:
+            usable.append((values, records))
+    return entries, usable
+
+
+def duplicate_problems(entries: Iterable[tuple[str, str, int]]) -> tuple[list[dict], list[list[str]]]:
+    """Files with identical bytes, from ``(path, sha256, bytes)``: a problem for each copy after the first (in
+    path order), and the groups of identical paths. Empty files are not compared (they all hash alike)."""
+    by_hash: dict[str, list[str]] = {}
+    for path, digest, size in entries:
+        if digest and size > 0:
+            by_hash.setdefault(digest, []).append(path)
+    problems, groups = [], []
+    for digest, paths in sorted(by_hash.items()):
+        if len(paths) < 2:
+            continue
+        paths = sorted(paths)
+        groups.append(paths)
+        for p in paths[1:]:
+            problems.append({"path": p, "reason": f"identical to {paths[0]} (same sha256 {digest[:16]}…): the "
+                                                  "same recording under two names? On both sides of a split, "
+                                                  "the test side would hold training data"})
+    return problems, groups

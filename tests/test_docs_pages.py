@@ -1,0 +1,45 @@
+"""The pages of docs/ are transcripts that still hold, run like the README (tests/readme_runner.py).
+
+docs/corpora.md runs on the two real corpora in ../shared/conformance, reached through a ``corpora`` link in
+the page's folder; it is skipped when they are absent (a plain clone)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import readme_runner as rr
+from tests.conftest import conformance_path
+
+DOCS = rr.ROOT / "docs"
+PAGES = sorted(p.name for p in DOCS.glob("*.md"))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_block_is_run_or_marked(page):
+    unmarked = [f"line {b.line_no}: ```{b.lang}" for b in rr.blocks((DOCS / page).read_text(encoding="utf-8"))
+                if b.marker is None and b.lang not in rr.RUN_LANGS]
+    assert not unmarked, f"{page}: blocks neither run nor marked: " + ", ".join(unmarked)
+
+
+def test_ingest_page_runs_as_written(tmp_path):
+    ran, failures = rr.run_file(DOCS / "ingest.md", rr.Session(tmp_path))
+    assert ran >= 6
+    assert not failures, "\n\n".join(failures)
+
+
+def test_corpora_page_runs_as_written(tmp_path):
+    conformance_path("gesture5x6")
+    conformance_path("wiar", "distance_factor_activity_data")
+    (tmp_path / "corpora").symlink_to(Path(conformance_path()).resolve())
+    ran, failures = rr.run_file(DOCS / "corpora.md", rr.Session(tmp_path))
+    assert ran >= 15
+    assert not failures, "\n\n".join(failures)
+
+
+def test_the_runner_sees_a_wrong_transcript(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ rfbench ingest files nowhere --template '{a}.dat'\nerror: something else\n```\n")
+    ran, failures = rr.run_file(page, rr.Session(tmp_path))
+    assert ran == 1 and len(failures) == 1 and "nowhere: not a folder" in failures[0]
