@@ -49,7 +49,7 @@ def _count_passed(r, thresholds, strict):
 
 
 @njit_parallel
-def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_abs, rel_floor, ks, auc_thr,
+def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_value, rel_floor, pck_thr, auc_thr,
                strict, oks_var, area_const, n_rows, n_novis, norm_bad, pck_first, auc_pass, err_sum, err_n,
                oks_sum, oks_n, oks_bad, gt_bad):
     """Per-segment sufficient statistics of PCK, PCK-AUC, MPJPE and OKS in one pass over the joints.
@@ -64,12 +64,13 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
     - a row with no visible joint counts in ``n_novis`` and in nothing else.
     - normalization m: NORM_PAIR uses joints ``norm_a[m]``/``norm_b[m]`` and is degenerate unless both are
       visible and their distance is ``>= rel_floor *`` the box diagonal (and the diagonal > 0); NORM_BBOX /
-      NORM_BBOX_MAX_SIDE are degenerate when 0; NORM_ABS uses ``norm_abs[m]``. A degenerate row counts in
-      ``norm_bad[s, m]``; otherwise each visible joint j adds 1 to ``pck_first[s, m, q, j]`` where q is the
-      index of the first of the ascending thresholds ``ks`` with ``d / norm <= ks[q]`` (``<`` when ``strict``),
-      or ``len(ks)`` when it passes none — so the joint is correct at every ``ks[t]`` with t >= q (hits are a
-      cumulative sum over q, scoreable joints the sum over all q) — and adds the number of the ascending
-      ``auc_thr`` it passes the same way to ``auc_pass[s, m, j]``.
+      NORM_BBOX_MAX_SIDE are degenerate when 0; NORM_ABS divides by the constant ``norm_value[m]`` (1.0 for an
+      absolute threshold, whose thresholds then carry T itself). A degenerate row counts in ``norm_bad[s, m]``;
+      otherwise each visible joint j adds 1 to ``pck_first[s, m, q, j]`` where q is the index of the first of
+      the normalization's ascending thresholds ``pck_thr[m, :]`` with ``d / norm <= pck_thr[m, q]`` (``<`` when
+      ``strict``), or ``pck_thr.shape[1]`` when it passes none — so the joint is correct at every threshold
+      t >= q (hits are a cumulative sum over q, scoreable joints the sum over all q) — and adds the number of
+      the ascending ``auc_thr[m, :]`` it passes the same way to ``auc_pass[s, m, j]``.
     - MPJPE: each visible joint adds d to ``err_sum[s, j]`` and 1 to ``err_n[s, j]``.
     - OKS (only when ``oks_var`` is non-empty; ``oks_var[j] = (2 sigma_j)^2``): area = ``area_const`` if
       ``>= 0`` else 0.53 * box width * box height; area <= 0 counts in ``oks_bad``; otherwise the row's OKS,
@@ -81,10 +82,10 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
     k_joints = gt.shape[1]
     dims = gt.shape[2]
     n_norm = norm_kind.shape[0]
-    n_k = ks.shape[0]
+    n_k = pck_thr.shape[1]
     one_pred = pred.shape[0] == 1
     do_oks = oks_var.shape[0] > 0
-    do_auc = auc_thr.shape[0] > 0
+    do_auc = auc_thr.shape[1] > 0
     inv_var = 1.0 / oks_var
     for s in prange(n_seg):
         joint = np.empty(k_joints, dtype=np.int64)
@@ -165,25 +166,26 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                     norm = max_side
                     valid = max_side > 0.0
                 else:
-                    norm = norm_abs[m]
+                    norm = norm_value[m]
                     valid = norm > 0.0
                 if not valid:
                     norm_bad[s, m] += 1
                     continue
                 # PCK under this normalizer, over the visible joints.
+                thr = pck_thr[m]
                 for u in range(nv):
                     j = joint[u]
                     r = dist[u] / norm
                     q = 0
                     if strict:
-                        while q < n_k and not r < ks[q]:
+                        while q < n_k and not r < thr[q]:
                             q += 1
                     else:
-                        while q < n_k and not r <= ks[q]:
+                        while q < n_k and not r <= thr[q]:
                             q += 1
                     pck_first[s, m, q, j] += 1
                     if do_auc:
-                        auc_pass[s, m, j] += _count_passed(r, auc_thr, strict)
+                        auc_pass[s, m, j] += _count_passed(r, auc_thr[m], strict)
             area = area_const
             if do_oks and area < 0.0:
                 area = 0.53 * s0 * s1

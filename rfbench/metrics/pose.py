@@ -17,8 +17,11 @@ Semantics (each pinned by a hand-computed test):
   box normalizer when it is 0.
 - **PCK@k**: a joint is correct when ``distance / normalizer <= k`` (or ``<`` when declared). ``micro`` =
   correct / scoreable over all joints; ``macro`` = mean over joints of each joint's PCK (joints with no
-  scoreable instance are left out). Under ``abs:T`` the threshold is k·T.
-- **PCK-AUC**: mean PCK over the n thresholds ``k_max * i / n``, i = 0..n-1 (mmpose: n = 20, k_max = 1).
+  scoreable instance are left out). Under ``abs:T`` the threshold is T itself, in coordinate units (a joint
+  is correct when ``distance <= T``); k does not apply, so there is one ``abs:T`` result per T.
+- **PCK-AUC**: mean PCK over the n thresholds ``k_max * i / n``, i = 0..n-1 (mmpose: n = 20, k_max = 1); under
+  ``abs:T`` over the absolute thresholds ``T * i / n`` (k_max does not apply), which is what mmpose's
+  ``keypoint_auc(..., norm_factor=T, num_thrs=n)`` computes.
 - **OKS** (2D only): pycocotools ``computeOks`` — mean over visible joints of
   ``exp(-d^2 / (2 s^2 (2 sigma)^2))`` with ``s^2`` the area: declared, or 0.53 x width x height of the
   visible joints' box. Averaged over scoreable samples; a sample with zero area is unscoreable.
@@ -105,11 +108,12 @@ class MetricSpec:
     normalizer_joints : tuple of str, optional
         The two joints a pair normalization measures.
     k : float, optional
-        PCK threshold as a fraction of the normalizer.
+        PCK threshold as a fraction of the normalizer (None under ``abs:T``, whose threshold is T).
     comparison : str, optional
         ``<=`` or ``<``.
     auc_n, auc_max : optional
-        PCK-AUC thresholds ``auc_max * i / auc_n``, i = 0..auc_n-1.
+        PCK-AUC thresholds ``auc_max * i / auc_n``, i = 0..auc_n-1 (under ``abs:T``: ``T * i / auc_n``, and
+        ``auc_max`` is None).
     oks_area : str, optional
         ``0.53*bbox`` or the declared constant area (units²).
     sigmas : str, optional
@@ -144,10 +148,21 @@ class MetricSpec:
         return self.normalization
 
     @property
+    def is_absolute(self) -> bool:
+        """True under ``abs:T``: the threshold is T in coordinate units, not a fraction k of a normalizer."""
+        return bool(self.normalization) and self.normalization.startswith("abs:")
+
+    @property
     def label(self) -> str:
         """One line rendering the whole spec."""
+        if self.metric == "pck" and self.is_absolute:
+            cmp = "≤" if self.comparison == "<=" else "<"
+            return f"PCK abs({cmp}{self.normalization[4:]} {self.units}) {self.skeleton} {self.averaging}"
         if self.metric == "pck":
             return f"PCK@{_fmt(self.k)} {self._norm_text()} {self.skeleton} {self.comparison} {self.averaging}"
+        if self.metric == "pck-auc" and self.is_absolute:
+            return (f"PCK-AUC abs[0,{self.normalization[4:]} {self.units}) n={self.auc_n} {self.skeleton} "
+                    f"{self.comparison} {self.averaging}")
         if self.metric == "pck-auc":
             return (f"PCK-AUC[0,{_fmt(self.auc_max)}) n={self.auc_n} {self._norm_text()} {self.skeleton} "
                     f"{self.comparison} {self.averaging}")
@@ -456,7 +471,9 @@ class PosePlan:
         for mi, (name, kind, a, b, T, joints) in enumerate(self.norms):
             if "pck" not in self.metrics:
                 break
-            for ti, kv in enumerate(self.ks):
+            # Under abs:T the threshold is T itself: one result per T, whatever the ks.
+            ks = [None] if kind == _k.NORM_ABS else self.ks
+            for ti, kv in enumerate(ks):
                 for avg in self.averaging:
                     spec = MetricSpec("pck", averaging=avg, normalization=name, normalizer_joints=joints, k=kv,
                                       comparison=self.comparison, **base)
@@ -466,7 +483,8 @@ class PosePlan:
                 break
             for avg in self.averaging:
                 spec = MetricSpec("pck-auc", averaging=avg, normalization=name, normalizer_joints=joints,
-                                  comparison=self.comparison, auc_n=self.auc_n, auc_max=self.auc_max, **base)
+                                  comparison=self.comparison, auc_n=self.auc_n,
+                                  auc_max=None if kind == _k.NORM_ABS else self.auc_max, **base)
                 self._add(spec, "auc", mi=mi)
         if "oks" in self.metrics:
             self._add(MetricSpec("oks", averaging="sample", oks_area=area_text, sigmas=self.sigmas_source, **base),
@@ -541,6 +559,28 @@ class PosePlan:
         return out
 
     # -- the pass over the data ---------------------------------------------------------------------------
+    def _thresholds(self):
+        """``(norm_value, pck_thr, auc_thr, k_order)`` for the kernel: per normalization the constant divisor of
+        an absolute one and its ascending PCK and PCK-AUC thresholds. A relative normalizer (hip-width, bbox...)
+        compares ``d / normalizer`` with the ks and ``k_max * i / n``; ``abs:T`` compares ``d`` itself (divisor 1)
+        with T (every column: k does not apply) and ``T * i / n``."""
+        m, t = len(self.norms), len(self.ks)
+        k_order = np.argsort(np.array(self.ks, dtype=np.float64), kind="stable")
+        ks = np.array(self.ks, dtype=np.float64)[k_order]  # ascending, as the kernel needs
+        n_auc = self.auc_n if "pck-auc" in self.metrics else 0
+        fractions = np.array([self.auc_max * i / self.auc_n for i in range(n_auc)], dtype=np.float64)
+        norm_value = np.ones(m, dtype=np.float64)
+        pck_thr = np.empty((m, t), dtype=np.float64)
+        auc_thr = np.empty((m, n_auc), dtype=np.float64)
+        for mi, (_name, kind, _a, _b, big_t, _joints) in enumerate(self.norms):
+            if kind == _k.NORM_ABS:
+                pck_thr[mi] = big_t
+                auc_thr[mi] = [big_t * i / self.auc_n for i in range(n_auc)]
+            else:
+                pck_thr[mi] = ks
+                auc_thr[mi] = fractions
+        return norm_value, pck_thr, auc_thr, k_order
+
     def table(self, pred: np.ndarray, gt: np.ndarray, vis: np.ndarray, segments: Segments) -> np.ndarray:
         """Per-segment sufficient statistics ``(segments, columns)`` for arrays from :func:`validate_poses`.
         ``pred`` may have one row, scored against every ground-truth row. Raises ValidationError when the
@@ -550,11 +590,7 @@ class PosePlan:
         norm_kind = np.array([n[1] for n in self.norms], dtype=np.int64)
         norm_a = np.array([n[2] for n in self.norms], dtype=np.int64)
         norm_b = np.array([n[3] for n in self.norms], dtype=np.int64)
-        norm_abs = np.array([n[4] for n in self.norms], dtype=np.float64)
-        k_order = np.argsort(np.array(self.ks, dtype=np.float64), kind="stable")
-        ks = np.array(self.ks, dtype=np.float64)[k_order]  # ascending, as the kernel needs
-        auc_thr = (np.array([self.auc_max * i / self.auc_n for i in range(self.auc_n)], dtype=np.float64)
-                   if "pck-auc" in self.metrics else np.empty(0))
+        norm_value, pck_thr, auc_thr, k_order = self._thresholds()
         oks_var = ((np.array(self.sigmas, dtype=np.float64) * 2.0) ** 2 if "oks" in self.metrics
                    else np.empty(0))
         n_rows = np.zeros(s, np.int64)
@@ -569,8 +605,8 @@ class PosePlan:
         oks_bad = np.zeros(s, np.int64)
         gt_bad = np.zeros(s, np.int64)
         with serial_below(gt.shape[0] * gt.shape[1]):
-            _k._pose_sums(pred, gt, vis, segments.order, segments.start, norm_kind, norm_a, norm_b, norm_abs,
-                          REL_FLOOR, ks, auc_thr, self.comparison == "<", oks_var, self.oks_area, n_rows, n_novis,
+            _k._pose_sums(pred, gt, vis, segments.order, segments.start, norm_kind, norm_a, norm_b, norm_value,
+                          REL_FLOOR, pck_thr, auc_thr, self.comparison == "<", oks_var, self.oks_area, n_rows, n_novis,
                           norm_bad, pck_first, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad, gt_bad)
         if gt_bad.any():
             _refuse_nonfinite(gt, vis)

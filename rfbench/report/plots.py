@@ -101,7 +101,8 @@ def pck_curves(report: Mapping[str, Any], captured: Mapping[str, Any], n_points:
     from rfbench.metrics.stats import make_segments
     from rfbench.report.common import paired_intervals
 
-    specs = [r["spec"] for r in report.get("results", []) if r.get("metric") == "pck"]
+    # Curves against k: an absolute threshold (abs:T) has no k, so its single value stays in the table.
+    specs = [r["spec"] for r in report.get("results", []) if r.get("metric") == "pck" and r["spec"].get("k") is not None]
     if not specs:
         return []
     norms = list(dict.fromkeys(s["normalization"] for s in specs))
@@ -198,7 +199,8 @@ def _tag(report: Mapping[str, Any]) -> str:
 
 def _pck_figure(plt, report, curves: Sequence[PckCurve], path: Path) -> None:
     fig, axes = plt.subplots(1, len(curves), figsize=(6.4 * len(curves), 4.8), squeeze=False, sharey=True)
-    report_ks = sorted({float(r["spec"]["k"]) for r in report["results"] if r.get("metric") == "pck"})
+    report_ks = sorted({float(r["spec"]["k"]) for r in report["results"]
+                        if r.get("metric") == "pck" and r["spec"].get("k") is not None})
     for ax, c in zip(axes[0], curves):
         band = f", {100 * c.level:g}% band" if c.level is not None else ""
         ax.plot(c.ks, c.model, color="tab:blue", lw=2, label=f"model{band}")
@@ -227,7 +229,7 @@ def _pck_figure(plt, report, curves: Sequence[PckCurve], path: Path) -> None:
 
 def _joints_figure(plt, report, path: Path) -> bool:
     macro = [r for r in report["results"] if r.get("metric") == "pck" and r["spec"]["averaging"] == "macro"
-             and (r.get("model") or {}).get("per_joint")]
+             and r["spec"].get("k") is not None and (r.get("model") or {}).get("per_joint")]
     if not macro:
         return False
     r = min(macro, key=lambda r: (r["spec"]["normalization"] != macro[0]["spec"]["normalization"],
