@@ -871,6 +871,16 @@ def naive_spec_normalizer(g, v, norm, rel_floor=1e-6):
     return z
 
 
+def _ieee_div(a, b):
+    """a / b as IEEE arithmetic does it: a zero divisor gives +-inf, or NaN for 0 / 0 (never an exception)."""
+    a, b = float(a), float(b)
+    if b == 0.0:
+        if a == 0.0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
 def naive_pose_spec_totals(pred, gt, vis, norms, ks, strict, auc_n=0, auc_max=1.0, per_axis=False, single=False):
     """Totals of the PCK and PCK-AUC counts under the full spec, by plain loops over rows and joints.
 
@@ -910,11 +920,11 @@ def naive_pose_spec_totals(pred, gt, vis, norms, ks, strict, auc_n=0, auc_max=1.
                 if not v[j]:
                     continue
                 if per_axis:
-                    s2 = sum(((p[j][c] - g[j][c]) / z) ** 2 for c in range(dims))
+                    s2 = sum(_ieee_div(float(p[j][c]) - float(g[j][c]), z) ** 2 for c in range(dims))
                     r = math.sqrt(s2) if math.isfinite(s2) else math.inf
                 else:
                     d = naive_distance(p[j], g[j])
-                    r = d if absolute else d / z
+                    r = d if absolute else _ieee_div(d, z)
                 if norm[0] == "abs":
                     thresholds = [z] * t if absolute else [1.0] * t
                     auc = [(z if absolute else 1.0) * q / auc_n for q in range(auc_n)]

@@ -102,7 +102,9 @@ def pck_curves(report: Mapping[str, Any], captured: Mapping[str, Any], n_points:
     from rfbench.report.common import paired_intervals
 
     # Curves against k: an absolute threshold (abs:T) has no k, so its single value stays in the table.
-    specs = [r["spec"] for r in report.get("results", []) if r.get("metric") == "pck" and r["spec"].get("k") is not None]
+    # A convention's or batch-mean value is not re-drawn under the default spec: it stays in the table too.
+    specs = [r["spec"] for r in report.get("results", []) if r.get("metric") == "pck" and r["spec"].get("k") is not None
+             and not r["spec"].get("convention") and r["spec"].get("averaging") != "batch-mean"]
     if not specs:
         return []
     norms = list(dict.fromkeys(s["normalization"] for s in specs))
@@ -229,7 +231,8 @@ def _pck_figure(plt, report, curves: Sequence[PckCurve], path: Path) -> None:
 
 def _joints_figure(plt, report, path: Path) -> bool:
     macro = [r for r in report["results"] if r.get("metric") == "pck" and r["spec"]["averaging"] == "macro"
-             and r["spec"].get("k") is not None and (r.get("model") or {}).get("per_joint")]
+             and r["spec"].get("k") is not None and not r["spec"].get("convention")
+             and (r.get("model") or {}).get("per_joint")]
     if not macro:
         return False
     r = min(macro, key=lambda r: (r["spec"]["normalization"] != macro[0]["spec"]["normalization"],

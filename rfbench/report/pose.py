@@ -53,14 +53,15 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                 cluster_by: str = "recording", subjects: Mapping[str, str] | None = None, n_boot: int = 1000,
                 level: float = 0.95, seed: int = 0, synthetic: bool = False, reproducer: Mapping | None = None,
                 inputs: Sequence[Mapping[str, Any]] | None = None, evidence: str | None = None,
-                extra_notes: Sequence[str] = (), capture: dict | None = None) -> dict[str, Any]:
+                extra_notes: Sequence[str] = (), capture: dict | None = None, convention: str | None = None,
+                batch_size: int | None = None) -> dict[str, Any]:
     """Score poses and build a ``rfbench.report/1`` document.
 
     Parameters
     ----------
     pred, gt, vis, skeleton, units, metrics, normalizations, ks, comparison, averaging, auc_n, auc_max,
-    oks_area, sigmas, trust_layout
-        As :func:`rfbench.metrics.pose.evaluate_pose`.
+    oks_area, sigmas, trust_layout, convention, batch_size
+        As :func:`rfbench.metrics.pose.evaluate_pose` (batch-mean values get no bootstrap interval).
     split : SplitInfo, optional
         The split the rows come from (:func:`rfbench.protocols.splitfile.load_split`); needs ``groups``.
     groups : array_like, (N,), optional
@@ -92,7 +93,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     n_rows, _, dims = gt.shape
     plan = PosePlan.create(skeleton=skel, units=units, dims=dims, metrics=metrics, normalizations=normalizations,
                            ks=ks, comparison=comparison, averaging=averaging, auc_n=auc_n, auc_max=auc_max,
-                           oks_area=oks_area, sigmas=sigmas)
+                           oks_area=oks_area, sigmas=sigmas, convention=convention, batch_size=batch_size)
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     groups = check_scored_rows(split, groups, n_rows)
     want_baseline = train_gt is not None or train_groups is not None or train_vis is not None
@@ -151,7 +152,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
         if bs is not None and ms.value is not None and bs.value is not None:
             delta = ms.value - bs.value
         ci = None
-        if intervals is not None:
+        if intervals is not None and plan.bootstrappable(i):
             ci = {"model": ci_entry(intervals, ("model", i)), "baseline": ci_entry(intervals, ("baseline", i)),
                   "delta": ci_entry(intervals, ("delta", "baseline", i))}
         results.append({"metric": spec.metric, "spec": spec.to_dict(), "label": spec.label,
