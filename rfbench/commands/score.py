@@ -80,6 +80,14 @@ def score(
                                           "units².")] = "bbox",
     sigmas: Annotated[Optional[str], typer.Option("--sigmas", help="OKS sigmas, one per joint, comma-separated "
                                                   "(needed for layouts without published sigmas).")] = None,
+    convention: Annotated[Optional[str], typer.Option("--convention", help="pose: score as a published source does: "
+                                                      "graphpose-fi, mmfi-toolbox, wiflow or mmpose (sets "
+                                                      "normalization, comparison, averaging and the rest of the "
+                                                      "spec; --k and --batch-size combine with it; see "
+                                                      "docs/metric-spec.md).")] = None,
+    batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="pose: rows per batch of consecutive "
+                                                      "--pred rows for batch-mean averaging (graphpose-fi).")]
+    = None,
     trust_layout: Annotated[bool, typer.Option("--trust-layout", help="Compute layout-dependent numbers even if the "
                                                "skeleton fails its plausibility check (recorded in the report).")]
     = False,
@@ -235,7 +243,7 @@ def run_score(**options) -> ScoreRun:
 #: Options of one task only, with their defaults: giving them to the other task is an error.
 _POSE_ONLY = {"vis": None, "skeleton": None, "units": None, "norm": "torso", "k": "0.05,0.1,0.2,0.5",
               "comparison": "<=", "averaging": "micro,macro", "auc_n": 20, "auc_max": 1.0, "oks_area": "bbox",
-              "sigmas": None, "trust_layout": False, "train_vis": None}
+              "sigmas": None, "trust_layout": False, "train_vis": None, "convention": None, "batch_size": None}
 _GESTURE_ONLY = {"label_set": None, "top_k": None, "domains": "auto"}
 
 
@@ -272,7 +280,7 @@ def _score_pose(opts: dict, base: Path, capture: dict | None = None) -> dict:
         averaging=_list(opts["averaging"], "--averaging"), auc_n=opts["auc_n"], auc_max=opts["auc_max"],
         oks_area=opts["oks_area"].strip(), sigmas=_floats(sigmas, "--sigmas") if sigmas is not None else None,
         trust_layout=opts["trust_layout"], n_boot=opts["bootstrap"], level=opts["confidence"], seed=opts["seed"],
-        synthetic=opts["synthetic"], capture=capture,
+        synthetic=opts["synthetic"], capture=capture, convention=opts["convention"], batch_size=opts["batch_size"],
     )
 
 
@@ -331,6 +339,10 @@ def _pose_argv(opts: dict) -> list[str]:
         argv += ["--metrics", opts["metrics"]]
     if opts["sigmas"] is not None:
         argv += ["--sigmas", opts["sigmas"]]
+    if opts["convention"] is not None:
+        argv += ["--convention", opts["convention"]]
+    if opts["batch_size"] is not None:
+        argv += ["--batch-size", str(opts["batch_size"])]
     if opts["trust_layout"]:
         argv.append("--trust-layout")
     return argv + _baseline_and_output_argv(opts, ("split", "groups", "train_gt", "train_groups", "train_vis"))
