@@ -511,3 +511,70 @@ def test_kernel_spec_paths_on_awkward_inputs(case):
             got = _spec_counts(plan, pred, gt, vis, pose.make_segments(n))
         for key in ("norm_bad", "pck_n", "pck_hit", "auc_pass"):
             np.testing.assert_array_equal(got[key], want[key], err_msg=f"{case} {floor} {key}")
+
+
+# -- rfbench score --convention ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def h36m_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    gt = h36m_poses(48, seed=3)
+    np.save("gt.npy", gt)
+    np.save("pred.npy", _noisy(gt, 4, 0.05))
+    np.save("groups.npy", np.repeat(["r1", "r2", "r3", "r4"], 12))
+    return tmp_path
+
+
+SCORE = ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--skeleton", "h36m17", "--units", "m"]
+
+
+def _one_error_line(result):
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
+    return lines[0]
+
+
+def test_score_with_a_convention_reports_its_spec_and_verifies(runner, h36m_files):
+    result = runner.invoke(app, SCORE + ["--convention", "graphpose-fi", "--batch-size", "16", "--k", "0.2",
+                                         "--groups", "groups.npy", "--bootstrap", "50", "-o", "report.json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((h36m_files / "report.json").read_text())
+    by_metric = {r["metric"]: r for r in report["results"]}
+    assert set(by_metric) == {"pck", "mpjpe", "pa-mpjpe"}  # what GraphPose-Fi's source computes
+    pck = by_metric["pck"]
+    assert pck["label"] == ("PCK@0.20 pair:5,12(left_knee–left_elbow) h36m17 <= batch-mean(B=16) unclamped "
+                            "no-visibility [graphpose-fi: source comment 'right shoulder--left hip'; source returns "
+                            "percent]")
+    assert pck["spec"]["convention"] == "graphpose-fi" and pck["spec"]["batch_size"] == 16
+    assert pck["ci"] is None  # batch-mean: no bootstrap interval
+    assert by_metric["mpjpe"]["ci"]["model"]["low"] is not None
+    assert any("batch-mean" in n and "no bootstrap interval" in n for n in report["notes"])
+    argv = report["reproducer"]["argv"]
+    assert argv[argv.index("--convention") + 1] == "graphpose-fi" and argv[argv.index("--batch-size") + 1] == "16"
+    verified = runner.invoke(app, ["verify", "report.json"])
+    assert verified.exit_code == 0, verified.output
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--convention", "mmfi-toolbox", "--metrics", "pck"], "mmfi-toolbox does not define pck"),
+    (["--convention", "wiflow", "--norm", "bbox"], "wiflow sets the normalizations itself"),
+    (["--convention", "wiflow", "--comparison", "<"], "wiflow sets the comparison itself"),
+    (["--convention", "mmpose", "--averaging", "micro"], "mmpose sets the averaging itself"),
+    (["--convention", "graphpose-fi"], "needs a batch size.*train.py.*default 256"),
+    (["--convention", "wiflow", "--batch-size", "8"], "wiflow does not average over batches"),
+    (["--convention", "openpose"], "unknown convention 'openpose'"),
+])
+def test_score_refuses_what_a_convention_does_not_allow(runner, h36m_files, extra, message):
+    import re
+
+    result = runner.invoke(app, SCORE + extra)
+    assert result.exit_code == 2, result.output
+    assert re.search(message, _one_error_line(result)), result.output
+
+
+def test_convention_is_a_pose_option(runner, h36m_files):
+    np.save("labels.npy", np.array(["a", "b"]))
+    result = runner.invoke(app, ["score", "--task", "gesture", "--pred", "labels.npy", "--gt", "labels.npy",
+                                 "--convention", "wiflow"])
+    assert result.exit_code == 2 and "--convention applies to --task pose only" in _one_error_line(result)
