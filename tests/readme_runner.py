@@ -16,7 +16,8 @@ Conventions (README.md says them too, in "About the examples"):
 
 Output is compared after removing trailing spaces, with the terminal width fixed by ``COLUMNS=100``.
 ``python tests/readme_runner.py [README.md]`` prints what every console command really prints, for
-writing the README.
+writing the README (or a docs page: ``python tests/readme_runner.py docs/metric-spec.md``).
+:func:`run_file` runs a docs page the same way and returns its failures (``tests/test_docs_pages.py``).
 """
 
 from __future__ import annotations
@@ -224,6 +225,45 @@ def expected_code(step: Step, following: Step | None) -> int | None:
     if any(line.startswith("error:") for line in step.expected):
         return None
     return 0
+
+
+def run_file(path: str | os.PathLike, cwd: str | os.PathLike) -> tuple[int, list[str]]:
+    """Run a Markdown page (a docs page) like README.md: every block in order, in the folder ``cwd``, under the
+    same conventions. Returns ``(commands and python blocks run, failures)``, a failure being one readable
+    message per command whose exit code or output differs from the page. README.md itself is run by
+    ``tests/test_readme.py``."""
+    path = Path(path)
+    session = Session(Path(cwd))
+    failures: list[str] = []
+    ran = 0
+    for b in blocks(path.read_text(encoding="utf-8")):
+        if b.marker == "not-run":
+            continue
+        if b.marker == "file":
+            session.write(b.file, b.lines)
+            continue
+        if b.lang == "python":
+            try:
+                session.exec_python("\n".join(b.lines), f"{path.name}:{b.line_no}")
+            except Exception as exc:  # report every failing example, not only the first
+                failures.append(f"{path.name}: python block at line {b.line_no}: {exc.__class__.__name__}: {exc}")
+            ran += 1
+            continue
+        if b.lang != "console":
+            failures.append(f"{path.name}: line {b.line_no}: a ```{b.lang} block neither run nor marked")
+            continue
+        all_steps = steps(b)
+        for i, step in enumerate(all_steps):
+            code, text = session.run(step.command)
+            ran += 1
+            want = expected_code(step, all_steps[i + 1] if i + 1 < len(all_steps) else None)
+            if (want is None and code == 0) or (want is not None and code != want):
+                failures.append(f"{path.name}: line {b.line_no}: `{step.command}` exited {code}, expected "
+                                f"{'non-zero' if want is None else want}:\n{text}")
+            elif not matches(step.expected, text.splitlines()):
+                failures.append(f"{path.name}: line {b.line_no}: `{step.command}` printed:\n{text}\n--- the page "
+                                f"shows:\n" + "\n".join(step.expected))
+    return ran, failures
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -328,8 +328,7 @@ def test_wiflow_equals_calculate_pck_and_calculate_mpjpe(seed):
         assert abs(ev.find("pck", k=k).value - want[k]) <= 1e-12
     assert abs(ev.find("mpjpe").value - tr.wiflow_calculate_mpjpe(pred, gt)) <= 1e-12
     assert ev.find("pck", k=0.2).label == ("PCK@0.20 pair:2,12(left_shoulder–right_hip) wiflow15 <= micro "
-                                           "clamped≥0.01 result-float32 no-visibility [wiflow: source comment "
-                                           "'neck--pelvis'; fraction returned as float32 (.float().mean())]")
+                                           "clamped≥0.01 result-float32 no-visibility [wiflow]")
 
 
 def test_wiflow_training_script_differs_by_float32_rounding_and_dropped_rows():
@@ -544,8 +543,7 @@ def test_score_with_a_convention_reports_its_spec_and_verifies(runner, h36m_file
     assert set(by_metric) == {"pck", "mpjpe", "pa-mpjpe"}  # what GraphPose-Fi's source computes
     pck = by_metric["pck"]
     assert pck["label"] == ("PCK@0.20 pair:5,12(left_knee–left_elbow) h36m17 <= batch-mean(B=16) unclamped "
-                            "no-visibility [graphpose-fi: source comment 'right shoulder--left hip'; source returns "
-                            "percent]")
+                            "no-visibility [graphpose-fi: source in percent]")
     assert pck["spec"]["convention"] == "graphpose-fi" and pck["spec"]["batch_size"] == 16
     assert pck["ci"] is None  # batch-mean: no bootstrap interval
     assert by_metric["mpjpe"]["ci"]["model"]["low"] is not None

@@ -123,7 +123,7 @@ CONVENTIONS: dict[str, Convention] = {
         rules={
             "pck": Rule("compute_pck_pckh", normalization="pair:5,12", comparison="<=", averaging="batch-mean",
                         floor="none", visibility="ignored",
-                        quirks=("source comment 'right shoulder--left hip'", "source returns percent")),
+                        quirks=("source in percent",)),
             "mpjpe": Rule("calulate_error", visibility="ignored"),
             "pa-mpjpe": Rule("calulate_error", visibility="ignored", pa_fit="all"),
         },
@@ -134,7 +134,9 @@ CONVENTIONS: dict[str, Convention] = {
         own_skeleton="h36m17",
         pair_comment="right shoulder--left hip",
         notes=("train.py takes the best of each metric separately over epochs, on the split it reports",
-               "train.py's tensors are float32 (feeder/mmfi.py collate_fn_padd); rfbench computes in float64"),
+               "train.py's tensors are float32 (feeder/mmfi.py collate_fn_padd); rfbench computes in float64",
+               "joints 5 and 12 of its own h36m17 order are left_knee and left_elbow; its comment says 'right "
+               "shoulder--left hip'"),
     ),
     "mmfi-toolbox": Convention(
         name="mmfi-toolbox",
@@ -155,13 +157,15 @@ CONVENTIONS: dict[str, Convention] = {
         files=("utils/metrics.py", "train.py"),
         rules={
             "pck": Rule("calculate_pck", normalization="pair:2,12", comparison="<=", floor="clamp:0.01",
-                        visibility="ignored", result_precision="float32",
-                        quirks=("source comment 'neck--pelvis'", "fraction returned as float32 (.float().mean())")),
+                        visibility="ignored", result_precision="float32"),
             "mpjpe": Rule("calculate_mpjpe", visibility="ignored"),
         },
         own_skeleton="wiflow15",
         pair_comment="neck--pelvis",
-        notes=("train.py averages the per-batch values weighted by batch size (the mean over rows) and tests "
+        notes=("calculate_pck returns each fraction as float32 (.float().mean()); so does rfbench (result-float32)",
+               "joints 2 and 12 of its own wiflow15 order are left_shoulder and right_hip; its comment says "
+               "'neck--pelvis'",
+               "train.py averages the per-batch values weighted by batch size (the mean over rows) and tests "
                "with drop_last=True, so rows past the last full batch are not scored there; rfbench scores "
                "every row",),
     ),
@@ -173,16 +177,16 @@ CONVENTIONS: dict[str, Convention] = {
         files=("mmpose/evaluation/functional/keypoint_eval.py", "mmpose/evaluation/functional/mesh_eval.py"),
         rules={
             "pck": Rule("keypoint_pck_accuracy", normalization="bbox-max-side", comparison="<", averaging="macro",
-                        per_axis=True, precision="float32", dims=(2,),
-                        quirks=("norm_factor: longest side of the ground-truth keypoint box",)),
+                        per_axis=True, precision="float32", dims=(2,)),
             "pck-auc": Rule("keypoint_auc", normalization="abs:30", comparison="<", averaging="macro",
                             per_axis=True, precision="float32", dims=(2,),
-                            quirks=("norm_factor 30, the AUC metric's default (pixels)",)),
+                            quirks=("norm_factor 30: the AUC metric's default, in px",)),
             "mpjpe": Rule("keypoint_mpjpe(alignment='none')"),
-            "pa-mpjpe": Rule("keypoint_mpjpe(alignment='procrustes')", pa_fit="all", dims=(3,),
-                             quirks=("alignment fitted on all joints, masked ones included",)),
+            "pa-mpjpe": Rule("keypoint_mpjpe(alignment='procrustes')", pa_fit="all", dims=(3,)),
         },
-        notes=("mmpose's PCKAccuracy metric takes norm_factor from the annotated person box "
+        notes=("PCK: norm_factor is the longest side of the visible ground-truth keypoints' box, on both axes",
+               "PA-MPJPE: the alignment is fitted on every joint, masked ones included, as keypoint_mpjpe does",
+               "mmpose's PCKAccuracy metric takes norm_factor from the annotated person box "
                "(np.max(bboxes[0][2:]) of an xyxy box in keypoint_2d_metrics.py @016ee42); rfbench has no "
                "annotation boxes and uses the longest side of the visible ground-truth keypoints' box",
                "with no valid joint mmpose's average is 0; rfbench reports 'unscoreable' (None)"),
