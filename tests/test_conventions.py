@@ -576,3 +576,17 @@ def test_convention_is_a_pose_option(runner, h36m_files):
     result = runner.invoke(app, ["score", "--task", "gesture", "--pred", "labels.npy", "--gt", "labels.npy",
                                  "--convention", "wiflow"])
     assert result.exit_code == 2 and "--convention applies to --task pose only" in _one_error_line(result)
+
+
+def test_spec_pieces_from_the_command_line(runner, h36m_files):
+    # --norm is comma-separated: pair:5,12 is rejoined; batch-mean with --batch-size needs no convention.
+    result = runner.invoke(app, SCORE + ["--norm", "pair:5,12,bbox", "--k", "0.2", "--metrics", "pck", "--averaging",
+                                         "batch-mean,micro", "--batch-size", "16", "--groups", "groups.npy",
+                                         "--bootstrap", "50", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    labels = {r["label"]: r for r in report["results"]}
+    assert set(labels) == {"PCK@0.20 pair:5,12(left_knee–left_elbow) h36m17 <= batch-mean(B=16)",
+                           "PCK@0.20 pair:5,12(left_knee–left_elbow) h36m17 <= micro",
+                           "PCK@0.20 bbox h36m17 <= batch-mean(B=16)", "PCK@0.20 bbox h36m17 <= micro"}
+    assert all((r["ci"] is None) == (r["spec"]["averaging"] == "batch-mean") for r in report["results"])

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.commands._common import emit_json, guard, progress, stdout_console
 
 COMMAND_NAME = "compare"
 
@@ -42,7 +42,9 @@ def compare(
             raise ValidationError("give one or more claims files (or claims:NAME), or --builtin for the sets "
                                   "shipped with rfbench")
         files = load_claims(claims or [], builtin=builtin)
-        result = compare_report(report, files, batch_size=batch_size)
+        total = sum(len(cf.claims) for cf in files)
+        with progress(total, "comparing", enabled=not json_out) as advance:
+            result = compare_report(report, files, batch_size=batch_size, on_claim=advance)
     if json_out:
         emit_json(result.to_dict())
         return

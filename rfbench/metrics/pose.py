@@ -447,6 +447,20 @@ def _parse_norm(text: str, skeleton: Skeleton) -> tuple[str, int, int, int, floa
                           f"pair:I,J")
 
 
+def _join_pairs(normalizations: Sequence[str]) -> list[str]:
+    """Normalizations with ``pair:I`` + ``J`` rejoined: a comma-separated list (``--norm pair:5,12,bbox``) splits
+    ``pair:I,J`` in two, and a bare joint index or name is never a normalization of its own."""
+    out: list[str] = []
+    for item in normalizations:
+        text = str(item).strip()
+        own = text in ("hip-width", "torso", "bbox", "bbox-max-side") or text.startswith(("abs:", "pair:"))
+        if out and not own and out[-1].startswith("pair:") and "," not in out[-1]:
+            out[-1] = f"{out[-1]},{text}"
+        else:
+            out.append(text)
+    return out
+
+
 def _parse_floor(text: Any) -> tuple[str, int, float]:
     """``(text, kind, value)`` of a normalizer floor: ``relative``, ``clamp:V`` or ``none``."""
     text = str(text).strip()
@@ -546,6 +560,7 @@ class PosePlan:
         notes: list[str] = []
         if isinstance(normalizations, str):
             normalizations = [normalizations]
+        normalizations = _join_pairs(normalizations)
         averaging = tuple(dict.fromkeys(averaging if not isinstance(averaging, str) else [averaging]))
         conv = None
         if convention is not None:

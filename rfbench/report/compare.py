@@ -506,7 +506,7 @@ def _relevant(key: str, metric: str) -> bool:
 
 
 def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile], *,
-                   batch_size: int | None = None) -> Comparison:
+                   batch_size: int | None = None, on_claim=None) -> Comparison:
     """Compare a report with claims: per claim the closest result, the parts, the verdict and the re-score.
 
     Parameters
@@ -517,6 +517,8 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
         From :func:`rfbench.report.claims.load_claims`.
     batch_size : int, optional
         Batch size for re-scoring batch-mean claims that do not give one (recorded as an assumption).
+    on_claim : callable, optional
+        Called once after each claim (a progress hook: the command's progress bar).
 
     Raises
     ------
@@ -533,6 +535,8 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
     for cf in claims:
         for claim in cf.claims:
             out.items.append(_compare_one(report, path, claim, batch_size, loaded))
+            if on_claim is not None:
+                on_claim()
     return out
 
 
