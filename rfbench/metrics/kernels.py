@@ -190,7 +190,6 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                     norm_bad[s, m] += 1
                     continue
                 # PCK under this normalizer, over the visible joints.
-                thr = pck_thr[m]
                 for u in range(nv):
                     j = joint[u]
                     if per_axis:
@@ -207,10 +206,10 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                         r = float(np.float32(r))
                     q = 0
                     if strict:
-                        while q < n_k and not r < thr[q]:
+                        while q < n_k and not r < pck_thr[m, q]:
                             q += 1
                     else:
-                        while q < n_k and not r <= thr[q]:
+                        while q < n_k and not r <= pck_thr[m, q]:
                             q += 1
                     pck_first[s, m, q, j] += 1
                     if do_auc:
