@@ -295,3 +295,20 @@ def test_the_library_function_matches_the_command(scored):
     cmp = compare_report(scored / "report.json", files)
     assert cmp.comparable == 1 and cmp.items[0].comparable
     assert cmp.to_dict()["comparisons"][0]["rescore"]["status"] == "done"
+
+
+def test_a_gesture_report_is_compared_with_gesture_claims(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    labels = np.array(["push", "pull", "clap"] * 10)
+    pred = labels.copy()
+    pred[:3] = "push"  # 2 of 30 wrong: accuracy 28/30
+    np.save("gt.npy", labels)
+    np.save("pred.npy", pred)
+    assert runner.invoke(app, ["score", "--task", "gesture", "--pred", "pred.npy", "--gt", "gt.npy", "--bootstrap",
+                               "0", "-o", "report.json"]).exit_code == 0
+    doc = json.loads(runner.invoke(app, ["compare", "report.json", "claims:widar3", "--json"]).stdout)
+    c = _item(doc, "widar3-in-domain")
+    assert c["result"]["value"] == pytest.approx(28 / 30, abs=1e-15)
+    assert {p["part"]: p["status"] for p in c["parts"]}["metric"] == "same"
+    assert c["comparable"] is False and "protocol" in c["differs"]
+    assert c["rescore"] == {"status": "unavailable", "reason": "gesture claims are compared, not re-scored"}
