@@ -242,7 +242,7 @@ def _mmpose_mpjpe_case():
 # -- each convention against a transliteration of its source, on seeded random poses -----------------------
 
 import transliterations as tr  # noqa: E402
-from posedata import coco_poses, h36m_poses  # noqa: E402
+from posedata import h36m_poses  # noqa: E402
 
 
 def _noisy(gt, seed, scale):

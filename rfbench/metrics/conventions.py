@@ -30,7 +30,7 @@ on seeded random poses. Sources, as read:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from rfbench.errors import ValidationError
