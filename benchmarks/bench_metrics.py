@@ -295,3 +295,81 @@ class MetricKernels:
 
     def time_segment_sums(self, frames):
         self._call("segments")
+
+
+def _convention(pred, gt, vis, convention):
+    """One public call under a named convention (2D data: PCK and MPJPE; graphpose-fi in batches of 256)."""
+    from rfbench.metrics.pose import evaluate_pose
+
+    metrics = {"graphpose-fi": ["pck", "mpjpe"], "wiflow": ["pck", "mpjpe"], "mmpose": ["pck", "pck-auc", "mpjpe"]}
+    return evaluate_pose(pred, gt, vis, skeleton="coco17", units="normalized", metrics=metrics[convention],
+                         ks=KS, convention=convention, batch_size=256 if convention == "graphpose-fi" else None,
+                         trust_layout=True)
+
+
+class ConventionMetrics:
+    """The public pose scoring under each named convention on ``frames`` x 17 2D joints: graphpose-fi
+    (unclamped pair normaliser, no visibility, batch-mean: a second kernel pass over batches of 256 rows),
+    wiflow (clamped pair, float32 result) and mmpose (per-axis, float32 distances, macro; PCK-AUC too)."""
+
+    params = (FRAMES, ["graphpose-fi", "wiflow", "mmpose"])
+    param_names = ["frames", "convention"]
+    timeout = 300
+
+    def setup(self, frames, convention):
+        try:
+            from rfbench.metrics.conventions import get_convention
+        except ImportError as exc:
+            raise NotImplementedError(f"named conventions are not available at this commit ({exc})")
+        get_convention(convention)
+        self.pred, self.gt, self.vis = _data(frames)
+        _convention(*_data(64, seed=1), convention)  # compile (or load) the kernels outside the timed region
+
+    def time_evaluate_pose_convention(self, frames, convention):
+        _convention(self.pred, self.gt, self.vis, convention)
+
+
+_CONVENTION_CALLS = {}
+
+
+class ConventionKernels:
+    """The pose kernel alone, on one thread, on the paths the conventions added: per-axis normalisation with
+    float32 distances (mmpose's PCK) and the unclamped floor without visibility (graphpose-fi), ``frames`` x 17
+    2D joints; called exactly as the public code calls it at the commit being measured."""
+
+    params = FRAMES
+    param_names = ["frames"]
+    timeout = 300
+
+    def setup(self, frames):
+        try:
+            import numba
+
+            from rfbench.metrics.conventions import get_convention  # noqa: F401
+        except ImportError as exc:
+            raise NotImplementedError(f"named conventions are not available at this commit ({exc})")
+        self.threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        if frames not in _CONVENTION_CALLS:
+            pred, gt, vis = _data(frames)
+            calls = {name: _capture("rfbench.metrics.kernels", "_pose_sums",
+                                    lambda name=name: _convention(pred, gt, vis, name))
+                     for name in ("mmpose", "graphpose-fi")}
+            for kernel, (args, kwargs) in calls.values():
+                kernel(*args, **kwargs)
+            _CONVENTION_CALLS[frames] = calls
+        self.calls = _CONVENTION_CALLS[frames]
+
+    def teardown(self, frames):
+        if hasattr(self, "threads"):
+            import numba
+
+            numba.set_num_threads(self.threads)
+
+    def time_pose_sums_per_axis_float32(self, frames):
+        kernel, (args, kwargs) = self.calls["mmpose"]
+        kernel(*args, **kwargs)
+
+    def time_pose_sums_unclamped_no_visibility(self, frames):
+        kernel, (args, kwargs) = self.calls["graphpose-fi"]
+        kernel(*args, **kwargs)

@@ -42,6 +42,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.predict", "predict", "command"),
     ("rfbench.commands.score", "score", "command"),
     ("rfbench.commands.verify", "verify", "command"),
+    ("rfbench.commands.compare", "compare", "command"),
     ("rfbench.commands.proof", "proof", "command"),
     ("rfbench.commands.adapt", "adapt", "command"),
     ("rfbench.commands.config", "config", "group"),

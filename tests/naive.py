@@ -831,3 +831,108 @@ def naive_expected_prior_metrics(y_true, prior, n_classes):
     macro = sum(f1.values()) / len(f1)
     weighted = sum(support[c] * f1[c] for c in f1 if support[c] > 0) / n
     return acc, sum(recalls) / len(recalls), macro, weighted
+
+
+# ---------------------------------------------------------------------------------------------------------
+# metrics: pose under the full MetricSpec (DESIGN.md §5 and issue 18): absolute thresholds, normalizer floors,
+# per-axis normalisation, float32 distances
+# ---------------------------------------------------------------------------------------------------------
+
+
+def naive_spec_normalizer(g, v, norm, rel_floor=1e-6):
+    """Normalizer of one sample under a norm tuple, or None when the sample is unscoreable for it.
+
+    ``norm`` is ("pair", a, b, floor), ("bbox", floor), ("max", floor) or ("abs", T); ``floor`` is
+    ("relative",) — a pair below ``rel_floor`` x the box diagonal (or a zero box) is unscoreable, the
+    default —, ("clamp", c) — the normalizer is max(normalizer, c) and never unscoreable — or ("none",) —
+    the normalizer is used as it is, even 0. The pair's joints must be visible in every case.
+    """
+    if norm[0] == "abs":
+        return norm[1]
+    floor = norm[-1]
+    pts = [g[j] for j in range(len(v)) if v[j]]
+    lo = [min(p[c] for p in pts) for c in range(g.shape[1])]
+    hi = [max(p[c] for p in pts) for c in range(g.shape[1])]
+    sides = [hi[c] - lo[c] for c in range(g.shape[1])]
+    diag = math.sqrt(sum(s * s for s in sides))
+    if norm[0] == "pair":
+        a, b = norm[1], norm[2]
+        if not (v[a] and v[b]):
+            return None
+        z = math.sqrt(sum((g[a][c] - g[b][c]) ** 2 for c in range(g.shape[1])))
+        if floor[0] == "relative" and not (diag > 0 and z >= rel_floor * diag):
+            return None
+    else:
+        z = diag if norm[0] == "bbox" else max(sides)
+        if floor[0] == "relative" and not z > 0:
+            return None
+    if floor[0] == "clamp":
+        z = max(z, floor[1])
+    return z
+
+
+def _ieee_div(a, b):
+    """a / b as IEEE arithmetic does it: a zero divisor gives +-inf, or NaN for 0 / 0 (never an exception)."""
+    a, b = float(a), float(b)
+    if b == 0.0:
+        if a == 0.0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def naive_pose_spec_totals(pred, gt, vis, norms, ks, strict, auc_n=0, auc_max=1.0, per_axis=False, single=False):
+    """Totals of the PCK and PCK-AUC counts under the full spec, by plain loops over rows and joints.
+
+    A relative normalizer z (pair, bbox, max) scores ``r = d / z`` against the ks and the fractions
+    ``auc_max * i / auc_n``; ``("abs", T)`` scores the distance d itself against T (every k: k does not apply)
+    and ``T * i / auc_n`` — unless ``per_axis``, where every normalizer, T included, divides each axis of the
+    error before the norm is taken (``r = |(p - g) / z|``, mmpose's ``_calc_distances``) and abs:T is then
+    scored against the fractions ``i / auc_n`` like mmpose's ``keypoint_auc``. ``single`` rounds r and the
+    thresholds to float32 before comparing (mmpose stores distances as float32). Returns ``rows``, ``novis``,
+    ``norm_bad`` (M,), ``pck_n`` (M, K), ``pck_hit`` (M, T, K) and ``auc_pass`` (M, K).
+    """
+    n, k, dims = gt.shape
+    m, t = len(norms), len(ks)
+    out = {"rows": n, "novis": 0, "norm_bad": np.zeros(m, int), "pck_n": np.zeros((m, k), int),
+           "pck_hit": np.zeros((m, t, k), int), "auc_pass": np.zeros((m, k), int)}
+
+    def f32(x):
+        return float(np.float32(x)) if single else x
+
+    def passes(r, thr):
+        r, thr = f32(r), f32(thr)
+        return r < thr if strict else r <= thr
+
+    for i in range(n):
+        p = pred[0] if pred.shape[0] == 1 else pred[i]
+        g, v = gt[i], vis[i] != 0
+        if not v.any():
+            out["novis"] += 1
+            continue
+        for mi, norm in enumerate(norms):
+            z = naive_spec_normalizer(g, v, norm)
+            if z is None:
+                out["norm_bad"][mi] += 1
+                continue
+            absolute = norm[0] == "abs" and not per_axis
+            for j in range(k):
+                if not v[j]:
+                    continue
+                if per_axis:
+                    s2 = sum(_ieee_div(float(p[j][c]) - float(g[j][c]), z) ** 2 for c in range(dims))
+                    r = math.sqrt(s2) if math.isfinite(s2) else math.inf
+                else:
+                    d = naive_distance(p[j], g[j])
+                    r = d if absolute else _ieee_div(d, z)
+                if norm[0] == "abs":
+                    thresholds = [z] * t if absolute else [1.0] * t
+                    auc = [(z if absolute else 1.0) * q / auc_n for q in range(auc_n)]
+                else:
+                    thresholds = list(ks)
+                    auc = [auc_max * q / auc_n for q in range(auc_n)]
+                out["pck_n"][mi, j] += 1
+                for ti, thr in enumerate(thresholds):
+                    out["pck_hit"][mi, ti, j] += passes(r, thr)
+                out["auc_pass"][mi, j] += sum(passes(r, thr) for thr in auc)
+    return out

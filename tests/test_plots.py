@@ -26,19 +26,20 @@ def _captured(pred, gt, clusters=None, baseline=None):
     return {"pred": p, "gt": g, "vis": v, "skeleton": skel, "clusters": clusters, "baseline_pose": baseline}
 
 
-def _report(norm="abs:1", k=0.2, boot=None):
+def _report(norm="bbox-max-side", k=0.2, boot=None):
     spec = {"metric": "pck", "normalization": norm, "normalizer_joints": None, "k": k, "comparison": "<=",
             "units": "m", "skeleton": "coco17", "averaging": "micro"}
     return {"results": [{"metric": "pck", "spec": spec}], "bootstrap": boot or {"method": None}}
 
 
 def test_curve_values_by_hand():
-    # One pose; joint j is off by d_j = 0.025 + 0.03 j along x (0.025, 0.055, ..., 0.505), never on a grid
-    # point. abs:1 makes the threshold k itself. The model never reaches 0.995 below k_max = 0.5, so the grid
-    # is 0, 0.01, ..., 0.5 (51 points) and PCK(k) = #{j : d_j <= k} / 17:
+    # One pose, the template scaled to a box 0.75 x 1.0: its longest side (bbox-max-side) is 1, so the threshold
+    # is k itself. Joint j is off by d_j = 0.025 + 0.03 j along x (0.025, 0.055, ..., 0.505), never on a grid
+    # point. The model never reaches 0.995 below k_max = 0.5, so the grid is 0, 0.01, ..., 0.5 (51 points) and
+    # PCK(k) = #{j : d_j <= k} / 17:
     #   k = 0    -> 0;   k = 0.03 -> 1/17 (0.025);   k = 0.06 -> 2/17 (+0.055);   k = 0.5 -> 16/17 (up to 0.475)
     # The baseline pose equals the ground truth: PCK 1 at every k (distance 0 <= k).
-    gt = COCO_TEMPLATE[None].copy()
+    gt = COCO_TEMPLATE[None] / 1.2
     pred = gt.copy()
     pred[0, :, 0] += 0.025 + 0.03 * np.arange(17)
     (c,) = pck_curves(_report(), _captured(pred, gt, baseline=gt[0]))
@@ -47,18 +48,27 @@ def test_curve_values_by_hand():
     assert at[0.0] == 0 and at[0.03] == 1 / 17 and at[0.06] == 2 / 17 and at[0.5] == 16 / 17
     assert np.all(c.baseline == 1.0)
     assert c.level is None and np.all(np.isnan(c.model_low))  # no clusters: no band
-    assert c.label == "PCK@k abs(T=1 m) coco17 <= micro, units m"
+    assert c.label == "PCK@k bbox-max-side coco17 <= micro, units m"
 
 
 def test_curve_range_shrinks_to_where_the_curves_saturate():
-    # Same errors under abs:10 (threshold 10 k): every joint is within 0.505 once k >= 0.0505. On the coarse
-    # grid (step 0.01) both curves first reach 0.995 at k = 0.06, so the drawn range ends at 1.25 x 0.06.
-    gt = COCO_TEMPLATE[None].copy()
+    # Same errors on a body whose longest side is 10 (threshold 10 k): every joint is within 0.505 once
+    # k >= 0.0505. On the coarse grid (step 0.01) both curves first reach 0.995 at k = 0.06, so the drawn range
+    # ends at 1.25 x 0.06.
+    gt = COCO_TEMPLATE[None] * (10 / 1.2)
     pred = gt.copy()
     pred[0, :, 0] += 0.025 + 0.03 * np.arange(17)
-    (c,) = pck_curves(_report("abs:10"), _captured(pred, gt, baseline=gt[0]))
+    (c,) = pck_curves(_report(), _captured(pred, gt, baseline=gt[0]))
     assert abs(c.ks[-1] - 0.075) < 1e-12
     assert c.model[-1] == 1.0
+
+
+def test_absolute_thresholds_have_no_curve():
+    # abs:T has no k (its threshold is T itself): it is left to the table, and a report with only abs:T
+    # draws no PCK-vs-k curve.
+    gt = COCO_TEMPLATE[None].copy()
+    report = _report("abs:0.1", k=None)
+    assert pck_curves(report, _captured(gt + 0.01, gt)) == []
 
 
 def test_bands_bracket_the_curves_with_clusters():

@@ -39,11 +39,29 @@ def value(metric, pred, gt=GT, vis=None, **kw):
 def test_three_normalizations_give_three_hand_derived_values():
     # Errors: face joints 0-4 0.02, joints 5-8 0.07, joints 9-12 0.2, joints 13-16 0.5. k = 0.2:
     #   hip-width: |l_hip - r_hip| = 0.2, threshold 0.2*0.2 = 0.04 -> joints 0-4 pass  -> 5/17
-    #   abs:0.5:   threshold 0.2*0.5 = 0.1                      -> joints 0-8 pass  -> 9/17
+    #   abs:0.1:   threshold T = 0.1 itself (k does not scale it)  -> joints 0-8 pass  -> 9/17
     #   bbox:      diagonal sqrt(0.9² + 1.2²) = 1.5, threshold 0.3 -> joints 0-12    -> 13/17
     pred = shifted([0.02] * 5 + [0.07] * 4 + [0.2] * 4 + [0.5] * 4)
-    got = {n: value("pck", pred, normalization=n, k=0.2).value for n in ("hip-width", "abs:0.5", "bbox")}
-    assert got == {"hip-width": 5 / 17, "abs:0.5": 9 / 17, "bbox": 13 / 17}
+    got = {n: value("pck", pred, normalization=n, k=0.2).value for n in ("hip-width", "abs:0.1", "bbox")}
+    assert got == {"hip-width": 5 / 17, "abs:0.1": 9 / 17, "bbox": 13 / 17}
+    # abs:0.5 is the threshold 0.5 whatever k: every error (at most 0.5) passes, at k = 0.2 as at k = 0.05.
+    assert value("pck", pred, normalization="abs:0.5", k=0.2).value == 1.0
+    assert value("pck", pred, normalization="abs:0.5", k=0.05).value == 1.0
+
+
+def test_abs_threshold_is_t_itself_with_one_result_per_t():
+    # Joint j off by j/100 (0.00 .. 0.16). abs:0.085 counts errors <= 0.085: joints 0..8 -> 9/17, for any ks
+    # (k·T would be 0.0425 at k = 0.5: joints 0..4 only).
+    pred = shifted([j / 100 for j in range(17)])
+    ev = pose.evaluate_pose(pred, GT, skeleton="coco17", units="m", metrics=["pck"], normalizations=["abs:0.085"],
+                            ks=[0.05, 0.1, 0.2, 0.5], averaging=["micro"])
+    assert len(ev.scores) == 1
+    s = ev.scores[0]
+    assert s.value == 9 / 17
+    assert s.spec.normalization == "abs:0.085" and s.spec.k is None
+    assert s.label == "PCK abs(≤0.085 m) coco17 micro"
+    strict = pose.pck(pred, GT, skeleton="coco17", units="m", normalization="abs:0.085", k=0.2, comparison="<")
+    assert strict.label == "PCK abs(<0.085 m) coco17 micro" and strict.value == 9 / 17
 
 
 def test_labels_render_the_whole_spec():
@@ -52,7 +70,7 @@ def test_labels_render_the_whole_spec():
         "PCK@0.20 torso(left_shoulder–right_hip) coco17 <= micro"
     assert value("pck", pred, normalization="hip-width", k=0.05, comparison="<", averaging="macro").label == \
         "PCK@0.05 hip-width(left_hip–right_hip) coco17 < macro"
-    assert value("pck", pred, normalization="abs:0.1", k=0.125).label == "PCK@0.125 abs(T=0.1 m) coco17 <= micro"
+    assert value("pck", pred, normalization="abs:0.1", k=0.125).label == "PCK abs(≤0.1 m) coco17 micro"
     assert value("mpjpe", pred).label == "MPJPE (m) coco17 micro"
     spec = value("pck", pred, normalization="torso", k=0.2).spec.to_dict()
     assert spec["normalizer_joints"] == ["left_shoulder", "right_hip"]
@@ -71,7 +89,7 @@ def test_comparison_at_the_exact_boundary():
 
 
 def test_micro_and_macro_averages_differ_as_computed_by_hand():
-    # abs:1, k = 0.5 (correct when d <= 0.5). Sample A: all 17 visible, joint 0 off by 1.0 (wrong).
+    # abs:0.5 (correct when d <= 0.5). Sample A: all 17 visible, joint 0 off by 1.0 (wrong).
     # Sample B: only joint 0 visible, exact. micro = 17 correct / 18 scoreable.
     # macro: joint 0 is 1/2, joints 1-16 are 1 each: (0.5 + 16) / 17.
     gt = np.concatenate([GT, GT])
@@ -79,8 +97,8 @@ def test_micro_and_macro_averages_differ_as_computed_by_hand():
     pred[0, 0, 0] += 1.0
     vis = np.ones((2, 17), bool)
     vis[1, 1:] = False
-    micro = value("pck", pred, gt, vis, normalization="abs:1", k=0.5)
-    macro = value("pck", pred, gt, vis, normalization="abs:1", k=0.5, averaging="macro")
+    micro = value("pck", pred, gt, vis, normalization="abs:0.5", k=0.5)
+    macro = value("pck", pred, gt, vis, normalization="abs:0.5", k=0.5, averaging="macro")
     assert micro.value == pytest.approx(17 / 18, abs=1e-15)
     assert macro.value == pytest.approx(16.5 / 17, abs=1e-15)
     assert macro.per_joint["nose"] == 0.5 and macro.per_joint["left_eye"] == 1.0
@@ -159,14 +177,18 @@ def test_oks_small_person_uses_the_area_not_a_fixed_scale():
 
 
 def test_pck_auc_by_hand():
-    # abs:1, n = 4, k_max = 1: thresholds 0, 0.25, 0.5, 0.75. Joints 0-8 exact (d = 0), joints 9-16 off by 0.6.
+    # abs:1, n = 4: thresholds T*i/n = 0, 0.25, 0.5, 0.75. Joints 0-8 exact (d = 0), joints 9-16 off by 0.6.
     # <=: exact joints pass all 4, the others only 0.75 -> (9*4 + 8*1) / (17*4) = 44/68.
     # < : d = 0 fails threshold 0 -> (9*3 + 8*1) / 68 = 35/68.
     pred = shifted([0.0] * 9 + [0.6] * 8)
     kw = dict(normalization="abs:1", n=4, k_max=1.0)
     assert value("pck_auc", pred, **kw).value == pytest.approx(44 / 68, abs=1e-15)
     assert value("pck_auc", pred, comparison="<", **kw).value == pytest.approx(35 / 68, abs=1e-15)
-    assert value("pck_auc", pred, **kw).label == "PCK-AUC[0,1.00) n=4 abs(T=1 m) coco17 <= micro"
+    assert value("pck_auc", pred, **kw).label == "PCK-AUC abs[0,1 m) n=4 coco17 <= micro"
+    # k_max does not apply under abs:T: the thresholds are T*i/n whatever it is.
+    assert value("pck_auc", pred, **{**kw, "k_max": 0.5}).value == pytest.approx(44 / 68, abs=1e-15)
+    # abs:2: thresholds 0, 0.5, 1.0, 1.5 -> exact joints pass 4, the others (0.6) pass 2: (36 + 16) / 68.
+    assert value("pck_auc", pred, normalization="abs:2", n=4).value == pytest.approx(52 / 68, abs=1e-15)
 
 
 def test_mpjpe_by_hand_and_macro():
@@ -289,14 +311,21 @@ def _kernel_totals(plan, pred, gt, vis, segments):
     return {name: tot[c[name]] for name in c.blocks}
 
 
+def _spec_norms(norms):
+    """The old-style norm tuples with the default floor, as naive_pose_spec_totals takes them."""
+    return [n if n[0] == "abs" else n + (("relative",),) for n in norms]
+
+
 def _compare(plan, pred, gt, vis, segments, norms, ks, strict, auc_thr, sigmas, area=None):
     got = _kernel_totals(plan, pred, gt, vis, segments)
     want = naive.naive_pose_totals(pred, gt, vis, norms, ks, strict, auc_thr, sigmas, area)
-    assert got["rows"] == want["rows"] and got["novis"] == want["novis"]
-    np.testing.assert_array_equal(got["norm_bad"], want["norm_bad"])
-    np.testing.assert_array_equal(got["pck_n"], want["pck_n"])
-    np.testing.assert_array_equal(got["pck_hit"], want["pck_hit"])
-    np.testing.assert_array_equal(got["auc_pass"], want["auc_pass"])
+    counts = naive.naive_pose_spec_totals(pred, gt, vis, _spec_norms(norms), ks, strict, auc_n=len(auc_thr),
+                                          auc_max=plan.auc_max)
+    assert got["rows"] == counts["rows"] and got["novis"] == counts["novis"]
+    np.testing.assert_array_equal(got["norm_bad"], counts["norm_bad"])
+    np.testing.assert_array_equal(got["pck_n"], counts["pck_n"])
+    np.testing.assert_array_equal(got["pck_hit"], counts["pck_hit"])
+    np.testing.assert_array_equal(got["auc_pass"], counts["auc_pass"])
     np.testing.assert_array_equal(got["err_n"], want["err_n"])
     np.testing.assert_allclose(got["err_sum"], want["err_sum"], rtol=1e-12)
     if sigmas is not None:

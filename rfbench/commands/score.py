@@ -51,7 +51,7 @@ verify compares.
 """
 
 
-def _score(**values) -> None:
+def _score(ctx: typer.Context, **values) -> None:
     task = values.pop("task")
     out, plots, force, json_out = (values.pop(k) for k in ("out", "plots", "force", "json_out"))
     with guard():
@@ -71,6 +71,13 @@ def _score(**values) -> None:
             raise ValidationError(f"{flag_of(stray[0])} applies to --task {other_task} only")
         if task == "pose" and values.get("skeleton") is None:
             raise ValidationError("--task pose needs --skeleton (coco17, h36m17, or a layout file)")
+        if values.get("convention") is not None:
+            source = ctx.get_parameter_source
+            explicit = [n for n in PoseSettings.SET_BY_CONVENTION if getattr(source(n), "name", "") == "COMMANDLINE"]
+            if explicit:  # given on the command line, even at its default value
+                word = {"norm": "normalizations"}.get(explicit[0], explicit[0])
+                raise ValidationError(f"convention {values['convention']} sets the {word} itself; drop --{explicit[0]} "
+                                      f"or drop the convention (see docs/metric-spec.md)")
         inputs = ScoreInputs.from_cli(**values)
         kwargs = dict(split=inputs.split, manifest=inputs.manifest, groups=inputs.groups, train_gt=inputs.train_gt,
                       train_groups=inputs.train_groups, settings=settings_cls.from_cli(**values),
@@ -118,11 +125,12 @@ def _signature() -> inspect.Signature:
         P("json_out", P.KEYWORD_ONLY, default=False, annotation=Annotated[bool, typer.Option(
             "--json", help="Print the report JSON on stdout instead of a table.")]),
     ]
-    return inspect.Signature([task] + settings + tail)
+    ctx = P("ctx", P.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    return inspect.Signature([ctx, task] + settings + tail)
 
 
-def score(**values) -> None:
-    _score(**values)
+def score(ctx: typer.Context, **values) -> None:
+    _score(ctx, **values)
 
 
 score.__signature__ = _signature()

@@ -24,6 +24,11 @@ NORM_BBOX = 1  # diagonal of the box around the visible ground-truth joints
 NORM_BBOX_MAX_SIDE = 2  # longest side of that box
 NORM_ABS = 3  # a constant T in coordinate units
 
+# Normalizer floors (what happens to a small or zero relative normalizer).
+FLOOR_RELATIVE = 0  # a pair below rel_floor x the box diagonal, or a zero box, makes the sample unscoreable
+FLOOR_CLAMP = 1  # the normalizer is max(normalizer, floor_value); never unscoreable
+FLOOR_NONE = 2  # the normalizer is used as it is, even 0 (every joint of such a sample is then wrong)
+
 
 @njit
 def _row_of(order, seg_start, s, i):
@@ -49,9 +54,9 @@ def _count_passed(r, thresholds, strict):
 
 
 @njit_parallel
-def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_abs, rel_floor, ks, auc_thr,
-               strict, oks_var, area_const, n_rows, n_novis, norm_bad, pck_first, auc_pass, err_sum, err_n,
-               oks_sum, oks_n, oks_bad, gt_bad):
+def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_value, floor_mode, floor_value,
+               rel_floor, per_axis, single, pck_thr, auc_thr, strict, oks_var, area_const, n_rows, n_novis, norm_bad,
+               pck_first, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad, gt_bad):
     """Per-segment sufficient statistics of PCK, PCK-AUC, MPJPE and OKS in one pass over the joints.
 
     Contract (DESIGN.md §5):
@@ -62,14 +67,20 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
       a segment are meaningless).
     - distance d = ||pred - gt|| (Euclidean over D); a non-finite prediction gives d = inf (always wrong).
     - a row with no visible joint counts in ``n_novis`` and in nothing else.
-    - normalization m: NORM_PAIR uses joints ``norm_a[m]``/``norm_b[m]`` and is degenerate unless both are
-      visible and their distance is ``>= rel_floor *`` the box diagonal (and the diagonal > 0); NORM_BBOX /
-      NORM_BBOX_MAX_SIDE are degenerate when 0; NORM_ABS uses ``norm_abs[m]``. A degenerate row counts in
-      ``norm_bad[s, m]``; otherwise each visible joint j adds 1 to ``pck_first[s, m, q, j]`` where q is the
-      index of the first of the ascending thresholds ``ks`` with ``d / norm <= ks[q]`` (``<`` when ``strict``),
-      or ``len(ks)`` when it passes none — so the joint is correct at every ``ks[t]`` with t >= q (hits are a
-      cumulative sum over q, scoreable joints the sum over all q) — and adds the number of the ascending
-      ``auc_thr`` it passes the same way to ``auc_pass[s, m, j]``.
+    - normalization m: NORM_PAIR uses joints ``norm_a[m]``/``norm_b[m]`` (both must be visible), NORM_BBOX the
+      box diagonal, NORM_BBOX_MAX_SIDE its longest side; under FLOOR_RELATIVE a pair is degenerate unless its
+      distance is ``>= rel_floor *`` the box diagonal (and the diagonal > 0) and a box unless > 0; under
+      FLOOR_CLAMP the normalizer is ``max(normalizer, floor_value)``; under FLOOR_NONE it is used as it is (a
+      zero one gives inf/NaN ratios: wrong, but counted). NORM_ABS divides by the constant ``norm_value[m]``
+      (1.0 for an absolute threshold, whose thresholds then carry T itself). A degenerate row counts in
+      ``norm_bad[s, m]``; otherwise each visible joint j has the ratio ``r = d / norm`` — or, when
+      ``per_axis``, ``r = sqrt(sum_c ((pred_c - gt_c) / norm)^2)`` (each axis divided first, summed in axis
+      order, as mmpose's ``_calc_distances``); when ``single`` r is rounded to float32 (the thresholds are
+      passed already rounded) — and adds 1 to ``pck_first[s, m, q, j]`` where q is the index of the first of
+      the normalization's ascending thresholds ``pck_thr[m, :]`` with ``r <= pck_thr[m, q]`` (``<`` when
+      ``strict``), or ``pck_thr.shape[1]`` when it passes none — so the joint is correct at every threshold
+      t >= q (hits are a cumulative sum over q, scoreable joints the sum over all q) — and adds the number of
+      the ascending ``auc_thr[m, :]`` it passes the same way to ``auc_pass[s, m, j]``.
     - MPJPE: each visible joint adds d to ``err_sum[s, j]`` and 1 to ``err_n[s, j]``.
     - OKS (only when ``oks_var`` is non-empty; ``oks_var[j] = (2 sigma_j)^2``): area = ``area_const`` if
       ``>= 0`` else 0.53 * box width * box height; area <= 0 counts in ``oks_bad``; otherwise the row's OKS,
@@ -81,15 +92,16 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
     k_joints = gt.shape[1]
     dims = gt.shape[2]
     n_norm = norm_kind.shape[0]
-    n_k = ks.shape[0]
+    n_k = pck_thr.shape[1]
     one_pred = pred.shape[0] == 1
     do_oks = oks_var.shape[0] > 0
-    do_auc = auc_thr.shape[0] > 0
+    do_auc = auc_thr.shape[1] > 0
     inv_var = 1.0 / oks_var
     for s in prange(n_seg):
         joint = np.empty(k_joints, dtype=np.int64)
         dist = np.empty(k_joints)
         dist2 = np.empty(k_joints)
+        diff = np.zeros((k_joints, 3))
         count = seg_start[s + 1] - seg_start[s]
         n_rows[s] = count
         for ii in range(count):
@@ -130,6 +142,11 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                     d = math.sqrt(acc)
                     err_sum[s, j] += d
                     err_n[s, j] += 1
+                    if per_axis:
+                        diff[nv, 0] = e0
+                        diff[nv, 1] = e1
+                        if dims == 3:
+                            diff[nv, 2] = e2
                     joint[nv] = j
                     dist2[nv] = acc
                     dist[nv] = d
@@ -151,39 +168,52 @@ def _pose_sums(pred, gt, vis, order, seg_start, norm_kind, norm_a, norm_b, norm_
                 if kind == NORM_PAIR:
                     a = norm_a[m]
                     b = norm_b[m]
-                    if vis[i, a] != 0 and vis[i, b] != 0 and diag > 0.0:
+                    if vis[i, a] != 0 and vis[i, b] != 0:
                         acc = 0.0
                         for c in range(dims):
-                            diff = gt[i, a, c] - gt[i, b, c]
-                            acc += diff * diff
+                            dc = gt[i, a, c] - gt[i, b, c]
+                            acc += dc * dc
                         norm = math.sqrt(acc)
-                        valid = norm >= rel_floor * diag
+                        valid = diag > 0.0 and norm >= rel_floor * diag if floor_mode == FLOOR_RELATIVE else True
                 elif kind == NORM_BBOX:
                     norm = diag
-                    valid = diag > 0.0
+                    valid = diag > 0.0 or floor_mode != FLOOR_RELATIVE
                 elif kind == NORM_BBOX_MAX_SIDE:
                     norm = max_side
-                    valid = max_side > 0.0
+                    valid = max_side > 0.0 or floor_mode != FLOOR_RELATIVE
                 else:
-                    norm = norm_abs[m]
+                    norm = norm_value[m]
                     valid = norm > 0.0
+                if valid and kind != NORM_ABS and floor_mode == FLOOR_CLAMP:
+                    norm = max(norm, floor_value)
                 if not valid:
                     norm_bad[s, m] += 1
                     continue
                 # PCK under this normalizer, over the visible joints.
                 for u in range(nv):
                     j = joint[u]
-                    r = dist[u] / norm
+                    if per_axis:
+                        x0 = diff[u, 0] / norm
+                        x1 = diff[u, 1] / norm
+                        acc = x0 * x0 + x1 * x1
+                        if dims == 3:
+                            x2 = diff[u, 2] / norm
+                            acc += x2 * x2
+                        r = math.sqrt(acc) if math.isfinite(acc) else np.inf
+                    else:
+                        r = dist[u] / norm
+                    if single:
+                        r = float(np.float32(r))
                     q = 0
                     if strict:
-                        while q < n_k and not r < ks[q]:
+                        while q < n_k and not r < pck_thr[m, q]:
                             q += 1
                     else:
-                        while q < n_k and not r <= ks[q]:
+                        while q < n_k and not r <= pck_thr[m, q]:
                             q += 1
                     pck_first[s, m, q, j] += 1
                     if do_auc:
-                        auc_pass[s, m, j] += _count_passed(r, auc_thr, strict)
+                        auc_pass[s, m, j] += _count_passed(r, auc_thr[m], strict)
             area = area_const
             if do_oks and area < 0.0:
                 area = 0.53 * s0 * s1

@@ -4,12 +4,24 @@ used (:mod:`rfbench.metrics.pose`, :mod:`rfbench.metrics.classify`, :mod:`rfbenc
 
 #: Pose metrics (DESIGN.md §5).
 POSE_METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
-#: PCK normalizations (``abs:T`` takes its threshold T in coordinate units).
-NORMALIZATIONS = ("hip-width", "torso", "bbox", "bbox-max-side", "abs:T")
+#: PCK normalizations (``abs:T`` takes its threshold T in coordinate units; ``pair:I,J`` is the distance of
+#: two joints named by index or name).
+NORMALIZATIONS = ("hip-width", "torso", "bbox", "bbox-max-side", "abs:T", "pair:I,J")
 #: How a joint's normalised distance is compared with k.
 COMPARISONS = ("<=", "<")
 #: micro: over every scoreable joint; macro: per joint, then averaged.
 AVERAGINGS = ("micro", "macro")
+#: Every averaging: batch-mean (PCK and PCK-AUC only: the mean over consecutive batches of rows, as some
+#: published training scripts compute it) needs a batch size.
+ALL_AVERAGINGS = ("micro", "macro", "batch-mean")
+#: The floor below which a normalizer is degenerate: relative to the pose's box, a clamp, or none.
+FLOORS = ("relative", "clamp:V", "none")
+#: Whether ground-truth visibility is used or ignored.
+VISIBILITIES = ("used", "ignored")
+#: Precision of the distance computation.
+PRECISIONS = ("float64", "float32")
+#: The joints PA-MPJPE's alignment is fitted on.
+PA_FITS = ("visible", "all")
 #: Most PCK-AUC thresholds a spec may ask for (mmpose uses 20).
 MAX_AUC_N = 1000
 #: Classification metrics.

@@ -17,8 +17,11 @@ Semantics (each pinned by a hand-computed test):
   box normalizer when it is 0.
 - **PCK@k**: a joint is correct when ``distance / normalizer <= k`` (or ``<`` when declared). ``micro`` =
   correct / scoreable over all joints; ``macro`` = mean over joints of each joint's PCK (joints with no
-  scoreable instance are left out). Under ``abs:T`` the threshold is k·T.
-- **PCK-AUC**: mean PCK over the n thresholds ``k_max * i / n``, i = 0..n-1 (mmpose: n = 20, k_max = 1).
+  scoreable instance are left out). Under ``abs:T`` the threshold is T itself, in coordinate units (a joint
+  is correct when ``distance <= T``); k does not apply, so there is one ``abs:T`` result per T.
+- **PCK-AUC**: mean PCK over the n thresholds ``k_max * i / n``, i = 0..n-1 (mmpose: n = 20, k_max = 1); under
+  ``abs:T`` over the absolute thresholds ``T * i / n`` (k_max does not apply), which is what mmpose's
+  ``keypoint_auc(..., norm_factor=T, num_thrs=n)`` computes.
 - **OKS** (2D only): pycocotools ``computeOks`` — mean over visible joints of
   ``exp(-d^2 / (2 s^2 (2 sigma)^2))`` with ``s^2`` the area: declared, or 0.53 x width x height of the
   visible joints' box. Averaged over scoreable samples; a sample with zero area is unscoreable.
@@ -27,6 +30,22 @@ Semantics (each pinned by a hand-computed test):
   correction, uniform scale, translation) fitted on its visible joints; frames with fewer than 3 visible
   joints or a single-point ground truth are unscoreable.
 - **NaN/inf predictions** are wrong, never an exception: PCK miss, OKS term 0, error +inf.
+
+Spec pieces beyond these defaults, each a field of :class:`MetricSpec` rendered in the label when it is not
+the default (the published conventions of :mod:`rfbench.metrics.conventions` are built from them):
+
+- ``pair:I,J``: the distance between two ground-truth joints given by index (or name), as sources write them;
+  the label names the joints under the declared skeleton (``pair:5,12(left_knee–left_elbow)``).
+- normalizer floor ``clamp:V`` (the normalizer is at least V units: ``clamped≥V``) or ``none`` (used as it is,
+  even 0: such a sample's joints are all wrong, and they count: ``unclamped``).
+- visibility ``ignored`` (``no-visibility``): every joint is scored, as in sources without a visibility input.
+- ``per-axis``: each axis of the error is divided by the normalizer before the norm (mmpose); ``float32``:
+  normalised distances and thresholds are rounded to float32 before comparing (mmpose stores them so).
+- averaging ``batch-mean(B=...)`` (PCK, PCK-AUC): the micro value of each batch of B consecutive rows, averaged
+  over the batches (a short last batch weighs like a full one); such values get no bootstrap interval.
+- ``result-float32``: a micro PCK fraction divided in float32, as a source that returns float32 (WiFlow).
+- PA-MPJPE ``fit-all-joints``: the alignment is fitted on every joint, invisible ones included (mmpose's
+  ``keypoint_mpjpe``), and its errors averaged over the visible ones. rfbench's default fits on visible joints.
 """
 
 from __future__ import annotations
@@ -40,6 +59,7 @@ import numpy as np
 from rfbench._jit import serial_below
 from rfbench.errors import ValidationError
 from rfbench.metrics import kernels as _k
+from rfbench.metrics.conventions import Convention, get_convention
 from rfbench.metrics.skeletons import Skeleton, check_layout, get_skeleton, validate_sigmas
 from rfbench.metrics.stats import BLOCK_ROWS, Segments, column_totals, make_segments
 from rfbench.metrics.stats import mean_defined as _mean_defined
@@ -67,12 +87,21 @@ __all__ = [
     "BLOCK_ROWS",
 ]
 
-from rfbench.metrics.limits import AVERAGINGS, COMPARISONS, MAX_AUC_N, NORMALIZATIONS  # noqa: E402
+from rfbench.metrics.limits import (  # noqa: E402
+    ALL_AVERAGINGS,
+    AVERAGINGS,
+    COMPARISONS,
+    FLOORS,
+    MAX_AUC_N,
+    NORMALIZATIONS,
+    PA_FITS,
+    PRECISIONS,
+    VISIBILITIES,
+)
 from rfbench.metrics.limits import POSE_METRICS as METRICS  # noqa: E402
 #: A joint-pair normalizer below this fraction of the box diagonal is degenerate.
 REL_FLOOR = 1e-6
 HIGHER_IS_BETTER = {"pck": True, "pck-auc": True, "oks": True, "mpjpe": False, "pa-mpjpe": False}
-_LAYOUT_NORMS = ("hip-width", "torso")
 
 
 def _fmt(x: float) -> str:
@@ -94,24 +123,50 @@ class MetricSpec:
     units : str
         Coordinate units of the inputs (``m``, ``mm``, ``px``, ``normalized``...).
     averaging : str
-        ``micro`` (over all scoreable joints), ``macro`` (mean of per-joint values) or ``sample`` (OKS:
-        mean over scoreable samples).
+        ``micro`` (over all scoreable joints), ``macro`` (mean of per-joint values), ``batch-mean`` (PCK and
+        PCK-AUC: the micro value of each batch of ``batch_size`` consecutive rows, averaged over batches, a short
+        last batch weighing like a full one) or ``sample`` (OKS: mean over scoreable samples).
     dims : int
         2 or 3.
     normalization : str, optional
-        ``hip-width``, ``torso``, ``bbox``, ``bbox-max-side`` or ``abs:T`` (PCK and PCK-AUC).
+        ``hip-width``, ``torso``, ``bbox``, ``bbox-max-side``, ``abs:T`` or ``pair:I,J`` (joints by index or
+        name) (PCK and PCK-AUC).
     normalizer_joints : tuple of str, optional
         The two joints a pair normalization measures.
     k : float, optional
-        PCK threshold as a fraction of the normalizer.
+        PCK threshold as a fraction of the normalizer (None under ``abs:T``, whose threshold is T).
     comparison : str, optional
         ``<=`` or ``<``.
     auc_n, auc_max : optional
-        PCK-AUC thresholds ``auc_max * i / auc_n``, i = 0..auc_n-1.
+        PCK-AUC thresholds ``auc_max * i / auc_n``, i = 0..auc_n-1 (under ``abs:T``: ``T * i / auc_n``, and
+        ``auc_max`` is None).
     oks_area : str, optional
         ``0.53*bbox`` or the declared constant area (units²).
     sigmas : str, optional
         Where the OKS sigmas come from (a layout name or ``declared``).
+    floor : str, optional
+        What a small relative normalizer does (PCK and PCK-AUC): ``relative`` (below 1e-6 of the box diagonal,
+        or a zero box, the sample is unscoreable), ``clamp:V`` (the normalizer is at least V units) or ``none``
+        (used as it is; a zero normalizer makes every joint of its sample wrong, and they still count).
+    visibility : str
+        ``used`` (only visible joints are scored) or ``ignored`` (every joint is scored, as sources without a
+        visibility input do).
+    per_axis : bool
+        PCK and PCK-AUC: each axis of the error is divided by the normalizer before the norm (mmpose).
+    precision : str
+        ``float32``: normalised distances and thresholds are rounded to float32 before comparing (mmpose).
+    result_precision : str
+        ``float32``: a micro PCK fraction is returned rounded to float32, hits / scoreable divided in float32
+        (WiFlow's ``.float().mean()``).
+    batch_size : int, optional
+        Rows per batch under ``batch-mean``.
+    pa_fit : str, optional
+        PA-MPJPE: the joints the alignment is fitted on, ``visible`` or ``all`` (mmpose; errors are averaged over
+        the visible ones either way).
+    convention : str, optional
+        The named convention that set this spec (:mod:`rfbench.metrics.conventions`).
+    quirks : tuple of str
+        The convention's quirks, rendered in the label.
     """
 
     metric: str
@@ -127,10 +182,25 @@ class MetricSpec:
     auc_max: float | None = None
     oks_area: str | None = None
     sigmas: str | None = None
+    floor: str | None = None
+    visibility: str = "used"
+    per_axis: bool = False
+    precision: str = "float64"
+    result_precision: str = "float64"
+    batch_size: int | None = None
+    pa_fit: str | None = None
+    convention: str | None = None
+    quirks: tuple[str, ...] = ()
 
     @property
     def higher_is_better(self) -> bool:
         return HIGHER_IS_BETTER[self.metric]
+
+    @property
+    def bootstrappable(self) -> bool:
+        """False for batch-mean values: a mean over fixed batches is not a function of cluster totals, so it
+        gets no bootstrap interval."""
+        return self.averaging != "batch-mean"
 
     def _norm_text(self) -> str:
         if self.normalization is None:
@@ -142,18 +212,65 @@ class MetricSpec:
         return self.normalization
 
     @property
+    def is_absolute(self) -> bool:
+        """True under ``abs:T``: the threshold is T in coordinate units, not a fraction k of a normalizer."""
+        return bool(self.normalization) and self.normalization.startswith("abs:")
+
+    def _averaging_text(self) -> str:
+        if self.averaging == "batch-mean":
+            return f"batch-mean(B={self.batch_size})"
+        return self.averaging
+
+    def _tail(self) -> str:
+        """The non-default spec pieces and the convention's quirks, as label tokens."""
+        tokens = []
+        if self.floor and self.floor.startswith("clamp:"):
+            tokens.append(f"clamped≥{self.floor[6:]}")
+        elif self.floor == "none":
+            tokens.append("unclamped")
+        if self.per_axis:
+            tokens.append("per-axis")
+        if self.precision == "float32":
+            tokens.append("float32")
+        if self.result_precision == "float32":
+            tokens.append("result-float32")
+        if self.visibility == "ignored":
+            tokens.append("no-visibility")
+        if self.pa_fit == "all":
+            tokens.append("fit-all-joints")
+        if self.convention:
+            tokens.append(f"[{self.convention}" + (f": {'; '.join(self.quirks)}]" if self.quirks else "]"))
+        return "".join(" " + t for t in tokens)
+
+    @property
     def label(self) -> str:
         """One line rendering the whole spec."""
+        avg, tail = self._averaging_text(), self._tail()
+        if self.metric == "pck" and self.is_absolute:
+            cmp = "≤" if self.comparison == "<=" else "<"
+            return f"PCK abs({cmp}{self.normalization[4:]} {self.units}) {self.skeleton} {avg}{tail}"
         if self.metric == "pck":
-            return f"PCK@{_fmt(self.k)} {self._norm_text()} {self.skeleton} {self.comparison} {self.averaging}"
+            return f"PCK@{_fmt(self.k)} {self._norm_text()} {self.skeleton} {self.comparison} {avg}{tail}"
+        if self.metric == "pck-auc" and self.is_absolute:
+            return (f"PCK-AUC abs[0,{self.normalization[4:]} {self.units}) n={self.auc_n} {self.skeleton} "
+                    f"{self.comparison} {avg}{tail}")
         if self.metric == "pck-auc":
             return (f"PCK-AUC[0,{_fmt(self.auc_max)}) n={self.auc_n} {self._norm_text()} {self.skeleton} "
-                    f"{self.comparison} {self.averaging}")
+                    f"{self.comparison} {avg}{tail}")
         if self.metric == "oks":
             return f"OKS area={self.oks_area} sigmas={self.sigmas} {self.skeleton} mean over samples"
         if self.metric == "mpjpe":
-            return f"MPJPE ({self.units}) {self.skeleton} {self.averaging}"
-        return f"PA-MPJPE ({self.units}) similarity-Procrustes {self.skeleton} {self.averaging}"
+            return f"MPJPE ({self.units}) {self.skeleton} {avg}{tail}"
+        return f"PA-MPJPE ({self.units}) similarity-Procrustes {self.skeleton} {avg}{tail}"
+
+    def _floor_text(self) -> str | None:
+        if not self.normalization or self.is_absolute:
+            return None
+        if self.floor and self.floor.startswith("clamp:"):
+            return f"clamped to >= {self.floor[6:]} {self.units}"
+        if self.floor == "none":
+            return "none (a zero normalizer makes every joint of its sample wrong, counted)"
+        return f"{REL_FLOOR:g} x box diagonal" if self.normalizer_joints else "> 0"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -164,14 +281,22 @@ class MetricSpec:
             "dims": self.dims,
             "normalization": self.normalization,
             "normalizer_joints": list(self.normalizer_joints) if self.normalizer_joints else None,
-            "normalizer_floor": (f"{REL_FLOOR:g} x box diagonal" if self.normalizer_joints else
-                                 "> 0" if self.normalization else None),
+            "normalizer_floor": self._floor_text(),
+            "floor": self.floor,
             "k": self.k,
             "comparison": self.comparison,
             "auc_n": self.auc_n,
             "auc_max": self.auc_max,
             "oks_area": self.oks_area,
             "sigmas": self.sigmas,
+            "visibility": self.visibility,
+            "per_axis": self.per_axis,
+            "precision": self.precision,
+            "result_precision": self.result_precision,
+            "batch_size": self.batch_size,
+            "pa_fit": self.pa_fit,
+            "convention": self.convention,
+            "quirks": list(self.quirks),
             "higher_is_better": self.higher_is_better,
         }
 
@@ -263,14 +388,33 @@ def validate_poses(pred, gt, vis=None, n_joints: int | None = None, check_finite
     return pred, gt, vis
 
 
-def _refuse_nonfinite(gt, vis) -> None:
+def _refuse_nonfinite(gt, vis, all_joints: bool = False) -> None:
     bad = ~np.isfinite(gt).all(axis=2) & (vis != 0)
     if bad.any():
         i, j = np.argwhere(bad)[0]
+        if all_joints:
+            raise ValidationError(
+                f"ground truth holds NaN or inf at {int(bad.sum())} joint(s), first at row {int(i)} joint {int(j)}, "
+                f"and this spec uses every joint, visible or not (visibility ignored, or a Procrustes fit on all "
+                f"joints); fix the ground truth or choose a spec that uses visibility"
+            )
         raise ValidationError(
             f"ground truth holds NaN or inf at {int(bad.sum())} visible joint(s), first at row {int(i)} joint "
             f"{int(j)}; fix the ground truth or mark those joints invisible"
         )
+
+
+def _pair_joint(ref: str, skeleton: Skeleton, text: str) -> int:
+    ref = ref.strip()
+    if ref.lstrip("-").isdigit():
+        index = int(ref)
+        if not 0 <= index < skeleton.n_joints:
+            raise ValidationError(f"normalization {text!r}: joint index {index} is outside skeleton "
+                                  f"{skeleton.name} (joints 0..{skeleton.n_joints - 1})")
+        return index
+    if ref not in skeleton.joints:
+        raise ValidationError(f"normalization {text!r}: skeleton {skeleton.name} has no joint {ref!r}")
+    return skeleton.joints.index(ref)
 
 
 def _parse_norm(text: str, skeleton: Skeleton) -> tuple[str, int, int, int, float, tuple[str, str] | None]:
@@ -279,6 +423,16 @@ def _parse_norm(text: str, skeleton: Skeleton) -> tuple[str, int, int, int, floa
     if text in ("hip-width", "torso"):
         a, b = skeleton.pair(text)
         return text, _k.NORM_PAIR, a, b, 0.0, (skeleton.joints[a], skeleton.joints[b])
+    if text.startswith("pair:"):
+        refs = text[5:].split(",")
+        if len(refs) != 2 or not all(r.strip() for r in refs):
+            raise ValidationError(f"normalization {text!r}: pair:I,J names two joints, by index or name "
+                                  f"(e.g. pair:5,12 or pair:left_shoulder,right_hip)")
+        a, b = (_pair_joint(r, skeleton, text) for r in refs)
+        if a == b:
+            raise ValidationError(f"normalization {text!r}: the two joints of a pair must differ")
+        name = "pair:" + ",".join(r.strip() for r in refs)
+        return name, _k.NORM_PAIR, a, b, 0.0, (skeleton.joints[a], skeleton.joints[b])
     if text == "bbox":
         return text, _k.NORM_BBOX, 0, 0, 0.0, None
     if text == "bbox-max-side":
@@ -291,7 +445,45 @@ def _parse_norm(text: str, skeleton: Skeleton) -> tuple[str, int, int, int, floa
         if not (math.isfinite(t) and t > 0):
             raise ValidationError(f"normalization {text!r}: abs:T needs a positive number T, e.g. abs:0.05")
         return f"abs:{text[4:]}", _k.NORM_ABS, 0, 0, t, None
-    raise ValidationError(f"unknown normalization {text!r}; use hip-width, torso, bbox, bbox-max-side or abs:T")
+    raise ValidationError(f"unknown normalization {text!r}; use hip-width, torso, bbox, bbox-max-side, abs:T or "
+                          f"pair:I,J")
+
+
+def _join_pairs(normalizations: Sequence[str]) -> list[str]:
+    """Normalizations with ``pair:I`` + ``J`` rejoined: a comma-separated list (``--norm pair:5,12,bbox``) splits
+    ``pair:I,J`` in two, and a bare joint index or name is never a normalization of its own."""
+    out: list[str] = []
+    for item in normalizations:
+        text = str(item).strip()
+        own = text in ("hip-width", "torso", "bbox", "bbox-max-side") or text.startswith(("abs:", "pair:"))
+        if out and not own and out[-1].startswith("pair:") and "," not in out[-1]:
+            out[-1] = f"{out[-1]},{text}"
+        else:
+            out.append(text)
+    return out
+
+
+def _parse_floor(text: Any) -> tuple[str, int, float]:
+    """``(text, kind, value)`` of a normalizer floor: ``relative``, ``clamp:V`` or ``none``."""
+    text = str(text).strip()
+    if text == "relative":
+        return text, _k.FLOOR_RELATIVE, 0.0
+    if text == "none":
+        return text, _k.FLOOR_NONE, 0.0
+    if text.startswith("clamp:"):
+        try:
+            v = float(text[6:])
+        except ValueError:
+            v = float("nan")
+        if math.isfinite(v) and v > 0:
+            return text, _k.FLOOR_CLAMP, v
+    raise ValidationError(f"normalizer floor {text!r}: use relative, none or clamp:V with V > 0 (e.g. clamp:0.01)")
+
+
+def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
+    if value not in allowed:
+        raise ValidationError(f"{what} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
 
 
 class _Columns:
@@ -312,7 +504,12 @@ class _Columns:
 
 @dataclass
 class PosePlan:
-    """Validated settings: which numbers to compute and how. Build with :func:`PosePlan.create`."""
+    """Validated settings: which numbers to compute and how. Build with :func:`PosePlan.create`.
+
+    ``norms`` are every normalization the kernel scores; ``pck_norms`` and ``auc_norms`` index the ones PCK and
+    PCK-AUC report (a convention may use different ones: mmpose's PCK is normalised by the box, its AUC by a
+    constant). ``averaging`` applies to PCK and PCK-AUC, ``err_averaging`` to MPJPE and PA-MPJPE.
+    """
 
     skeleton: Skeleton
     units: str
@@ -328,6 +525,19 @@ class PosePlan:
     sigmas: tuple[float, ...] | None
     sigmas_source: str | None
     notes: list[str] = field(default_factory=list)
+    pck_norms: tuple[int, ...] = ()
+    auc_norms: tuple[int, ...] = ()
+    err_averaging: tuple[str, ...] = AVERAGINGS
+    floor: str = "relative"
+    floor_kind: int = _k.FLOOR_RELATIVE
+    floor_value: float = 0.0
+    visibility: str = "used"
+    per_axis: bool = False
+    precision: str = "float64"
+    result_precision: str = "float64"
+    batch_size: int | None = None
+    pa_fit: str = "visible"
+    convention: Convention | None = None
     specs: list[MetricSpec] = field(default_factory=list)
     columns: _Columns = field(default_factory=_Columns)
     _stats: list = field(default_factory=list)
@@ -336,18 +546,44 @@ class PosePlan:
     def create(cls, *, skeleton, units: str, dims: int, metrics: Iterable[str] | None = None,
                normalizations: Sequence[str] = ("torso",), ks: Sequence[float] = (0.05, 0.1, 0.2, 0.5),
                comparison: str = "<=", averaging: Sequence[str] = AVERAGINGS, auc_n: int = 20,
-               auc_max: float = 1.0, oks_area: str | float = "bbox", sigmas=None) -> "PosePlan":
+               auc_max: float = 1.0, oks_area: str | float = "bbox", sigmas=None,
+               normalizer_floor: str = "relative", visibility: str = "used", per_axis: bool = False,
+               precision: str = "float64", batch_size: int | None = None, pa_fit: str = "visible",
+               convention: str | Convention | None = None, result_precision: str = "float64") -> "PosePlan":
+        """Validate settings; see :func:`evaluate_pose` for each. With ``convention``, the convention sets the
+        normalizations, comparison, averaging, floor, visibility, per-axis, precision and Procrustes fit of every
+        metric its source computes (giving any of them too is an error); ``ks``, ``auc_n`` and ``batch_size``
+        combine with it, and ``metrics`` defaults to what the source computes."""
         skeleton = get_skeleton(skeleton)
         if not isinstance(units, str) or not units.strip():
             raise ValidationError("units must be declared (e.g. m, mm, px, normalized): MPJPE and abs:T depend on them")
         if dims not in (2, 3):
             raise ValidationError(f"poses must be 2D or 3D, got {dims} coordinates per joint")
+        notes: list[str] = []
+        if isinstance(normalizations, str):
+            normalizations = [normalizations]
+        normalizations = _join_pairs(normalizations)
+        averaging = tuple(dict.fromkeys(averaging if not isinstance(averaging, str) else [averaging]))
+        conv = None
+        if convention is not None:
+            conv = get_convention(convention)
+            settings = _convention_settings(conv, metrics, dims, tuple(normalizations), comparison, averaging,
+                                            normalizer_floor, visibility, per_axis, precision, pa_fit,
+                                            result_precision, notes)
+            (metrics, normalizations, pck_names, auc_names, comparison, averaging, err_averaging, normalizer_floor,
+             visibility, per_axis, precision, pa_fit, result_precision) = settings
         if comparison not in COMPARISONS:
             raise ValidationError(f"comparison must be '<=' or '<', got {comparison!r}")
-        averaging = tuple(dict.fromkeys(averaging))
-        if not averaging or any(a not in AVERAGINGS for a in averaging):
-            raise ValidationError(f"averaging must be micro and/or macro, got {', '.join(map(str, averaging))}")
-        notes = []
+        if not averaging or any(a not in ALL_AVERAGINGS for a in averaging):
+            raise ValidationError(f"averaging must be micro, macro and/or batch-mean, got "
+                                  f"{', '.join(map(str, averaging))}")
+        floor, floor_kind, floor_value = _parse_floor(normalizer_floor)
+        visibility = _choice(visibility, VISIBILITIES, "visibility")
+        precision = _choice(precision, PRECISIONS, "precision")
+        result_precision = _choice(result_precision, PRECISIONS, "the result precision")
+        pa_fit = _choice(pa_fit, PA_FITS, "the Procrustes fit (pa_fit)")
+        if not isinstance(per_axis, (bool, np.bool_)):
+            raise ValidationError(f"per_axis must be True or False, got {per_axis!r}")
         if sigmas is not None:
             sigmas = validate_sigmas(sigmas, skeleton.n_joints, "sigmas")
             sigmas_source = "declared"
@@ -369,12 +605,32 @@ class PosePlan:
                 raise ValidationError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
         if not metrics:
             raise ValidationError("no metric requested")
+        if conv is None:
+            err_averaging = tuple(a for a in averaging if a != "batch-mean")
+            pck_names = auc_names = None
         if "oks" in metrics:
             if dims != 2:
                 raise ValidationError("OKS is defined for 2D poses only; drop oks for 3D poses")
             if sigmas is None:
                 raise ValidationError(f"skeleton {skeleton.name} has no published OKS sigmas: pass one sigma per "
                                       f"joint (--sigmas) or drop oks from the metrics")
+        uses_pck = "pck" in metrics or "pck-auc" in metrics
+        if "batch-mean" in averaging and uses_pck:
+            if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+                hint = f" ({conv.batch_hint})" if conv is not None and conv.batch_hint else ""
+                raise ValidationError(f"batch-mean averaging needs a batch size (rows per batch of consecutive rows; "
+                                      f"--batch-size), got {batch_size!r}{hint}")
+            batch_size = int(batch_size)
+            notes.append(f"batch-mean: PCK is the mean of the micro values of batches of {batch_size} consecutive "
+                         f"rows (a short last batch weighs like a full one); these values carry no bootstrap "
+                         f"interval")
+        elif batch_size is not None:
+            what = f"convention {conv.name} does not average over batches" if conv is not None else \
+                "a batch size applies to batch-mean averaging only"
+            raise ValidationError(f"{what}; drop the batch size")
+        if any(m in metrics for m in ("mpjpe", "pa-mpjpe")) and not err_averaging:
+            raise ValidationError("batch-mean averages PCK and PCK-AUC only: add micro or macro for MPJPE/PA-MPJPE, "
+                                  "or drop them from the metrics")
         area = -1.0
         area_text = None
         if "oks" in metrics:
@@ -390,15 +646,18 @@ class PosePlan:
                 area_text = repr(area)
         norms: tuple = ()
         kvals: tuple = ()
-        if "pck" in metrics or "pck-auc" in metrics:
-            if isinstance(normalizations, str):
-                normalizations = [normalizations]
+        pck_norms: tuple[int, ...] = ()
+        auc_norms: tuple[int, ...] = ()
+        if uses_pck:
             norms = tuple(_parse_norm(n, skeleton) for n in normalizations)
             if not norms:
                 raise ValidationError("PCK needs at least one normalization")
             names = [n[0] for n in norms]
             if len(set(names)) != len(names):
                 raise ValidationError("a normalization is listed twice")
+            everything = tuple(range(len(norms)))
+            pck_norms = tuple(names.index(n) for n in pck_names) if pck_names is not None else everything
+            auc_norms = tuple(names.index(n) for n in auc_names) if auc_names is not None else everything
         if "pck" in metrics:
             try:
                 kvals = tuple(float(k) for k in ks)
@@ -416,10 +675,23 @@ class PosePlan:
                                       f"{auc_n!r}")
             if not (isinstance(auc_max, (int, float)) and math.isfinite(auc_max) and auc_max > 0):
                 raise ValidationError(f"PCK-AUC needs a positive k_max, got {auc_max!r}")
+        if conv is not None:
+            if conv.own_skeleton is not None and conv.own_skeleton != skeleton.name and pck_names:
+                joints = {n[0]: n[5] for n in norms}
+                named = "; ".join(f"{n} is {joints[n][0]}–{joints[n][1]} under {skeleton.name}" for n in pck_names
+                                  if joints.get(n))
+                if named:
+                    notes.append(f"{conv.name}'s joint indices refer to its own {conv.own_skeleton} order; {named}")
+            notes.extend(f"{conv.name}: {n}" for n in conv.notes)
         plan = cls(skeleton=skeleton, units=units.strip(), dims=int(dims), metrics=metrics, norms=norms, ks=kvals,
                    comparison=comparison, averaging=averaging, auc_n=int(auc_n), auc_max=float(auc_max),
                    oks_area=area, sigmas=sigmas if "oks" in metrics else None,
-                   sigmas_source=sigmas_source if "oks" in metrics else None, notes=notes)
+                   sigmas_source=sigmas_source if "oks" in metrics else None, notes=notes, pck_norms=pck_norms,
+                   auc_norms=auc_norms, err_averaging=err_averaging, floor=floor, floor_kind=floor_kind,
+                   floor_value=floor_value, visibility=visibility, per_axis=bool(per_axis), precision=precision,
+                   result_precision=result_precision,
+                   batch_size=batch_size if "batch-mean" in averaging and uses_pck else None, pa_fit=pa_fit,
+                   convention=conv)
         plan._build(area_text)
         return plan
 
@@ -427,10 +699,14 @@ class PosePlan:
     @property
     def layout_dependent(self) -> list[str]:
         """The requested numbers that depend on the joint order (pair normalizations, OKS with layout sigmas)."""
-        out = [n[0] for n in self.norms if n[0] in _LAYOUT_NORMS]
+        out = [n[0] for n in self.norms if n[1] == _k.NORM_PAIR]
         if "oks" in self.metrics and self.sigmas_source != "declared":
             out.append(f"oks (sigmas of {self.skeleton.name})")
         return out
+
+    @property
+    def batch_mean(self) -> bool:
+        return self.batch_size is not None
 
     # -- columns and statistics ---------------------------------------------------------------------------
     def _build(self, area_text) -> None:
@@ -450,51 +726,95 @@ class PosePlan:
         c.add("pa_sum", (k,))
         c.add("pa_n", (k,))
         c.add("pa_bad", ())
-        sk = self.skeleton.name
-        base = dict(skeleton=sk, units=self.units, dims=self.dims)
-        for mi, (name, kind, a, b, T, joints) in enumerate(self.norms):
+        conv = self.convention
+        name = conv.name if conv is not None else None
+
+        def quirks(metric):
+            return conv.rules[metric].quirks if conv is not None else ()
+
+        base = dict(skeleton=self.skeleton.name, units=self.units, dims=self.dims, visibility=self.visibility,
+                    convention=name)
+        pck_like = dict(comparison=self.comparison, per_axis=self.per_axis, precision=self.precision)
+        for mi in self.pck_norms:
             if "pck" not in self.metrics:
                 break
-            for ti, kv in enumerate(self.ks):
+            name_, kind, a, b, T, joints = self.norms[mi]
+            floor = None if kind == _k.NORM_ABS else self.floor
+            # Under abs:T the threshold is T itself: one result per T, whatever the ks.
+            ks = [None] if kind == _k.NORM_ABS else self.ks
+            for ti, kv in enumerate(ks):
                 for avg in self.averaging:
-                    spec = MetricSpec("pck", averaging=avg, normalization=name, normalizer_joints=joints, k=kv,
-                                      comparison=self.comparison, **base)
+                    spec = MetricSpec("pck", averaging=avg, normalization=name_, normalizer_joints=joints, k=kv,
+                                      floor=floor, batch_size=self.batch_size if avg == "batch-mean" else None,
+                                      result_precision=self.result_precision if avg == "micro" else "float64",
+                                      quirks=quirks("pck"), **pck_like, **base)
                     self._add(spec, "pck", mi=mi, ti=ti)
-        for mi, (name, kind, a, b, T, joints) in enumerate(self.norms):
+        for mi in self.auc_norms:
             if "pck-auc" not in self.metrics:
                 break
+            name_, kind, a, b, T, joints = self.norms[mi]
             for avg in self.averaging:
-                spec = MetricSpec("pck-auc", averaging=avg, normalization=name, normalizer_joints=joints,
-                                  comparison=self.comparison, auc_n=self.auc_n, auc_max=self.auc_max, **base)
+                spec = MetricSpec("pck-auc", averaging=avg, normalization=name_, normalizer_joints=joints,
+                                  auc_n=self.auc_n, auc_max=None if kind == _k.NORM_ABS else self.auc_max,
+                                  floor=None if kind == _k.NORM_ABS else self.floor,
+                                  batch_size=self.batch_size if avg == "batch-mean" else None,
+                                  quirks=quirks("pck-auc"), **pck_like, **base)
                 self._add(spec, "auc", mi=mi)
         if "oks" in self.metrics:
-            self._add(MetricSpec("oks", averaging="sample", oks_area=area_text, sigmas=self.sigmas_source, **base),
-                      "oks")
+            self._add(MetricSpec("oks", averaging="sample", oks_area=area_text, sigmas=self.sigmas_source,
+                                 skeleton=self.skeleton.name, units=self.units, dims=self.dims,
+                                 visibility=self.visibility), "oks")
         for metric, prefix in (("mpjpe", "err"), ("pa-mpjpe", "pa")):
             if metric in self.metrics:
-                for avg in self.averaging:
-                    self._add(MetricSpec(metric, averaging=avg, **base), prefix)
+                for avg in self.err_averaging:
+                    self._add(MetricSpec(metric, averaging=avg, pa_fit=self.pa_fit if metric == "pa-mpjpe" else None,
+                                         quirks=quirks(metric), **base), prefix)
+        # Batch-mean values: per spec, the sum of the defined batch values and their count (see table()).
+        n_batch = sum(1 for sp in self.specs if sp.averaging == "batch-mean")
+        c.add("batch_sum", (n_batch,))
+        c.add("batch_n", (n_batch,))
 
     def _add(self, spec: MetricSpec, family: str, mi: int = 0, ti: int = 0) -> None:
         self.specs.append(spec)
-        self._stats.append((family, mi, ti))
+        batch = sum(1 for sp in self.specs[:-1] if sp.averaging == "batch-mean") if spec.averaging == "batch-mean" \
+            else -1
+        self._stats.append((family, mi, ti, batch))
+
+    def bootstrappable(self, index: int) -> bool:
+        """Whether ``specs[index]`` gets a bootstrap interval (batch-mean values do not)."""
+        return self.specs[index].bootstrappable
+
+    def _micro(self, family: str, mi: int, ti: int, result_precision: str = "float64"):
+        c = self.columns
+        if family == "pck":
+            hit, n = c["pck_hit"][mi, ti], c["pck_n"][mi]
+            if result_precision == "float32":
+                return lambda x: _ratio32(x[..., hit].sum(-1), x[..., n].sum(-1))
+            return lambda x: _ratio(x[..., hit].sum(-1), x[..., n].sum(-1))
+        passed, n, nt = c["auc_pass"][mi], c["pck_n"][mi], float(self.auc_n)
+        return lambda x: _ratio(x[..., passed].sum(-1), nt * x[..., n].sum(-1))
 
     def statistic(self, index: int):
-        """The statistic of ``specs[index]`` as a function of column totals ``(..., C) -> (...)``."""
-        family, mi, ti = self._stats[index]
+        """The statistic of ``specs[index]`` as a function of column totals ``(..., C) -> (...)``. A batch-mean
+        value is its batch values' sum over their count (the table holds both; it is not a bootstrap statistic:
+        see :meth:`bootstrappable`)."""
+        family, mi, ti, batch = self._stats[index]
         spec = self.specs[index]
         c = self.columns
         macro = spec.averaging == "macro"
+        if batch >= 0:
+            bs, bn = c["batch_sum"][batch], c["batch_n"][batch]
+            return lambda x: _ratio(x[..., bs], x[..., bn])
         if family == "pck":
             hit, n = c["pck_hit"][mi, ti], c["pck_n"][mi]
             if macro:
                 return lambda x: _mean_defined(x[..., hit], x[..., n])
-            return lambda x: _ratio(x[..., hit].sum(-1), x[..., n].sum(-1))
+            return self._micro(family, mi, ti, spec.result_precision)
         if family == "auc":
             passed, n, nt = c["auc_pass"][mi], c["pck_n"][mi], float(self.auc_n)
             if macro:
                 return lambda x: _mean_defined(x[..., passed], nt * x[..., n])
-            return lambda x: _ratio(x[..., passed].sum(-1), nt * x[..., n].sum(-1))
+            return self._micro(family, mi, ti)
         if family == "oks":
             s, n = c["oks_sum"], c["oks_n"]
             return lambda x: _ratio(x[..., s], x[..., n])
@@ -504,7 +824,7 @@ class PosePlan:
         return lambda x: _ratio(x[..., s].sum(-1), x[..., n].sum(-1))
 
     def _per_joint(self, index: int, totals: np.ndarray) -> dict[str, float | None] | None:
-        family, mi, ti = self._stats[index]
+        family, mi, ti, _batch = self._stats[index]
         if self.specs[index].averaging != "macro":
             return None
         c = self.columns
@@ -517,7 +837,7 @@ class PosePlan:
         return {j: (None if math.isnan(v) else float(v)) for j, v in zip(self.skeleton.joints, per)}
 
     def _counts(self, index: int, totals: np.ndarray) -> tuple[int, str, int]:
-        family, mi, ti = self._stats[index]
+        family, mi, ti, _batch = self._stats[index]
         c = self.columns
         novis = int(totals[c["novis"]])
         if family in ("pck", "auc"):
@@ -540,57 +860,192 @@ class PosePlan:
         return out
 
     # -- the pass over the data ---------------------------------------------------------------------------
-    def table(self, pred: np.ndarray, gt: np.ndarray, vis: np.ndarray, segments: Segments) -> np.ndarray:
-        """Per-segment sufficient statistics ``(segments, columns)`` for arrays from :func:`validate_poses`.
-        ``pred`` may have one row, scored against every ground-truth row. Raises ValidationError when the
-        ground truth is not finite at a visible joint."""
+    def _thresholds(self):
+        """``(norm_value, pck_thr, auc_thr, k_order)`` for the kernel: per normalization the constant divisor of
+        an absolute one and its ascending PCK and PCK-AUC thresholds. A relative normalizer (hip-width, bbox...)
+        compares ``d / normalizer`` with the ks and ``k_max * i / n``; ``abs:T`` compares ``d`` itself (divisor 1)
+        with T (every column: k does not apply) and ``T * i / n`` — or, per axis, divides each axis by T and
+        compares with 1 and ``i / n`` (mmpose's ``keypoint_auc``). Under float32 the thresholds are rounded to
+        float32, as the ratios are in the kernel."""
+        m, t = len(self.norms), len(self.ks)
+        k_order = np.argsort(np.array(self.ks, dtype=np.float64), kind="stable")
+        ks = np.array(self.ks, dtype=np.float64)[k_order]  # ascending, as the kernel needs
+        n_auc = self.auc_n if "pck-auc" in self.metrics else 0
+        fractions = np.array([self.auc_max * i / self.auc_n for i in range(n_auc)], dtype=np.float64)
+        norm_value = np.ones(m, dtype=np.float64)
+        pck_thr = np.empty((m, t), dtype=np.float64)
+        auc_thr = np.empty((m, n_auc), dtype=np.float64)
+        for mi, (_name, kind, _a, _b, big_t, _joints) in enumerate(self.norms):
+            if kind == _k.NORM_ABS and self.per_axis:
+                norm_value[mi] = big_t
+                pck_thr[mi] = 1.0
+                auc_thr[mi] = [1.0 * i / self.auc_n for i in range(n_auc)]
+            elif kind == _k.NORM_ABS:
+                pck_thr[mi] = big_t
+                auc_thr[mi] = [big_t * i / self.auc_n for i in range(n_auc)]
+            else:
+                pck_thr[mi] = ks
+                auc_thr[mi] = fractions
+        if self.precision == "float32":
+            pck_thr = pck_thr.astype(np.float32).astype(np.float64)
+            auc_thr = auc_thr.astype(np.float32).astype(np.float64)
+        return norm_value, pck_thr, auc_thr, k_order
+
+    def scored_visibility(self, vis: np.ndarray) -> np.ndarray:
+        """The visibility the plan scores with: ``vis`` itself, or every joint when visibility is ignored."""
+        if self.visibility == "ignored":
+            return np.ones(vis.shape, dtype=np.uint8)
+        return vis
+
+    def _sums(self, pred, gt, vis, segments: Segments) -> dict[str, np.ndarray]:
+        """One kernel pass: the per-segment sums of PCK, PCK-AUC, MPJPE and OKS."""
         s = segments.count
         m, t, k = len(self.norms), len(self.ks), self.skeleton.n_joints
         norm_kind = np.array([n[1] for n in self.norms], dtype=np.int64)
         norm_a = np.array([n[2] for n in self.norms], dtype=np.int64)
         norm_b = np.array([n[3] for n in self.norms], dtype=np.int64)
-        norm_abs = np.array([n[4] for n in self.norms], dtype=np.float64)
-        k_order = np.argsort(np.array(self.ks, dtype=np.float64), kind="stable")
-        ks = np.array(self.ks, dtype=np.float64)[k_order]  # ascending, as the kernel needs
-        auc_thr = (np.array([self.auc_max * i / self.auc_n for i in range(self.auc_n)], dtype=np.float64)
-                   if "pck-auc" in self.metrics else np.empty(0))
+        norm_value, pck_thr, auc_thr, k_order = self._thresholds()
         oks_var = ((np.array(self.sigmas, dtype=np.float64) * 2.0) ** 2 if "oks" in self.metrics
                    else np.empty(0))
-        n_rows = np.zeros(s, np.int64)
-        n_novis = np.zeros(s, np.int64)
-        norm_bad = np.zeros((s, m), np.int64)
-        pck_first = np.zeros((s, m, t + 1, k), np.int64)
-        auc_pass = np.zeros((s, m, k), np.int64)
-        err_sum = np.zeros((s, k), np.float64)
-        err_n = np.zeros((s, k), np.int64)
-        oks_sum = np.zeros(s, np.float64)
-        oks_n = np.zeros(s, np.int64)
-        oks_bad = np.zeros(s, np.int64)
-        gt_bad = np.zeros(s, np.int64)
+        out = {"n_rows": np.zeros(s, np.int64), "n_novis": np.zeros(s, np.int64),
+               "norm_bad": np.zeros((s, m), np.int64), "pck_first": np.zeros((s, m, t + 1, k), np.int64),
+               "auc_pass": np.zeros((s, m, k), np.int64), "err_sum": np.zeros((s, k), np.float64),
+               "err_n": np.zeros((s, k), np.int64), "oks_sum": np.zeros(s, np.float64),
+               "oks_n": np.zeros(s, np.int64), "oks_bad": np.zeros(s, np.int64), "gt_bad": np.zeros(s, np.int64)}
         with serial_below(gt.shape[0] * gt.shape[1]):
-            _k._pose_sums(pred, gt, vis, segments.order, segments.start, norm_kind, norm_a, norm_b, norm_abs,
-                          REL_FLOOR, ks, auc_thr, self.comparison == "<", oks_var, self.oks_area, n_rows, n_novis,
-                          norm_bad, pck_first, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad, gt_bad)
-        if gt_bad.any():
-            _refuse_nonfinite(gt, vis)
+            _k._pose_sums(pred, gt, vis, segments.order, segments.start, norm_kind, norm_a, norm_b, norm_value,
+                          self.floor_kind, self.floor_value, REL_FLOOR, self.per_axis, self.precision == "float32",
+                          pck_thr, auc_thr, self.comparison == "<", oks_var, self.oks_area, out["n_rows"],
+                          out["n_novis"], out["norm_bad"], out["pck_first"], out["auc_pass"], out["err_sum"],
+                          out["err_n"], out["oks_sum"], out["oks_n"], out["oks_bad"], out["gt_bad"])
+        if out["gt_bad"].any():
+            _refuse_nonfinite(gt, vis, all_joints=self.visibility == "ignored")
         # A joint whose first passed (ascending) threshold is q is correct at every threshold from q on.
-        pck_n = pck_first.sum(axis=2)
+        out["pck_n"] = out["pck_first"].sum(axis=2)
         pck_hit = np.empty((s, m, t, k), np.int64)
-        pck_hit[:, :, k_order, :] = np.cumsum(pck_first[:, :, :t, :], axis=2)
+        pck_hit[:, :, k_order, :] = np.cumsum(out["pck_first"][:, :, :t, :], axis=2)
+        out["pck_hit"] = pck_hit
+        return out
+
+    def table(self, pred: np.ndarray, gt: np.ndarray, vis: np.ndarray, segments: Segments) -> np.ndarray:
+        """Per-segment sufficient statistics ``(segments, columns)`` for arrays from :func:`validate_poses`.
+        ``pred`` may have one row, scored against every ground-truth row. Raises ValidationError when the
+        ground truth is not finite at a scored joint.
+
+        Batch-mean values are computed here too: a second pass over batches of ``batch_size`` consecutive rows
+        gives each batch's micro value; each batch's value is added to the row of the segment holding the batch's
+        first row (so the column totals hold their sum and count)."""
+        vis = self.scored_visibility(vis)
+        s = segments.count
+        k = self.skeleton.n_joints
+        sums = self._sums(pred, gt, vis, segments)
         pa_sum = np.zeros((s, k), np.float64)
         pa_n = np.zeros((s, k), np.int64)
         pa_bad = np.zeros(s, np.int64)
         if "pa-mpjpe" in self.metrics:
-            _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad)
-        parts = [n_rows, n_novis, norm_bad, pck_n, pck_hit, auc_pass, err_sum, err_n, oks_sum, oks_n, oks_bad,
-                 pa_sum, pa_n, pa_bad]
+            fit = vis
+            if self.pa_fit == "all":
+                fit = np.ones(vis.shape, dtype=np.uint8)
+                if not np.isfinite(gt).all():
+                    _refuse_nonfinite(gt, fit, all_joints=True)
+            _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad, fit_vis=fit)
+        batch_specs = [(i, st) for i, st in enumerate(self._stats) if st[3] >= 0]
+        batch_sum = np.zeros((s, len(batch_specs)), np.float64)
+        batch_n = np.zeros((s, len(batch_specs)), np.int64)
+        if batch_specs:
+            n = gt.shape[0]
+            batches = make_segments(n, block=self.batch_size)
+            b = self._sums(pred, gt, vis, batches)
+            btable = np.hstack([b["n_rows"][:, None], b["n_novis"][:, None], b["norm_bad"],
+                                b["pck_n"].reshape(batches.count, -1), b["pck_hit"].reshape(batches.count, -1),
+                                b["auc_pass"].reshape(batches.count, -1)]).astype(np.float64)
+            # btable's columns are laid out like the table's first ones (rows, novis, norm_bad, pck_n, pck_hit,
+            # auc_pass), so the micro statistics index it directly.
+            owner = _segment_of_rows(segments, n)[batches.start[:-1]] if n else np.empty(0, np.int64)
+            for i, (family, mi, ti, bi) in batch_specs:
+                per_batch = self._micro(family, mi, ti)(btable)
+                ok = ~np.isnan(per_batch)
+                np.add.at(batch_sum[:, bi], owner[ok], per_batch[ok])
+                np.add.at(batch_n[:, bi], owner[ok], 1)
+        parts = [sums["n_rows"], sums["n_novis"], sums["norm_bad"], sums["pck_n"], sums["pck_hit"], sums["auc_pass"],
+                 sums["err_sum"], sums["err_n"], sums["oks_sum"], sums["oks_n"], sums["oks_bad"], pa_sum, pa_n, pa_bad,
+                 batch_sum, batch_n]
         return np.hstack([np.asarray(p, dtype=np.float64).reshape(s, int(np.prod(p.shape[1:], dtype=np.int64)))
                           for p in parts])
 
 
-def _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad) -> None:
-    """PA-MPJPE sums: per-row moments (kernel), batched SVD (NumPy/LAPACK), aligned errors (kernel)."""
+def _ratio32(hits, n):
+    """hits / n divided in float32 (counts below 2**24 are exact in float32), as a float64 array; NaN where
+    n == 0."""
+    hits = np.asarray(hits, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    out = np.full(np.broadcast(hits, n).shape, np.nan)
+    ok = n > 0
+    np.divide(hits.astype(np.float32), n.astype(np.float32), out=out, where=ok, casting="unsafe")
+    return out if out.ndim else float(out)
+
+
+def _segment_of_rows(segments: Segments, n: int) -> np.ndarray:
+    """The segment index of every row."""
+    out = np.empty(n, dtype=np.int64)
+    for s in range(segments.count):
+        lo, hi = segments.start[s], segments.start[s + 1]
+        rows = segments.order[lo:hi] if segments.order.shape[0] else np.arange(lo, hi)
+        out[rows] = s
+    return out
+
+
+def _convention_settings(conv: Convention, metrics, dims: int, normalizations: tuple, comparison: str,
+                         averaging: tuple, floor: str, visibility: str, per_axis: bool, precision: str, pa_fit: str,
+                         result_precision: str, notes: list[str]):
+    """The settings a convention fixes, after refusing the ones given with it and the metrics it lacks."""
+    given = [name for name, value, default in (
+        ("normalizations", normalizations, ("torso",)), ("comparison", comparison, "<="),
+        ("averaging", averaging, AVERAGINGS), ("normalizer floor", floor, "relative"),
+        ("visibility", visibility, "used"), ("per-axis normalisation", per_axis, False),
+        ("precision", precision, "float64"), ("Procrustes fit", pa_fit, "visible"),
+        ("result precision", result_precision, "float64")) if value != default]
+    if given:
+        raise ValidationError(f"convention {conv.name} sets the {', '.join(given)} itself; drop "
+                              f"{'it' if len(given) == 1 else 'them'} or drop the convention")
+    if metrics is None:
+        metrics = [m for m, r in conv.rules.items() if dims in r.dims]
+        skipped = [m for m, r in conv.rules.items() if dims not in r.dims]
+        if skipped:
+            notes.append(f"{conv.name}: {', '.join(skipped)} not computed: its source takes "
+                         f"{' or '.join(f'{d}D' for d in conv.rules[skipped[0]].dims)} poses only")
+    metrics = [str(m).strip() for m in metrics]
+    for m in metrics:
+        rule = conv.rule(m)
+        if dims not in rule.dims:
+            raise ValidationError(f"convention {conv.name} computes {m} for "
+                                  f"{' or '.join(f'{d}D' for d in rule.dims)} poses only ({rule.function}); these are "
+                                  f"{dims}D")
+    pck_rules = [conv.rules[m] for m in ("pck", "pck-auc") if m in metrics]
+    pck_names = [conv.rules["pck"].normalization] if "pck" in metrics else []
+    auc_names = [conv.rules["pck-auc"].normalization] if "pck-auc" in metrics else []
+    norms = tuple(dict.fromkeys(pck_names + auc_names)) or ("torso",)
+    first = pck_rules[0] if pck_rules else None
+    err = [conv.rules[m] for m in ("mpjpe", "pa-mpjpe") if m in metrics]
+    return (tuple(metrics), norms, pck_names, auc_names,
+            first.comparison if first else "<=",
+            (first.averaging,) if first else ("micro",),
+            tuple(dict.fromkeys(r.averaging for r in err)) or ("micro",),
+            first.floor if first else "relative",
+            conv.visibility,
+            first.per_axis if first else False,
+            first.precision if first else "float64",
+            conv.rules["pa-mpjpe"].pa_fit if "pa-mpjpe" in metrics else "visible",
+            conv.rules["pck"].result_precision if "pck" in metrics else "float64")
+
+
+def _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad, fit_vis=None) -> None:
+    """PA-MPJPE sums: per-row moments (kernel), batched SVD (NumPy/LAPACK), aligned errors (kernel). The
+    alignment is fitted on the joints of ``fit_vis`` (default: the visible ones) and its errors averaged over the
+    visible ones."""
     n, _, d = gt.shape
+    if fit_vis is None:
+        fit_vis = vis
     if pred.shape[0] != n:
         pred = np.ascontiguousarray(np.broadcast_to(pred, gt.shape))
     mu_p = np.empty((n, d))
@@ -601,7 +1056,7 @@ def _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad) -> None:
     n_vis = np.empty(n, np.int64)
     finite = np.empty(n, np.uint8)
     with serial_below(gt.shape[0] * gt.shape[1]):
-        _k._procrustes_moments(pred, gt, vis, mu_p, mu_g, var_p, var_g, cov, n_vis, finite)
+        _k._procrustes_moments(pred, gt, fit_vis, mu_p, mu_g, var_p, var_g, cov, n_vis, finite)
     rot, scale, trans = _similarity(cov, mu_p, mu_g, var_p)
     scoreable = ((n_vis >= 3) & (var_g > 0)).astype(np.uint8)
     with serial_below(gt.shape[0] * gt.shape[1]):
@@ -671,7 +1126,9 @@ def evaluate_pose(pred, gt, vis=None, *, skeleton, units: str, metrics: Iterable
                   normalizations: Sequence[str] = ("torso",), ks: Sequence[float] = (0.05, 0.1, 0.2, 0.5),
                   comparison: str = "<=", averaging: Sequence[str] = AVERAGINGS, auc_n: int = 20,
                   auc_max: float = 1.0, oks_area: str | float = "bbox", sigmas=None, trust_layout: bool = False,
-                  clusters=None) -> PoseEvaluation:
+                  clusters=None, normalizer_floor: str = "relative", visibility: str = "used", per_axis: bool = False,
+                  precision: str = "float64", batch_size: int | None = None, pa_fit: str = "visible",
+                  convention: str | Convention | None = None, result_precision: str = "float64") -> PoseEvaluation:
     """Score predicted poses against ground truth under declared specs.
 
     Parameters
@@ -681,20 +1138,23 @@ def evaluate_pose(pred, gt, vis=None, *, skeleton, units: str, metrics: Iterable
     vis : array_like, (N, K), optional
         Ground-truth visibility (True or > 0 = visible); default all visible.
     skeleton : str, Path or Skeleton
-        ``coco17``, ``h36m17`` or a layout file.
+        ``coco17``, ``h36m17``, ``wiflow15`` or a layout file.
     units : str
         Coordinate units (``m``, ``mm``, ``px``, ``normalized``...).
     metrics : iterable of str, optional
         Subset of ``pck``, ``pck-auc``, ``oks``, ``mpjpe``, ``pa-mpjpe``; default all that apply (OKS only
-        for 2D poses with sigmas).
+        for 2D poses with sigmas; with a convention, what its source computes).
     normalizations : sequence of str
-        PCK normalizers: ``hip-width``, ``torso``, ``bbox``, ``bbox-max-side``, ``abs:T``.
+        PCK normalizers: ``hip-width``, ``torso``, ``bbox``, ``bbox-max-side``, ``abs:T``, ``pair:I,J`` (two joints
+        by index or name).
     ks : sequence of float
-        PCK thresholds (fractions of the normalizer).
+        PCK thresholds (fractions of the normalizer; an ``abs:T`` threshold is T itself).
     comparison : {"<=", "<"}
-    averaging : sequence of {"micro", "macro"}
+    averaging : sequence of {"micro", "macro", "batch-mean"}
+        ``batch-mean`` (PCK and PCK-AUC): the micro value of each batch of ``batch_size`` consecutive rows,
+        averaged over the batches; no bootstrap interval.
     auc_n, auc_max : int, float
-        PCK-AUC thresholds ``auc_max * i / auc_n``, i = 0..auc_n-1.
+        PCK-AUC thresholds ``auc_max * i / auc_n``, i = 0..auc_n-1 (``T * i / auc_n`` under ``abs:T``).
     oks_area : "bbox" or float
         OKS area: 0.53 x the visible joints' box width x height, or a constant (units²).
     sigmas : sequence of float, optional
@@ -703,12 +1163,31 @@ def evaluate_pose(pred, gt, vis=None, *, skeleton, units: str, metrics: Iterable
         Compute layout-dependent numbers even when the skeleton's plausibility check does not pass.
     clusters : array_like of str, (N,), optional
         Recording (or subject) id per row: the segments of the bootstrap.
+    normalizer_floor : {"relative", "none"} or "clamp:V"
+        A small relative normalizer: unscoreable below 1e-6 of the box diagonal (default), used as it is, or
+        clamped to at least V.
+    visibility : {"used", "ignored"}
+        ``ignored`` scores every joint (and then needs finite ground truth everywhere).
+    per_axis : bool
+        Divide each axis of the error by the normalizer before taking the norm (mmpose).
+    precision : {"float64", "float32"}
+        Round normalised distances and thresholds to float32 before comparing (mmpose).
+    batch_size : int, optional
+        Rows per batch for ``batch-mean``.
+    pa_fit : {"visible", "all"}
+        The joints each frame's Procrustes alignment is fitted on (errors are averaged over visible ones).
+    result_precision : {"float64", "float32"}
+        Return a micro PCK fraction divided in float32 (WiFlow's ``.float().mean()``).
+    convention : str, optional
+        ``graphpose-fi``, ``mmfi-toolbox``, ``wiflow`` or ``mmpose`` (:mod:`rfbench.metrics.conventions`): sets
+        the normalizations, comparison, averaging, floor, visibility, per-axis, precision and fit of each metric
+        its source computes, which must then not be given; ``ks``, ``auc_n`` and ``batch_size`` combine with it.
 
     Raises
     ------
     ValidationError
-        Bad shapes or settings, NaN in visible ground truth, or a layout that fails its check while a
-        layout-dependent number is requested without ``trust_layout``.
+        Bad shapes or settings, NaN in scored ground truth, a metric the convention's source does not compute,
+        or a layout that fails its check while a layout-dependent number is requested without ``trust_layout``.
     """
     gt_arr = np.asarray(gt)
     dims = gt_arr.shape[-1] if gt_arr.ndim == 3 else 0
@@ -716,9 +1195,11 @@ def evaluate_pose(pred, gt, vis=None, *, skeleton, units: str, metrics: Iterable
     pred, gt, vis = validate_poses(pred, gt, vis, skel.n_joints, check_finite=False)
     plan = PosePlan.create(skeleton=skel, units=units, dims=dims, metrics=metrics, normalizations=normalizations,
                            ks=ks, comparison=comparison, averaging=averaging, auc_n=auc_n, auc_max=auc_max,
-                           oks_area=oks_area, sigmas=sigmas)
+                           oks_area=oks_area, sigmas=sigmas, normalizer_floor=normalizer_floor, visibility=visibility,
+                           per_axis=per_axis, precision=precision, batch_size=batch_size, pa_fit=pa_fit,
+                           convention=convention, result_precision=result_precision)
     segments = make_segments(gt.shape[0], clusters)
-    table = plan.table(pred, gt, vis, segments)  # also refuses non-finite visible ground truth
+    table = plan.table(pred, gt, vis, segments)  # also refuses non-finite scored ground truth
     if plan.layout_dependent:
         layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
     else:
@@ -739,6 +1220,7 @@ def enforce_layout(plan: PosePlan, gt, vis, trust: bool) -> tuple[dict, bool]:
     check) does not refuse: the layout is then *unverified*, which the report states next to the numbers.
     """
     step = max(1, -(-gt.shape[0] // LAYOUT_CHECK_FRAMES))
+    vis = plan.scored_visibility(vis)
     layout = check_layout(plan.skeleton, gt[::step], vis[::step] != 0)
     layout["sampled_every"] = step
     dependent = plan.layout_dependent
@@ -754,25 +1236,43 @@ def enforce_layout(plan: PosePlan, gt, vis, trust: bool) -> tuple[dict, bool]:
     return layout, True
 
 
-def _single(pred, gt, vis, metric: str, averaging: str, **kw) -> Score:
+def _single(pred, gt, vis, metric: str, averaging: str, convention=None, **kw) -> Score:
+    if convention is not None:
+        # The convention sets normalization, comparison and averaging; giving them is an error upstream.
+        for key, default in (("normalizations", [None]), ("comparison", "<=")):
+            if kw.get(key) == default:
+                kw.pop(key)
+        if averaging != "micro":
+            kw["averaging"] = [averaging]
+        ev = evaluate_pose(pred, gt, vis, metrics=[metric], convention=convention, **kw)
+        return ev.scores[0]
     ev = evaluate_pose(pred, gt, vis, metrics=[metric], averaging=[averaging] if averaging != "sample" else ["micro"],
                        **kw)
     return ev.scores[0]
 
 
-def pck(pred, gt, vis=None, *, skeleton, units: str, normalization: str, k: float, comparison: str = "<=",
-        averaging: str = "micro", trust_layout: bool = False) -> Score:
-    """PCK@k under one normalization (see the module docstring). Returns a :class:`Score`."""
+def pck(pred, gt, vis=None, *, skeleton, units: str, normalization: str | None = None, k: float,
+        comparison: str = "<=", averaging: str = "micro", trust_layout: bool = False, convention=None,
+        **spec) -> Score:
+    """PCK@k under one normalization (see the module docstring), or under a convention's (then give no
+    normalization, comparison or averaging). ``spec`` takes the other spec pieces of :func:`evaluate_pose`
+    (``normalizer_floor``, ``visibility``, ``per_axis``, ``precision``, ``batch_size``). Returns a :class:`Score`."""
+    if normalization is None and convention is None:
+        raise ValidationError("PCK needs a normalization (or a convention that sets one)")
     return _single(pred, gt, vis, "pck", averaging, skeleton=skeleton, units=units, normalizations=[normalization],
-                   ks=[k], comparison=comparison, trust_layout=trust_layout)
+                   ks=[k], comparison=comparison, trust_layout=trust_layout, convention=convention, **spec)
 
 
-def pck_auc(pred, gt, vis=None, *, skeleton, units: str, normalization: str, n: int = 20, k_max: float = 1.0,
-            comparison: str = "<=", averaging: str = "micro", trust_layout: bool = False) -> Score:
-    """Mean PCK over the thresholds ``k_max * i / n``, i = 0..n-1. Returns a :class:`Score`."""
+def pck_auc(pred, gt, vis=None, *, skeleton, units: str, normalization: str | None = None, n: int = 20,
+            k_max: float = 1.0, comparison: str = "<=", averaging: str = "micro", trust_layout: bool = False,
+            convention=None, **spec) -> Score:
+    """Mean PCK over the thresholds ``k_max * i / n``, i = 0..n-1 (``T * i / n`` under ``abs:T``). Returns a
+    :class:`Score`."""
+    if normalization is None and convention is None:
+        raise ValidationError("PCK-AUC needs a normalization (or a convention that sets one)")
     return _single(pred, gt, vis, "pck-auc", averaging, skeleton=skeleton, units=units,
                    normalizations=[normalization], auc_n=n, auc_max=k_max, comparison=comparison,
-                   trust_layout=trust_layout)
+                   trust_layout=trust_layout, convention=convention, **spec)
 
 
 def oks(pred, gt, vis=None, *, skeleton, units: str, sigmas=None, area: str | float = "bbox",
@@ -795,11 +1295,15 @@ def oks_per_sample(pred, gt, vis=None, *, skeleton, units: str, sigmas=None, are
     return _ratio(table[:, plan.columns["oks_sum"]], table[:, plan.columns["oks_n"]])
 
 
-def mpjpe(pred, gt, vis=None, *, skeleton, units: str, averaging: str = "micro") -> Score:
-    """Mean per-joint position error over visible joints, in ``units``. Returns a :class:`Score`."""
-    return _single(pred, gt, vis, "mpjpe", averaging, skeleton=skeleton, units=units)
+def mpjpe(pred, gt, vis=None, *, skeleton, units: str, averaging: str = "micro", convention=None, **spec) -> Score:
+    """Mean per-joint position error over visible joints (every joint with ``visibility="ignored"``), in
+    ``units``. Returns a :class:`Score`."""
+    return _single(pred, gt, vis, "mpjpe", averaging, skeleton=skeleton, units=units, convention=convention, **spec)
 
 
-def pa_mpjpe(pred, gt, vis=None, *, skeleton, units: str, averaging: str = "micro") -> Score:
-    """MPJPE after per-frame similarity Procrustes alignment (with scale and reflection correction)."""
-    return _single(pred, gt, vis, "pa-mpjpe", averaging, skeleton=skeleton, units=units)
+def pa_mpjpe(pred, gt, vis=None, *, skeleton, units: str, averaging: str = "micro", convention=None,
+             **spec) -> Score:
+    """MPJPE after per-frame similarity Procrustes alignment (with scale and reflection correction), fitted on
+    the visible joints (``pa_fit="all"``: on every joint, as mmpose) and averaged over the visible ones."""
+    return _single(pred, gt, vis, "pa-mpjpe", averaging, skeleton=skeleton, units=units, convention=convention,
+                   **spec)

@@ -11,6 +11,10 @@ joint by its own sigma. Two layouts are built in:
     The 17-joint Human3.6M order used by VideoPose3D and mmpose (``root`` = pelvis, right leg, left leg,
     spine, thorax, neck base, head, left arm, right arm). Human3.6M publishes no OKS sigmas, so OKS on
     this layout needs sigmas passed explicitly (``sigmas=`` / ``--sigmas``).
+``wiflow15``
+    WiFlow's 15 2D joints in its own order (neck, chest, left arm, right arm, pelvis, left leg, right leg;
+    ``config.py`` ``KEYPOINT_NAMES`` of its repository). It declares no plausibility check, so reports say the
+    layout is unverified.
 
 A custom layout is a small TOML or JSON file (see :func:`load_skeleton`).
 
@@ -38,6 +42,7 @@ __all__ = [
     "LayoutCheck",
     "COCO17",
     "H36M17",
+    "WIFLOW15",
     "BUILTIN",
     "ROLES",
     "get_skeleton",
@@ -190,11 +195,31 @@ H36M17 = Skeleton(
     ),
 )
 
-BUILTIN: dict[str, Skeleton] = {"coco17": COCO17, "h36m17": H36M17}
+# WiFlow's 15 2D joints, in its own order and with its own names (config.py KEYPOINT_NAMES of
+# DY2434/WiFlow-WiFi-Pose-Estimation-with-Spatio-Temporal-Decoupling @ df8f030348ebcb002d375bdc1a400d00582affdd):
+# 0 Neck, 1 Chest, 2 L_Shoulder, 3 L_Elbow, 4 L_Wrist, 5 R_Shoulder, 6 R_Elbow, 7 R_Wrist, 8 Pelvis, 9 L_Hip,
+# 10 L_Knee, 11 L_Ankle, 12 R_Hip, 13 R_Knee, 14 R_Ankle.
+_WIFLOW_JOINTS = ("neck", "chest", "left_shoulder", "left_elbow", "left_wrist", "right_shoulder", "right_elbow",
+                  "right_wrist", "pelvis", "left_hip", "left_knee", "left_ankle", "right_hip", "right_knee",
+                  "right_ankle")
+
+WIFLOW15 = Skeleton(
+    name="wiflow15",
+    joints=_WIFLOW_JOINTS,
+    roles={"left_hip": 9, "right_hip": 12, "left_shoulder": 2, "right_shoulder": 5},
+    sigmas=None,
+    sigmas_source="none published for WiFlow's layout: pass sigmas explicitly for OKS",
+    # No plausibility check: WiFlow publishes its joint names and bones (config.py SKELETON_CONNECTIONS), not
+    # the geometry of its labels, so the layout is reported as unverified rather than checked against a guess.
+    checks=(),
+)
+
+BUILTIN: dict[str, Skeleton] = {"coco17": COCO17, "h36m17": H36M17, "wiflow15": WIFLOW15}
 
 
 def get_skeleton(name_or_path: str | Path | Skeleton) -> Skeleton:
-    """A built-in layout by name (``coco17``, ``h36m17``), or a custom one from a ``.toml``/``.json`` file.
+    """A built-in layout by name (``coco17``, ``h36m17``, ``wiflow15``), or a custom one from a ``.toml``/``.json``
+    file.
 
     Raises
     ------
@@ -210,7 +235,7 @@ def get_skeleton(name_or_path: str | Path | Skeleton) -> Skeleton:
     if path.suffix.lower() in (".toml", ".json"):
         return load_skeleton(path)
     raise ValidationError(
-        f"unknown skeleton {text!r}: use coco17, h36m17, or a layout file ending in .toml or .json"
+        f"unknown skeleton {text!r}: use coco17, h36m17, wiflow15, or a layout file ending in .toml or .json"
     )
 
 

@@ -101,7 +101,10 @@ def pck_curves(report: Mapping[str, Any], captured: Mapping[str, Any], n_points:
     from rfbench.metrics.stats import make_segments
     from rfbench.report.common import paired_intervals
 
-    specs = [r["spec"] for r in report.get("results", []) if r.get("metric") == "pck"]
+    # Curves against k: an absolute threshold (abs:T) has no k, so its single value stays in the table.
+    # A convention's or batch-mean value is not re-drawn under the default spec: it stays in the table too.
+    specs = [r["spec"] for r in report.get("results", []) if r.get("metric") == "pck" and r["spec"].get("k") is not None
+             and not r["spec"].get("convention") and r["spec"].get("averaging") != "batch-mean"]
     if not specs:
         return []
     norms = list(dict.fromkeys(s["normalization"] for s in specs))
@@ -198,7 +201,8 @@ def _tag(report: Mapping[str, Any]) -> str:
 
 def _pck_figure(plt, report, curves: Sequence[PckCurve], path: Path) -> None:
     fig, axes = plt.subplots(1, len(curves), figsize=(6.4 * len(curves), 4.8), squeeze=False, sharey=True)
-    report_ks = sorted({float(r["spec"]["k"]) for r in report["results"] if r.get("metric") == "pck"})
+    report_ks = sorted({float(r["spec"]["k"]) for r in report["results"]
+                        if r.get("metric") == "pck" and r["spec"].get("k") is not None})
     for ax, c in zip(axes[0], curves):
         band = f", {100 * c.level:g}% band" if c.level is not None else ""
         ax.plot(c.ks, c.model, color="tab:blue", lw=2, label=f"model{band}")
@@ -227,6 +231,7 @@ def _pck_figure(plt, report, curves: Sequence[PckCurve], path: Path) -> None:
 
 def _joints_figure(plt, report, path: Path) -> bool:
     macro = [r for r in report["results"] if r.get("metric") == "pck" and r["spec"]["averaging"] == "macro"
+             and r["spec"].get("k") is not None and not r["spec"].get("convention")
              and (r.get("model") or {}).get("per_joint")]
     if not macro:
         return False

@@ -54,15 +54,15 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                 cluster_by: str = "recording", subjects: Mapping[str, str] | None = None, n_boot: int = 1000,
                 level: float = 0.95, seed: int = 0, synthetic: bool = False, reproducer: Mapping | None = None,
                 inputs: Sequence[Mapping[str, Any]] | None = None, evidence: str | None = None,
-                extra_notes: Sequence[str] = (), capture: dict | None = None,
-                allow_partial: bool = False) -> dict[str, Any]:
+                extra_notes: Sequence[str] = (), capture: dict | None = None, convention: str | None = None,
+                batch_size: int | None = None, allow_partial: bool = False) -> dict[str, Any]:
     """Score poses and build a ``rfbench.report/1`` document.
 
     Parameters
     ----------
     pred, gt, vis, skeleton, units, metrics, normalizations, ks, comparison, averaging, auc_n, auc_max,
-    oks_area, sigmas, trust_layout
-        As :func:`rfbench.metrics.pose.evaluate_pose`.
+    oks_area, sigmas, trust_layout, convention, batch_size
+        As :func:`rfbench.metrics.pose.evaluate_pose` (batch-mean values get no bootstrap interval).
     split : SplitInfo, optional
         The split the rows come from (:func:`rfbench.protocols.splitfile.load_split`); needs ``groups``.
     groups : array_like, (N,), optional
@@ -97,7 +97,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     n_rows, _, dims = gt.shape
     plan = PosePlan.create(skeleton=skel, units=units, dims=dims, metrics=metrics, normalizations=normalizations,
                            ks=ks, comparison=comparison, averaging=averaging, auc_n=auc_n, auc_max=auc_max,
-                           oks_area=oks_area, sigmas=sigmas)
+                           oks_area=oks_area, sigmas=sigmas, convention=convention, batch_size=batch_size)
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     groups = check_scored_rows(split, groups, n_rows)
     coverage = coverage_section(split, groups, allow_partial)
@@ -146,7 +146,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
         results.append({"metric": spec.metric, "spec": spec.to_dict(), "label": spec.label,
                         "better": "higher" if spec.higher_is_better else "lower",
                         "model": _sub(ms), "baseline": _sub(bs), "delta": delta,
-                        "ci": ci_triple(intervals, i, "baseline")})
+                        "ci": ci_triple(intervals, i, "baseline") if plan.bootstrappable(i) else None})
 
     if capture is not None:
         capture.update(pred=pred, gt=gt, vis=vis, skeleton=skel, clusters=clusters,

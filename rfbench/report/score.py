@@ -245,7 +245,8 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
         spec = dict(units=settings.units, metrics=settings.metrics, normalizations=settings.norm, ks=settings.k,
                     comparison=settings.comparison, averaging=settings.averaging, auc_n=settings.auc_n,
                     auc_max=settings.auc_max, oks_area=settings.oks_area, sigmas=settings.sigmas,
-                    trust_layout=settings.trust_layout)
+                    trust_layout=settings.trust_layout, convention=settings.convention,
+                    batch_size=settings.batch_size)
     else:
         spec = dict(metrics=settings.metrics, top_k=settings.top_k, domains=settings.domain_keys())
     arrays = [k for k, v in given.items() if _is_array(v) and not (k == "label_set" and isinstance(v, (list, tuple)))]

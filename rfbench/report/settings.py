@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Optional
 
 from rfbench.errors import ValidationError
-from rfbench.metrics.limits import AVERAGINGS, CLASSIFY_METRICS, MAX_AUC_N, MAX_REPLICATES, POSE_METRICS
+from rfbench.metrics.conventions import NAMES as CONVENTIONS
+from rfbench.metrics.limits import ALL_AVERAGINGS, AVERAGINGS, CLASSIFY_METRICS, MAX_AUC_N, MAX_REPLICATES, POSE_METRICS
 from rfbench.settings import Settings, setting
 
 __all__ = ["TASKS", "ScoreInputs", "PoseSettings", "GestureSettings", "BootstrapSettings", "ReportOptions",
@@ -81,8 +82,9 @@ class PoseSettings(Settings):
     comparison: str = setting("<=", "pose: a joint is correct when distance/normalizer <= k ('<=' or 'le') or < k "
                                     "('<' or 'lt').", choices=("<=", "<"), aliases=COMPARISON_ALIASES,
                               tasks=("pose",))
-    averaging: tuple = setting(AVERAGINGS, "pose: micro (over joints) and/or macro (per joint).", kind="strs",
-                               choices=AVERAGINGS, tasks=("pose",))
+    averaging: tuple = setting(AVERAGINGS, "pose: micro (over joints) and/or macro (per joint); batch-mean (the mean "
+                                           "over batches of consecutive rows, with --batch-size) as some published "
+                                           "code does.", kind="strs", choices=ALL_AVERAGINGS, tasks=("pose",))
     auc_n: int = setting(20, "pose: PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.", min=1, max=MAX_AUC_N,
                          tasks=("pose",))
     auc_max: float = setting(1.0, "pose: PCK-AUC: k_max.", min=0.0, min_open=True, tasks=("pose",))
@@ -93,14 +95,32 @@ class PoseSettings(Settings):
     sigmas: Optional[tuple] = setting(None, "pose: OKS sigmas, one per joint, comma-separated (needed for layouts "
                                             "without published sigmas).", kind="floats", min=0.0, min_open=True,
                                       tasks=("pose",))
+    convention: Optional[str] = setting(None, "pose: score as a published source does: graphpose-fi, mmfi-toolbox, "
+                                              "wiflow or mmpose (sets normalization, comparison, averaging and the "
+                                              "rest of the spec; --k and --batch-size combine with it; see "
+                                              "docs/metric-spec.md).", choices=CONVENTIONS, tasks=("pose",))
+    batch_size: Optional[int] = setting(None, "pose: rows per batch of consecutive --pred rows for batch-mean "
+                                              "averaging (graphpose-fi).", kind="int", min=1, max=10_000_000,
+                                        tasks=("pose",))
     trust_layout: bool = setting(False, "pose: compute layout-dependent numbers even if the skeleton fails its "
                                         "plausibility check (recorded in the report).", tasks=("pose",))
+
+    #: Fields a named convention sets itself: never recorded beside it.
+    SET_BY_CONVENTION = ("norm", "comparison", "averaging")
 
     def check(self) -> None:
         if self.skeleton is None:
             raise ValidationError("pose scoring needs a skeleton (coco17, h36m17, or a layout file)")
         object.__setattr__(self, "units", self.units.strip() or "unspecified")
         object.__setattr__(self, "oks_area", self.oks_area.strip())
+
+    def argv(self, names=None, show_path=str) -> list[str]:
+        """As :meth:`Settings.argv`; with a convention, the fields it sets are left out (they are its)."""
+        if self.convention is not None and names is None:
+            from rfbench.settings import options_of
+
+            names = [f.name for f, _ in options_of(type(self)) if f.name not in self.SET_BY_CONVENTION]
+        return super().argv(names, show_path)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,101 @@
+"""``rfbench compare``: can a report's number be lined up with published ones?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from rfbench.commands._common import emit_json, guard, progress, stdout_console
+
+COMMAND_NAME = "compare"
+
+
+def compare(
+    report: Annotated[Path, typer.Argument(help="A report.json written by rfbench score.", show_default=False)],
+    claims: Annotated[Optional[List[str]], typer.Argument(help="Claims files (TOML), or claims:NAME for a set "
+                                                          "shipped with rfbench.", show_default=False)] = None,
+    builtin: Annotated[bool, typer.Option("--builtin", help="Compare with every claims set shipped with rfbench "
+                                          "too.")] = False,
+    batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Batch size for re-scoring a "
+                                                      "batch-mean claim that does not give one (shown as an "
+                                                      "assumption).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Compare REPORT with published numbers: per claim, comparable or not, point by point.
+
+    Every part that decides it is listed: metric, normalization and its joints, k, comparison, averaging,
+    normalizer floor, visibility, per-axis normalisation, precision, Procrustes fit, skeleton, units, dataset,
+    protocol, setting, leakage status, selection. A part one side does not state is 'unknown', never guessed.
+    Where the report's inputs are beside it (same files, same sha256), its predictions are re-scored under the
+    claim's convention or spec: your number in the claim's terms (MEASURED, or SYNTHETIC for generated data)
+    beside the claim (CLAIMED). Inputs are read inside the report's folder only. Exit 0 whatever the verdict
+    (nothing comparable is an answer); 2 for an unreadable report or a bad claims file.
+    """
+    with guard():
+        from rfbench.errors import ValidationError
+        from rfbench.report.claims import load_claims
+        from rfbench.report.compare import compare_report
+
+        if not claims and not builtin:
+            raise ValidationError("give one or more claims files (or claims:NAME), or --builtin for the sets "
+                                  "shipped with rfbench")
+        files = load_claims(claims or [], builtin=builtin)
+        total = sum(len(cf.claims) for cf in files)
+        with progress(total, "comparing", enabled=not json_out) as advance:
+            result = compare_report(report, files, batch_size=batch_size, on_claim=advance)
+    if json_out:
+        emit_json(result.to_dict())
+        return
+    console = stdout_console()
+    if not console.is_terminal:
+        console.width = 200
+    for line in render_comparison(result.to_dict()):
+        console.print(line, markup=False, highlight=False)
+
+
+def _value(v, scale) -> str:
+    if v is None:
+        return "unscoreable"
+    return f"{v:.4g}%" if scale == "percent" else f"{v:.4g}"
+
+
+def render_comparison(doc: dict) -> list[str]:
+    """The terminal lines of a comparison (from its ``to_dict()``)."""
+    out = [f"rfbench compare {doc['report']} ({doc['evidence']}): {doc['claims']} claim(s), "
+           f"{doc['comparable']} comparable"]
+    for c in doc["comparisons"]:
+        claim = c["claim"]
+        src = claim["source"]
+        out.append("")
+        out.append(f"claim {claim['id']}: {claim['title']} (CLAIMED)")
+        out.append(f"  source: {src.get('citation')}" + (f"; {src['table']}" if src.get("table") else ""))
+        res = c["result"]
+        verdict = "COMPARABLE" if c["comparable"] else "NOT COMPARABLE"
+        if res is not None:
+            value = res["value"]
+            shown = "unscoreable" if value is None else f"{value:.4g}"
+            out.append(f"  {verdict} with {res['label']} = {shown} ({doc['evidence']})")
+        else:
+            out.append(f"  {verdict}: the report has no result to line it up with")
+        width = max((len(p["part"]) for p in c["parts"]), default=0)
+        for p in c["parts"]:
+            if p["status"] == "same":
+                continue
+            out.append(f"    {p['part']:<{width}}  {p['status']:<12}  report: {p['report']}  |  claim: {p['claim']}")
+        same = [p["part"] for p in c["parts"] if p["status"] == "same"]
+        if same:
+            out.append(f"    same: {', '.join(same)}")
+        r = c["rescore"]
+        if r["status"] == "done":
+            line = (f"  re-scored: {_value(r['value_in_claim_scale'], r['claim_scale'])} ({r['evidence']}) beside "
+                    f"{c['claim_value']} (CLAIMED) — {r['label']}")
+            out.append(line)
+            if r.get("assumed"):
+                out.append(f"    assumed: {'; '.join(r['assumed'])}")
+            if r.get("still_differs"):
+                out.append(f"    still differs or unknown: {', '.join(r['still_differs'])}")
+        else:
+            out.append(f"  not re-scored: {r['reason']}")
+    return out

@@ -1,0 +1,570 @@
+"""Can a report's number be lined up with a published one? (``rfbench compare``)
+
+:func:`compare_report` takes a report (``rfbench.report/1``) and claims (:mod:`rfbench.report.claims`) and
+answers, per claim: *comparable* or not, with every part that decides it listed point by point — metric,
+normalization (and the joints it measures), k, comparison, averaging, normalizer floor, visibility, per-axis
+normalisation, precision, Procrustes fit, skeleton, units, dataset, protocol, setting, leakage status and
+selection. A part is ``same``, ``differs``, ``unknown`` (one side does not say: never guessed) or, for the
+selection of the reported checkpoint, ``not recorded`` (rfbench scores the predictions it is given and cannot
+know how they were chosen; that part is shown but does not decide comparability). A claim is comparable when
+every other part is ``same``.
+
+Where the report's inputs allow, the report's predictions are **re-scored under the claim's convention or
+spec** (``rescore``): the user's number in the claim's terms, tagged with the report's evidence (MEASURED for
+real data) beside the claim's value (CLAIMED). Spec pieces the claim does not give are taken at rfbench's
+defaults and listed as assumptions; a claim without its normalization (PCK) cannot be re-scored.
+
+Inputs are read under the rules ``rfbench verify`` follows: a path the report records is resolved inside the
+report's folder only (absolute paths, ``..`` escapes and symlinks leading out are refused), it must be a regular
+file of the recorded size (checked before reading, at most :data:`MAX_INPUT_BYTES`) and its sha256 must be the
+recorded one. Anything else makes the re-score *unavailable*, with the reason; it is never an error, and no path
+outside the folder is opened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import os
+import stat as stat_
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from rfbench.errors import FormatError, RfbenchError
+from rfbench.io.files import read_json
+from rfbench.report.build import validate_report
+from rfbench.report.claims import UNKNOWN, Claim, ClaimsFile
+
+__all__ = ["compare_report", "Comparison", "ClaimComparison", "Part", "MAX_INPUT_BYTES", "read_report_inputs"]
+
+#: Largest input file compare reads to re-score (the size is checked before reading).
+MAX_INPUT_BYTES = 1 << 31
+_ROLES = ("pred", "gt", "vis", "skeleton")
+_DEFAULTS = {"comparison": "<=", "averaging": "micro", "floor": "relative", "visibility": "used",
+             "per_axis": False, "precision": "float64", "result_precision": "float64", "pa_fit": "visible"}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the comparison: what the report and the claim say, and whether they agree."""
+
+    name: str
+    report: str
+    claim: str
+    status: str  # same | differs | unknown | not recorded
+
+    def to_dict(self) -> dict[str, str]:
+        return {"part": self.name, "report": self.report, "claim": self.claim, "status": self.status}
+
+
+@dataclass
+class ClaimComparison:
+    """A claim beside the report: the result compared (the closest of the same metric), the parts, the verdict
+    and the re-score."""
+
+    claim: Claim
+    result: Mapping[str, Any] | None
+    parts: list[Part]
+    rescore: dict[str, Any]
+
+    @property
+    def comparable(self) -> bool:
+        return self.result is not None and all(p.status in ("same", "not recorded") for p in self.parts)
+
+    @property
+    def blocking(self) -> list[Part]:
+        return [p for p in self.parts if p.status in ("differs", "unknown")]
+
+    def to_dict(self) -> dict[str, Any]:
+        res = None
+        if self.result is not None:
+            model = self.result.get("model") or {}
+            res = {"label": self.result.get("label"), "value": model.get("value"), "spec": self.result.get("spec")}
+        return {"claim": self.claim.to_dict(), "claim_value": self.claim.value_text(), "comparable": self.comparable,
+                "result": res, "parts": [p.to_dict() for p in self.parts],
+                "differs": [p.name for p in self.parts if p.status == "differs"],
+                "unknown": [p.name for p in self.parts if p.status == "unknown"], "rescore": self.rescore}
+
+
+@dataclass
+class Comparison:
+    """What :func:`compare_report` returns."""
+
+    report: str
+    evidence: str
+    task: str
+    items: list[ClaimComparison] = field(default_factory=list)
+    claims_files: list[str] = field(default_factory=list)
+
+    @property
+    def comparable(self) -> int:
+        return sum(1 for c in self.items if c.comparable)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"report": self.report, "evidence": self.evidence, "task": self.task,
+                "claims_files": list(self.claims_files), "claims": len(self.items), "comparable": self.comparable,
+                "comparisons": [c.to_dict() for c in self.items]}
+
+
+class _Unavailable(Exception):
+    """The re-score cannot be made; the message says why."""
+
+
+def _mapping(obj: Any) -> Mapping[str, Any]:
+    """``obj`` when it is a mapping, else an empty one (a report's optional sections may be anything)."""
+    return obj if isinstance(obj, Mapping) else {}
+
+
+# -- the report's side -----------------------------------------------------------------------------------
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _report_dataset(report: Mapping[str, Any]) -> str:
+    split = _mapping(report.get("split"))
+    protocol = str(split.get("protocol") or "")
+    if protocol.startswith("mmfi-"):
+        return "MM-Fi"
+    return "not recorded in the report"
+
+
+def _report_setting(report: Mapping[str, Any]) -> str:
+    split = _mapping(report.get("split"))
+    actions = _mapping(split.get("params")).get("actions")
+    return f"actions {actions}" if actions else "none"
+
+
+def _norm_key(normalization: str | None, joints) -> tuple | str | None:
+    """What a normalization measures, comparable across spellings: ``("pair", {a, b})``, ``("abs", T)`` or the
+    box name."""
+    if not normalization:
+        return None
+    if joints:
+        return ("pair", frozenset(joints))
+    if normalization.startswith("abs:"):
+        try:
+            return ("abs", float(normalization[4:]))
+        except ValueError:
+            return normalization
+    return normalization
+
+
+def _norm_text(normalization: str | None, joints, how: str = "") -> str:
+    if not normalization:
+        return "none"
+    if joints:
+        return f"{normalization} ({joints[0]}–{joints[1]}{how})"
+    return normalization
+
+
+# -- the claim's side ------------------------------------------------------------------------------------
+
+
+def _claim_spec(claim: Claim) -> dict[str, Any]:
+    """The claim's spec pieces for its metric: from its convention's rule (with the claim's k, batch size,
+    skeleton) or from its spec table; a piece neither gives is ``unknown``."""
+    from rfbench.metrics.conventions import get_convention
+
+    out: dict[str, Any] = {key: UNKNOWN for key in ("normalization", "normalizer_joints", "k", "comparison",
+                                                    "averaging", "batch_size", "floor", "visibility", "per_axis",
+                                                    "precision", "result_precision", "pa_fit", "skeleton")}
+    spec = dict(claim.spec)
+    if claim.has_convention:
+        conv = get_convention(claim.convention)
+        rule = conv.rules.get(claim.metric)
+        if rule is None:
+            return out | {"_missing": f"convention {conv.name} does not compute {claim.metric}"}
+        out.update(normalization=rule.normalization, comparison=rule.comparison, averaging=rule.averaging,
+                   floor=rule.floor, visibility=rule.visibility, per_axis=rule.per_axis, precision=rule.precision,
+                   result_precision=rule.result_precision, pa_fit=rule.pa_fit, normalizer_joints=None)
+        if rule.normalization and rule.normalization.startswith("pair:") and conv.own_skeleton:
+            out["normalizer_joints"] = _pair_names(rule.normalization, conv.own_skeleton)
+            out["_joints_how"] = f" under {conv.own_skeleton}, {conv.name}'s joint order" + (
+                f"; its comment says '{conv.pair_comment}'" if conv.pair_comment else "")
+        if rule.averaging != "batch-mean":
+            out["batch_size"] = None
+        if conv.own_skeleton:
+            out["skeleton"] = conv.own_skeleton  # the source's indices refer to its own order
+    for key, value in spec.items():
+        out[key] = value
+    norm = out["normalization"]
+    if isinstance(norm, str) and norm != UNKNOWN and out["normalizer_joints"] in (UNKNOWN, None):
+        out["normalizer_joints"] = _named_pair(norm, out["skeleton"])
+    return out
+
+
+def _pair_names(normalization: str, skeleton: str) -> tuple[str, str] | None:
+    from rfbench.metrics.skeletons import BUILTIN
+
+    refs = [r.strip() for r in normalization[5:].split(",")]
+    skel = BUILTIN.get(skeleton)
+    if skel is None:
+        return None
+    try:
+        return tuple(skel.joints[int(r)] if r.isdigit() else r for r in refs)
+    except IndexError:
+        return None
+
+
+def _named_pair(normalization: str, skeleton: Any):
+    """The joints of a pair normalization when the claim says which (by name, by role, or by index under a
+    built-in skeleton); None for a box or abs:T; ``unknown`` when indices have no known order."""
+    if normalization == "hip-width":
+        return ("left_hip", "right_hip")
+    if normalization == "torso":
+        return ("left_shoulder", "right_hip")
+    if not normalization.startswith("pair:"):
+        return None
+    refs = [r.strip() for r in normalization[5:].split(",")]
+    if all(not r.isdigit() for r in refs):
+        return tuple(refs)
+    names = _pair_names(normalization, skeleton) if isinstance(skeleton, str) else None
+    return names or UNKNOWN
+
+
+# -- the parts -------------------------------------------------------------------------------------------
+
+
+def _part(name: str, report_value: Any, claim_value: Any, equal=None) -> Part:
+    if claim_value == UNKNOWN or report_value == UNKNOWN or (
+            isinstance(report_value, str) and report_value.startswith(("not recorded", "unknown"))):
+        status = "unknown"
+    else:
+        same = equal(report_value, claim_value) if equal else report_value == claim_value
+        status = "same" if same else "differs"
+    return Part(name, _fmt(report_value) if report_value != UNKNOWN else "unknown",
+                _fmt(claim_value) if claim_value != UNKNOWN else "unknown", status)
+
+
+def _spec_parts(result: Mapping[str, Any], claim: Claim, cs: Mapping[str, Any]) -> list[Part]:
+    spec = _mapping(result.get("spec"))
+    metric = claim.metric
+    parts = []
+    if metric in ("pck", "pck-auc"):
+        rn, rj = spec.get("normalization"), spec.get("normalizer_joints")
+        cn, cj = cs["normalization"], cs["normalizer_joints"]
+        report_text = _norm_text(rn, rj)
+        if cn == UNKNOWN:
+            parts.append(Part("normalization", report_text, "unknown", "unknown"))
+        else:
+            claim_text = _norm_text(cn, cj if cj not in (UNKNOWN, None) else None, cs.get("_joints_how", ""))
+            if cj == UNKNOWN:
+                parts.append(Part("normalization", report_text, claim_text + " (joint order unknown)", "unknown"))
+            else:
+                same = _norm_key(rn, rj) == _norm_key(cn, cj)
+                parts.append(Part("normalization", report_text, claim_text, "same" if same else "differs"))
+        if metric == "pck":
+            parts.append(_part("k", spec.get("k"), cs["k"], lambda a, b: a is not None and b is not None
+                               and math.isclose(float(a), float(b), abs_tol=1e-12)))
+        parts.append(_part("comparison", spec.get("comparison"), cs["comparison"]))
+        avg_r = spec.get("averaging")
+        if avg_r == "batch-mean":
+            avg_r = f"batch-mean(B={spec.get('batch_size')})"
+        avg_c = cs["averaging"]
+        if avg_c == "batch-mean":
+            avg_c = f"batch-mean(B={cs['batch_size'] if cs['batch_size'] != UNKNOWN else 'unknown'})"
+            if cs["batch_size"] == UNKNOWN:
+                parts.append(Part("averaging", _fmt(avg_r), avg_c, "unknown"))
+                avg_c = None
+        if avg_c is not None:
+            parts.append(_part("averaging", avg_r, avg_c))
+        if not (isinstance(cn, str) and cn.startswith("abs:")):
+            parts.append(_part("normalizer floor", spec.get("floor") or "relative", cs["floor"]))
+        parts.append(_part("per-axis normalisation", bool(spec.get("per_axis")), cs["per_axis"]))
+        parts.append(_part("precision", spec.get("precision", "float64"), cs["precision"]))
+        if metric == "pck":
+            parts.append(_part("result precision", spec.get("result_precision", "float64"), cs["result_precision"]))
+    else:
+        parts.append(_part("averaging", spec.get("averaging"), cs["averaging"]))
+        if metric == "pa-mpjpe":
+            parts.append(_part("Procrustes fit", spec.get("pa_fit") or "visible", cs["pa_fit"]))
+    parts.append(_part("visibility", spec.get("visibility", "used"), cs["visibility"]))
+    parts.append(_part("skeleton", spec.get("skeleton"), cs["skeleton"]))
+    absolute = metric in ("pck", "pck-auc") and isinstance(cs["normalization"], str) and \
+        cs["normalization"].startswith("abs:")
+    if metric in ("mpjpe", "pa-mpjpe") or absolute:
+        parts.append(_part("units", spec.get("units"), claim.units))
+    return parts
+
+
+def _data_parts(report: Mapping[str, Any], claim: Claim) -> list[Part]:
+    split = _mapping(report.get("split"))
+    protocol = split.get("protocol") if split else "none (no split given)"
+    leak = split.get("leakage_prone") if split else "unknown (no split given)"
+    parts = [
+        _part("dataset", _report_dataset(report), claim.dataset, lambda a, b: a.lower() in b.lower()),
+        _part("protocol", protocol, claim.protocol),
+        _part("setting", _report_setting(report), claim.setting),
+        _part("leakage status", "leakage-prone" if leak is True else "not leakage-prone" if leak is False else leak,
+              "leakage-prone" if claim.leakage_prone is True else "not leakage-prone"
+              if claim.leakage_prone is False else UNKNOWN),
+        Part("selection", "not recorded (rfbench scores the predictions it is given)",
+             claim.selection, "not recorded"),
+    ]
+    return parts
+
+
+def _closest(report: Mapping[str, Any], claim: Claim, cs) -> tuple[Mapping[str, Any] | None, list[Part]]:
+    candidates = [r for r in report.get("results", []) if r.get("metric") == claim.metric]
+    if not candidates:
+        have = ", ".join(dict.fromkeys(str(r.get("metric")) for r in report.get("results", []))) or "none"
+        return None, [Part("metric", f"no {claim.metric} (the report has: {have})", claim.metric, "differs")]
+    scored = []
+    for r in candidates:
+        parts = [Part("metric", claim.metric, claim.metric, "same")] + _spec_parts(r, claim, cs)
+        scored.append((sum(p.status == "differs" for p in parts), sum(p.status == "unknown" for p in parts), parts, r))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    return scored[0][3], scored[0][2]
+
+
+# -- reading the report's inputs -------------------------------------------------------------------------
+
+
+def read_report_inputs(report: Mapping[str, Any], report_path: str | os.PathLike,
+                       roles: Sequence[str] = _ROLES) -> dict[str, bytes]:
+    """The bytes of the report's inputs with the given roles, read under verify's rules (see the module
+    docstring). Raises an internal ``_Unavailable`` with the reason when one cannot be read."""
+    base = Path(os.path.realpath(Path(report_path).parent))
+    out = {}
+    for item in report.get("inputs", []):
+        item = _mapping(item)
+        role = item.get("role")
+        if role not in roles:
+            continue
+        rel = item.get("path")
+        if not isinstance(rel, str) or not rel or os.path.isabs(rel):
+            raise _Unavailable(f"input {role} is recorded as {rel!r}, not a path inside the report's folder")
+        real = Path(os.path.realpath(base / rel))
+        if real != base and base not in real.parents:
+            raise _Unavailable(f"input {role} ({rel}) resolves outside the report's folder; it is not read")
+        try:
+            st = os.stat(real)
+        except OSError:
+            raise _Unavailable(f"input {role} ({rel}) is missing beside the report") from None
+        if not stat_.S_ISREG(st.st_mode):
+            raise _Unavailable(f"input {role} ({rel}) is not a regular file")
+        if isinstance(item.get("bytes"), bool) or st.st_size != item.get("bytes"):
+            raise _Unavailable(f"input {role} ({rel}) has {st.st_size} bytes, the report recorded {item.get('bytes')}: "
+                               f"it changed since the report was made")
+        if st.st_size > MAX_INPUT_BYTES:
+            raise _Unavailable(f"input {role} ({rel}) is larger than {MAX_INPUT_BYTES} bytes")
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as fh:
+                if not stat_.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise _Unavailable(f"input {role} ({rel}) is not a regular file")
+                data = fh.read(st.st_size + 1)
+        except OSError as exc:
+            raise _Unavailable(f"input {role} ({rel}) cannot be read ({exc.strerror or exc})") from None
+        if len(data) != st.st_size or hashlib.sha256(data).hexdigest() != item.get("sha256"):
+            raise _Unavailable(f"input {role} ({rel}) no longer has the sha256 the report recorded")
+        out[role] = data
+    return out
+
+
+def _array(data: bytes, role: str):
+    import numpy as np
+
+    try:
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise _Unavailable(f"input {role} is not a plain .npy array ({exc})") from None
+    if not isinstance(arr, np.ndarray):
+        raise _Unavailable(f"input {role} is not a .npy array")
+    return arr
+
+
+def _skeleton(report: Mapping[str, Any], data: Mapping[str, bytes]):
+    from rfbench.metrics.skeletons import BUILTIN, skeleton_from_dict
+
+    sk = _mapping(report.get("skeleton"))
+    name = sk.get("name")
+    if sk.get("source") == "builtin" and name in BUILTIN:
+        return BUILTIN[name]
+    if "skeleton" not in data:
+        raise _Unavailable(f"the report's skeleton {name!r} is a layout file that is not among its inputs")
+    import json
+
+    text = data["skeleton"].decode("utf-8", errors="replace")
+    source = str(sk.get("source") or "skeleton")
+    try:
+        if source.lower().endswith(".json"):
+            obj = json.loads(text)
+        else:
+            from rfbench.report.claims import _toml
+
+            obj = _toml().loads(text)
+        return skeleton_from_dict(obj, source=source)
+    except (ValueError, RfbenchError) as exc:
+        raise _Unavailable(f"the report's layout file cannot be read ({exc})") from None
+
+
+# -- re-scoring ------------------------------------------------------------------------------------------
+
+
+def _rescore(report: Mapping[str, Any], report_path: Path, claim: Claim, cs: Mapping[str, Any],
+             batch_size: int | None, loaded: dict) -> dict[str, Any]:
+    from rfbench.metrics.pose import evaluate_pose
+
+    if claim.task != "pose" or report.get("task") != "pose":
+        raise _Unavailable("only pose reports are re-scored")
+    if claim.metric == UNKNOWN:
+        raise _Unavailable("the claim does not say which metric")
+    if cs.get("_missing"):
+        raise _Unavailable(cs["_missing"])
+    if claim.metric == "oks":
+        raise _Unavailable("OKS claims are not re-scored (their sigmas and areas are not part of a claim)")
+    assumed = []
+    kw: dict[str, Any] = {"metrics": [claim.metric]}
+    if claim.metric == "pck":
+        if cs["k"] == UNKNOWN:
+            raise _Unavailable("the claim does not say its threshold k")
+        kw["ks"] = [float(cs["k"])]
+    if claim.has_convention:
+        kw["convention"] = claim.convention
+        if "auc_n" in claim.spec and claim.spec["auc_n"] != UNKNOWN:
+            kw["auc_n"] = claim.spec["auc_n"]
+    else:
+        if claim.metric in ("pck", "pck-auc"):
+            if cs["normalization"] == UNKNOWN:
+                raise _Unavailable("the claim does not say its normalization")
+            kw["normalizations"] = [cs["normalization"]]
+        for key, option in (("comparison", "comparison"), ("floor", "normalizer_floor"),
+                            ("visibility", "visibility"), ("per_axis", "per_axis"), ("precision", "precision"),
+                            ("result_precision", "result_precision"), ("pa_fit", "pa_fit")):
+            value = cs[key]
+            if value == UNKNOWN:
+                value = _DEFAULTS[key]
+                if _relevant(key, claim.metric):
+                    assumed.append(f"{key} {_fmt(value)} (rfbench's default; the claim does not say)")
+            kw[option] = value
+        avg = cs["averaging"]
+        if avg == UNKNOWN:
+            avg = "micro"
+            assumed.append("averaging micro (rfbench's default; the claim does not say)")
+        kw["averaging"] = [avg]
+        if "auc_n" in claim.spec and claim.spec["auc_n"] != UNKNOWN:
+            kw["auc_n"] = claim.spec["auc_n"]
+        if "auc_max" in claim.spec and claim.spec["auc_max"] != UNKNOWN:
+            kw["auc_max"] = claim.spec["auc_max"]
+    if cs["averaging"] == "batch-mean":
+        if isinstance(cs["batch_size"], int):
+            kw["batch_size"] = cs["batch_size"]
+        elif batch_size is not None:
+            kw["batch_size"] = batch_size
+            assumed.append(f"batch size {batch_size} (given to compare; the claim does not say)")
+        else:
+            from rfbench.metrics.conventions import get_convention
+
+            hint = get_convention(claim.convention).batch_hint if claim.has_convention else None
+            raise _Unavailable("the claim does not say its batch size; give one to compare (--batch-size)"
+                               + (f" — {hint}" if hint else ""))
+    if "arrays" not in loaded:
+        try:
+            data = read_report_inputs(report, report_path)
+            if "pred" not in data or "gt" not in data:
+                raise _Unavailable("the report records no pred and gt inputs")
+            loaded["arrays"] = ({role: _array(data[role], role) for role in ("pred", "gt", "vis") if role in data},
+                                _skeleton(report, data))
+        except _Unavailable as exc:
+            loaded["arrays"] = exc
+    if isinstance(loaded["arrays"], _Unavailable):
+        raise loaded["arrays"]
+    arrays, skeleton = loaded["arrays"]
+    units = str(_mapping(report.get("data")).get("units") or "unspecified")
+    trust = _mapping(report.get("layout_check")).get("overridden") is True
+    try:
+        ev = evaluate_pose(arrays["pred"], arrays["gt"], arrays.get("vis"), skeleton=skeleton, units=units,
+                           trust_layout=trust, **kw)
+    except RfbenchError as exc:
+        raise _Unavailable(f"cannot score the report's predictions under the claim's spec: {exc}") from None
+    score = ev.scores[0]
+    scale = 100.0 if claim.value_scale == "percent" else 1.0
+    shown = None if score.value is None else score.value * scale
+    return {"status": "done", "value": score.value, "value_in_claim_scale": shown, "claim_scale": claim.value_scale,
+            "label": score.label, "spec": score.spec.to_dict(), "evidence": report.get("evidence"),
+            "assumed": assumed, "scoreable": score.scoreable, "unscoreable_samples": score.unscoreable_samples}
+
+
+def _relevant(key: str, metric: str) -> bool:
+    if metric in ("mpjpe", "pa-mpjpe"):
+        return key == "visibility" or (key == "pa_fit" and metric == "pa-mpjpe")
+    return key not in ("pa_fit",) and not (key == "result_precision" and metric != "pck")
+
+
+# -- the entry point -------------------------------------------------------------------------------------
+
+
+def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile], *,
+                   batch_size: int | None = None, on_claim=None) -> Comparison:
+    """Compare a report with claims: per claim the closest result, the parts, the verdict and the re-score.
+
+    Parameters
+    ----------
+    report_path : path-like
+        A ``report.json`` written by ``rfbench score`` (its inputs are looked up beside it).
+    claims : sequence of ClaimsFile
+        From :func:`rfbench.report.claims.load_claims`.
+    batch_size : int, optional
+        Batch size for re-scoring batch-mean claims that do not give one (recorded as an assumption).
+    on_claim : callable, optional
+        Called once after each claim (a progress hook: the command's progress bar).
+
+    Raises
+    ------
+    FormatError
+        The report is unreadable or malformed (exit 2). Nothing comparable is not an error.
+    """
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise FormatError(f"the batch size for re-scoring must be a positive integer, got {batch_size!r}")
+    path = Path(report_path)
+    report = validate_report(read_json(path, "report"), str(path))
+    out = Comparison(str(path), str(report.get("evidence")), str(report.get("task")),
+                     claims_files=[cf.where for cf in claims])
+    loaded: dict = {}
+    for cf in claims:
+        for claim in cf.claims:
+            out.items.append(_compare_one(report, path, claim, batch_size, loaded))
+            if on_claim is not None:
+                on_claim()
+    return out
+
+
+def _compare_one(report, path, claim: Claim, batch_size, loaded) -> ClaimComparison:
+    if claim.task != report.get("task"):
+        parts = [Part("task", str(report.get("task")), claim.task, "differs")]
+        return ClaimComparison(claim, None, parts + _data_parts(report, claim),
+                               {"status": "unavailable", "reason": f"a {claim.task} claim beside a "
+                                                                   f"{report.get('task')} report"})
+    if claim.task == "gesture":
+        candidates = [r for r in report.get("results", []) if r.get("metric") == claim.metric]
+        result = candidates[0] if candidates else None
+        metric_part = Part("metric", claim.metric if result else f"no {claim.metric}", claim.metric,
+                           "same" if result else "differs")
+        return ClaimComparison(claim, result, [metric_part] + _data_parts(report, claim),
+                               {"status": "unavailable", "reason": "gesture claims are compared, not re-scored"})
+    cs = _claim_spec(claim)
+    if claim.metric == UNKNOWN:
+        result, parts = None, [Part("metric", "—", "unknown", "unknown")]
+    else:
+        result, parts = _closest(report, claim, cs)
+    parts = parts + _data_parts(report, claim)
+    try:
+        rescore = _rescore(report, path, claim, cs, batch_size, loaded)
+        spec_names = {"metric", "normalization", "k", "comparison", "averaging", "normalizer floor",
+                      "per-axis normalisation", "precision", "result precision", "Procrustes fit", "visibility"}
+        rescore["still_differs"] = [p.name for p in parts if p.status in ("differs", "unknown")
+                                    and p.name not in spec_names]
+    except _Unavailable as exc:
+        rescore = {"status": "unavailable", "reason": str(exc)}
+    return ClaimComparison(claim, result, parts, rescore)

@@ -1,0 +1,321 @@
+"""Claims files and ``rfbench compare``: the reader's refusals, the verdict point by point, the re-score under
+a claim's spec or convention, and the rules for reading a report's inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posedata import coco_poses, h36m_poses, write_manifest, write_split
+from rfbench.cli import app
+from rfbench.errors import FormatError
+from rfbench.metrics import pose
+from rfbench.report.claims import UNKNOWN, builtin_names, load_claims, parse_claims, read_claims
+from rfbench.report.compare import compare_report
+
+# A claim stating every part of rfbench's default torso PCK on the MM-Fi S2 split (actions p1).
+FULL_CLAIM = """
+[[claim]]
+id = "full"
+model = "m"
+metric = "pck"
+value = 50.0
+value_scale = "percent"
+dataset = "MM-Fi"
+protocol = "mmfi-s2"
+setting = "actions p1"
+leakage_prone = false
+spec = { normalization = "torso", k = 0.2, comparison = "<=", averaging = "micro", floor = "relative", visibility = "used", per_axis = false, precision = "float64", result_precision = "float64", skeleton = "coco17" }
+source = { citation = "a test", table = "T1" }
+"""
+
+
+def one_error_line(result):
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
+    return lines[0]
+
+
+# -- the claims reader ------------------------------------------------------------------------------------
+
+
+def test_every_builtin_claims_set_parses_and_cites_where_each_number_was_read():
+    names = builtin_names()
+    assert {"adr173", "wiflow", "mmfi-torso-pck", "widar3"} <= set(names)
+    files = load_claims(builtin=True)
+    ids = [c.id for cf in files for c in cf.claims]
+    assert len(ids) == len(set(ids))
+    for cf in files:
+        for c in cf.claims:
+            assert c.source["citation"] and c.source.get("table"), c.id
+            assert c.value_scale in ("percent", "fraction"), c.id
+    by_id = {c.id: c for cf in files for c in cf.claims}
+    assert by_id["wiflow-s1-pck20"].value == 97.25 and by_id["wiflow-s2-loso-pck20"].value == 87.26
+    assert by_id["mmfi-torso-csi2pose"].value == 68.41 and by_id["mmfi-torso-multiformer"].value == 72.25
+    assert by_id["adr173-wiflow-std-bbox"].value == (96.09, 96.61)
+    assert by_id["adr173-mmfi-internal-torso"].value == 81.63 and by_id["adr173-graphpose-fi-random"].value == 61.1
+
+
+def test_the_claims_set_is_package_data():
+    import tomllib
+
+    data = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert "claims/*.toml" in data["tool"]["setuptools"]["package-data"]["rfbench"]
+
+
+def test_unknown_fields_are_marked_unknown_never_guessed():
+    cf = parse_claims('[[claim]]\nvalue = 0.5\nsource = { citation = "x" }\n', "min.toml")
+    c = cf.claims[0]
+    d = c.to_dict()
+    for key in ("model", "metric", "value_scale", "convention", "units", "dataset", "protocol", "setting",
+                "leakage_prone", "selection"):
+        assert d[key] == UNKNOWN, key
+    assert c.id == "min-1" and d["evidence"] == "CLAIMED"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[[claim]]\nvalu = 1\nsource = { citation = 'x' }\n", "unknown field 'valu'"),
+    ("[[claim]]\nsource = { citation = 'x' }\n", "'value' is required"),
+    ("[[claim]]\nvalue = 1\n", "'source' is required"),
+    ("[[claim]]\nvalue = 1\nsource = { citation = 'x', pages = 3 }\n", "unknown source field 'pages'"),
+    ("[[claim]]\nvalue = 'high'\nsource = { citation = 'x' }\n", "'value' must be a finite number"),
+    ("[[claim]]\nvalue = [2, 1]\nsource = { citation = 'x' }\n", "low <= high"),
+    ("[[claim]]\nvalue = 1\nvalue_scale = 'permille'\nsource = { citation = 'x' }\n", "'value_scale' must be"),
+    ("[[claim]]\nvalue = 1\nmetric = 'iou'\nsource = { citation = 'x' }\n", "'metric' must be one of"),
+    ("[[claim]]\nvalue = 1\nconvention = 'openpose'\nsource = { citation = 'x' }\n", "unknown convention"),
+    ("[[claim]]\nvalue = 1\nconvention = 'wiflow'\nspec = { normalization = 'bbox' }\nsource = { citation = 'x' }\n",
+     "convention wiflow sets the spec's normalization itself"),
+    ("[[claim]]\nvalue = 1\nspec = { comparison = '=<' }\nsource = { citation = 'x' }\n", "spec comparison must be"),
+    ("[[claim]]\nvalue = 1\nspec = { colour = 'red' }\nsource = { citation = 'x' }\n", "unknown spec field 'colour'"),
+    ("[[claim]]\nvalue = 1\nleakage_prone = 'maybe'\nsource = { citation = 'x' }\n", "'leakage_prone' must be"),
+    ("[[claim]]\nid = 'a'\nvalue = 1\nsource = { citation = 'x' }\n[[claim]]\nid = 'a'\nvalue = 2\n"
+     "source = { citation = 'x' }\n", "ids must be unique"),
+    ("title = 'x'\n", "no [[claim]] table"),
+    ("schema = 'rfbench.claims/2'\n[[claim]]\nvalue = 1\nsource = { citation = 'x' }\n", "this rfbench reads"),
+    ("claims = []\n", "unknown top-level key 'claims'"),
+    ("[[claim]\nvalue = 1\n", "not valid TOML"),
+])
+def test_a_bad_claims_file_is_one_format_error(text, message):
+    with pytest.raises(FormatError, match=re.escape(message)):
+        parse_claims(text, "bad.toml")
+
+
+def test_claims_files_are_read_as_regular_bounded_utf8_files(tmp_path):
+    with pytest.raises(FormatError, match="no such file"):
+        read_claims(tmp_path / "missing.toml")
+    with pytest.raises(FormatError, match="not a regular file"):
+        read_claims(tmp_path)
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (1 << 20) + b"\n")
+    with pytest.raises(FormatError, match="at most"):
+        read_claims(big)
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b"title = '\xe9'\n")
+    with pytest.raises(FormatError, match="not UTF-8"):
+        read_claims(latin)
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo.toml"
+        os.mkfifo(fifo)
+        with pytest.raises(FormatError, match="not a regular file"):  # refused before opening: no hang
+            read_claims(fifo)
+
+
+# -- rfbench compare --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scored(tmp_path, monkeypatch, runner):
+    """A MEASURED coco17 report on an MM-Fi S2 split (actions p1), its inputs beside it."""
+    monkeypatch.chdir(tmp_path)
+    gt = coco_poses(36, seed=1)
+    np.save("gt.npy", gt)
+    np.save("pred.npy", gt + np.random.default_rng(2).normal(scale=0.03, size=gt.shape))
+    train, test = ["E01/S01/A02", "E01/S02/A02", "E01/S03/A02"], ["E01/S05/A02", "E01/S10/A02", "E02/S15/A02"]
+    np.save("groups.npy", np.repeat(test, 12))
+    from rfbench.io.files import sha256_file
+    from rfbench.protocols.split import make_splits
+
+    write_manifest(tmp_path / "manifest.json", train + test,
+                   subjects={r: r.split("/")[1] for r in train + test},
+                   extra={r: {"room": r.split("/")[0], "action": "A02"} for r in train + test})
+    ref = {"path": "manifest.json", "sha256": sha256_file(tmp_path / "manifest.json")[0]}
+    (out,) = make_splits(tmp_path / "manifest.json", "mmfi-s2", manifest_ref=ref, actions="p1")
+    assert out.document["train"] == train and out.document["test"] == test
+    (tmp_path / "split.json").write_text(json.dumps(out.document))
+    result = runner.invoke(app, ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--skeleton", "coco17", "--units",
+                                 "m", "--norm", "torso", "--k", "0.2", "--metrics", "pck,mpjpe", "--averaging", "micro",
+                                 "--split", "split.json", "--groups", "groups.npy", "--bootstrap", "0",
+                                 "-o", "report.json"])
+    assert result.exit_code == 0, result.output
+    (tmp_path / "full.toml").write_text(FULL_CLAIM)
+    return tmp_path
+
+
+def _item(doc, claim_id):
+    return next(c for c in doc["comparisons"] if c["claim"]["id"] == claim_id)
+
+
+def test_a_claim_stating_the_same_spec_and_split_is_comparable(runner, scored):
+    result = runner.invoke(app, ["compare", "report.json", "full.toml", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    c = _item(doc, "full")
+    assert c["comparable"] is True and doc["comparable"] == 1
+    assert c["result"]["label"] == "PCK@0.20 torso(left_shoulder–right_hip) coco17 <= micro"
+    assert {p["part"]: p["status"] for p in c["parts"]}["selection"] == "not recorded"
+    # Re-scored under the claim's spec, the number is the report's own, in the claim's scale.
+    report = json.loads((scored / "report.json").read_text())
+    value = report["results"][0]["model"]["value"]
+    assert c["rescore"]["status"] == "done" and c["rescore"]["value"] == value
+    assert c["rescore"]["value_in_claim_scale"] == pytest.approx(100 * value, abs=1e-12)
+    assert c["rescore"]["evidence"] == "MEASURED" and c["rescore"]["assumed"] == []
+    assert c["rescore"]["still_differs"] == []
+    text = runner.invoke(app, ["compare", "report.json", "full.toml"])
+    assert text.exit_code == 0 and "COMPARABLE with PCK@0.20 torso" in text.output
+    assert "re-scored: " in text.output and "(MEASURED) beside 50% (CLAIMED)" in text.output
+
+
+def test_every_differing_part_is_listed_and_nothing_comparable_exits_0(runner, scored):
+    claim = FULL_CLAIM.replace('normalization = "torso"', 'normalization = "bbox"').replace(
+        'comparison = "<="', 'comparison = "<"').replace('protocol = "mmfi-s2"', 'protocol = "mmfi-s1"').replace(
+        "leakage_prone = false", "leakage_prone = true").replace('setting = "actions p1"', "")
+    (scored / "other.toml").write_text(claim)
+    result = runner.invoke(app, ["compare", "report.json", "other.toml", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    c = _item(doc, "full")
+    assert c["comparable"] is False and doc["comparable"] == 0
+    assert set(c["differs"]) == {"normalization", "comparison", "protocol", "leakage status"}
+    assert c["unknown"] == ["setting"]
+    # Re-scored under the claim's spec (bbox, '<'), not the report's.
+    direct = pose.pck(np.load(scored / "pred.npy"), np.load(scored / "gt.npy"), skeleton="coco17", units="m",
+                      normalization="bbox", k=0.2, comparison="<")
+    assert c["rescore"]["value"] == direct.value
+    assert c["rescore"]["still_differs"] == ["protocol", "setting", "leakage status"]
+
+
+def test_a_convention_claim_is_rescored_under_the_convention(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    gt = h36m_poses(40, seed=5)
+    pred = gt + np.random.default_rng(6).normal(scale=0.05, size=gt.shape)
+    np.save("gt.npy", gt)
+    np.save("pred.npy", pred)
+    assert runner.invoke(app, ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--skeleton", "h36m17", "--units",
+                               "m", "--bootstrap", "0", "-o", "report.json"]).exit_code == 0
+    result = runner.invoke(app, ["compare", "report.json", "claims:adr173", "--batch-size", "16", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    gpf = _item(doc, "adr173-graphpose-fi-random")
+    want = pose.pck(pred, gt, skeleton="h36m17", units="m", k=0.2, convention="graphpose-fi", batch_size=16)
+    assert gpf["rescore"]["value"] == want.value and gpf["rescore"]["label"] == want.label
+    assert gpf["rescore"]["assumed"] == ["batch size 16 (given to compare; the claim does not say)"]
+    assert "normalization" in gpf["differs"] and gpf["comparable"] is False
+    # ADR-173's other two numbers state no normalization: they cannot be lined up, nor re-scored.
+    for claim_id in ("adr173-wiflow-std-bbox", "adr173-mmfi-internal-torso"):
+        c = _item(doc, claim_id)
+        assert "normalization" in c["unknown"] and c["rescore"]["status"] == "unavailable"
+        assert "does not say its normalization" in c["rescore"]["reason"]
+    # Without a batch size the batch-mean claim is not re-scored, and the reason names GraphPose-Fi's default.
+    plain = json.loads(runner.invoke(app, ["compare", "report.json", "claims:adr173", "--json"]).stdout)
+    assert "default 256" in _item(plain, "adr173-graphpose-fi-random")["rescore"]["reason"]
+
+
+def test_a_metric_the_convention_does_not_compute_is_not_rescored(runner, scored):
+    (scored / "auc.toml").write_text('[[claim]]\nid = "auc"\nmetric = "pck-auc"\nvalue = 0.5\n'
+                                     'convention = "wiflow"\nsource = { citation = "x" }\n')
+    doc = json.loads(runner.invoke(app, ["compare", "report.json", "auc.toml", "--json"]).stdout)
+    c = _item(doc, "auc")
+    assert c["comparable"] is False and c["rescore"]["status"] == "unavailable"
+
+
+def _edit_inputs(folder: Path, role: str, **changes):
+    report = json.loads((folder / "report.json").read_text())
+    item = next(i for i in report["inputs"] if i["role"] == role)
+    item.update(changes)
+    (folder / "report.json").write_text(json.dumps(report))
+
+
+@pytest.mark.parametrize("case", ["absolute", "escape", "symlink-out", "fifo", "size", "sha256", "missing"])
+def test_inputs_are_read_inside_the_report_folder_only(runner, scored, tmp_path, case):
+    outside = tmp_path.parent / f"outside-{case}.npy"
+    np.save(outside, np.load(scored / "pred.npy"))
+    if case == "absolute":
+        _edit_inputs(scored, "pred", path=str(outside))
+    elif case == "escape":
+        _edit_inputs(scored, "pred", path=f"../{outside.name}")
+    elif case == "symlink-out":
+        (scored / "pred.npy").unlink()
+        (scored / "pred.npy").symlink_to(outside)
+    elif case == "fifo":
+        (scored / "pred.npy").unlink()
+        os.mkfifo(scored / "pred.npy")  # a FIFO would block a reader: it must be refused before opening
+    elif case == "size":
+        np.save(scored / "pred.npy", np.load(scored / "pred.npy")[:-1])
+    elif case == "sha256":
+        pred = np.load(scored / "pred.npy")
+        pred[0, 0, 0] += 1.0
+        np.save(scored / "pred.npy", pred)  # same size, other bytes
+    else:
+        (scored / "pred.npy").unlink()
+    result = runner.invoke(app, ["compare", "report.json", "full.toml", "--json"])
+    assert result.exit_code == 0, result.output
+    r = _item(json.loads(result.stdout), "full")["rescore"]
+    assert r["status"] == "unavailable"
+    expected = {"absolute": "not a path inside", "escape": "outside the report's folder",
+                "symlink-out": "outside the report's folder", "fifo": "not a regular file", "size": "changed",
+                "sha256": "sha256", "missing": "missing"}[case]
+    assert expected in r["reason"], r["reason"]
+
+
+def test_compare_refuses_bad_input_with_one_line(runner, scored):
+    (scored / "bad.toml").write_text("[[claim]]\nvalue = 1\n")
+    result = runner.invoke(app, ["compare", "report.json", "bad.toml"])
+    assert result.exit_code == 2 and "'source' is required" in one_error_line(result)
+    result = runner.invoke(app, ["compare", "report.json"])
+    assert result.exit_code == 2 and "--builtin" in one_error_line(result)
+    result = runner.invoke(app, ["compare", "report.json", "claims:nosuch"])
+    assert result.exit_code == 2 and "no such built-in claims set" in one_error_line(result)
+    (scored / "notreport.json").write_text("{}")
+    result = runner.invoke(app, ["compare", "notreport.json", "full.toml"])
+    assert result.exit_code == 2 and "schema" in one_error_line(result)
+    result = runner.invoke(app, ["compare", "report.json", "full.toml", "--batch-size", "0"])
+    assert result.exit_code == 2 and "positive integer" in one_error_line(result)
+
+
+def test_builtin_claims_against_a_pose_report(runner, scored):
+    result = runner.invoke(app, ["compare", "report.json", "--builtin", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["claims"] == sum(len(cf.claims) for cf in load_claims(builtin=True))
+    widar = _item(doc, "widar3-in-domain")
+    assert widar["comparable"] is False and widar["parts"][0] == {"part": "task", "report": "pose",
+                                                                   "claim": "gesture", "status": "differs"}
+
+
+def test_the_library_function_matches_the_command(scored):
+    files = load_claims([scored / "full.toml"])
+    cmp = compare_report(scored / "report.json", files)
+    assert cmp.comparable == 1 and cmp.items[0].comparable
+    assert cmp.to_dict()["comparisons"][0]["rescore"]["status"] == "done"
+
+
+def test_a_gesture_report_is_compared_with_gesture_claims(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    labels = np.array(["push", "pull", "clap"] * 10)
+    pred = labels.copy()
+    pred[:3] = "push"  # 2 of 30 wrong: accuracy 28/30
+    np.save("gt.npy", labels)
+    np.save("pred.npy", pred)
+    assert runner.invoke(app, ["score", "--task", "gesture", "--pred", "pred.npy", "--gt", "gt.npy", "--bootstrap",
+                               "0", "-o", "report.json"]).exit_code == 0
+    doc = json.loads(runner.invoke(app, ["compare", "report.json", "claims:widar3", "--json"]).stdout)
+    c = _item(doc, "widar3-in-domain")
+    assert c["result"]["value"] == pytest.approx(28 / 30, abs=1e-15)
+    assert {p["part"]: p["status"] for p in c["parts"]}["metric"] == "same"
+    assert c["comparable"] is False and "protocol" in c["differs"]
+    assert c["rescore"] == {"status": "unavailable", "reason": "gesture claims are compared, not re-scored"}
