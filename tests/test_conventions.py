@@ -561,7 +561,7 @@ def test_score_with_a_convention_reports_its_spec_and_verifies(runner, h36m_file
     (["--convention", "mmpose", "--averaging", "micro"], "mmpose sets the averaging itself"),
     (["--convention", "graphpose-fi"], "needs a batch size.*train.py.*default 256"),
     (["--convention", "wiflow", "--batch-size", "8"], "wiflow does not average over batches"),
-    (["--convention", "openpose"], "unknown convention 'openpose'"),
+    (["--convention", "openpose"], "--convention: 'openpose' is not one of graphpose-fi, mmfi-toolbox, wiflow"),
 ])
 def test_score_refuses_what_a_convention_does_not_allow(runner, h36m_files, extra, message):
     import re
