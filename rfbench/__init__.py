@@ -31,6 +31,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # ingest
     "ingest_widar": ("rfbench.datasets.widar", "ingest"),
     "ingest_mmfi": ("rfbench.datasets.mmfi", "ingest"),
+    "ingest_files": ("rfbench.datasets.files", "ingest"),
     "read_manifest": ("rfbench.datasets.manifest", "read_manifest"),
     "Manifest": ("rfbench.datasets.manifest", "Manifest"),
     # split and audit

@@ -133,6 +133,20 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
     ValidationError
         ``root`` is not a folder, a bad template or role (:func:`check_spec`), or no recording found (e.g. a
         template matching no file).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import rfbench
+    >>> from rfbench.io.writer import synthetic_log
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for user in ("ann", "bob"):
+    ...     for gesture in ("wave", "push"):
+    ...         _ = (root / f"{user}_{gesture}.dat").write_bytes(synthetic_log(4, seed=len(user + gesture)))
+    >>> m = rfbench.ingest_files(root, "{user}_{gesture}.dat", roles={"label": "gesture", "subject": "user"})
+    >>> sorted((r["subject"], r["label"], r["frames"]) for r in m.recordings)
+    [('ann', 'push', 4), ('ann', 'wave', 4), ('bob', 'push', 4), ('bob', 'wave', 4)]
     """
     tpl, by, parts, roles = check_spec(template, recording_by, roles)
     root = Path(root)

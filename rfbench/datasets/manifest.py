@@ -76,6 +76,13 @@ class Manifest:
         True for a generated corpus; everything derived from it is tagged SYNTHETIC.
     extra : dict
         Further top-level keys (e.g. ``receivers_expected``), written as they are.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> m = rfbench.Manifest(dataset="mine", root=".", recordings=[{"id": "r1", "files": [], "frames": 3}])
+    >>> m.to_dict()["schema"], m.ids
+    ('rfbench.manifest/1', ['r1'])
     """
 
     dataset: str
@@ -250,10 +257,32 @@ def _is_count(value: Any) -> bool:
 def read_manifest(path: str | os.PathLike) -> Manifest:
     """Read and validate a manifest file.
 
+    Parameters
+    ----------
+    path : path-like
+        A ``rfbench.manifest/1`` file (written by ``rfbench ingest``).
+
+    Returns
+    -------
+    Manifest
+        Its ``root`` may be relative to the file's folder: :meth:`Manifest.root_dir` resolves it.
+
     Raises
     ------
     FormatError, SchemaError, ValidationError
         Unreadable file, wrong schema, or malformed content (the message names the key).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import rfbench
+    >>> path = Path(tempfile.mkdtemp()) / "manifest.json"
+    >>> _ = path.write_text(json.dumps({"schema": "rfbench.manifest/1", "dataset": "mine", "root": ".",
+    ...     "problems": [], "recordings": [{"id": "r1", "files": [], "frames": 10, "subject": "ann"}]}))
+    >>> manifest = rfbench.read_manifest(path)
+    >>> manifest.ids, manifest.root_dir(path) == path.parent
+    (['r1'], True)
     """
     return Manifest.from_dict(read_json(path, "manifest"), str(path))
 

@@ -310,6 +310,17 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
     ------
     ValidationError
         ``root`` is not a folder, or the tree holds no E/S/A recording folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import rfbench
+    >>> from rfbench.datasets.synthetic import make_mmfi_tree
+    >>> root = tempfile.mkdtemp()
+    >>> _ = make_mmfi_tree(root, subjects=("S01", "S05"), actions=("A02",), frames=3, damage=False)
+    >>> manifest = rfbench.ingest_mmfi(root)
+    >>> [(r["id"], r["frames"]) for r in manifest.recordings]
+    [('E01/S01/A02', 3), ('E01/S05/A02', 3)]
     """
     root = Path(root)
     if not root.is_dir():

@@ -193,6 +193,17 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     ------
     ValidationError
         ``root`` is not a folder, or the tree holds no Widar3.0 recording.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import rfbench
+    >>> from rfbench.datasets.synthetic import make_widar_tree
+    >>> root = tempfile.mkdtemp()
+    >>> _ = make_widar_tree(root, records=(3, 4), damage=False)
+    >>> manifest = rfbench.ingest_widar(root, workers=1)
+    >>> manifest.dataset, manifest.synthetic, manifest.recordings[0]["receivers"]
+    ('widar3', True, [1, 2, 3, 4, 5, 6])
     """
     root = Path(root)
     if not root.is_dir():

@@ -686,6 +686,14 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
     ------
     FormatError
         The path is missing, a directory, or unreadable.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> from rfbench.io.writer import synthetic_log
+    >>> log = rfbench.read_log(synthetic_log(5, nrx=3, ntx=1))
+    >>> log.n_records, log.csi.shape, log.csi.dtype
+    (5, (5, 30, 3, 1), dtype('complex64'))
     """
     buf, path = _as_buffer(source)
     framing = _frame(buf)

@@ -680,6 +680,24 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         onnxruntime is not installed.
     FormatError, ValidationError
         The model or the folder is unreadable, or the model does not fit the data (one line naming what).
+
+    Examples
+    --------
+    A ridge regression exported to ONNX, run over an array of windows (a windows folder works the same way):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import rfbench
+    >>> from rfbench.nn.onnx_export import FeatureMap, fit_ridge, ridge_model
+    >>> x = np.random.default_rng(0).normal(size=(20, 4, 3)).astype(np.float32)
+    >>> y = x.mean(axis=2) @ np.ones((4, 2))
+    >>> features = FeatureMap(row_shape=(4, 3), mean_axes=(1,))
+    >>> model = Path(tempfile.mkdtemp()) / "ridge.onnx"
+    >>> _ = model.write_bytes(ridge_model(fit_ridge(x.mean(axis=2), y, penalty=1e-6), features))
+    >>> out = rfbench.predict(model, x, rfbench.PredictSettings(batch_size=8))
+    >>> out.pred.shape, bool(np.allclose(out.pred, y, atol=1e-4))
+    ((20, 2), True)
     """
     ort = _onnxruntime()
     settings = settings if settings is not None else PredictSettings()

@@ -36,6 +36,12 @@ class PredictSettings:
     tolerance : float
         Largest ``|a - b| / max(1, |a|)`` a re-run may differ by when its onnxruntime version, CPU tier or
         run settings differ (0–1); identical bits are required otherwise.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> rfbench.PredictSettings(batch_size=64, intra_op_threads=2).batch_size
+    64
     """
 
     batch_size: int = field(default=64, metadata={

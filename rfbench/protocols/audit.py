@@ -35,10 +35,39 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
                 claims: Iterable[str] = ()) -> AuditOutcome:
     """Audit a split file (see the module docstring); a failed check is in ``result``, not raised.
 
+    Parameters
+    ----------
+    path : path-like
+        An rfbench split file, or a plain ``{"train": [...], "test": [...]}`` document.
+    manifest : path-like, optional
+        The manifest (default, for a split file: the one it names; required for a plain file).
+    claims : iterable of str
+        Further domain keys required disjoint.
+
+    Returns
+    -------
+    AuditOutcome
+        ``result`` (an :class:`~rfbench.protocols.leakage.AuditResult`), the manifest used, and the protocol and
+        its leakage-proneness (None for a plain file).
+
     Raises
     ------
     FormatError, SchemaError, ValidationError
         Unreadable split or manifest, a plain file without a manifest, ids the manifest does not have.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import rfbench
+    >>> d = Path(tempfile.mkdtemp())
+    >>> recordings = [{"id": f"r{i}", "files": [], "frames": 10, "subject": f"s{i % 4}"} for i in range(8)]
+    >>> rfbench.Manifest("mine", ".", recordings).write(d / "manifest.json")
+    PosixPath(...)
+    >>> _ = (d / "theirs.json").write_text(json.dumps({"train": ["r0", "r3"], "test": ["r7"]}))
+    >>> outcome = rfbench.audit_split(d / "theirs.json", d / "manifest.json", claims=["subject"])
+    >>> outcome.result.passed, [c["name"] for c in outcome.result.failed]
+    (False, ['subject-disjoint'])
     """
     from rfbench.datasets.manifest import read_manifest
     from rfbench.protocols.leakage import audit_document

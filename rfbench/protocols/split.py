@@ -384,10 +384,37 @@ class SplitOutcome:
 
 def make_splits(manifest: "Manifest | Mapping | str | os.PathLike", protocol: str, *,
                 manifest_ref: Mapping | None = None, **kwargs) -> list[SplitOutcome]:
-    """Assign, audit and build the split document(s) for a manifest (see :func:`assign` for ``kwargs``).
+    """Assign, audit and build the split document(s) for a manifest.
 
     Each side must hold at least one recording. The audit result is stored in each document; raising on a failed
     audit is the caller's choice (``outcome.audit.raise_if_failed()``), so the evidence can be written first.
+
+    Parameters
+    ----------
+    manifest : Manifest, dict or path-like
+        The recordings to split.
+    protocol : str
+        One of :data:`PROTOCOLS`.
+    manifest_ref : mapping, optional
+        ``{path, sha256}`` of the manifest file, stored in each document (``rfbench split`` records the path
+        relative to the split file).
+    **kwargs
+        ``seed``, ``test``, ``test_fraction``, ``domain``, ``actions``, ``allow_leaky``, as for :func:`assign`.
+
+    Returns
+    -------
+    list of SplitOutcome
+        One, or one per held-out value for ``leave-one-domain-out``: the assignment, its audit, the split
+        document and the per-value counts.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> recordings = [{"id": f"r{i}", "files": [], "frames": 10, "subject": f"s{i % 4}"} for i in range(8)]
+    >>> manifest = rfbench.Manifest(dataset="mine", root=".", recordings=recordings)
+    >>> (outcome,) = rfbench.make_splits(manifest, "cross-subject", test=["s3"])
+    >>> outcome.document["test"], outcome.audit.passed
+    (['r3', 'r7'], True)
     """
     manifest = load_manifest(manifest)
     table = manifest.table()
@@ -427,6 +454,15 @@ class ProtocolSplitter:
         Window length and stride in frames (stride defaults to ``window``).
     seed, test, test_fraction, domain, actions, allow_leaky
         As for :func:`assign`.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> recordings = [{"id": f"r{i}", "files": [], "frames": 10, "room": i % 3} for i in range(6)]
+    >>> splitter = rfbench.ProtocolSplitter(rfbench.Manifest("mine", ".", recordings), "leave-one-domain-out",
+    ...                                     domain="room")
+    >>> [test.tolist() for _, test in splitter.split()]
+    [[0, 3], [1, 4], [2, 5]]
     """
 
     def __init__(self, manifest, protocol: str, *, window: int | None = None, stride: int | None = None,

@@ -268,6 +268,19 @@ def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = Non
     """Read a split file, re-check it against its manifest (:func:`check_split_file`) and return what scoring
     may rely on.
 
+    Parameters
+    ----------
+    path : path-like
+        The ``rfbench.split/1`` file.
+    manifest : path-like, optional
+        The manifest it was made from (default: the one it names, relative to its folder).
+
+    Returns
+    -------
+    SplitInfo
+        Its sides, protocol, parameters, audit, leakage-proneness and provenance — all recomputed from the
+        manifest and rfbench's protocol table, none read from the file's own flags.
+
     Raises
     ------
     LeakageError
@@ -275,6 +288,23 @@ def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = Non
         of those sides fails (exit 1).
     FormatError, SchemaError, ValidationError
         As :func:`check_split_file` (exit 2).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import rfbench
+    >>> from rfbench.io.files import sha256_file
+    >>> d = Path(tempfile.mkdtemp())
+    >>> recordings = [{"id": f"r{i}", "files": [], "frames": 10, "subject": f"s{i % 4}"} for i in range(8)]
+    >>> rfbench.Manifest("mine", ".", recordings).write(d / "manifest.json")
+    PosixPath(...)
+    >>> ref = {"path": "manifest.json", "sha256": sha256_file(d / "manifest.json")[0]}
+    >>> (outcome,) = rfbench.make_splits(d / "manifest.json", "cross-subject", test=["s3"], manifest_ref=ref)
+    >>> _ = (d / "split.json").write_text(json.dumps(outcome.document))
+    >>> split = rfbench.load_split(d / "split.json")
+    >>> sorted(split.test), split.leakage_prone, split.audit["passed"]
+    (['r3', 'r7'], False, True)
     """
     path = Path(path)
     check = check_split_file(path, manifest)

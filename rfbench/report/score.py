@@ -221,6 +221,15 @@ def score_gesture(pred, gt, *, label_set=None, split=None, manifest=None, groups
     -------
     ScoreRun
         MEASURED (or SYNTHETIC) from files, CLAIMED from arrays in memory (see :func:`score_pose`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rfbench
+    >>> truth = np.array(["wave", "push", "wave", "clap"])
+    >>> run = rfbench.score_gesture(np.array(["wave", "push", "clap", "clap"]), truth)
+    >>> run.report["evidence"], run.report["results"][0]["metric"], run.report["results"][0]["model"]["value"]
+    ('CLAIMED', 'accuracy', 0.75)
     """
     return _score("gesture", dict(pred=pred, gt=gt, label_set=label_set, split=split, manifest=manifest,
                                   groups=groups, train_gt=train_gt, train_groups=train_groups),

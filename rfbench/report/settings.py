@@ -27,7 +27,15 @@ _U63 = 2**63 - 1
 @dataclass(frozen=True)
 class ScoreInputs(Settings):
     """The files a score run reads; ``role`` names each in the report's inputs. ``rows`` inputs hold one entry
-    per scored row; ``split`` inputs tie the rows to a split and its training side."""
+    per scored row; ``split`` inputs tie the rows to a split and its training side.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> inputs = rfbench.ScoreInputs(pred="pred.npy", gt="gt.npy")
+    >>> [(role, flag) for role, flag, path in inputs.files("pose") if path is not None]
+    [('pred', '--pred'), ('gt', '--gt')]
+    """
 
     pred: Optional[Path] = setting(None, "Predictions .npy. pose: (N, K, 2|3) joints; gesture: labels (N,) (names, "
                                          "or label-set indices) or scores (N, C) in label-set order.",
@@ -69,7 +77,17 @@ class ScoreInputs(Settings):
 
 @dataclass(frozen=True)
 class PoseSettings(Settings):
-    """The metric spec of a pose score (DESIGN.md §5)."""
+    """The metric spec of a pose score (DESIGN.md §5).
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> spec = rfbench.PoseSettings(skeleton="h36m17", units="m", norm="hip-width,bbox", k="0.1,0.2")
+    >>> spec.norm, spec.k
+    (('hip-width', 'bbox'), (0.1, 0.2))
+    >>> spec.argv()[:6]
+    ['--skeleton', 'h36m17', '--units', 'm', '--norm', 'hip-width,bbox']
+    """
 
     skeleton: Optional[str] = setting(None, "pose: joint layout: coco17, h36m17, or a .toml/.json layout file "
                                             "(required).", tasks=("pose",))
@@ -125,7 +143,14 @@ class PoseSettings(Settings):
 
 @dataclass(frozen=True)
 class GestureSettings(Settings):
-    """What a gesture (classification) score computes."""
+    """What a gesture (classification) score computes.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> rfbench.GestureSettings(top_k=(3,), domains="room,subject").domain_keys()
+    ['room', 'subject']
+    """
 
     metrics: Optional[tuple] = setting(None, "gesture: accuracy, balanced-accuracy, macro-f1, weighted-f1, top-k. "
                                              "Default: all that apply.", kind="strs", choices=CLASSIFY_METRICS,
@@ -143,7 +168,14 @@ class GestureSettings(Settings):
 
 @dataclass(frozen=True)
 class BootstrapSettings(Settings):
-    """The paired cluster bootstrap behind every interval."""
+    """The paired cluster bootstrap behind every interval.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> rfbench.BootstrapSettings(replicates=200, seed=7).argv()
+    ['--cluster-by', 'recording', '--bootstrap', '200', '--confidence', '0.95', '--seed', '7']
+    """
 
     cluster_by: str = setting("recording", "Bootstrap clusters: recording, or subject (from the split's manifest).",
                               choices=("recording", "subject"))
@@ -156,7 +188,14 @@ class BootstrapSettings(Settings):
 
 @dataclass(frozen=True)
 class ReportOptions(Settings):
-    """How the report is tagged and recorded."""
+    """How the report is tagged and recorded.
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> rfbench.ReportOptions(allow_partial=True).argv()
+    ['--allow-partial']
+    """
 
     synthetic: bool = setting(False, "The data is generated: tag the report SYNTHETIC (data whose manifest records "
                                      "the generators' marker is tagged so anyway).")

@@ -53,9 +53,13 @@ RERUNNABLE = ("score",)
 #: Flags that write files or change the output's form: the re-run prints one JSON report and writes nothing.
 _DROP_FLAGS = ("--force", "--json", "--plots")
 _DROP_WITH_VALUE = ("-o", "--out")
-#: Options of the re-runnable commands whose value is a file: each must be a recorded input.
-_FILE_OPTIONS = ("--pred", "--gt", "--vis", "--label-set", "--split", "--manifest", "--groups", "--train-gt",
-                 "--train-groups", "--train-vis", "--skeleton", "--rows")
+def _file_options() -> tuple[str, ...]:
+    """Options of the re-runnable commands whose value is a file (each must be a recorded input): every input
+    field of :class:`~rfbench.report.settings.ScoreInputs`, and ``--skeleton`` when it names a layout file."""
+    from rfbench.report.settings import ScoreInputs
+    from rfbench.settings import flag_of, options_of
+
+    return tuple(flag_of(f) for f, o in options_of(ScoreInputs) if o.kind == "path") + ("--skeleton",)
 #: Environment variable through which verify hands its limits to the child (read by ``python -m rfbench``).
 from rfbench._rerun import ENV as LIMITS_ENV  # noqa: E402  (the child reads it before anything else)
 #: Largest report (and report.md) verify reads.
@@ -75,6 +79,12 @@ class Limits:
         CPU time of the child (``RLIMIT_CPU``).
     memory_mb : int
         Address space of the child in MiB (``RLIMIT_AS``; Numba and NumPy reserve more than they use).
+
+    Examples
+    --------
+    >>> import rfbench
+    >>> rfbench.VerifyLimits(timeout=60, memory_mb=4096)
+    Limits(timeout=60, cpu_seconds=1800, memory_mb=4096)
     """
 
     timeout: float = 900.0
@@ -257,6 +267,7 @@ def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
         raise FormatError(f"the reproducer {argv[:2]} is not an rfbench command verify can re-run "
                           f"({', '.join(RERUNNABLE)})")
     by_option = {i["option"]: i["role"] for i in report["inputs"] if isinstance(i, dict) and i.get("option")}
+    file_options = _file_options()
     out = [argv[1]]
     i = 2
     while i < len(argv):
@@ -272,7 +283,7 @@ def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
         if name in _DROP_WITH_VALUE:
             i += 1 if eq else 2
             continue
-        if name in _FILE_OPTIONS:
+        if name in file_options:
             if not eq:
                 value = argv[i + 1] if i + 1 < len(argv) else ""
             if name == "--skeleton" and value in BUILTIN:
@@ -456,6 +467,25 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     VerificationError
         An input's size or hash changed, the re-run failed, a value differs, or report.md does not render
         from the report (exit 1); ``differences`` lists them.
+
+    Examples
+    --------
+    A report scored from files is MEASURED, and verify re-runs it:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import rfbench
+    >>> d = Path(tempfile.mkdtemp())
+    >>> gt = np.random.default_rng(0).normal(size=(8, 17, 2))
+    >>> np.save(d / "gt.npy", gt); np.save(d / "pred.npy", gt + 0.001)
+    >>> spec = rfbench.PoseSettings(skeleton="coco17", units="m", norm=("bbox",), k=(0.2,), metrics=("pck",))
+    >>> run = rfbench.score_pose(d / "pred.npy", d / "gt.npy", settings=spec, out=d / "report.json")
+    >>> run.report["evidence"]
+    'MEASURED'
+    >>> result = rfbench.verify_report(d / "report.json")
+    >>> result.status, result.markdown
+    ('match', 'identical')
     """
     limits = limits or Limits()
     path = Path(path)
