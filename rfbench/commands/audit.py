@@ -1,4 +1,4 @@
-"""``rfbench audit SPLIT [--manifest M]``: re-check a split for leaks; exit 1 on any."""
+"""``rfbench audit SPLIT [--manifest M] [--content]``: re-check a split for leaks; exit 1 on any."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, stderr_console, stdout_console
+from rfbench.commands._common import emit_json, fail, guard, progress, stderr_console, stdout_console
 
 
 def audit(
@@ -20,12 +20,20 @@ def audit(
     claim: Annotated[Optional[List[str]], typer.Option(
         "--claim", help="Also require this domain key disjoint (repeatable): subject, room, location, "
                         "orientation, …")] = None,
+    content: Annotated[bool, typer.Option(
+        "--content", help="Also fingerprint the files of both sides (whole files, Intel 5300 records, MM-Fi "
+                          "frames) and fail on content shared across sides under any ids.")] = False,
+    min_shared: Annotated[Optional[int], typer.Option(
+        "--min-shared", help="With --content: records or frames two recordings on opposite sides must share to "
+                             "count as a leak (default 1); a shared file always counts.",
+        show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of text.")] = False,
 ) -> None:
     """Re-check a split for leaks; exit 1 naming the offending groups.
 
     Checks: no recording on both sides, no overlapping windows across sides, and every claimed domain (the split
-    file's own claims plus --claim) disjoint.
+    file's own claims plus --claim) disjoint. With --content, also no file, Intel 5300 record or MM-Fi frame
+    on both sides under any name (docs/content-leakage.md); content repeated within one side is reported.
 
     Exit 0 when every check passes, 1 on any leak (naming the offending groups), 2 on bad input.
     """
@@ -50,11 +58,19 @@ def audit(
         if isinstance(ref, dict) and isinstance(ref.get("sha256"), str):
             matches = sha256_file(manifest)[0] == ref["sha256"]
         result = audit_document(doc, m.table(), claims=claim or (), where=str(split_file))
+        found = None
+        if content or min_shared is not None:
+            found = _content_audit(m, manifest, doc, content, min_shared, json_out)
+            from rfbench.protocols.content import with_content
+
+            result = with_content(result, found)
     if matches is False:
         stderr_console().print(f"[yellow]warning:[/] {manifest} differs from the manifest the split was made "
                                "from (sha256); audited against the given one")
     payload = {"split": str(split_file), "manifest": str(manifest), "manifest_matches": matches,
                "plain": plain, "leakage_prone": doc.get("leakage_prone"), **result.to_dict()}
+    if found is not None:
+        payload["content"] = found.to_dict()
     if json_out:
         emit_json(payload)
     else:
@@ -68,8 +84,91 @@ def audit(
         if shared:
             console.print("not claimed, shared by both sides: " + ", ".join(
                 f"{s['key']} {s['shared']}/{s['values']}" for s in shared))
+        if found is not None:
+            render_content(console, found.to_dict())
         if doc.get("leakage_prone"):
             console.print("[bold yellow]this split is tagged leakage-prone[/]")
         console.print("[green]audit passed[/]" if result.passed else "[bold red]audit FAILED[/]")
     if not result.passed:
         raise fail(str(result.error()), 1)
+
+
+def _content_audit(manifest, manifest_path, doc, content: bool, min_shared, json_out: bool):
+    """The content check of a split document's two sides (``--content``)."""
+    from rfbench.errors import ValidationError
+    from rfbench.protocols.content import DEFAULT_MIN_SHARED, audit_content, check_min_shared, document_sides
+
+    if not content:
+        raise ValidationError("--min-shared applies only with --content")
+    n = check_min_shared(DEFAULT_MIN_SHARED if min_shared is None else min_shared)
+    train, test = document_sides(doc)
+    ids = set(train) | set(test)
+    total = sum(len(r["files"]) for r in manifest.recordings if r["id"] in ids)
+    with progress(total, "fingerprinting", enabled=not json_out) as advance:
+        return audit_content(manifest, train, test, manifest_path=manifest_path, min_shared=n, progress=advance)
+
+
+_SHOW_ROWS = 20
+
+
+def _amount(row) -> str:
+    bits = [f"{row[k]} {unit}(s)" for k, unit in (("files", "file"), ("records", "record"), ("frames", "frame"))
+            if row.get(k)]
+    return ", ".join(bits) or "nothing"
+
+
+def _of(row, first: str, second: str) -> str:
+    """"625 of 625 / 625 of 625 records": how much of each recording the shared records are."""
+    for key in ("records", "frames"):
+        if row.get(key) and f"{first}_{key}" in row:
+            return f" ({row[key]} of {row[first + '_' + key]} / {row[key]} of {row[second + '_' + key]} {key})"
+    return ""
+
+
+def render_content(console, content: dict, indent: str = "") -> None:
+    """One line per content leak, then a table of every content share (leaks, below the threshold, within one
+    side), then the counts of what was fingerprinted."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    for row in content["leaks"]:
+        evidence = row.get("evidence") or []
+        first = evidence[0] if evidence else None
+        where = f": {escape(first['train_file'])} = {escape(first['test_file'])}" if first else ""
+        console.print(f"{indent}[bold red]LEAK[/] train {escape(row['train'])} and test {escape(row['test'])} "
+                      f"share {_amount(row)}{_of(row, 'train', 'test')}{where}")
+    for row in content["widespread"]:
+        if row["leak"]:
+            console.print(f"{indent}[bold red]LEAK[/] {row['side']} {escape(row['recording'])} shares "
+                          f"{_amount(row)} found in more than {content['widespread_limit']} recordings, "
+                          f"{row['other_side_recordings']} of them on the other side")
+    rows = [("leak", r["train"], r["test"], r) for r in content["leaks"]]
+    rows += [("below threshold", r["train"], r["test"], r) for r in content["below_threshold"]]
+    within = content["within"]
+    for side in ("train", "test"):
+        rows += [(f"within {side}", r["a"], r["b"], r) for r in within[side]]
+        rows += [(f"within {side}", r["recording"], "(itself)", r) for r in within[f"{side}_repeated"]]
+    c = content["counts"]
+    blank = c["blank"]
+    if rows:
+        table = Table(title="content on more than one recording", title_justify="left")
+        for name, justify in (("where", "left"), ("recording", "left"), ("recording", "left"), ("files", "right"),
+                              ("records", "right"), ("frames", "right")):
+            table.add_column(name, justify=justify, overflow="fold")
+        for kind, a, b, r in rows[:_SHOW_ROWS]:
+            style = "red" if kind == "leak" else ("yellow" if kind.startswith("within") else None)
+            table.add_row(kind, escape(a), escape(b), str(r["files"]), str(r["records"]), str(r["frames"]),
+                          style=style)
+        console.print(table)
+        if len(rows) > _SHOW_ROWS:
+            console.print(f"{indent}… {len(rows) - _SHOW_ROWS} more row(s) in --json")
+    console.print(f"{indent}content: {c['files']} file(s), {c['records']} record(s), {c['frames']} frame(s) "
+                  f"fingerprinted; not fingerprinted: {c['empty_files']} empty file(s), "
+                  f"{blank['records_zero']} all-zero record(s), {blank['frames_zero']} all-zero and "
+                  f"{blank['frames_non_finite']} non-finite frame(s), {c['unparsed_frames']} unparsed frame(s); "
+                  f"hash matches confirmed byte for byte ({_collisions(content['confirmations'])})")
+
+
+def _collisions(conf: dict) -> str:
+    n = conf["file_collisions"] + conf["record_collisions"] + conf["frame_collisions"]
+    return "no collision" if n == 0 else f"{n} hash collision(s) set aside"
