@@ -34,7 +34,9 @@ from .common import best_time
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
 
-CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+# ../shared/conformance beside the checkout (RFBENCH_CONFORMANCE names another copy, e.g. from a worktree)
+CONFORMANCE = Path(os.environ.get("RFBENCH_CONFORMANCE")
+                   or Path(__file__).resolve().parents[1].parent / "shared" / "conformance")
 
 
 def _content():

@@ -803,3 +803,15 @@ def test_gesture5x6_shares_nothing_across_a_leave_one_user_out_split(tmp_path):
                             [r["id"] for r in doc["recordings"] if r["subject"] == user])
         assert found.passed and found.leaks == [] and found.within["train_pairs"] == 0
     assert index.counts["records"] == 52364 and index.counts["digests_computed"] == 180
+
+
+def test_confirming_in_small_chunks_gives_the_same_findings(monkeypatch):
+    from benchmarks.bench_content import conformance_manifest
+
+    root = _corpus("wiar") / "distance_factor_activity_data"
+    doc = conformance_manifest("wiar", root, with_sha256=False)
+    train = [r["id"] for r in doc["recordings"] if r["location"] == 1]
+    test = [r["id"] for r in doc["recordings"] if r["location"] == 3]
+    whole = audit_content(doc, train, test).to_dict()
+    monkeypatch.setattr(content, "CONFIRM_BYTES", 4096)  # a few hundred chunks, files re-read in many
+    assert audit_content(doc, train, test).to_dict() == whole

@@ -52,15 +52,14 @@ recordings is reported per recording (``widespread``) instead of per pair, so th
 number of records whatever the input; it is a leak when a recording shares ``min_shared`` such classes (or one
 such file) with the other side.
 
-Memory: about 9 bytes per record or frame (its hash and status) plus the batch being read (16 MiB of files),
-and a bounded cache (:data:`CACHE_BYTES`) of files re-read to confirm matches.
+Memory: about 9 bytes per record or frame (its hash and status) plus the batch being read (16 MiB of files);
+candidates are confirmed in chunks of at most :data:`CONFIRM_BYTES` of their content, re-read from the files.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -106,8 +105,8 @@ BATCH_BYTES = 16 << 20
 PARALLEL_MIN_BYTES = 8 << 20
 #: Frames hashed per kernel call.
 BATCH_FRAMES = 512
-#: Bytes of files kept while confirming matches.
-CACHE_BYTES = 256 << 20
+#: Bytes of candidate content (records or frames sharing a hash) held at once while confirming matches.
+CONFIRM_BYTES = 256 << 20
 #: Entries kept in each list of the JSON result (totals are always given).
 MAX_LISTED = 1000
 #: Cross-side pairs given file-by-file evidence.
@@ -457,26 +456,6 @@ def _recorded_digest(entry: Mapping) -> str | None:
     return None
 
 
-class _Cache:
-    """Loaded files for confirmation, least recently used dropped beyond ``limit`` bytes."""
-
-    def __init__(self, load: Callable[[int], tuple[Any, int]], limit: int = CACHE_BYTES):
-        self.load, self.limit, self.used = load, limit, 0
-        self.items: OrderedDict = OrderedDict()
-
-    def get(self, f: int):
-        if f in self.items:
-            self.items.move_to_end(f)
-            return self.items[f][0]
-        value, size = self.load(f)
-        self.items[f] = (value, size)
-        self.used += size
-        while self.used > self.limit and len(self.items) > 1:
-            _, (_, s) = self.items.popitem(last=False)
-            self.used -= s
-        return value
-
-
 def _same_file_bytes(a: str, b: str, chunk: int = 1 << 20) -> bool:
     from rfbench.io.files import input_errors
 
@@ -506,8 +485,6 @@ class _Kind:
     occ_unit: np.ndarray | None = None  # units in multi-membership classes
     occ_class: np.ndarray | None = None
     n_classes: int = 0
-    collisions: int = 0
-    candidates: int = 0
 
     def finish(self, files: list[_File], kind: str) -> None:
         """Concatenate the per-batch arrays; map every unit to its file (units are stored in file order)."""
@@ -707,7 +684,6 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
             frame.hashes[f] = np.array([h], dtype=np.uint64)
         pending_frames = []
 
-    frame_slots: dict[int, int] = {}
     for f, info in enumerate(files):
         if info.kind == BFEE:
             data = read_input_bytes(info.path)
@@ -755,7 +731,6 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
                 mat = exc
         info.start, info.count = n_frame, 1
         slot = len(frame.hashes)
-        frame_slots[f] = slot
         n_frame += 1
         if isinstance(mat, FormatError):
             status, values, reason = _UNPARSED, None, str(mat).split(": ", 1)[-1]
@@ -805,25 +780,24 @@ def _strong_key(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _partition(members: list, content: Callable[[Any], Any], key: Callable[[Any], bytes] | None = None) -> list:
-    """Split ``members`` into classes of equal ``content(m)`` (bytes, or None for "unavailable": a class of its
-    own): grouped by ``key`` (default :func:`_strong_key` of the content), then each member compared with the
-    first member of its class."""
-    key = key or (lambda m: _strong_key(content(m)))
+def _partition(members: list, content: Callable[[Any], bytes | None]) -> list:
+    """Split ``members`` into classes of equal ``content(m)`` (None, "unavailable", is a class of its own):
+    grouped by :func:`_strong_key` of the content, then each member compared with the first of its class —
+    linear in the members, however many share one XXH64 value."""
     groups: dict = {}
     alone = []
     for m in members:
-        if content(m) is None:
+        c = content(m)
+        if c is None:
             alone.append([m])
         else:
-            groups.setdefault(key(m), []).append(m)
+            groups.setdefault(_strong_key(c), []).append((m, c))
     classes = []
     for rest in groups.values():
         while rest:  # more than one pass only if two different contents share a strong key
-            anchor = content(rest[0])
-            same = [m for m in rest if content(m) == anchor]
-            classes.append(same)
-            rest = [m for m in rest if content(m) != anchor]
+            anchor = rest[0][1]
+            classes.append([m for m, c in rest if c == anchor])
+            rest = [(m, c) for m, c in rest if c != anchor]
     return classes + alone
 
 
@@ -870,28 +844,23 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
     for k, f in enumerate(files):
         f.file_class = int(file_class[k])
 
-    starts_of = [f.start for f in files]
+    starts_of = np.array([f.start for f in files], dtype=np.int64)
     for name, kd in kinds.items():
         label = "record" if name == BFEE else "frame"
         ok = np.flatnonzero(kd.unit_status == _OK)
         order, runs = _runs(kd.unit_hash[ok])
         occ_unit, occ_class = [], []
         n = 0
-        if runs.shape[0]:
-            cache = _Cache(_bfee_loader(files) if name == BFEE else _frame_loader(files))
-
-            def unit_content(u, kd=kd, cache=cache):
-                f = int(kd.file_of_unit[u])
-                return _unit_content(cache.get(f), u - starts_of[f])
-
-            # process runs by the files of their first two members, so the cache holds what is compared next
-            first = kd.file_of_unit[ok[order[runs[:, 0]]]]
-            second = kd.file_of_unit[ok[order[runs[:, 0] + 1]]]
-            for r in np.lexsort((second, first)):
-                a, b = runs[r]
+        out[f"{label}_candidates"] = int((runs[:, 1] - runs[:, 0]).sum()) if runs.size else 0
+        for chunk in _chunks(runs, kd, ok, order, files, name):
+            contents = _unit_contents(files, name, kd, starts_of, [u for a, b in chunk for u in ok[order[a:b]]])
+            for a, b in chunk:
                 units = ok[order[a:b]].tolist()
-                out[f"{label}_candidates"] += len(units)
-                groups = _partition(units, unit_content)
+                anchor = contents[units[0]]
+                if anchor is not None and all(contents[u] == anchor for u in units[1:]):
+                    groups = [units]  # the usual case: every member equals the first
+                else:
+                    groups = _partition(units, contents.__getitem__)
                 out[f"{label}_collisions"] += len(groups) - 1
                 for g in groups:
                     if len(g) > 1:
@@ -913,50 +882,58 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
     return out
 
 
-def _bfee_loader(files: list[_File]):
-    from rfbench.io.files import read_input_bytes
+def _chunks(runs: np.ndarray, kd: _Kind, ok: np.ndarray, order: np.ndarray, files: list[_File], name: str):
+    """The runs in the order of their members' files, cut into chunks whose members' content (bytes of records,
+    or of frames) fits in :data:`CONFIRM_BYTES` (or is one run), so confirming holds about that much at once."""
+    if not runs.size:
+        return
+    first = kd.file_of_unit[ok[order[runs[:, 0]]]]
+    second = kd.file_of_unit[ok[order[runs[:, 0] + 1]]]
+    per_unit = np.array([max(f.size // max(f.count, 1), 1) for f in files], dtype=np.int64)
+    cum = np.concatenate([[0], np.cumsum(per_unit[kd.file_of_unit[ok[order]]])])
+    ranked = runs[np.lexsort((second, first))]
+    cost = np.cumsum(cum[ranked[:, 1]] - cum[ranked[:, 0]])
+    which = (cost - 1) // CONFIRM_BYTES  # chunk of each run: a chunk holds at least one run
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    for part in np.split(ranked, cuts):
+        yield part.tolist()
+
+
+def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, units: list) -> dict:
+    """Unit → the content compared: its record's bytes as stored (bfee), or its arrays' names, shapes and
+    canonical values (frames); None when it cannot be had (the file changed since it was fingerprinted, or a
+    frame no longer parses). Each file is read once."""
+    from rfbench.io.files import input_errors, read_input_bytes
     from rfbench.io.intel5300 import record_spans
-
-    def load(f: int):
-        data = read_input_bytes(files[f].path)
-        spans = record_spans(np.frombuffer(data, dtype=np.uint8))
-        return ("bfee", data, spans.offsets, spans.lengths), len(data)
-
-    return load
-
-
-def _frame_loader(files: list[_File]):
-    from rfbench.io.files import input_errors
     from rfbench.io.matv5 import read_mat
 
-    def load(f: int):
-        with input_errors(files[f].path):
+    units = np.asarray(units, dtype=np.int64)
+    file_of = kd.file_of_unit[units]
+    out: dict = {}
+    for f in np.unique(file_of).tolist():
+        mine = units[file_of == f].tolist()
+        path = files[f].path
+        if name == BFEE:
+            data = read_input_bytes(path)
+            spans = record_spans(np.frombuffer(data, dtype=np.uint8))
+            for u in mine:
+                i = u - int(starts_of[f])
+                if i < len(spans):
+                    x = int(spans.offsets[i])
+                    out[u] = data[x:x + int(spans.lengths[i])]
+                else:
+                    out[u] = None
+            continue
+        with input_errors(path):
             try:
-                mat = read_mat(files[f].path)
+                mat = read_mat(path)
             except FormatError:
-                return ("frame", None, None), 0
-        values, status, _ = frame_values(mat)
-        if status != _OK:
-            return ("frame", None, None), 0
-        return ("frame", _frame_shapes(mat), values.tobytes()), values.nbytes
-
-    return load
-
-
-def _unit_content(loaded, i: int) -> bytes | None:
-    """The content compared for unit ``i`` of a loaded file: its record's bytes (bfee), or its arrays' names,
-    shapes and canonical values (frames); None when it cannot be had (the file changed since it was
-    fingerprinted, or a frame no longer parses)."""
-    if loaded[0] == "bfee":
-        _, data, offsets, lengths = loaded
-        if i >= offsets.shape[0]:
-            return None
-        x = int(offsets[i])
-        return data[x:x + int(lengths[i])]
-    _, shapes, values = loaded
-    if values is None:
-        return None
-    return repr(shapes).encode() + b"\x00" + values
+                mat = None
+        values, status, _ = frame_values(mat) if mat is not None else (None, _UNPARSED, None)
+        content = repr(_frame_shapes(mat)).encode() + b"\x00" + values.tobytes() if status == _OK else None
+        for u in mine:
+            out[u] = content
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -1001,13 +978,10 @@ def _units_of(m_class, m_file, m_unit, files, n_recordings: int) -> _Units:
     order = np.lexsort((m_unit, m_file, m_class, rec))
     m_class, rec, m_file, m_unit = m_class[order], rec[order], m_file[order], m_unit[order]
     rec_ptr = np.searchsorted(rec, np.arange(n_recordings + 1))
-    # distinct (class, recording) with multiplicity
-    if m_class.size:
-        key = np.stack([m_class, rec], axis=1)
-        uniq, mult = np.unique(key, axis=0, return_counts=True)
-    else:
-        uniq, mult = np.zeros((0, 2), np.int64), np.zeros(0, np.int64)
-    cls, crec = uniq[:, 0], uniq[:, 1]
+    # distinct (class, recording) with multiplicity, sorted by class then recording
+    width = np.int64(max(n_recordings, 1))
+    key, mult = np.unique(m_class * width + rec, return_counts=True)
+    cls, crec = key // width, key % width
     self_copies = np.bincount(crec, weights=mult - 1, minlength=n_recordings).astype(np.int64)
     # recordings per class (uniq is sorted by class)
     c_start = np.flatnonzero(np.concatenate([[True], cls[1:] != cls[:-1]])) if cls.size else np.zeros(0, np.int64)
@@ -1022,9 +996,8 @@ def _units_of(m_class, m_file, m_unit, files, n_recordings: int) -> _Units:
                 pa.append(block[:, i])
                 pb.append(block[:, j])
     if pa:
-        key = np.stack([np.concatenate(pa), np.concatenate(pb)], axis=1)
-        pairs, pair_n = np.unique(key, axis=0, return_counts=True)
-        pair_a, pair_b = pairs[:, 0], pairs[:, 1]
+        pairs, pair_n = np.unique(np.concatenate(pa) * width + np.concatenate(pb), return_counts=True)
+        pair_a, pair_b = pairs // width, pairs % width
     else:
         pair_a = pair_b = pair_n = np.zeros(0, np.int64)
     wide_rows = np.repeat(wide, c_size) if cls.size else np.zeros(0, bool)
@@ -1155,26 +1128,16 @@ def _wide_phrase(w: Mapping) -> str:
 
 
 def _pair_table(index: ContentIndex) -> tuple[np.ndarray, dict]:
-    """All pairs (a < b) sharing any content, with per-kind counts."""
-    keys, cols = [], []
-    for k, name in enumerate(_KINDS):
-        u = index._units[name]
-        keys.append(np.stack([u.pair_a, u.pair_b], axis=1))
-        cols.append(np.full(u.pair_a.shape[0], k))
-    allk = np.concatenate(keys) if keys else np.zeros((0, 2), np.int64)
-    if not allk.shape[0]:
-        return np.zeros((0, 2), np.int64), {n: np.zeros(0, np.int64) for n in _KINDS}
-    pairs, inv = np.unique(allk, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
+    """All recording pairs (a < b) sharing any content, as an (n, 2) array, with their counts per kind."""
+    width = np.int64(max(len(index.ids), 1))
+    keys = {name: index._units[name].pair_a * width + index._units[name].pair_b for name in _KINDS}
+    pairs = np.unique(np.concatenate(list(keys.values())))
     counts = {}
-    offset = 0
-    for name, kk in zip(_KINDS, keys):
+    for name in _KINDS:
         c = np.zeros(pairs.shape[0], dtype=np.int64)
-        n = kk.shape[0]
-        np.add.at(c, inv[offset:offset + n], index._units[name].pair_n)
-        offset += n
+        c[np.searchsorted(pairs, keys[name])] = index._units[name].pair_n  # keys are unique within a kind
         counts[name] = c
-    return pairs, counts
+    return np.stack([pairs // width, pairs % width], axis=1), counts
 
 
 def _evidence(index: ContentIndex, a: int, b: int) -> list[dict]:
@@ -1196,10 +1159,10 @@ def _evidence(index: ContentIndex, a: int, b: int) -> list[dict]:
         ib = ib[np.concatenate([[True], cb[ib][1:] != cb[ib][:-1]])]
         fa, ua = u.m_file[sa][ia], u.m_unit[sa][ia]
         fb, ub = u.m_file[sb][ib], u.m_unit[sb][ib]
-        key = np.stack([fa, fb], axis=1)
-        pairs, inv, n = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        width = np.int64(max(len(index.files), 1))
+        pairs, inv, n = np.unique(fa * width + fb, return_inverse=True, return_counts=True)
         inv = inv.reshape(-1)
-        for p, (x, y) in enumerate(pairs.tolist()):
+        for p, (x, y) in enumerate(zip((pairs // width).tolist(), (pairs % width).tolist())):
             rows = np.flatnonzero(inv == p)
             entry = {"kind": name, "a": index.files[x].rel, "b": index.files[y].rel, "count": int(n[p])}
             if name != "files":
@@ -1212,7 +1175,7 @@ def _evidence(index: ContentIndex, a: int, b: int) -> list[dict]:
 
 def _judge(index: ContentIndex, in_train: np.ndarray, in_test: np.ndarray, min_shared: int) -> ContentAudit:
     pairs, counts = _pair_table(index)
-    a, b = (pairs[:, 0], pairs[:, 1]) if pairs.size else (np.zeros(0, np.int64),) * 2
+    a, b = pairs[:, 0], pairs[:, 1]
     ab = in_train[a] & in_test[b]
     ba = in_test[a] & in_train[b] & ~ab
     cross = ab | ba
