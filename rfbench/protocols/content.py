@@ -100,9 +100,11 @@ WIDESPREAD_RECORDINGS = 32
 CHECK_CONTENT = "content-disjoint"
 #: Bytes of files read per batch in the fingerprinting pass.
 BATCH_BYTES = 16 << 20
-#: Bytes of spans below which the kernels run on one thread: one thread hashes ~7 GB/s, so a smaller batch
-#: takes under a millisecond and waking a second thread (on a busy shared machine, waiting for it) costs more.
-PARALLEL_MIN_BYTES = 8 << 20
+#: Bytes of spans below which the kernels run on one thread. One thread hashes several GB/s, so a batch of
+#: files (16 MiB) takes a few milliseconds, and on a shared 2-core machine a second thread was slower at every
+#: size measured (bench_content.Kernels.track_parallel_speedup: 0.5x at 16 MiB, 0.7x at 64 MiB under load):
+#: only a single log this large is hashed in parallel.
+PARALLEL_MIN_BYTES = 64 << 20
 #: Frames hashed per kernel call.
 BATCH_FRAMES = 512
 #: Bytes of candidate content (records or frames sharing a hash) held at once while confirming matches.
