@@ -805,7 +805,7 @@ def test_gesture5x6_shares_nothing_across_a_leave_one_user_out_split(tmp_path):
     assert index.counts["records"] == 52364 and index.counts["digests_computed"] == 180
 
 
-def test_confirming_in_small_chunks_gives_the_same_findings(monkeypatch):
+def test_small_batches_and_chunks_give_the_same_findings(monkeypatch):
     from benchmarks.bench_content import conformance_manifest
 
     root = _corpus("wiar") / "distance_factor_activity_data"
@@ -814,4 +814,5 @@ def test_confirming_in_small_chunks_gives_the_same_findings(monkeypatch):
     test = [r["id"] for r in doc["recordings"] if r["location"] == 3]
     whole = audit_content(doc, train, test).to_dict()
     monkeypatch.setattr(content, "CONFIRM_BYTES", 4096)  # a few hundred chunks, files re-read in many
+    monkeypatch.setattr(content, "BATCH_BYTES", 100_000)  # most logs (~130 kB) larger than a batch
     assert audit_content(doc, train, test).to_dict() == whole

@@ -645,23 +645,22 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
 
 
 def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, advance) -> None:
-    from rfbench.io.files import input_errors, read_input_bytes, sha256_file
+    from rfbench.io.files import input_errors, sha256_file
     from rfbench.io.matv5 import read_mat
 
     bfee, frame = kinds[BFEE], kinds[FRAME]
     n_bfee = 0
     n_frame = 0
-    batch: list[tuple[int, bytes]] = []
-    batch_bytes = 0
+    batch: list[int] = []  # files whose bytes are in buf[bounds[k]:bounds[k + 1]]
+    bounds = [0]
+    buf = np.empty(BATCH_BYTES, dtype=np.uint8)
 
     def flush():
-        nonlocal batch, batch_bytes, n_bfee
+        nonlocal batch, bounds, n_bfee
         if not batch:
             return
-        buf = np.frombuffer(b"".join(d for _, d in batch), dtype=np.uint8)
-        bounds = np.concatenate([[0], np.cumsum([len(d) for _, d in batch])]).tolist()
         spans, hashes, blank = _bfee_batch(buf, bounds)
-        for (f, _), s in zip(batch, spans):
+        for f, s in zip(batch, spans):
             files[f].start, files[f].count = n_bfee, len(s)
             n_bfee += len(s)
         bfee.hashes.append(hashes)
@@ -669,7 +668,26 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
         counts["records"] += int(hashes.shape[0] - blank.sum())
         counts["blank"]["records_zero"] += int(blank.sum())
         advance(len(batch))
-        batch, batch_bytes = [], 0
+        batch, bounds = [], [0]
+
+    def read_into(info: _File) -> int:
+        """Append the file's bytes (its size at stat time, or less if it shrank) to the batch buffer."""
+        nonlocal buf
+        pos = bounds[-1]
+        if pos and pos + info.size > buf.shape[0]:
+            flush()
+            pos = 0
+        if info.size > buf.shape[0]:
+            buf = np.empty(info.size, dtype=np.uint8)  # one log larger than a batch: a buffer of its own
+        view = memoryview(buf)[pos:pos + info.size]
+        got = 0
+        with input_errors(info.path), open(info.path, "rb", buffering=0) as fh:
+            while got < info.size:
+                n = fh.readinto(view[got:])
+                if not n:
+                    break
+                got += n
+        return got
 
     pending_frames: list[tuple[int, np.ndarray]] = []
 
@@ -688,20 +706,21 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
 
     for f, info in enumerate(files):
         if info.kind == BFEE:
-            data = read_input_bytes(info.path)
-            info.size = len(data)
-            counts["bytes"] += info.size
-            if info.size == 0:
+            got = read_into(info) if info.size else 0
+            info.size = got
+            counts["bytes"] += got
+            if got == 0:
                 counts["empty_files"] += 1
                 info.start, info.count = n_bfee, 0
                 advance(1)
                 continue
+            pos = bounds[-1]
             if info.digest is None:
-                info.digest = hashlib.sha256(data).hexdigest()
+                info.digest = hashlib.sha256(memoryview(buf)[pos:pos + got]).hexdigest()
                 counts["digests_computed"] += 1
-            batch.append((f, data))
-            batch_bytes += info.size
-            if batch_bytes >= BATCH_BYTES:
+            batch.append(f)
+            bounds.append(pos + got)
+            if bounds[-1] >= BATCH_BYTES:
                 flush()
             continue
         if info.kind == WHOLE:
@@ -764,7 +783,7 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
 
 def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted order of ``keys`` and the [start, stop) bounds of each run of ≥ 2 equal keys in that order."""
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys)
     k = keys[order]
     if k.shape[0] < 2:
         return order, np.zeros((0, 2), dtype=np.int64)
