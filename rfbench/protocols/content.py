@@ -31,7 +31,8 @@ keeps its whole-file fingerprint and is counted (``unparsed``) and listed.
 The hash
 --------
 XXH64 (xxHash's 64-bit hash, ``doc/xxhash_spec.md`` of the xxHash repository, seed 0), computed by a Numba
-kernel over every record of a batch of files in parallel (:func:`hash_spans`, :func:`bfee_fingerprints`). A
+kernel over every record of a batch of files at once, on several threads only for batches of at least
+:data:`PARALLEL_MIN_BYTES` (:func:`hash_spans`, :func:`bfee_fingerprints`). A
 64-bit hash only proposes matches: every match is **confirmed by comparing the bytes** (records, whole files)
 or the arrays (frames) before it counts, so a hash collision can never become a leak verdict (collisions are
 counted instead). Whole-file digests recorded in the manifest are confirmed the same way.
@@ -52,8 +53,9 @@ recordings is reported per recording (``widespread``) instead of per pair, so th
 number of records whatever the input; it is a leak when a recording shares ``min_shared`` such classes (or one
 such file) with the other side.
 
-Memory: about 9 bytes per record or frame (its hash and status) plus the batch being read (16 MiB of files);
-candidates are confirmed in chunks of at most :data:`CONFIRM_BYTES` of their content, re-read from the files.
+Memory: about 17 bytes per record or frame (its hash, status and file), twice that while sorting the hashes,
+plus the batch being read (16 MiB of files); candidates are confirmed in chunks of about :data:`CONFIRM_BYTES`
+of their content, re-read from the files.
 """
 
 from __future__ import annotations
@@ -71,7 +73,6 @@ from rfbench.errors import FormatError, ValidationError
 __all__ = [
     "DEFAULT_MIN_SHARED",
     "MAX_MIN_SHARED",
-    "MIN_SHARED_HELP",
     "WIDESPREAD_RECORDINGS",
     "CHECK_CONTENT",
     "xxh64",
@@ -92,8 +93,6 @@ __all__ = [
 DEFAULT_MIN_SHARED = 1
 #: Upper bound of ``min_shared`` (any larger value could never be reached by a real recording).
 MAX_MIN_SHARED = 1 << 31
-MIN_SHARED_HELP = ("Records or frames two recordings on opposite sides must share to count as a leak "
-                   f"(default {DEFAULT_MIN_SHARED}: one is already a copy); a shared file always counts.")
 #: Content found in more than this many recordings is reported per recording, not per pair.
 WIDESPREAD_RECORDINGS = 32
 #: Name of the audit check.
@@ -101,9 +100,9 @@ CHECK_CONTENT = "content-disjoint"
 #: Bytes of files read per batch in the fingerprinting pass.
 BATCH_BYTES = 16 << 20
 #: Bytes of spans below which the kernels run on one thread. One thread hashes several GB/s, so a batch of
-#: files (16 MiB) takes a few milliseconds, and on a shared 2-core machine a second thread was slower at every
-#: size measured (bench_content.Kernels.track_parallel_speedup: 0.5x at 16 MiB, 0.7x at 64 MiB under load):
-#: only a single log this large is hashed in parallel.
+#: files (16 MiB) takes a few milliseconds; on the shared 2-core machine a second thread gained or lost about
+#: as much (bench_content.Kernels.track_parallel_speedup: 0.55-1.99x at 16 MiB, 0.60-0.89x at 64 MiB), so only
+#: a single log this large is hashed in parallel.
 PARALLEL_MIN_BYTES = 64 << 20
 #: Frames hashed per kernel call.
 BATCH_FRAMES = 512
