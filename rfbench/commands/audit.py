@@ -60,9 +60,9 @@ def audit(
         result = audit_document(doc, m.table(), claims=claim or (), where=str(split_file))
         found = None
         if content or min_shared is not None:
-            found = _content_audit(m, manifest, doc, content, min_shared, json_out)
             from rfbench.protocols.content import with_content
 
+            found = _content_audit(split_file, manifest, content, min_shared, json_out)
             result = with_content(result, found)
     if matches is False:
         stderr_console().print(f"[yellow]warning:[/] {manifest} differs from the manifest the split was made "
@@ -93,19 +93,16 @@ def audit(
         raise fail(str(result.error()), 1)
 
 
-def _content_audit(manifest, manifest_path, doc, content: bool, min_shared, json_out: bool):
-    """The content check of a split document's two sides (``--content``)."""
+def _content_audit(split_file: Path, manifest_path: Path, content: bool, min_shared, json_out: bool):
+    """The content check of a split file's two sides (``--content``), with a progress bar."""
     from rfbench.errors import ValidationError
-    from rfbench.protocols.content import DEFAULT_MIN_SHARED, audit_content, check_min_shared, document_sides
+    from rfbench.protocols.content import DEFAULT_MIN_SHARED, audit_split_content, check_min_shared, split_files
 
     if not content:
         raise ValidationError("--min-shared applies only with --content")
     n = check_min_shared(DEFAULT_MIN_SHARED if min_shared is None else min_shared)
-    train, test = document_sides(doc)
-    ids = set(train) | set(test)
-    total = sum(len(r["files"]) for r in manifest.recordings if r["id"] in ids)
-    with progress(total, "fingerprinting", enabled=not json_out) as advance:
-        return audit_content(manifest, train, test, manifest_path=manifest_path, min_shared=n, progress=advance)
+    with progress(split_files(split_file, manifest_path), "fingerprinting", enabled=not json_out) as advance:
+        return audit_split_content(split_file, manifest_path, min_shared=n, progress=advance)
 
 
 _SHOW_ROWS = 20

@@ -83,6 +83,8 @@ __all__ = [
     "ContentAudit",
     "fingerprint",
     "audit_content",
+    "audit_split_content",
+    "split_files",
     "with_content",
     "add_content",
     "document_sides",
@@ -1305,6 +1307,30 @@ def document_sides(doc: Mapping) -> tuple[list[str], list[str]]:
                 seen.setdefault(rid)
         out.append(list(seen))
     return out[0], out[1]
+
+
+def _split_sides(split_file, manifest_path) -> tuple[Any, list[str], list[str]]:
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.io.files import read_json
+
+    train, test = document_sides(read_json(split_file))
+    return read_manifest(manifest_path), train, test
+
+
+def split_files(split_file: str | os.PathLike, manifest_path: str | os.PathLike) -> int:
+    """How many file entries the recordings of a split file's two sides list (a progress bar's total)."""
+    m, train, test = _split_sides(split_file, manifest_path)
+    ids = set(train) | set(test)
+    return sum(len(r["files"]) for r in m.recordings if r["id"] in ids)
+
+
+def audit_split_content(split_file: str | os.PathLike, manifest_path: str | os.PathLike, *,
+                        min_shared: int = DEFAULT_MIN_SHARED,
+                        progress: Callable[[int], None] | None = None) -> ContentAudit:
+    """:func:`audit_content` of a split file's two sides (an rfbench split or a plain ``{"train", "test"}``
+    document; windows count as their recording) against the manifest at ``manifest_path``."""
+    m, train, test = _split_sides(split_file, manifest_path)
+    return audit_content(m, train, test, manifest_path=manifest_path, min_shared=min_shared, progress=progress)
 
 
 def audit_content(manifest, train: Iterable[str], test: Iterable[str], *,
