@@ -893,4 +893,3 @@ def count_records(source) -> RecordCounts:
         return result
     buf, _ = _as_buffer(source)
     return _count_batch(buf, [0, buf.shape[0]])[0]
-
