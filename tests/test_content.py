@@ -469,9 +469,10 @@ def test_duplicates_within_one_side_are_reported_not_fatal(widar_tree, mmfi_tree
     assert repeated == {"20181109/user2-2-5-5-5": n}
     assert "within one side" in found.detail() and found.check()["passed"]
 
-    mm = mmfi.ingest(_copy(mmfi_tree, tmp_path / "mm"))
-    frames = Path(mm.root) / "E01/S05/A01/wifi-csi"
+    mm_root = _copy(mmfi_tree, tmp_path / "mm")
+    frames = mm_root / "E01/S05/A01/wifi-csi"
     shutil.copy(frames / "frame001.mat", frames / "frame004.mat")  # S05 is a test subject
+    mm = mmfi.ingest(mm_root)
     found = audit_content(mm, *_s2(mm))
     assert found.passed and found.within["test_repeated"] == [
         {"recording": "E01/S05/A01", "files": 1, "records": 0, "frames": 1}]
