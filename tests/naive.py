@@ -936,3 +936,125 @@ def naive_pose_spec_totals(pred, gt, vis, norms, ks, strict, auc_n=0, auc_max=1.
                     out["pck_hit"][mi, ti, j] += passes(r, thr)
                 out["auc_pass"][mi, j] += sum(passes(r, thr) for thr in auc)
     return out
+# ==========================================================================================================
+# Content fingerprints (rfbench.protocols.content): XXH64, bfee record bodies, MM-Fi frame arrays
+# ==========================================================================================================
+
+_M64 = (1 << 64) - 1
+_XP1, _XP2, _XP3, _XP4, _XP5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
+                                0x27D4EB2F165667C5)
+
+
+def _xrotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _M64
+
+
+def _xround(acc: int, lane: int) -> int:
+    acc = (acc + lane * _XP2) & _M64
+    return (_xrotl(acc, 31) * _XP1) & _M64
+
+
+def naive_xxh64(data: bytes, seed: int = 0) -> int:
+    """XXH64, step by step as xxHash's doc/xxhash_spec.md ("XXH64 algorithm description") writes it, with
+    Python integers reduced modulo 2**64 after every operation."""
+    data = bytes(data)
+    n = len(data)
+    p = 0
+    if n >= 32:
+        acc = [(seed + _XP1 + _XP2) & _M64, (seed + _XP2) & _M64, seed & _M64, (seed - _XP1) & _M64]
+        while p + 32 <= n:  # step 2: process stripes of 4 lanes
+            for i in range(4):
+                lane = int.from_bytes(data[p + 8 * i: p + 8 * i + 8], "little")
+                acc[i] = _xround(acc[i], lane)
+            p += 32
+        h = (_xrotl(acc[0], 1) + _xrotl(acc[1], 7) + _xrotl(acc[2], 12) + _xrotl(acc[3], 18)) & _M64  # step 3
+        for a in acc:
+            h ^= _xround(0, a)
+            h = (h * _XP1 + _XP4) & _M64
+    else:  # step 1, short input
+        h = (seed + _XP5) & _M64
+    h = (h + n) & _M64  # step 4
+    while p + 8 <= n:  # step 5: the remaining input
+        h ^= _xround(0, int.from_bytes(data[p:p + 8], "little"))
+        h = (_xrotl(h, 27) * _XP1 + _XP4) & _M64
+        p += 8
+    if p + 4 <= n:
+        h ^= (int.from_bytes(data[p:p + 4], "little") * _XP1) & _M64
+        h = (_xrotl(h, 23) * _XP2 + _XP3) & _M64
+        p += 4
+    while p < n:
+        h ^= (data[p] * _XP5) & _M64
+        h = (_xrotl(h, 11) * _XP1) & _M64
+        p += 1
+    h ^= h >> 33  # step 6: avalanche
+    h = (h * _XP2) & _M64
+    h ^= h >> 29
+    h = (h * _XP3) & _M64
+    h ^= h >> 32
+    return h
+
+
+def naive_record_fingerprints(data: bytes) -> list:
+    """Per valid bfee record of a log (naive_read_bfee's framing and validity rules, in file order): None when
+    all its CSI values are zero (decoded with read_bfee.c's formula), else XXH64 of its body as stored — the 20
+    header bytes and calc_len payload bytes (bytes field_len claims beyond them are not part of it)."""
+    out = []
+    pos = 0
+    n = len(data)
+    while pos < n:
+        if n - pos < 2:
+            break
+        field_len = data[pos] * 256 + data[pos + 1]
+        if field_len == 0:
+            pos += 2
+            continue
+        if pos + 2 + field_len > n:
+            break
+        code = data[pos + 2]
+        body = data[pos + 3: pos + 2 + field_len]
+        pos += 2 + field_len
+        if code != 0xBB or len(body) < 20:
+            continue
+        nrx, ntx = body[8], body[9]
+        if not (1 <= nrx <= 3 and 1 <= ntx <= 3):
+            continue
+        length = body[16] + 256 * body[17]
+        if length != (30 * (nrx * ntx * 16 + 3) + 7) // 8 or len(body) < 20 + length:
+            continue
+        payload = body[20:20 + length]
+        values = []
+        index = 0
+        for _ in range(30):
+            index += 3
+            remainder = index % 8
+            for _ in range(nrx * ntx):
+                values.append(((payload[index // 8] >> remainder) | (payload[index // 8 + 1] << (8 - remainder))) & 0xFF)
+                values.append(((payload[index // 8 + 1] >> remainder) | (payload[index // 8 + 2] << (8 - remainder)))
+                              & 0xFF)
+                index += 16
+        out.append(None if not any(values) else naive_xxh64(body[:20 + length]))
+    return out
+
+
+def naive_frame_fingerprint(arrays: dict) -> tuple:
+    """(hash or None, status) of an MM-Fi frame: every value of CSIamp then CSIphase in C order (complex: real,
+    then imaginary), each packed as a little-endian double after writing -0.0 as 0.0 and any NaN as
+    0x7FF8000000000000; status "zero" (every value 0), "non_finite" (no finite non-zero value, some NaN/inf)
+    or "ok"."""
+    import struct
+
+    if "CSIamp" not in arrays:
+        return None, "unparsed"
+    values = []
+    for name in ("CSIamp", "CSIphase"):
+        if name not in arrays:
+            continue
+        for v in np.asarray(arrays[name]).reshape(-1).tolist():
+            values.extend([v.real, v.imag] if isinstance(v, complex) else [float(v)])
+    if all(v == 0 for v in values):
+        return None, "zero"
+    if not any(math.isfinite(v) and v != 0 for v in values):
+        return None, "non_finite"
+    packed = b"".join(b"\x00\x00\x00\x00\x00\x00\xf8\x7f" if math.isnan(v) else struct.pack("<d", v + 0.0)
+                      for v in values)
+    return naive_xxh64(packed), "ok"

@@ -1,4 +1,4 @@
-"""``rfbench audit SPLIT [--manifest M]``: re-check a split for leaks; exit 1 on any."""
+"""``rfbench audit SPLIT [--manifest M] [--content]``: re-check a split for leaks; exit 1 on any."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, stdout_console
+from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
 
 
 def audit(
@@ -20,6 +20,13 @@ def audit(
     claim: Annotated[Optional[List[str]], typer.Option(
         "--claim", help="Also require this domain key disjoint (repeatable): subject, room, location, "
                         "orientation, …")] = None,
+    content: Annotated[bool, typer.Option(
+        "--content", help="Also fingerprint the files of both sides (whole files, Intel 5300 records, MM-Fi "
+                          "frames) and fail on content shared across sides under any ids.")] = False,
+    min_shared: Annotated[Optional[int], typer.Option(
+        "--min-shared", help="With --content: records or frames two recordings on opposite sides must share to "
+                             "count as a leak (default 1); a shared file always counts.",
+        show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of text.")] = False,
 ) -> None:
     """Re-check a split for leaks; exit 1 naming the offending groups.
@@ -28,17 +35,31 @@ def audit(
     be exactly what its protocol, seed and parameters give (protocol-reproduces), no recording and no window
     may be on both sides, and every domain the protocol claims — taken from rfbench's protocol table, never from
     the file — must be disjoint, plus any --claim. A plain file is audited for recordings, windows and the
-    --claim keys only.
+    --claim keys only. With --content, also no file, Intel 5300 record or MM-Fi frame on both sides under any
+    name (docs/content-leakage.md); content repeated within one side is reported.
 
     Exit 0 when every check passes, 1 on any leak (naming the offending groups), 2 on bad input.
     """
     with guard():
+        from rfbench.errors import ValidationError
         from rfbench.protocols.audit import audit_split
+        from rfbench.protocols.content import check_min_shared, split_files
+        from rfbench.protocols.splitfile import named_manifest
 
-        outcome = audit_split(split_file, manifest, claims=claim or ())
-    result = outcome.result
+        if min_shared is not None and not content:
+            raise ValidationError("--min-shared applies only with --content")
+        if min_shared is not None:
+            check_min_shared(min_shared)
+        total = split_files(split_file, manifest or named_manifest(split_file)) if content else 0
+        with progress(total, "fingerprinting", enabled=content and not json_out) as advance:
+            outcome = audit_split(split_file, manifest, claims=claim or (), content=content, min_shared=min_shared,
+                                  progress=advance)
+        result = outcome.result
+        found = outcome.content
     payload = {"split": str(split_file), "manifest": str(outcome.manifest), "plain": outcome.plain,
                "protocol": outcome.protocol, "leakage_prone": outcome.leakage_prone, **result.to_dict()}
+    if found is not None:
+        payload["content"] = found.to_dict()
     if json_out:
         emit_json(payload)
     else:
@@ -52,8 +73,76 @@ def audit(
         if shared:
             console.print("not claimed, shared by both sides: " + ", ".join(
                 f"{escape(str(s['key']))} {s['shared']}/{s['values']}" for s in shared))
+        if found is not None:
+            render_content(console, found.to_dict())
         if outcome.leakage_prone:
             console.print(f"[bold yellow]protocol {escape(str(outcome.protocol))} is leakage-prone[/]")
         console.print("[green]audit passed[/]" if result.passed else "[bold red]audit FAILED[/]")
     if not result.passed:
         raise fail(str(result.error()), 1)
+
+
+_SHOW_ROWS = 20
+
+
+def _amount(row) -> str:
+    bits = [f"{row[k]} {unit}(s)" for k, unit in (("files", "file"), ("records", "record"), ("frames", "frame"))
+            if row.get(k)]
+    return ", ".join(bits) or "nothing"
+
+
+def _of(row, first: str, second: str) -> str:
+    """"625 of 625 / 625 of 625 records": how much of each recording the shared records are."""
+    for key in ("records", "frames"):
+        if row.get(key) and f"{first}_{key}" in row:
+            return f" ({row[key]} of {row[first + '_' + key]} / {row[key]} of {row[second + '_' + key]} {key})"
+    return ""
+
+
+def render_content(console, content: dict, indent: str = "") -> None:
+    """One line per content leak, then a table of every content share (leaks, below the threshold, within one
+    side), then the counts of what was fingerprinted."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    for row in content["leaks"]:
+        evidence = row.get("evidence") or []
+        first = evidence[0] if evidence else None
+        where = f": {escape(first['train_file'])} = {escape(first['test_file'])}" if first else ""
+        console.print(f"{indent}[bold red]LEAK[/] train {escape(row['train'])} and test {escape(row['test'])} "
+                      f"share {_amount(row)}{_of(row, 'train', 'test')}{where}")
+    for row in content["widespread"]:
+        if row["leak"]:
+            console.print(f"{indent}[bold red]LEAK[/] {row['side']} {escape(row['recording'])} shares "
+                          f"{_amount(row)} found in more than {content['widespread_limit']} recordings, "
+                          f"{row['other_side_recordings']} of them on the other side")
+    rows = [("leak", r["train"], r["test"], r) for r in content["leaks"]]
+    rows += [("below threshold", r["train"], r["test"], r) for r in content["below_threshold"]]
+    within = content["within"]
+    for side in ("train", "test"):
+        rows += [(f"within {side}", r["a"], r["b"], r) for r in within[side]]
+        rows += [(f"within {side}", r["recording"], "(itself)", r) for r in within[f"{side}_repeated"]]
+    c = content["counts"]
+    blank = c["blank"]
+    if rows:
+        table = Table(title="content on more than one recording", title_justify="left")
+        for name, justify in (("where", "left"), ("recording", "left"), ("recording", "left"), ("files", "right"),
+                              ("records", "right"), ("frames", "right")):
+            table.add_column(name, justify=justify, overflow="fold")
+        for kind, a, b, r in rows[:_SHOW_ROWS]:
+            style = "red" if kind == "leak" else ("yellow" if kind.startswith("within") else None)
+            table.add_row(kind, escape(a), escape(b), str(r["files"]), str(r["records"]), str(r["frames"]),
+                          style=style)
+        console.print(table)
+        if len(rows) > _SHOW_ROWS:
+            console.print(f"{indent}… {len(rows) - _SHOW_ROWS} more row(s) in --json")
+    console.print(f"{indent}content: {c['files']} file(s), {c['records']} record(s), {c['frames']} frame(s) "
+                  f"fingerprinted; not fingerprinted: {c['empty_files']} empty file(s), "
+                  f"{blank['records_zero']} all-zero record(s), {blank['frames_zero']} all-zero and "
+                  f"{blank['frames_non_finite']} non-finite frame(s), {c['unparsed_frames']} unparsed frame(s); "
+                  f"hash matches confirmed byte for byte ({_collisions(content['confirmations'])})")
+
+
+def _collisions(conf: dict) -> str:
+    n = conf["file_collisions"] + conf["record_collisions"] + conf["frame_collisions"]
+    return "no collision" if n == 0 else f"{n} hash collision(s) set aside"

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, stdout_console
+from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
 
 
 def split(
@@ -38,12 +38,21 @@ def split(
     json_out: Annotated[bool, typer.Option("--json",
                                            help="Print one JSON object on stdout instead of tables.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing split files.")] = False,
+    content: Annotated[bool, typer.Option(
+        "--content", help="Also fingerprint the files of both sides (whole files, Intel 5300 records, MM-Fi "
+                          "frames): content shared across sides under any ids fails the audit; the findings "
+                          "go into the split file's audit.content.")] = False,
+    min_shared: Annotated[Optional[int], typer.Option(
+        "--min-shared", help="With --content: records or frames two recordings on opposite sides must share to "
+                             "count as a leak (default 1); a shared file always counts.",
+        show_default=False)] = None,
 ) -> None:
     """Split a manifest's recordings into train and test under a protocol, audit it, and write the split file.
 
     Assignment is a pure function of the manifest's metadata and the seed: the same inputs give a byte-identical
     file. The audit checks that no recording and no window is on both sides and that every domain the protocol
-    claims (subject, room, location, orientation) is disjoint. Exit 1 when the audit finds a leak (the split is
+    claims (subject, room, location, orientation) is disjoint; with --content, that no file, record or frame is on
+    both sides under any name (docs/content-leakage.md). Exit 1 when the audit finds a leak (the split is
     still written, with audit.passed false, so it can be inspected); exit 2 on bad input.
     """
     with guard():
@@ -67,6 +76,8 @@ def split(
         targets = [folder / o.filename if lodo else (out or Path("split.json")) for o in outcomes]
         for t in targets:
             check_writable(t, force)
+        if content or min_shared is not None:
+            _add_content(outcomes, m, manifest, content, min_shared, json_out)
         for t, o in zip(targets, outcomes):
             write_json(t, o.document, force=force)
     failed = [(t, o) for t, o in zip(targets, outcomes) if not o.audit.passed]
@@ -124,6 +135,24 @@ def _render(path: Path, outcome) -> None:
     if shared:
         console.print("  not claimed, shared by both sides: " + ", ".join(
             f"{s['key']} {s['shared']}/{s['values']}" for s in shared))
+    if doc["audit"].get("content") is not None:
+        from rfbench.commands.audit import render_content
+
+        render_content(console, doc["audit"]["content"], indent="  ")
     verdict = "[green]audit passed[/]" if doc["audit"]["passed"] else "[bold red]audit FAILED[/]"
     console.print(verdict + (" — leakage-prone protocol: do not compare its numbers with cross-domain ones"
                              if doc["leakage_prone"] else ""))
+
+
+def _add_content(outcomes, manifest, manifest_path: Path, content: bool, min_shared, json_out: bool) -> None:
+    """Fingerprint the recordings the splits assign and add the content check to each (``--content``)."""
+    from rfbench.errors import ValidationError
+    from rfbench.protocols.content import DEFAULT_MIN_SHARED, add_content, check_min_shared
+
+    if not content:
+        raise ValidationError("--min-shared applies only with --content")
+    n = check_min_shared(DEFAULT_MIN_SHARED if min_shared is None else min_shared)
+    ids = {rid for o in outcomes for side in ("train", "test") for rid in o.document[side]}
+    total = sum(len(r["files"]) for r in manifest.recordings if r["id"] in ids)
+    with progress(total, "fingerprinting", enabled=not json_out) as advance:
+        add_content(outcomes, manifest, manifest_path=manifest_path, min_shared=n, progress=advance)

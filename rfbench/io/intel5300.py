@@ -53,6 +53,8 @@ __all__ = [
     "calc_len",
     "MIN_BFEE_RECORD_BYTES",
     "PARALLEL_MIN_RECORDS",
+    "RecordSpans",
+    "record_spans",
 ]
 
 BFEE_CODE = 0xBB
@@ -618,6 +620,52 @@ def _frame(buf: np.ndarray) -> _Framing:
     n = int(n)
     return _Framing(n, max(int(max_nrx), 1), max(int(max_ntx), 1), offsets[:n], policy[:n],
                     {name: arr[:n] for name, arr in headers.items()}, perm[:n], skips, non_csi)
+
+
+@dataclass(frozen=True)
+class RecordSpans:
+    """Where :func:`read`'s valid bfee records lie in a buffer, as found by its framing kernel.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64
+        Byte offset of each valid record's body (its first header byte, just after the code byte), in file
+        order: record ``i`` of ``read(source)`` starts at ``offsets[i]``.
+    lengths : ndarray of int64
+        Bytes of each body that the parser reads: the 20 header bytes and the ``calc_len(nrx, ntx)`` payload
+        bytes (bytes that ``field_len`` claims beyond them are ignored by the parser and not counted).
+    nrx, ntx : ndarray of uint8
+        Each record's antenna counts, as stored.
+    """
+
+    offsets: np.ndarray
+    lengths: np.ndarray
+    nrx: np.ndarray
+    ntx: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0])
+
+
+def record_spans(source) -> RecordSpans:
+    """The byte spans of a log's valid bfee records (header and CSI payload as stored, before any antenna
+    permutation), from the framing kernel :func:`read` uses, so they are exactly the records ``read`` returns.
+
+    ``source`` is as for :func:`read` (a path, bytes or a 1-D uint8 array); offsets index that buffer.
+    Read-only: nothing is unpacked.
+
+    Raises
+    ------
+    FormatError
+        The path is missing, a directory, or unreadable.
+    """
+    buf, _ = _as_buffer(source)
+    framing = _frame(buf)
+    nrx = framing.headers["nrx"].copy()
+    ntx = framing.headers["ntx"].copy()
+    nn = nrx.astype(np.int64) * ntx.astype(np.int64)
+    lengths = _BFEE_HEADER_BYTES + (_N_SUBCARRIERS * (nn * 16 + 3) + 7) // 8
+    return RecordSpans(framing.offsets.copy(), lengths, nrx, ntx)
 
 
 def _read_file_into(path, buf: np.ndarray, pos: int) -> tuple[np.ndarray, int]:

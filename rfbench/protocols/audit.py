@@ -29,10 +29,12 @@ class AuditOutcome:
     plain: bool
     protocol: str | None
     leakage_prone: bool | None
+    content: object = None  # rfbench.protocols.content.ContentAudit when content was checked
 
 
 def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None, *,
-                claims: Iterable[str] = ()) -> AuditOutcome:
+                claims: Iterable[str] = (), content: bool = False, min_shared: int | None = None,
+                progress=None) -> AuditOutcome:
     """Audit a split file (see the module docstring); a failed check is in ``result``, not raised.
 
     Parameters
@@ -43,6 +45,12 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
         The manifest (default, for a split file: the one it names; required for a plain file).
     claims : iterable of str
         Further domain keys required disjoint.
+    content : bool
+        Also fingerprint both sides' files: the same file, Intel 5300 record or MM-Fi frame on both sides under
+        any ids fails the audit (:mod:`rfbench.protocols.content`; ``min_shared`` records or frames make a leak,
+        default 1). A split made with a content audit is always re-checked for content.
+    progress : callable, optional
+        ``progress(n_files)`` while fingerprinting.
 
     Returns
     -------
@@ -77,11 +85,19 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
     doc = read_json(path)
     if "schema" in doc:
         check_schema(doc, "split", str(path))
-        check = check_split_file(path, manifest, doc=doc, claims=claims)
+        check = check_split_file(path, manifest, doc=doc, claims=claims, content=content, min_shared=min_shared,
+                                 progress=progress)
         return AuditOutcome(check.audit, check.manifest_file, False, check.assignment.protocol,
-                            bool(check.assignment.leakage_prone))
+                            bool(check.assignment.leakage_prone), check.content)
     if manifest is None:
         raise ValidationError(f"{path}: a plain split file names no manifest; pass the manifest it refers to")
     m = read_manifest(manifest)
     result = audit_document(doc, m.table(), claims=claims, where=str(path))
-    return AuditOutcome(result, Path(manifest), True, None, None)
+    found = None
+    if content:
+        from rfbench.protocols.content import DEFAULT_MIN_SHARED, audit_split_content, with_content
+
+        found = audit_split_content(path, manifest, progress=progress,
+                                    min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared)
+        result = with_content(result, found)
+    return AuditOutcome(result, Path(manifest), True, None, None, found)

@@ -124,6 +124,7 @@ class SplitCheck:
     differences: list[str]
     audit: Any  # AuditResult of the file's sides, claims from the protocol table, plus CHECK_REPRODUCES
     provenance: dict
+    content: Any = None  # rfbench.protocols.content.ContentAudit when content was checked
 
     @property
     def spec(self):
@@ -200,7 +201,8 @@ def _reassign(doc: Mapping, table, where: str):
 
 
 def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike | None = None, *,
-                     doc: Mapping | None = None, claims=()) -> SplitCheck:
+                     doc: Mapping | None = None, claims=(), content: bool = False, min_shared: int | None = None,
+                     progress=None) -> SplitCheck:
     """Read a split file and its manifest, recompute the assignment and audit the file's sides.
 
     Parameters
@@ -212,6 +214,13 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
         Its sha256 must be the one the split recorded.
     claims : iterable of str
         Further domain keys to require disjoint, beside the protocol's own claims.
+    content : bool
+        Also fingerprint both sides' files (:mod:`rfbench.protocols.content`): the same content on both sides
+        under any ids fails the audit. Done too whenever the split was made with a content audit (its
+        ``audit.content``), at the default threshold — a check the file asked for is redone, never trusted.
+    min_shared, progress
+        The content check's threshold (default :data:`rfbench.protocols.content.DEFAULT_MIN_SHARED`) and a
+        progress callback ``progress(n_files)``.
 
     Raises
     ------
@@ -260,8 +269,17 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
               + "; ".join(differences[:_SHOW]) + (" …" if len(differences) > _SHOW else ""))
     audit.checks.insert(0, {"name": CHECK_REPRODUCES, "passed": not differences, "detail": detail})
     audit.passed = audit.passed and not differences
+    stored = doc.get("audit")
+    if content or (isinstance(stored, Mapping) and stored.get("content") is not None):
+        from rfbench.protocols.content import DEFAULT_MIN_SHARED, audit_content, with_content
+
+        found = audit_content(m, train, test, manifest_path=mfile, progress=progress,
+                              min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared)
+        audit = with_content(audit, found)
+    else:
+        found = None
     return SplitCheck(dict(doc), where, m, mfile, digest, a, file_side, differences, audit,
-                      data_provenance(m, mfile))
+                      data_provenance(m, mfile), found)
 
 
 def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None) -> SplitInfo:
