@@ -61,29 +61,19 @@ TRAIN, TEST, EXCLUDED = 0, 1, -1
 
 @dataclass(frozen=True)
 class ProtocolSpec:
-    """A protocol's fixed properties: the domain keys it claims disjoint and whether it is leakage-prone."""
+    """A protocol's fixed properties: the domain keys it claims disjoint, whether it is leakage-prone, the
+    parameters it takes, the key it holds values of out (``cross-*``), and the function that assigns sides."""
 
     name: str
     claims: tuple
     leakage_prone: bool
     summary: str
+    assign: Any = field(repr=False, compare=False, default=None)
+    params: tuple = ()
+    key: str | None = None
 
 
-PROTOCOLS: dict[str, ProtocolSpec] = {p.name: p for p in (
-    ProtocolSpec("random", (), True, "recordings drawn at random, so subjects, rooms, locations and orientations "
-                                    "are shared by both sides"),
-    ProtocolSpec("cross-subject", ("subject",), False, "held-out subjects"),
-    ProtocolSpec("cross-room", ("room",), False, "held-out rooms (MM-Fi: environments)"),
-    ProtocolSpec("cross-location", ("location",), False, "held-out locations"),
-    ProtocolSpec("cross-orientation", ("orientation",), False, "held-out orientations"),
-    ProtocolSpec("leave-one-domain-out", (), False, "one split per value of --domain, that value held out"),
-    ProtocolSpec("mmfi-s1", (), True, "MM-Fi S1 draws subjects per action, so a subject is in train for one "
-                                     "action and in test for another"),
-    ProtocolSpec("mmfi-s2", ("subject",), False, "MM-Fi S2: cross-subject (test S05 S10 … S40)"),
-    ProtocolSpec("mmfi-s3", ("subject", "room"), False, "MM-Fi S3: cross-environment (train E01–E03, test E04)"),
-)}
-_CROSS_KEY = {"cross-subject": "subject", "cross-room": "room", "cross-location": "location",
-              "cross-orientation": "orientation"}
+_S1_RATIO = 0.8
 _S1_RATIO = 0.8
 
 
@@ -219,52 +209,58 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     if test is not None and not isinstance(test, (list, tuple)):
         test = [test]
     test = list(test) if test else None
-    if protocol.startswith("mmfi-"):
-        if actions is None or str(actions).lower() not in mmfi.ACTION_PROTOCOLS:
-            raise ValidationError(f"{protocol} needs --actions p1, p2 or p3 (MM-Fi's action protocols)")
-        if test or test_fraction is not None or domain is not None:
-            raise ValidationError(f"{protocol} fixes its own sides; --test, --test-fraction and --domain do not apply")
-        return [_assign_mmfi(table, protocol, seed, str(actions).lower(), spec)]
-    if actions is not None:
+    given = {"test": test, "test_fraction": test_fraction, "domain": domain, "actions": actions}
+    if actions is not None and "actions" not in spec.params:
         raise ValidationError(f"--actions applies only to the mmfi-* protocols, not {protocol}")
+    if not protocol.startswith("mmfi-") and len(table) < 2:
+        raise ValidationError(f"the manifest has {len(table)} recording(s); a split needs at least 2")
+    return spec.assign(table, spec, seed, **given)
+
+
+def _assign_random(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, test_fraction, domain,
+                   actions) -> list[Assignment]:
+    """Recordings drawn at random: ``test_fraction`` of them (default 0.2), in canonical id order."""
+    if test or domain is not None:
+        raise ValidationError("random draws recordings; --test and --domain do not apply")
     n = len(table)
-    if n < 2:
-        raise ValidationError(f"the manifest has {n} recording(s); a split needs at least 2")
+    fraction = 0.2 if test_fraction is None else test_fraction
+    order = np.array(sorted(range(n), key=lambda k: table.ids[k]), dtype=np.int64)
+    pick = np.random.default_rng(seed).permutation(n)[:_held_count(n, fraction)]
+    side = np.zeros(n, dtype=np.int8)
+    side[order[pick]] = TEST
+    return [Assignment(spec.name, seed, {"test_fraction": fraction}, spec.claims, True, side)]
 
-    if protocol == "random":
-        if test or domain is not None:
-            raise ValidationError("random draws recordings; --test and --domain do not apply")
-        fraction = 0.2 if test_fraction is None else test_fraction
-        order = np.array(sorted(range(n), key=lambda k: table.ids[k]), dtype=np.int64)
-        pick = np.random.default_rng(seed).permutation(n)[:_held_count(n, fraction)]
-        side = np.zeros(n, dtype=np.int8)
-        side[order[pick]] = TEST
-        return [Assignment(protocol, seed, {"test_fraction": fraction}, spec.claims, True, side)]
 
-    if protocol == "leave-one-domain-out":
-        if domain is None:
-            raise ValidationError("leave-one-domain-out needs --domain KEY (subject, room, location, orientation, …)")
-        if test_fraction is not None:
-            raise ValidationError("leave-one-domain-out holds out each value in turn; --test-fraction does not apply")
-        col = table.column(domain)
-        if len(col.values) < 2:
-            raise ValidationError(f"leave-one-domain-out needs at least 2 values of {domain}; found {len(col.values)}")
-        folds = _match_values(col, test, domain) if test else list(range(len(col.values)))
-        out = []
-        for code in sorted(folds):
-            side = np.where(col.codes < 0, EXCLUDED, np.where(col.codes == code, TEST, TRAIN)).astype(np.int8)
-            value = col.values[code]
-            out.append(Assignment(protocol, seed, {"domain": domain}, (domain,), False, side, (value,),
-                                  f"{domain}-{_safe(value)}"))
-        return out
+def _assign_lodo(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, test_fraction, domain,
+                 actions) -> list[Assignment]:
+    """One assignment per value of ``domain`` (or per value listed in ``test``), that value held out."""
+    if domain is None:
+        raise ValidationError("leave-one-domain-out needs --domain KEY (subject, room, location, orientation, …)")
+    if test_fraction is not None:
+        raise ValidationError("leave-one-domain-out holds out each value in turn; --test-fraction does not apply")
+    col = table.column(domain)
+    if len(col.values) < 2:
+        raise ValidationError(f"leave-one-domain-out needs at least 2 values of {domain}; found {len(col.values)}")
+    folds = _match_values(col, test, domain) if test else list(range(len(col.values)))
+    out = []
+    for code in sorted(folds):
+        side = np.where(col.codes < 0, EXCLUDED, np.where(col.codes == code, TEST, TRAIN)).astype(np.int8)
+        value = col.values[code]
+        out.append(Assignment(spec.name, seed, {"domain": domain}, (domain,), False, side, (value,),
+                              f"{domain}-{_safe(value)}"))
+    return out
 
-    key = _CROSS_KEY[protocol]
+
+def _assign_cross(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, test_fraction, domain,
+                  actions) -> list[Assignment]:
+    """Whole values of ``spec.key`` held out: those listed in ``test``, or ``test_fraction`` of them drawn."""
+    key = spec.key
     if domain is not None and domain != key:
-        raise ValidationError(f"{protocol} splits by {key}; --domain does not apply")
+        raise ValidationError(f"{spec.name} splits by {key}; --domain does not apply")
     col = table.column(key)
     nv = len(col.values)
     if nv < 2:
-        raise ValidationError(f"{protocol} needs at least 2 values of {key}; the manifest has {nv}")
+        raise ValidationError(f"{spec.name} needs at least 2 values of {key}; the manifest has {nv}")
     if test:
         if test_fraction is not None:
             raise ValidationError("give either --test values or --test-fraction, not both")
@@ -280,7 +276,17 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     held_arr[held] = True
     side = np.where(col.codes < 0, EXCLUDED, np.where(held_arr[np.maximum(col.codes, 0)], TEST, TRAIN)).astype(np.int8)
     held_values = tuple(sorted((col.values[c] for c in held), key=value_sort_key))
-    return [Assignment(protocol, seed, params, spec.claims, False, side, held_values)]
+    return [Assignment(spec.name, seed, params, spec.claims, False, side, held_values)]
+
+
+def _assign_mmfi_setting(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, test_fraction, domain,
+                         actions) -> list[Assignment]:
+    """MM-Fi's S1/S2/S3 over the action protocol ``actions`` (p1, p2, p3), exactly as its toolbox."""
+    if actions is None or str(actions).lower() not in mmfi.ACTION_PROTOCOLS:
+        raise ValidationError(f"{spec.name} needs --actions p1, p2 or p3 (MM-Fi's action protocols)")
+    if test or test_fraction is not None or domain is not None:
+        raise ValidationError(f"{spec.name} fixes its own sides; --test, --test-fraction and --domain do not apply")
+    return [_assign_mmfi(table, spec.name, seed, str(actions).lower(), spec)]
 
 
 def _assign_mmfi(table: RecordingTable, protocol: str, seed: int, actions: str, spec: ProtocolSpec) -> Assignment:
@@ -311,6 +317,28 @@ def _assign_mmfi(table: RecordingTable, protocol: str, seed: int, actions: str, 
         if protocol == "mmfi-s3":
             held = mmfi.S3_TEST_ENVIRONMENTS
     return Assignment(protocol, seed, {"actions": actions}, spec.claims, spec.leakage_prone, side, held)
+
+
+_CROSS = ("test", "test_fraction", "domain")
+#: Every protocol rfbench knows: its claims, leakage-proneness, parameters and assignment function.
+PROTOCOLS: dict[str, ProtocolSpec] = {p.name: p for p in (
+    ProtocolSpec("random", (), True, "recordings drawn at random, so subjects, rooms, locations and orientations "
+                                    "are shared by both sides", _assign_random, ("test_fraction",)),
+    ProtocolSpec("cross-subject", ("subject",), False, "held-out subjects", _assign_cross, _CROSS, "subject"),
+    ProtocolSpec("cross-room", ("room",), False, "held-out rooms (MM-Fi: environments)", _assign_cross, _CROSS,
+                 "room"),
+    ProtocolSpec("cross-location", ("location",), False, "held-out locations", _assign_cross, _CROSS, "location"),
+    ProtocolSpec("cross-orientation", ("orientation",), False, "held-out orientations", _assign_cross, _CROSS,
+                 "orientation"),
+    ProtocolSpec("leave-one-domain-out", (), False, "one split per value of --domain, that value held out",
+                 _assign_lodo, ("domain",)),
+    ProtocolSpec("mmfi-s1", (), True, "MM-Fi S1 draws subjects per action, so a subject is in train for one "
+                                     "action and in test for another", _assign_mmfi_setting, ("actions",)),
+    ProtocolSpec("mmfi-s2", ("subject",), False, "MM-Fi S2: cross-subject (test S05 S10 … S40)",
+                 _assign_mmfi_setting, ("actions",)),
+    ProtocolSpec("mmfi-s3", ("subject", "room"), False, "MM-Fi S3: cross-environment (train E01–E03, test E04)",
+                 _assign_mmfi_setting, ("actions",)),
+)}
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

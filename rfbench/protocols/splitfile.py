@@ -181,9 +181,7 @@ def _reassign(doc: Mapping, table, where: str):
     params = doc.get("params")
     if not isinstance(params, Mapping):
         raise FormatError(f"{where}: split key 'params' must be an object")
-    allowed = {"random": ("test_fraction",), "leave-one-domain-out": ("domain",),
-               "mmfi-s1": ("actions",), "mmfi-s2": ("actions",), "mmfi-s3": ("actions",)}.get(
-        protocol, ("domain", "test", "test_fraction"))
+    allowed = PROTOCOLS[protocol].params
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise FormatError(f"{where}: protocol {protocol} takes no parameter {unknown[0]!r}")
