@@ -38,3 +38,31 @@ def test_help_does_not_import_numpy_or_numba():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False"]
+
+
+def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch, capsys):
+    """One Bar serves every command: drawn on a terminal's stderr, silent when piped, for --json, or for one
+    unit of work; its total may come later (ingest learns it after walking the tree)."""
+    import sys
+
+    from rfbench.commands._common import Bar
+
+    with Bar("piped") as bar:
+        bar.start(10)
+        assert bar._bar is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with Bar("json", enabled=False) as bar:
+        bar.start(10)
+        assert bar._bar is None
+    with Bar("one") as bar:
+        bar.start(1)
+        assert bar._bar is None
+    with Bar("steps") as bar:
+        bar.start(3)
+        assert bar._bar is not None
+        bar.step("first")
+        bar.detail(2)
+        assert bar._bar.tasks[0].description == "first (2)"
+        bar.step("second")
+        bar.advance(1)
+        assert bar._bar.tasks[0].completed == 2

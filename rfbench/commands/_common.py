@@ -14,7 +14,7 @@ import typer
 
 from rfbench.errors import RfbenchError
 
-__all__ = ["guard", "fail", "emit_json", "progress", "stdout_console", "stderr_console"]
+__all__ = ["guard", "fail", "emit_json", "Bar", "progress", "stdout_console", "stderr_console"]
 
 
 def stderr_console():
@@ -64,21 +64,67 @@ def emit_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+class Bar:
+    """The one progress bar of every command: Rich, on a terminal's stderr only (a no-op when ``enabled`` is false,
+    stderr is not a terminal, or there is at most one thing to do).
+
+    Use as a context manager; the total may come later (:meth:`start`, e.g. once a tree has been walked).
+    :meth:`advance` moves it; :meth:`step` names the current step of a multi-step job (finishing the previous
+    one) and :meth:`detail` counts work inside a step (shown beside the step's name).
+    """
+
+    def __init__(self, description: str = "", total: int | None = None, enabled: bool = True):
+        self.description = description
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar = self._task = None
+        self._total = total
+        self._step = ""
+        self._count = 0
+
+    def __enter__(self) -> "Bar":
+        if self._total is not None:
+            self.start(self._total)
+        return self
+
+    def start(self, total: int) -> None:
+        """Show the bar, ``total`` units long (nothing happens for ``total <= 1``)."""
+        if not self.enabled or total <= 1 or self._bar is not None:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeElapsedColumn(), console=stderr_console(), transient=True)
+        self._bar.__enter__()
+        self._task = self._bar.add_task(self.description, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+
+    def step(self, name: str) -> None:
+        """Start the step ``name`` (the previous step counts as done)."""
+        if self._bar is None:
+            return
+        if self._step:
+            self._bar.advance(self._task)
+        self._step, self._count = name, 0
+        self._bar.update(self._task, description=name)
+
+    def detail(self, n: int = 1) -> None:
+        """Count ``n`` more units of work inside the current step."""
+        if self._bar is None:
+            return
+        self._count += n
+        self._bar.update(self._task, description=f"{self._step} ({self._count})")
+
+    def __exit__(self, *exc) -> bool:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        return False
+
+
 @contextlib.contextmanager
 def progress(total: int, description: str, enabled: bool = True):
-    """Yield ``advance(n=1)``: a Rich progress bar on a terminal's stderr, a no-op otherwise."""
-    if not enabled or total <= 1 or not sys.stderr.isatty():
-        yield lambda n=1: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)
+    """Yield ``advance(n=1)`` of a :class:`Bar` of ``total`` units."""
+    with Bar(description, total, enabled) as bar:
+        yield bar.advance

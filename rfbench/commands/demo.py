@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, stderr_console, stdout_console
+from rfbench.commands._common import Bar, emit_json, fail, guard, stdout_console
 
 COMMAND_NAME = "demo"
 SIZES = ("standard", "tiny")
@@ -47,7 +47,7 @@ def demo(
             raise ValidationError(f"--size must be standard or tiny, got {size!r}")
         if seed < 0:
             raise ValidationError(f"--seed must be >= 0, got {seed}")
-        with _Progress(enabled=not json_out) as bar:
+        with Bar("starting", enabled=not json_out) as bar:
             result = _run(out, force, size, seed, bar)
     result["seconds"] = round(time.perf_counter() - started, 2)
     failed = [r for r in result["reports"] if r["verify"]["status"] != "match"]
@@ -61,7 +61,7 @@ def demo(
         raise typer.Exit(1)
 
 
-def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict:
+def _run(out: Path, force: bool, size: str, seed: int, bar: Bar) -> dict:
     from rfbench.report.score import score_gesture, score_pose
     from rfbench.demo import STEPS, build_inputs
     from rfbench.errors import VerificationError
@@ -69,7 +69,7 @@ def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict
     from rfbench.report.verify import rerun_guard, verify_report
 
     bar.start(len(STEPS))
-    inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.advance_detail)
+    inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.detail)
     plots = have_matplotlib()
     reports = []
     for task, scorer, options in (("pose", score_pose, inputs.pose_options),
@@ -240,48 +240,3 @@ def _tree(root: Path, result: dict) -> list[str]:
             rows.append((f"{folder}/{Path(pic).name}", "picture, embedded in report.md"))
     width = max(len(a) for a, _ in rows)
     return [f"{a.ljust(width)}  {b}" for a, b in rows]
-
-
-class _Progress:
-    """One bar over the demo's steps, on a terminal's stderr only; the current step (and file count) as text."""
-
-    def __init__(self, enabled: bool):
-        import sys
-
-        self.enabled = enabled and sys.stderr.isatty()
-        self._bar = None
-        self._task = None
-        self._name = ""
-        self._count = 0
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=stderr_console(), transient=True)
-            self._bar.__enter__()
-        return self
-
-    def start(self, total: int) -> None:
-        if self._bar is not None:
-            self._task = self._bar.add_task("starting", total=total)
-
-    def step(self, name: str) -> None:
-        if self._bar is None:
-            return
-        if self._name:
-            self._bar.advance(self._task)
-        self._name, self._count = name, 0
-        self._bar.update(self._task, description=name)
-
-    def advance_detail(self, n: int = 1) -> None:
-        if self._bar is None:
-            return
-        self._count += n
-        self._bar.update(self._task, description=f"{self._name} ({self._count})")
-
-    def __exit__(self, *exc):
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
-        return False

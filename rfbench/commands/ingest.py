@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, progress, stdout_console
+from rfbench.commands._common import Bar, emit_json, guard, stdout_console
 
 COMMAND_NAME = "ingest"
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -62,8 +62,7 @@ def widar(
         from rfbench.io.files import check_writable
 
         check_writable(out, force)
-        bar = _Bar(not json_out)
-        with bar:
+        with Bar("ingesting", enabled=not json_out) as bar:
             manifest = widar_mod.ingest(root, workers=workers,
                                         receivers_expected=range(1, receivers + 1) if receivers else None,
                                         follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
@@ -95,8 +94,7 @@ def mmfi(
         from rfbench.io.files import check_writable
 
         check_writable(out, force)
-        bar = _Bar(not json_out)
-        with bar:
+        with Bar("ingesting", enabled=not json_out) as bar:
             manifest = mmfi_mod.ingest(root, verify_frames=verify_frames, workers=workers,
                                        follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
         manifest.write(out, force=force, absolute_root=absolute_root)
@@ -152,38 +150,12 @@ def files(
         roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
         files_mod.check_spec(template, _fields(recording_by), roles)  # bad templates fail before the walk
         check_writable(out, force)
-        bar = _Bar(not json_out)
-        with bar:
+        with Bar("ingesting", enabled=not json_out) as bar:
             manifest = files_mod.ingest(root, template, recording_by=_fields(recording_by), roles=roles,
                                         dataset=dataset, workers=workers, follow_symlinks=follow_symlinks,
                                         drop_duplicates=drop_duplicates, progress=bar.advance, on_total=bar.start)
         manifest.write(out, force=force, absolute_root=absolute_root)
     _report(manifest, out, json_out, absolute_root)
-
-
-class _Bar:
-    """A progress bar whose total is known only once the tree has been walked."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self._ctx = None
-        self._advance = None
-
-    def __enter__(self):
-        return self
-
-    def start(self, total: int) -> None:
-        self._ctx = progress(total, "ingesting", enabled=self.enabled)
-        self._advance = self._ctx.__enter__()
-
-    def advance(self, n: int = 1) -> None:
-        if self._advance is not None:
-            self._advance(n)
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-        return False
 
 
 def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) -> None:
