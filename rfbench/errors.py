@@ -18,7 +18,20 @@ __all__ = [
     "CheckFailed",
     "LeakageError",
     "VerificationError",
+    "for_cli",
 ]
+
+import re as _re
+
+_PARAM = _re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def for_cli(message: str, flags=None) -> str:
+    """A library message as the command line shows it: each parameter named in backticks (`` `split` ``)
+    becomes its option (``--split``), from ``flags`` (parameter → option; a settings field's declared flag
+    wins) or, by default, ``--`` + the name with dashes. Library messages name parameters, never flags."""
+    flags = flags or {}
+    return _PARAM.sub(lambda m: flags.get(m.group(1)) or "--" + m.group(1).replace("_", "-"), str(message))
 
 
 class RfbenchError(Exception):

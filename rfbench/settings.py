@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from rfbench.errors import ValidationError
 
-__all__ = ["Option", "setting", "Settings", "SettingError", "typer_parameters", "options_of"]
+__all__ = ["Option", "setting", "Settings", "SettingError", "typer_parameters", "options_of", "declared_flags"]
 
 _LIST_KINDS = {"floats": float, "ints": int, "strs": str}
 
@@ -327,3 +327,21 @@ def typer_parameters(*classes, only: Mapping[type, Iterable[str]] | None = None,
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                         annotation=annotation))
     return params
+
+
+def declared_flags() -> dict[str, str]:
+    """Field name → flag of every settings class defined so far whose flag is not the default
+    ``--name-with-dashes`` (``replicates`` → ``--bootstrap``): how a library message's parameter names map to the
+    command line (:func:`rfbench.errors.for_cli`)."""
+    out: dict[str, str] = {}
+    stack = list(Settings.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if not dataclasses.is_dataclass(cls):
+            continue
+        for f, _ in options_of(cls):
+            flag = flag_of(f)
+            if flag != "--" + f.name.replace("_", "-"):
+                out.setdefault(f.name, flag)
+    return out

@@ -226,16 +226,16 @@ def test_top_k_with_scores_and_the_prior_baseline_has_none(tmp_path):
 def test_a_baseline_from_test_labels_cannot_be_built(tmp_path):
     pred, gt, groups, train_gt, train_groups = arrays()
     split = load_split(write_gesture_split(tmp_path / "split.json"))
-    with pytest.raises(ValidationError, match="a baseline needs --split"):
+    with pytest.raises(ValidationError, match="a baseline needs `split`"):
         gesture_report(pred, gt, labels=NAMES, groups=groups, train_gt=gt, train_groups=groups)
     with pytest.raises(ValidationError, match="'r5' is on the split's test side.*training data only"):
         gesture_report(pred, gt, labels=NAMES, split=split, groups=groups, train_gt=gt, train_groups=groups)
     with pytest.raises(ValidationError, match="scored rows must come from the test side"):
         gesture_report(pred, gt, labels=NAMES, split=split, groups=np.repeat(["r5", "r1", "r7"], 3),
                        train_gt=train_gt, train_groups=train_groups, recordings=None)
-    with pytest.raises(ValidationError, match="a split needs --groups"):
+    with pytest.raises(ValidationError, match="a split needs `groups`"):
         gesture_report(pred, gt, labels=NAMES, split=split, train_gt=train_gt, train_groups=train_groups)
-    with pytest.raises(ValidationError, match="both --train-gt and --train-groups"):
+    with pytest.raises(ValidationError, match="both `train_gt` and `train_groups`"):
         gesture_report(pred, gt, labels=NAMES, split=split, groups=groups, train_gt=train_gt)
     # A hand-made SplitInfo that puts the test recordings on both sides, or skips the audit, is refused too.
     forged = SplitInfo(frozenset(TRAIN + TEST), frozenset(TEST), "cross-room", 0, {}, False, {"passed": True}, False,
@@ -276,14 +276,14 @@ def test_labels_must_match_the_manifests_gesture_names(tmp_path):
     # Gesture 4 read with 20181109's table for every date: r3 (20181115) becomes Slide, but it is Draw-O(Vertical).
     wrong_train = train_gt.copy()
     wrong_train[train_groups == "r3"] = "Slide"
-    with pytest.raises(ValidationError, match=r"--train-gt: 3 row\(s\) disagree with the manifest, e.g. row 6 is "
+    with pytest.raises(ValidationError, match=r"`train_gt`: 3 row\(s\) disagree with the manifest, e.g. row 6 is "
                                               r"labelled 'Slide' but recording 'r3' is 'Draw-O\(Vertical\)' \(gesture "
                                               r"number 4 on 20181115\)"):
         gesture_report(pred, gt, labels=NAMES, split=split, groups=groups, train_gt=wrong_train,
                        train_groups=train_groups, recordings=recordings(), n_boot=0)
     wrong = gt.copy()
     wrong[0] = "Sweep"
-    with pytest.raises(ValidationError, match="--gt: 1 row"):
+    with pytest.raises(ValidationError, match="`gt`: 1 row"):
         gesture_report(pred, wrong, labels=NAMES, split=split, groups=groups, recordings=recordings(), n_boot=0)
     short = [n for n in NAMES if n != "Draw-O(Vertical)"]
     with pytest.raises(ValidationError, match="not in the label set"):

@@ -129,8 +129,8 @@ def test_plots_are_written_beside_and_embedded_and_leave_the_json_alone(runner, 
 def test_plots_need_an_output(runner, pose_files):
     result = _run(runner, pose_files, ARGS + ["--plots"])
     assert result.exit_code == 2
-    assert result.output.strip() == ("error: --plots writes PNG files beside the report: give -o report.json as "
-                                     "well")
+    assert result.output.strip() == ("error: --plots writes PNG files beside the report: give --out (report.json) "
+                                     "as well")
 
 
 def test_without_matplotlib_the_report_is_written_and_plots_are_skipped(runner, pose_files, monkeypatch):

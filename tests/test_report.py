@@ -237,9 +237,9 @@ def test_api_report_with_baseline_and_paired_intervals(tmp_path):
 def test_api_refuses_baseline_without_split_or_ids(tmp_path):
     pred, gt, groups = _arrays()
     train = coco_poses(4, seed=2)
-    with pytest.raises(ValidationError, match="a baseline needs --split"):
+    with pytest.raises(ValidationError, match="a baseline needs `split`"):
         pose_report(pred, gt, skeleton="coco17", units="m", train_gt=train, train_groups=np.array(["r1"] * 4))
-    with pytest.raises(ValidationError, match="a split needs --groups"):
+    with pytest.raises(ValidationError, match="a split needs `groups`"):
         pose_report(pred, gt, skeleton="coco17", units="m", split=_split(tmp_path), train_gt=train,
                     train_groups=np.array(["r1"] * 4))
     with pytest.raises(ValidationError, match="r3.*test side"):

@@ -118,7 +118,7 @@ def test_random_is_recording_level_and_tagged():
 def test_leakage_prone_protocols_need_allow_leaky():
     t = RecordingTable.from_recordings(mmfi_all())
     for protocol, kw in (("random", {}), ("mmfi-s1", {"actions": "p1"})):
-        with pytest.raises(ValidationError, match="--allow-leaky"):
+        with pytest.raises(ValidationError, match="`allow_leaky`"):
             assign(t, protocol, **kw)
 
 
@@ -126,15 +126,15 @@ def test_leakage_prone_protocols_need_allow_leaky():
     ("nope", {}, "unknown protocol"),
     ("cross-room", {"test": ["9"]}, "no recording has room 9"),
     ("cross-room", {"test": ["1", "2", "3"]}, "leave at least one"),
-    ("cross-room", {"test": ["1"], "test_fraction": 0.5}, "either --test"),
+    ("cross-room", {"test": ["1"], "test_fraction": 0.5}, "either `test`"),
     ("cross-room", {"test_fraction": 1.0}, "strictly between"),
     ("cross-room", {"seed": -1}, "seed"),
-    ("cross-room", {"actions": "p1"}, "--actions applies only"),
+    ("cross-room", {"actions": "p1"}, "`actions` applies only"),
     ("cross-gesture", {}, "unknown protocol"),
-    ("leave-one-domain-out", {}, "--domain"),
+    ("leave-one-domain-out", {}, "`domain`"),
     ("leave-one-domain-out", {"domain": "gesture"}, "at least 2 values"),
     ("leave-one-domain-out", {"domain": "action"}, "no recording in the manifest has a 'action'"),
-    ("mmfi-s2", {}, "--actions"),
+    ("mmfi-s2", {}, "`actions`"),
 ])
 def test_bad_arguments_are_validation_errors(protocol, kw, match):
     t = RecordingTable.from_recordings(widar_like())

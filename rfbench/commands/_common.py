@@ -29,9 +29,22 @@ def stdout_console():
     return Console(highlight=False, soft_wrap=True)  # long lines stay whole when piped; tables fit the width
 
 
+def cli_message(exc: RfbenchError) -> str:
+    """A library error as the command line says it: parameters named in it become their options."""
+    from rfbench.errors import for_cli
+    from rfbench.settings import declared_flags
+
+    own = getattr(exc, "for_cli", None)  # a setting's error names its flag itself
+    return own() if own is not None else for_cli(str(exc), declared_flags())
+
+
 def fail(message: str, code: int = 2) -> "typer.Exit":
-    """Print ``error: message`` on stderr as one line and return the ``typer.Exit`` to raise."""
-    one_line = " ".join(str(message).split())
+    """Print ``error: message`` on stderr as one line and return the ``typer.Exit`` to raise; parameters a
+    library message names in backticks are shown as their options."""
+    from rfbench.errors import for_cli
+    from rfbench.settings import declared_flags
+
+    one_line = " ".join(for_cli(str(message), declared_flags()).split())
     from rich.markup import escape
 
     stderr_console().print(f"[bold red]error:[/] {escape(one_line)}")
@@ -44,8 +57,7 @@ def guard() -> Iterator[None]:
     try:
         yield
     except RfbenchError as exc:
-        for_cli = getattr(exc, "for_cli", None)  # a setting's error names its flag on the command line
-        raise fail(for_cli() if for_cli is not None else str(exc), exc.exit_code) from None
+        raise fail(cli_message(exc), exc.exit_code) from None
     except PermissionError as exc:
         raise fail(f"{exc.filename or ''}: permission denied", 2) from None
     except IsADirectoryError as exc:

@@ -154,7 +154,7 @@ def _match_values(col, values: Iterable, key: str) -> list[int]:
         c = col.code_of(v)
         if c < 0:
             have = ", ".join(str(x) for x in col.values[:20]) + (" …" if len(col.values) > 20 else "")
-            raise ValidationError(f"--test {v}: no recording has {key} {v}; values present: {have}")
+            raise ValidationError(f"`test` {v}: no recording has {key} {v}; values present: {have}")
         if c not in codes:
             codes.append(c)
     return codes
@@ -201,7 +201,7 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
         raise ValidationError(f"unknown protocol {protocol!r}; choose one of: {', '.join(PROTOCOLS)}")
     if spec.leakage_prone and not allow_leaky:
         raise ValidationError(
-            f"protocol {protocol} is leakage-prone ({spec.summary}); pass --allow-leaky to create it anyway — the "
+            f"protocol {protocol} is leakage-prone ({spec.summary}); pass `allow_leaky` to create it anyway — the "
             "split and every report made from it will be tagged leakage_prone")
     seed = _check_seed(seed)
     if test_fraction is not None:
@@ -211,7 +211,7 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     test = list(test) if test else None
     given = {"test": test, "test_fraction": test_fraction, "domain": domain, "actions": actions}
     if actions is not None and "actions" not in spec.params:
-        raise ValidationError(f"--actions applies only to the mmfi-* protocols, not {protocol}")
+        raise ValidationError(f"`actions` applies only to the mmfi-* protocols, not {protocol}")
     if not protocol.startswith("mmfi-") and len(table) < 2:
         raise ValidationError(f"the manifest has {len(table)} recording(s); a split needs at least 2")
     return spec.assign(table, spec, seed, **given)
@@ -221,7 +221,7 @@ def _assign_random(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test
                    actions) -> list[Assignment]:
     """Recordings drawn at random: ``test_fraction`` of them (default 0.2), in canonical id order."""
     if test or domain is not None:
-        raise ValidationError("random draws recordings; --test and --domain do not apply")
+        raise ValidationError("random draws recordings; `test` and `domain` do not apply")
     n = len(table)
     fraction = 0.2 if test_fraction is None else test_fraction
     order = np.array(sorted(range(n), key=lambda k: table.ids[k]), dtype=np.int64)
@@ -235,9 +235,9 @@ def _assign_lodo(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, 
                  actions) -> list[Assignment]:
     """One assignment per value of ``domain`` (or per value listed in ``test``), that value held out."""
     if domain is None:
-        raise ValidationError("leave-one-domain-out needs --domain KEY (subject, room, location, orientation, …)")
+        raise ValidationError("leave-one-domain-out needs `domain` KEY (subject, room, location, orientation, …)")
     if test_fraction is not None:
-        raise ValidationError("leave-one-domain-out holds out each value in turn; --test-fraction does not apply")
+        raise ValidationError("leave-one-domain-out holds out each value in turn; `test_fraction` does not apply")
     col = table.column(domain)
     if len(col.values) < 2:
         raise ValidationError(f"leave-one-domain-out needs at least 2 values of {domain}; found {len(col.values)}")
@@ -256,17 +256,17 @@ def _assign_cross(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test,
     """Whole values of ``spec.key`` held out: those listed in ``test``, or ``test_fraction`` of them drawn."""
     key = spec.key
     if domain is not None and domain != key:
-        raise ValidationError(f"{spec.name} splits by {key}; --domain does not apply")
+        raise ValidationError(f"{spec.name} splits by {key}; `domain` does not apply")
     col = table.column(key)
     nv = len(col.values)
     if nv < 2:
         raise ValidationError(f"{spec.name} needs at least 2 values of {key}; the manifest has {nv}")
     if test:
         if test_fraction is not None:
-            raise ValidationError("give either --test values or --test-fraction, not both")
+            raise ValidationError("give either `test` values or `test_fraction`, not both")
         held = _match_values(col, test, key)
         if len(held) == nv:
-            raise ValidationError(f"--test lists every {key}; leave at least one for training")
+            raise ValidationError(f"`test` lists every {key}; leave at least one for training")
         params = {"domain": key, "test": sorted((col.values[c] for c in held), key=value_sort_key)}
     else:
         fraction = 0.2 if test_fraction is None else test_fraction
@@ -283,9 +283,9 @@ def _assign_mmfi_setting(table: RecordingTable, spec: ProtocolSpec, seed: int, *
                          actions) -> list[Assignment]:
     """MM-Fi's S1/S2/S3 over the action protocol ``actions`` (p1, p2, p3), exactly as its toolbox."""
     if actions is None or str(actions).lower() not in mmfi.ACTION_PROTOCOLS:
-        raise ValidationError(f"{spec.name} needs --actions p1, p2 or p3 (MM-Fi's action protocols)")
+        raise ValidationError(f"{spec.name} needs `actions` p1, p2 or p3 (MM-Fi's action protocols)")
     if test or test_fraction is not None or domain is not None:
-        raise ValidationError(f"{spec.name} fixes its own sides; --test, --test-fraction and --domain do not apply")
+        raise ValidationError(f"{spec.name} fixes its own sides; `test`, `test_fraction` and `domain` do not apply")
     return [_assign_mmfi(table, spec.name, seed, str(actions).lower(), spec)]
 
 

@@ -333,7 +333,7 @@ def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = Non
     return check.info(path)
 
 
-def as_groups(ids, n_rows: int, option: str = "--groups") -> np.ndarray:
+def as_groups(ids, n_rows: int, option: str = "`groups`") -> np.ndarray:
     """Row → recording ids as a unicode array; integers are compared as their decimal strings."""
     ids = np.asarray(ids)
     if ids.dtype.kind not in "Uiu":
@@ -343,7 +343,7 @@ def as_groups(ids, n_rows: int, option: str = "--groups") -> np.ndarray:
     return ids.astype(str)
 
 
-def load_groups(path: str | os.PathLike, n_rows: int, option: str = "--groups") -> np.ndarray:
+def load_groups(path: str | os.PathLike, n_rows: int, option: str = "`groups`") -> np.ndarray:
     """Load a ``.npy`` of recording ids (no pickles) and check it has one id per row."""
     return as_groups(load_npy(path, option), n_rows, option)
 

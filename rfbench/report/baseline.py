@@ -73,16 +73,16 @@ def mean_pose_baseline(train_gt, train_groups, split: SplitInfo, test_groups, tr
     if not isinstance(split, SplitInfo):
         raise ValidationError("a baseline needs a split (load it with rfbench.protocols.splitfile.load_split)")
     if train_groups is None or test_groups is None:
-        raise ValidationError("a baseline needs the recording id of every training row (--train-groups) and of "
-                              "every scored row (--groups)")
+        raise ValidationError("a baseline needs the recording id of every training row (`train_groups`) and of "
+                              "every scored row (`groups`)")
     gt = np.asarray(train_gt)
     if gt.dtype.kind not in "fiu" or gt.ndim != 3 or gt.shape[2] not in (2, 3):
         raise ValidationError(f"training ground truth must be a numeric (rows, joints, 2 or 3) array, got "
                               f"{gt.dtype} {gt.shape}")
     gt = gt.astype(np.float64)
-    train_groups = as_groups(train_groups, gt.shape[0], "--train-groups")
-    check_side(train_groups, split, "train", "--train-groups")
-    check_side(np.asarray(test_groups).astype(str), split, "test", "--groups")
+    train_groups = as_groups(train_groups, gt.shape[0], "`train_groups`")
+    check_side(train_groups, split, "train", "`train_groups`")
+    check_side(np.asarray(test_groups).astype(str), split, "test", "`groups`")
     if gt.shape[0] == 0:
         raise ValidationError("training ground truth has no rows; the mean pose needs at least one")
     if train_vis is None:
@@ -97,7 +97,7 @@ def mean_pose_baseline(train_gt, train_groups, split: SplitInfo, test_groups, tr
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise ValidationError(f"training ground truth holds NaN or inf at a visible joint (row {int(i)}, joint "
-                              f"{int(j)}); fix it or mark the joint invisible with --train-vis")
+                              f"{int(j)}); fix it or mark the joint invisible with `train_vis`")
     counts = vis.sum(axis=0)
     sums = np.where(vis[..., None], gt, 0.0).sum(axis=0)
     pose = np.full(sums.shape, np.nan)
@@ -190,14 +190,14 @@ def class_baselines(train_labels, train_groups, split: SplitInfo, test_groups, n
         raise LeakageError(f"{len(split.train & split.test)} recording(s) are on both sides of the split; rebuild it "
                            f"with rfbench split")
     if train_groups is None or test_groups is None:
-        raise ValidationError("a baseline needs the recording id of every training row (--train-groups) and of "
-                              "every scored row (--groups)")
+        raise ValidationError("a baseline needs the recording id of every training row (`train_groups`) and of "
+                              "every scored row (`groups`)")
     labels = np.asarray(train_labels)
     if labels.ndim != 1 or labels.dtype.kind not in "iu":
         raise ValidationError(f"training labels must be class indices (M,), got {labels.dtype} {labels.shape}")
-    train_groups = as_groups(train_groups, labels.shape[0], "--train-groups")
-    check_side(train_groups, split, "train", "--train-groups")
-    check_side(np.asarray(test_groups).astype(str), split, "test", "--groups")
+    train_groups = as_groups(train_groups, labels.shape[0], "`train_groups`")
+    check_side(train_groups, split, "train", "`train_groups`")
+    check_side(np.asarray(test_groups).astype(str), split, "test", "`groups`")
     if labels.shape[0] == 0:
         raise ValidationError("the training labels have no rows; the baselines need at least one")
     names = tuple(names)

@@ -81,13 +81,13 @@ def check_scored_rows(split: SplitInfo | None, groups, n_rows: int) -> np.ndarra
     if split is not None and not isinstance(split, SplitInfo):
         raise ValidationError("split must be a SplitInfo (rfbench.protocols.splitfile.load_split)")
     if split is not None and groups is None:
-        raise ValidationError("a split needs --groups (the recording id of every scored row) to check that the "
+        raise ValidationError("a split needs `groups` (the recording id of every scored row) to check that the "
                               "rows come from its test side")
     if groups is None:
         return None
-    groups = as_groups(groups, n_rows, "--groups")
+    groups = as_groups(groups, n_rows, "`groups`")
     if split is not None:
-        check_side(groups, split, "test", "--groups")
+        check_side(groups, split, "test", "`groups`")
     return groups
 
 
@@ -112,7 +112,7 @@ def resolve_clusters(groups: np.ndarray | None, cluster_by: str, subjects: Mappi
     n = np.unique(clusters).size
     if n > MAX_CLUSTERS:
         raise ValidationError(f"{n} distinct {cluster_by} ids exceed the bootstrap's limit of {MAX_CLUSTERS}; pass "
-                              f"recording ids, cluster by subject, or use --bootstrap 0")
+                              f"recording ids, cluster by subject, or use `replicates` 0")
     return clusters, None
 
 
@@ -168,7 +168,7 @@ def load_split_input(split: Path | None, manifest: Path | None, files: list) -> 
     to ``files`` as an input of the report (``(role, option, path)``), so that verify hashes it too."""
     if split is None:
         if manifest is not None:
-            raise ValidationError("--manifest is the manifest of --split: give the split as well")
+            raise ValidationError("`manifest` is the manifest of `split`: give the split as well")
         return None
     info = load_split(split, manifest)
     files.append(("manifest", "--manifest", info.manifest_file))
@@ -196,7 +196,7 @@ def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_p
     if missing and not allow_partial:
         shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
         raise ValidationError(f"the scored rows cover {done} of {len(required)} test recordings of the split "
-                              f"(missing: {shown}); score every test recording, or pass --allow-partial to report "
+                              f"(missing: {shown}); score every test recording, or pass `allow_partial` to report "
                               f"on a subset — the report then says how many were scored")
     return {"test_recordings": len(required), "scored_recordings": done, "missing_count": len(missing),
             "missing": missing[:50], "allowed_partial": bool(allow_partial),
@@ -237,10 +237,10 @@ def check_baseline_request(split: SplitInfo | None, train_gt, train_groups, *als
     """
     want = train_gt is not None or train_groups is not None or any(x is not None for x in also)
     if want and split is None:
-        raise ValidationError("a baseline needs --split: the training rows' recording ids must be checked against "
+        raise ValidationError("a baseline needs `split`: the training rows' recording ids must be checked against "
                               "the split's train side")
     if want and (train_gt is None or train_groups is None):
-        raise ValidationError("a baseline needs both --train-gt and --train-groups")
+        raise ValidationError("a baseline needs both `train_gt` and `train_groups`")
     return want
 
 

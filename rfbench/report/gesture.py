@@ -109,7 +109,7 @@ def check_labels_against_manifest(codes: np.ndarray, groups: np.ndarray, recordi
             continue
         if str(name) not in index:
             raise ValidationError(f"{option}: the manifest names {key} {name!r} for recording {str(rid)!r}, which is not "
-                                  f"in the label set; add it to --label-set")
+                                  f"in the label set; add it to `label_set`")
         expected[u] = index[str(name)]
     want = expected[inverse]
     checked = want >= 0
@@ -250,14 +250,14 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     if recordings is not None and groups is not None:
         checked_key = _label_key(recordings, np.unique(groups).tolist())
         if checked_key is not None:
-            n_checked = check_labels_against_manifest(lab.true, groups, recordings, label_set, checked_key, "--gt")
+            n_checked = check_labels_against_manifest(lab.true, groups, recordings, label_set, checked_key, "`gt`")
             if n_checked < n_rows:
                 notes.append(f"{n_rows - n_checked} scored row(s) come from recordings without a {checked_key} name "
                              f"in the manifest: their labels could not be checked")
             if train_idx is not None and train_groups is not None:
                 tg = np.asarray(train_groups).astype(str)
                 if tg.shape == (train_idx.shape[0],):
-                    check_labels_against_manifest(train_idx, tg, recordings, label_set, checked_key, "--train-gt")
+                    check_labels_against_manifest(train_idx, tg, recordings, label_set, checked_key, "`train_gt`")
 
     subjects = None
     if cluster_by == "subject" and recordings is not None:
@@ -340,7 +340,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
         else:
             why = "the split's manifest is not available"
         if mode == "list":
-            raise ValidationError(f"a per-domain breakdown needs the split's manifest and --groups; {why}")
+            raise ValidationError(f"a per-domain breakdown needs the split's manifest and `groups`; {why}")
         domain_section = {"keys": [], "reason": why}
     else:
         domain_section = {"source": "the split's manifest",

@@ -103,7 +103,7 @@ def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | No
 
     messages: list[str] = []
     if plots and out is None:
-        raise ValidationError("--plots writes PNG files beside the report: give -o report.json as well")
+        raise ValidationError("`plots` writes PNG files beside the report: give `out` (report.json) as well")
     md_path = None
     if out is not None:
         out = Path(out)
@@ -350,11 +350,11 @@ def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded
     arrays = {role: load_array(path, flag) for role, flag, path in files if path is not None and role in npy_roles}
     split = load_split_input(inputs.split, inputs.manifest, files)
     n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
-    groups = load_groups(inputs.groups, n_rows, "--groups") if inputs.groups is not None else None
+    groups = load_groups(inputs.groups, n_rows, "`groups`") if inputs.groups is not None else None
     train_groups = None
     if inputs.train_groups is not None:
         n_train = arrays["train-gt"].shape[0] if arrays["train-gt"].ndim else 0
-        train_groups = load_groups(inputs.train_groups, n_train, "--train-groups")
+        train_groups = load_groups(inputs.train_groups, n_train, "`train_groups`")
     subjects = recordings = None
     if split is not None:
         subjects = {rid: str(r["subject"]) for rid, r in split.recordings.items() if r.get("subject") is not None}

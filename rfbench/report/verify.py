@@ -155,7 +155,7 @@ def resolve_input(recorded: str, base: Path, root: Path, what: str) -> Path:
         raise FormatError(f"{what} {recorded}: cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
     if not real.is_relative_to(root):
         raise FormatError(f"{what} {recorded}: resolves outside the verify root {root}; verify reads only files "
-                          f"under its root (pass --root to widen it)")
+                          f"under its root (pass `root` to widen it)")
     try:
         mode = os.stat(real).st_mode
     except OSError as exc:
@@ -359,7 +359,7 @@ def _run_child(args: list[str], python: str, limits: Limits, where: Path) -> sub
         _kill_group(proc)
         proc.communicate()
         raise VerificationError(f"{where}: the re-run did not finish within {limits.timeout:g} s (raise it with "
-                                f"--timeout)", differences=[{"path": "rerun", "report": "finished",
+                                f"`timeout`)", differences=[{"path": "rerun", "report": "finished",
                                                              "rerun": f"killed after {limits.timeout:g} s"}]) from None
     finally:
         _kill_group(proc)
