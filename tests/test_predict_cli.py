@@ -99,18 +99,6 @@ def test_recorded_argv_re_runs_the_same_prediction(runner, setup):
     assert cmp.equal and cmp.rule == "identical bits"
 
 
-def test_every_setting_is_an_option_with_its_metadata(runner):
-    from rfbench.nn.predict_settings import setting_meta
-
-    result = runner.invoke(app, ["predict", "--help"], env={"COLUMNS": "400"})
-    assert result.exit_code == 0, result.output
-    text = " ".join(result.output.split())
-    for f in dataclasses.fields(P.PredictSettings):
-        meta = setting_meta(f.name)
-        assert meta["option"] in text
-        assert " ".join(meta["help"].split()[:6]) in text
-
-
 @pytest.mark.parametrize("args,needle", [
     (["--batch-size", "0"], "--batch-size"),
     (["--threads", "65"], "--threads"),

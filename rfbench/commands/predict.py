@@ -12,30 +12,20 @@ from typing import Annotated, Optional
 import typer
 
 from rfbench.commands._common import emit_json, guard, progress, stdout_console
-from rfbench.nn.predict_settings import PredictSettings, setting_meta
+from rfbench.nn.predict_settings import PredictSettings
+from rfbench.settings import typer_parameters
 
 
-def _opt(name: str, **extra):
-    meta = setting_meta(name)
-    bounds = {k: meta[k] for k in ("min", "max") if k in meta}
-    return typer.Option(meta["option"], help=meta["help"], **bounds, **extra)
-
-
-def predict(
+def _predict(
     model: Annotated[Path, typer.Argument(help="The ONNX model (.onnx, every tensor inside the file).",
                                           show_default=False)],
     windows: Annotated[Path, typer.Option("--windows", help="A folder written by `rfbench windows` (X.npy, y.npy, "
                                           "index.json).", show_default=False)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions to write (.npy); the record goes beside it "
                                       "with the suffix .json.", show_default=False)],
-    batch_size: Annotated[int, _opt("batch_size")] = setting_meta("batch_size")["default"],
-    intra_op_threads: Annotated[int, _opt("intra_op_threads")] = setting_meta("intra_op_threads")["default"],
-    sessions: Annotated[int, _opt("sessions")] = setting_meta("sessions")["default"],
-    input_name: Annotated[Optional[str], _opt("input_name", show_default=False)] = None,
-    output_name: Annotated[Optional[str], _opt("output_name", show_default=False)] = None,
-    tolerance: Annotated[float, _opt("tolerance")] = setting_meta("tolerance")["default"],
     force: Annotated[bool, typer.Option("--force", help="Replace existing predictions and record.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    **options,
 ) -> None:
     """Run an ONNX model over a windows folder: pred.npy in the index's row order, and its record pred.json.
 
@@ -52,8 +42,7 @@ def predict(
         from rfbench.io.files import check_writable
         from rfbench.nn import predict as P
 
-        settings = PredictSettings(batch_size=batch_size, intra_op_threads=intra_op_threads, sessions=sessions,
-                                   input_name=input_name, output_name=output_name, tolerance=tolerance)
+        settings = PredictSettings.from_cli(**options)
         P._onnxruntime()  # the install hint before any file is read
         record_path = P.record_path_for(out)
         check_writable(out, force)
@@ -86,3 +75,19 @@ def predict(
 
 def _rate(prediction) -> float:
     return float(prediction.pred.shape[0] / prediction.seconds) if prediction.seconds > 0 else float("inf")
+
+
+def predict(**values) -> None:
+    _predict(**values)
+
+
+def _signature():
+    import inspect
+
+    own = [p for p in inspect.signature(_predict, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    model, rest = own[0], [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own[1:]]
+    return inspect.Signature([model] + rest + typer_parameters(PredictSettings))
+
+
+predict.__signature__ = _signature()
+predict.__doc__ = _predict.__doc__

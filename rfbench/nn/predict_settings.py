@@ -1,26 +1,25 @@
 """The settings of a prediction run: one frozen dataclass whose fields declare their default, bounds and help.
 
 Kept free of NumPy so the ``rfbench predict`` command can build its options from the fields at import time
-without slowing ``rfbench --help``. Each field's ``metadata`` holds ``help``, ``option`` (the command-line
-option) and, for numbers, ``min`` and ``max``; :func:`settings_argv` derives the recorded command-line
-options from the same fields, and :func:`settings_from_dict` reads a recorded ``settings`` object back.
+without slowing ``rfbench --help``. The fields are :func:`rfbench.settings.setting` declarations: the
+command's options, the recorded argv (:func:`settings_argv`) and the checks derive from them, and
+:func:`settings_from_dict` reads a recorded ``settings`` object back.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
 
-from rfbench.errors import ConfigError, FormatError
+from rfbench.errors import FormatError, ValidationError
+from rfbench.settings import Settings, setting
 
-__all__ = ["PredictSettings", "settings_argv", "settings_from_dict", "setting_meta"]
+__all__ = ["PredictSettings", "settings_argv", "settings_from_dict"]
 
 
 @dataclass(frozen=True)
-class PredictSettings:
+class PredictSettings(Settings):
     """Everything that decides a prediction run besides the model and the data; all recorded in ``pred.json``.
 
     Attributes
@@ -44,74 +43,34 @@ class PredictSettings:
     64
     """
 
-    batch_size: int = field(default=64, metadata={
-        "option": "--batch-size", "min": 1, "max": 65536,
-        "help": "Windows per onnxruntime call. A model with a fixed batch dimension needs exactly that size."})
-    intra_op_threads: int = field(default=1, metadata={
-        "option": "--threads", "min": 1, "max": 64,
-        "help": "onnxruntime intra-op threads per session (explicit, never 'all cores': it is part of what "
-                "makes a run reproducible)."})
-    sessions: int = field(default=1, metadata={
-        "option": "--sessions", "min": 1, "max": 16,
-        "help": "Concurrent onnxruntime sessions, each on its own thread with its own copy of the model, taking "
-                "batches in turn."})
-    input_name: str | None = field(default=None, metadata={
-        "option": "--input",
-        "help": "The model input X feeds (needed when the model has several inputs)."})
-    output_name: str | None = field(default=None, metadata={
-        "option": "--output",
-        "help": "The model output written as predictions (needed when the model has several outputs)."})
-    tolerance: float = field(default=1e-5, metadata={
-        "option": "--tolerance", "min": 0.0, "max": 1.0,
-        "help": "Largest |a - b| / max(1, |a|) a re-run may differ by when it uses another onnxruntime version, "
-                "CPU instruction-set tier or run settings; otherwise identical bits are required."})
+    batch_size: int = setting(64, "Windows per onnxruntime call. A model with a fixed batch dimension needs exactly "
+                                  "that size.", min=1, max=65536)
+    intra_op_threads: int = setting(1, "onnxruntime intra-op threads per session (explicit, never 'all cores': it "
+                                       "is part of what makes a run reproducible).", flag="--threads", min=1, max=64)
+    sessions: int = setting(1, "Concurrent onnxruntime sessions, each on its own thread with its own copy of the "
+                               "model, taking batches in turn.", min=1, max=16)
+    input_name: Optional[str] = setting(None, "The model input X feeds (needed when the model has several inputs).",
+                                        flag="--input")
+    output_name: Optional[str] = setting(None, "The model output written as predictions (needed when the model has "
+                                               "several outputs).", flag="--output")
+    tolerance: float = setting(1e-5, "Largest |a - b| / max(1, |a|) a re-run may differ by when it uses another "
+                                     "onnxruntime version, CPU instruction-set tier or run settings; otherwise "
+                                     "identical bits are required.", min=0.0, max=1.0)
 
-    def __post_init__(self):
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            meta = f.metadata
-            label = f"{f.name} ({meta['option']})"
-            if f.type in ("int", int):
-                if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                    raise ConfigError(f"{label} must be an integer, got {value!r}")
-                object.__setattr__(self, f.name, int(value))
-            elif f.type in ("float", float):
-                if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-                    raise ConfigError(f"{label} must be a finite number, got {value!r}")
-                object.__setattr__(self, f.name, float(value))
-            else:  # the optional names
-                if value is not None and (not isinstance(value, str) or not value.strip()):
-                    raise ConfigError(f"{label} must be a non-empty name or unset, got {value!r}")
-                continue
-            value = getattr(self, f.name)
-            if "min" in meta and value < meta["min"]:
-                raise ConfigError(f"{label} must be >= {meta['min']}, got {value!r}")
-            if "max" in meta and value > meta["max"]:
-                raise ConfigError(f"{label} must be <= {meta['max']}, got {value!r}")
+    def check(self) -> None:
+        for name in ("input_name", "output_name"):
+            value = getattr(self, name)
+            if value is not None and not value.strip():
+                raise ValidationError(f"`{name}` must be a non-empty name or unset, got {value!r}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
-def setting_meta(name: str) -> Mapping[str, Any]:
-    """The metadata of one :class:`PredictSettings` field (``help``, ``option``, ``min``, ``max``) and its
-    ``default``."""
-    for f in dataclasses.fields(PredictSettings):
-        if f.name == name:
-            return {**f.metadata, "default": f.default}
-    raise KeyError(name)
-
-
 def settings_argv(settings: PredictSettings) -> list[str]:
     """The command-line options that reproduce ``settings``: every field that has a value, in field order,
     numbers written so that they read back exactly."""
-    argv = []
-    for f in dataclasses.fields(settings):
-        value = getattr(settings, f.name)
-        if value is None:
-            continue
-        argv += [f.metadata["option"], repr(value) if isinstance(value, float) else str(value)]
-    return argv
+    return settings.argv()
 
 
 def settings_from_dict(obj: Any, where: str = "settings") -> PredictSettings:
@@ -126,5 +85,5 @@ def settings_from_dict(obj: Any, where: str = "settings") -> PredictSettings:
         raise FormatError(f"{where}: " + "; ".join(problems))
     try:
         return PredictSettings(**{n: obj[n] for n in names})
-    except ConfigError as exc:
+    except ValidationError as exc:
         raise FormatError(f"{where}: {exc}") from None
