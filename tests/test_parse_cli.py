@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -30,8 +31,11 @@ def test_parse_writes_plain_npz_with_documented_names(runner, logfile, tmp_path)
     with np.load(archive, allow_pickle=False) as z:
         names = set(z.files)
         expected = {"csi", "csi_scaled", "perm", "perm_applied", *HEADER_FIELDS, "skipped_reasons",
-                    "skipped_counts", "non_csi_codes", "non_csi_counts"}
+                    "skipped_counts", "non_csi_codes", "non_csi_counts", "source_sha256", "source_bytes"}
         assert names == expected
+        data = logfile.read_bytes()
+        assert str(z["source_sha256"]) == hashlib.sha256(data).hexdigest()
+        assert z["source_bytes"].dtype == np.int64 and int(z["source_bytes"]) == len(data)
         log = read(logfile)
         np.testing.assert_array_equal(z["csi"], log.csi)
         assert z["csi"].dtype == np.complex64 and z["csi_scaled"].dtype == np.complex128

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -9,76 +11,191 @@ import typer
 
 from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
 
+# Typer labels every option with its type; a flag takes no value, so it gets no label (`--scaled`, never
+# `--scaled <bool>`: `--scaled true` would read `true` as an input).
+_FLAG = {"metavar": ""}
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
 
 def parse(
     inputs: Annotated[
         List[Path],
-        typer.Argument(help="bfee log files, or folders searched recursively for *.dat files.", show_default=False),
+        typer.Argument(help="bfee log files, or folders searched recursively for *.dat files (see --glob).",
+                       show_default=False, metavar="INPUT"),
     ],
     out: Annotated[
         Optional[Path],
-        typer.Option("--out", "-o", help="Folder for the .npz archives (default: beside each input)."),
+        typer.Option("--out", "-o", metavar="FOLDER",
+                     help="Folder for the .npz archives, mirroring the sub-folders of folder inputs "
+                          "(default: beside each input)."),
     ] = None,
-    scaled: Annotated[bool, typer.Option("--scaled", help="Also store csi_scaled (complex128, absolute units).")] = False,
+    glob: Annotated[
+        Optional[List[str]],
+        typer.Option("--glob", metavar="PATTERN",
+                     help="File names taken from folder inputs; repeat for several (default: *.dat). "
+                          "The summary says how many other files were not taken."),
+    ] = None,
+    scaled: Annotated[bool, typer.Option("--scaled", help="Also store csi_scaled (complex128, absolute units).",
+                                         **_FLAG)] = False,
     raw_int8: Annotated[
-        bool, typer.Option("--raw-int8", help="Store csi_int8 (records, 30, Nrx, Ntx, 2) instead of complex64 csi.")
+        bool, typer.Option("--raw-int8", help="Store csi_int8 (records, 30, Nrx, Ntx, 2) instead of complex64 csi.",
+                           **_FLAG)
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite existing .npz outputs.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace existing .npz outputs.", **_FLAG)] = False,
+    skip_existing: Annotated[
+        bool, typer.Option("--skip-existing", **_FLAG,
+                           help="Keep an existing output made from the same input (its recorded sha256 and size "
+                                "match); one made from another input is an error. Finishes an interrupted run."),
+    ] = False,
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, max=64, metavar="N",
+                                                   help="Threads parsing files (default: every core).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.",
+                                           **_FLAG)] = False,
 ) -> None:
     """Parse Intel 5300 CSI logs exactly like the reference MATLAB tools, one .npz per input.
 
     Each archive holds plain NumPy arrays (load with numpy.load alone): csi (records, 30, Nrx, Ntx)
     complex64 (or csi_int8 with --raw-int8), the header fields timestamp_low, bfee_count, nrx, ntx, rssi_a,
-    rssi_b, rssi_c, noise, agc, antenna_sel, rate, perm (records, 3, 0-based), perm_applied, and csi_scaled
-    with --scaled. Corrupt records are skipped and counted by reason, never fatal. Inputs are independent:
-    one that cannot be read or holds no valid record is listed and the exit code is 2.
+    rssi_b, rssi_c, noise, agc, antenna_sel, rate, perm (records, 3, 0-based), perm_applied, csi_scaled
+    with --scaled, and source_sha256 / source_bytes of the input. Corrupt records are skipped and counted by
+    reason, never fatal. Inputs are independent: one that cannot be read or holds no valid record is listed
+    and the exit code is 2.
+
+    Outputs appear only complete: each is written to a hidden temporary file and renamed once on disk, in
+    batches. Interrupted (Ctrl-C, SIGTERM, SIGHUP), rfbench deletes its temporary files, says which inputs
+    finished, and exits 128 + the signal number; --skip-existing then finishes the rest.
     """
     with guard():
-        from rfbench.io import parse_files
-
-        files = parse_files.expand_inputs(inputs)
+        if force and skip_existing:
+            raise fail("--force and --skip-existing exclude each other: --force replaces every existing output, "
+                       "--skip-existing keeps those made from the same input")
         if out is not None and out.exists() and not out.is_dir():
             raise fail(f"--out {out} exists and is not a folder")
-        results = []
-        seen: set = set()
-        with progress(len(files), "parsing", enabled=not json_out) as advance:
-            for path, found_under in files:
-                results.append(parse_files.parse_one(path, found_under, out_dir=out, scaled=scaled,
-                                                     raw_int8=raw_int8, force=force, outputs_seen=seen))
-                advance()
-    failed = [r for r in results if r["error"] is not None]
+        from rfbench.io import parse_files
+
+        found = parse_files.find_inputs(inputs, glob or parse_files.DEFAULT_GLOBS)
+        options = parse_files.ParseOptions(
+            out_dir=out, scaled=scaled, raw_int8=raw_int8, workers=workers,
+            existing="replace" if force else ("keep-matching" if skip_existing else "refuse"))
+        import threading
+
+        cancel = threading.Event()
+        with _stop_on_signals(cancel) as caught, \
+                progress(len(found.files), "parsing", enabled=not json_out) as advance:
+            job = parse_files.parse_many(found.files, options, progress=advance, cancel=cancel)
+    files = job.files
+    counts = {status: job.count(status) for status in ("written", "kept", "failed", "not finished")}
+    not_taken = [str(p) for p in found.not_taken]
     if json_out:
-        emit_json({"files": results, "parsed": len(results) - len(failed), "failed": len(failed)})
+        doc = {"files": files, "parsed": counts["written"] + counts["kept"], "written": counts["written"],
+               "kept": counts["kept"], "failed": counts["failed"], "not_finished": counts["not finished"],
+               "patterns": list(found.patterns), "not_taken": len(not_taken), "not_taken_files": not_taken}
+        if caught:
+            doc["interrupted"] = signal.Signals(caught[0]).name
+        emit_json(doc)
     else:
-        _render(results)
-    if failed:
-        if not json_out:
-            for r in failed:
-                fail(f"{r['input']}: {r['error']}", 2)
+        _render(files, counts, found)
+    for r in files:
+        if r["status"] == "failed":
+            fail(f"{r['path']}: {r['error']}")
+    if caught:
+        raise fail(_interrupted_line(caught[0], files), 128 + int(caught[0]))
+    if counts["failed"]:
         raise typer.Exit(2)
 
 
-def _render(results: list[dict]) -> None:
+@contextlib.contextmanager
+def _stop_on_signals(cancel):
+    """While the job runs, SIGINT, SIGTERM and SIGHUP set ``cancel`` (the job then stops and cleans up)
+    instead of killing the process; yields the list the first signal caught is appended to."""
+    import threading
+
+    caught: list = []
+    if threading.current_thread() is not threading.main_thread():  # signals are only delivered to the main thread
+        yield caught
+        return
+
+    def handler(signum, frame):
+        if not caught:
+            caught.append(signum)
+        cancel.set()
+
+    previous = {}
+    try:
+        for sig in _SIGNALS:
+            previous[sig] = signal.signal(sig, handler)
+        yield caught
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _spans(names: list) -> str:
+    """Consecutive runs of inputs as ``first … last`` (or one name), comma-separated, at most 4 runs."""
+    runs: list = []
+    for k, name in names:
+        if runs and runs[-1][2] == k - 1:
+            runs[-1][1], runs[-1][2] = name, k
+        else:
+            runs.append([name, name, k])
+    text = ", ".join(a if a == b else f"{a} … {b}" for a, b, _ in runs[:4])
+    return text + (f" and {len(runs) - 4} more runs" if len(runs) > 4 else "")
+
+
+def _interrupted_line(signum: int, files: list) -> str:
+    done = [(k, f["name"]) for k, f in enumerate(files) if f["status"] != "not finished"]
+    left = [(k, f["name"]) for k, f in enumerate(files) if f["status"] == "not finished"]
+    name = signal.Signals(signum).name
+    parts = [f"interrupted by {name}: {len(done)} of {len(files)} inputs finished"
+             + (f" ({_spans(done)})" if done else "")]
+    if left:
+        parts.append(f"{len(left)} not finished ({_spans(left)})")
+    return "; ".join(parts) + "; no temporary file left behind; re-run with --skip-existing to finish"
+
+
+def _render(files: list, counts: dict, found) -> None:
+    from rich import box
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title="rfbench parse", title_justify="left", show_lines=False)
-    table.add_column("file", overflow="fold")
-    table.add_column("records", justify="right")
-    table.add_column("shapes")
-    table.add_column("skipped")
-    table.add_column("non-CSI")
-    table.add_column("span s", justify="right")
-    table.add_column("Hz", justify="right")
-    for r in results:
+    console = stdout_console()
+    head = [f"{counts['written']} written"]
+    if counts["kept"]:
+        head.append(f"{counts['kept']} kept (up to date)")
+    if counts["failed"]:
+        head.append(f"{counts['failed']} failed")
+    if counts["not finished"]:
+        head.append(f"{counts['not finished']} not finished")
+    # One space between columns and no borders, so that at 80 columns a file's path keeps most of the width.
+    table = Table(title="rfbench parse: " + ", ".join(head), title_justify="left", box=box.SIMPLE_HEAD,
+                  padding=(0, 0), pad_edge=False, show_edge=False)
+    skip_width = max([len("skipped")] + [len(f"{k} {v}") for r in files for k, v in
+                                         ((r.get("summary") or {}).get("skipped") or {}).items()
+                                         if v and k != "invalid_perm"])
+    table.add_column("file", overflow="fold", ratio=1)
+    table.add_column("records", justify="right", no_wrap=True)
+    table.add_column("shapes", no_wrap=True)
+    table.add_column("skipped", no_wrap=True, min_width=skip_width)
+    table.add_column("non-CSI", no_wrap=True)
+    table.add_column("span s", justify="right", no_wrap=True)
+    table.add_column("Hz", justify="right", no_wrap=True)
+    notes = []
+    for r in files:
+        name = escape(r["name"])
         s = r.get("summary") or {}
-        if r["error"] is not None:
-            table.add_row(str(r["input"]), "[red]failed[/]", "-", "-", "-", "-", "-")
+        if r["status"] == "kept":  # counted in the title; nothing new to show
             continue
-        skipped = "\n".join(f"{k} {v}" for k, v in s["skipped"].items() if v) or "-"
+        if r["status"] != "written":
+            label = "[red]failed[/]" if r["status"] == "failed" else "[yellow]not done[/]"
+            table.add_row(name, label, "-", "-", "-", "-", "-")
+            continue
+        skipped = "\n".join(f"{k} {v}" for k, v in s["skipped"].items() if v and k != "invalid_perm") or "-"
+        if s["skipped"].get("invalid_perm"):
+            notes.append(f"{name}: {s['skipped']['invalid_perm']} record(s) kept unpermuted (invalid_perm: "
+                         "their antenna permutation is not one the reference applies)")
         rate = s.get("packet_rate_hz")
         table.add_row(
-            str(r["input"]),
+            name,
             str(s["records"]),
             "\n".join(f"{k}: {v}" for k, v in s["shapes"].items()),
             skipped,
@@ -86,8 +203,28 @@ def _render(results: list[dict]) -> None:
             f"{s['time_span_s']:.3f}",
             f"{rate:.1f}" if rate else "-",
         )
-    console = stdout_console()
-    console.print(table)
-    for r in results:
-        if r["output"]:
-            console.print(f"wrote {r['output']}", soft_wrap=True)
+    if table.row_count:
+        console.print(table)
+    else:
+        console.print(table.title)
+    for note in notes:
+        console.print(note, soft_wrap=True)
+    if found.not_taken:
+        shown = ", ".join(escape(str(p)) for p in found.not_taken[:3]) + (" …" if len(found.not_taken) > 3 else "")
+        console.print(f"{len(found.not_taken)} file(s) in the folders not taken (not {' or '.join(found.patterns)}): "
+                      f"{shown}; choose them with --glob PATTERN", soft_wrap=True)
+    written = [r for r in files if r["status"] == "written"]
+    if written:
+        console.print(f"wrote {_where(written)}", soft_wrap=True)
+
+
+def _where(written: list) -> str:
+    """Where the archives went, in one line: the file for one, else the count and their common folder."""
+    import os
+
+    from rich.markup import escape
+
+    if len(written) == 1:
+        return escape(os.path.relpath(written[0]["output"]))
+    common = os.path.commonpath([os.path.dirname(r["output"]) for r in written])
+    return f"{len(written)} archives under {escape(os.path.relpath(common))}"

@@ -687,11 +687,18 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
         The path is missing, a directory, or unreadable.
     """
     buf, path = _as_buffer(source)
+    return _parse(buf, path, raw_int8, threads)
+
+
+def _parse(buf: np.ndarray, path: str | None, raw_int8: bool, threads: int | None, out=None) -> Intel5300Log:
+    """:func:`read` of the bytes ``buf``. ``out(shape, dtype)``, when given, supplies the array the CSI is
+    unpacked into (a buffer the caller reuses from file to file; the log then shares it), else a new one."""
     framing = _frame(buf)
     n, max_nrx, max_ntx = framing.n, framing.max_nrx, framing.max_ntx
     offsets, policy, headers, perm, skips, non_csi = (framing.offsets, framing.policy, framing.headers,
                                                       framing.perm, framing.skips, framing.non_csi)
-    pairs = np.empty((n, _N_SUBCARRIERS, max_nrx, max_ntx, 2), dtype=np.int8 if raw_int8 else np.float32)
+    shape, dtype = (n, _N_SUBCARRIERS, max_nrx, max_ntx, 2), np.int8 if raw_int8 else np.float32
+    pairs = np.empty(shape, dtype=dtype) if out is None else out(shape, dtype)
     _unpack_csi(buf, offsets, policy, pairs, max_nrx, max_ntx, threads)
     return Intel5300Log(
         csi=None if raw_int8 else pairs.view(np.complex64)[..., 0],
