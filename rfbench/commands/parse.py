@@ -153,10 +153,57 @@ def _interrupted_line(signum: int, files: list) -> str:
     return "; ".join(parts) + "; no temporary file left behind; re-run with --skip-existing to finish"
 
 
+_COLUMNS = ("file", "records", "shapes", "skipped", "non-CSI", "span s", "Hz")
+
+
+def _rows(files: list) -> tuple[list, list]:
+    """The table's rows (cells as plain text, one line per entry) and the notes printed below it."""
+    rows, notes = [], []
+    for r in files:
+        s = r.get("summary") or {}
+        if r["status"] == "kept":  # counted in the title; nothing new to show
+            continue
+        if r["status"] != "written":
+            rows.append((r["name"], "failed" if r["status"] == "failed" else "not done", "-", "-", "-", "-", "-"))
+            continue
+        if s["skipped"].get("invalid_perm"):
+            notes.append(f"{r['name']}: {s['skipped']['invalid_perm']} record(s) kept unpermuted (invalid_perm: "
+                         "their antenna permutation is not one the reference applies)")
+        rate = s.get("packet_rate_hz")
+        rows.append((
+            r["name"],
+            str(s["records"]),
+            "\n".join(f"{k}: {v}" for k, v in s["shapes"].items()),
+            "\n".join(f"{k} {v}" for k, v in s["skipped"].items() if v and k != "invalid_perm") or "-",
+            "\n".join(f"{k}: {v}" for k, v in s["non_csi"].items()) or "-",
+            f"{s['time_span_s']:.3f}",
+            f"{rate:.1f}" if rate else "-",
+        ))
+    return rows, notes
+
+
+def _wrap_path(path: str, width: int) -> str:
+    """``path`` in lines of at most ``width`` characters, broken after a ``/`` where possible."""
+    lines, line = [], ""
+    for part in path.replace("/", "/\0").split("\0"):
+        while len(part) > width:  # a single name longer than the column
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(part[:width])
+            part = part[width:]
+        if len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return "\n".join(lines + [line] if line else lines)
+
+
 def _render(files: list, counts: dict, found) -> None:
     from rich import box
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     console = stdout_console()
     head = [f"{counts['written']} written"]
@@ -166,51 +213,32 @@ def _render(files: list, counts: dict, found) -> None:
         head.append(f"{counts['failed']} failed")
     if counts["not finished"]:
         head.append(f"{counts['not finished']} not finished")
-    # One space between columns and no borders, so that at 80 columns a file's path keeps most of the width.
-    table = Table(title="rfbench parse: " + ", ".join(head), title_justify="left", box=box.SIMPLE_HEAD,
-                  padding=(0, 0), pad_edge=False, show_edge=False)
-    skip_width = max([len("skipped")] + [len(f"{k} {v}") for r in files for k, v in
-                                         ((r.get("summary") or {}).get("skipped") or {}).items()
-                                         if v and k != "invalid_perm"])
-    table.add_column("file", overflow="fold", ratio=1)
-    table.add_column("records", justify="right", no_wrap=True)
-    table.add_column("shapes", no_wrap=True)
-    table.add_column("skipped", no_wrap=True, min_width=skip_width)
-    table.add_column("non-CSI", no_wrap=True)
-    table.add_column("span s", justify="right", no_wrap=True)
-    table.add_column("Hz", justify="right", no_wrap=True)
-    notes = []
-    for r in files:
-        name = escape(r["name"])
-        s = r.get("summary") or {}
-        if r["status"] == "kept":  # counted in the title; nothing new to show
-            continue
-        if r["status"] != "written":
-            label = "[red]failed[/]" if r["status"] == "failed" else "[yellow]not done[/]"
-            table.add_row(name, label, "-", "-", "-", "-", "-")
-            continue
-        skipped = "\n".join(f"{k} {v}" for k, v in s["skipped"].items() if v and k != "invalid_perm") or "-"
-        if s["skipped"].get("invalid_perm"):
-            notes.append(f"{name}: {s['skipped']['invalid_perm']} record(s) kept unpermuted (invalid_perm: "
-                         "their antenna permutation is not one the reference applies)")
-        rate = s.get("packet_rate_hz")
-        table.add_row(
-            name,
-            str(s["records"]),
-            "\n".join(f"{k}: {v}" for k, v in s["shapes"].items()),
-            skipped,
-            "\n".join(f"{k}: {v}" for k, v in s["non_csi"].items()) or "-",
-            f"{s['time_span_s']:.3f}",
-            f"{rate:.1f}" if rate else "-",
-        )
-    if table.row_count:
+    title = "rfbench parse: " + ", ".join(head)
+    rows, notes = _rows(files)
+    if rows:
+        # Widths are the content's, never less: no cell is cut or wrapped, except the file's path, which gets
+        # the rest of the line and, when longer, breaks after a "/".
+        widths = [max(len(line) for cell in [name, *(row[k] for row in rows)] for line in cell.split("\n"))
+                  for k, name in enumerate(_COLUMNS)]
+        room = console.width - sum(widths[1:]) - (len(_COLUMNS) - 1)
+        widths[0] = min(widths[0], max(room, 16))
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
+                      show_edge=False)
+        for k, name in enumerate(_COLUMNS):
+            table.add_column(name, width=widths[k], no_wrap=True, overflow="fold",
+                             justify="right" if name in ("records", "span s", "Hz") else "left")
+        for row in rows:
+            status = {"failed": "red", "not done": "yellow"}.get(row[1])
+            table.add_row(Text(_wrap_path(row[0], widths[0])), Text(row[1], style=status or ""),
+                          *(Text(cell) for cell in row[2:]))
         console.print(table)
     else:
-        console.print(table.title)
+        console.print(title)
     for note in notes:
-        console.print(note, soft_wrap=True)
+        console.print(escape(note), soft_wrap=True)
     if found.not_taken:
-        shown = ", ".join(escape(str(p)) for p in found.not_taken[:3]) + (" …" if len(found.not_taken) > 3 else "")
+        more = len(found.not_taken) - 3
+        shown = ", ".join(escape(str(p)) for p in found.not_taken[:3]) + (f" and {more} more" if more > 0 else "")
         console.print(f"{len(found.not_taken)} file(s) in the folders not taken (not {' or '.join(found.patterns)}): "
                       f"{shown}; choose them with --glob PATTERN", soft_wrap=True)
     written = [r for r in files if r["status"] == "written"]
@@ -224,7 +252,10 @@ def _where(written: list) -> str:
 
     from rich.markup import escape
 
+    def short(path: str) -> str:  # relative to the working folder when inside it
+        rel = os.path.relpath(path)
+        return escape(path if rel.startswith("..") else rel)
+
     if len(written) == 1:
-        return escape(os.path.relpath(written[0]["output"]))
-    common = os.path.commonpath([os.path.dirname(r["output"]) for r in written])
-    return f"{len(written)} archives under {escape(os.path.relpath(common))}"
+        return short(written[0]["output"])
+    return f"{len(written)} archives under {short(os.path.commonpath([os.path.dirname(r['output']) for r in written]))}"
