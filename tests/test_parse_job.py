@@ -266,3 +266,21 @@ def test_find_inputs_globs_and_counts_the_files_not_taken(tmp_path):
     assert [p.name for p, _ in found.files] == ["a.dat"]
     with pytest.raises(ValidationError, match="no file matching \\*.csv .*4 other"):  # not the .npz nor .tmp
         find_inputs([root], ["*.csv"])
+
+
+def test_an_exception_in_the_caller_stops_the_workers_and_cleans_up(tmp_path):
+    """Ctrl-C in a library caller (or any exception from the progress callback) must not wait for the rest of
+    the job nor leave temporary files."""
+    paths = _logs(tmp_path / "in", [200] * 60)
+    seen = []
+
+    def progress(n=1):
+        seen.append(n)
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        parse_many([(p, None) for p in paths], ParseOptions(out_dir=out, workers=2), progress=progress)
+    assert len(seen) == 1
+    left = sorted(p.name for p in out.iterdir())
+    assert len(left) < 60 and not [n for n in left if n.endswith(".tmp")]

@@ -401,7 +401,7 @@ class _Pending:
     """An archive written to its temporary file, waiting for its batch to be committed."""
 
     index: int
-    fd: int
+    fd: int | None  # open until its data are on disk
     tmp: str
     target: Path
     size: int
@@ -650,10 +650,12 @@ class _Job:
                 self._discard(p.fd, p.tmp)
                 self._finish(p.index, "failed", error=f"cannot write {p.target} ({_os_reason(exc)})")
                 continue
+            os.close(p.fd)
+            p.fd = None
             ready.append(p)
         if self.cancel.is_set():
             for p in ready:
-                self._discard(p.fd, p.tmp)
+                self._discard(None, p.tmp)
             return
         folders = set()
         renamed = []
@@ -664,7 +666,7 @@ class _Job:
                                             "overwrite it")
                 os.replace(p.tmp, p.target)
             except (OSError, OutputExistsError) as exc:
-                self._discard(p.fd, p.tmp)
+                self._discard(None, p.tmp)
                 reason = str(exc) if isinstance(exc, OutputExistsError) else \
                     f"cannot write {p.target} ({_os_reason(exc)})"
                 self._finish(p.index, "failed", error=reason)
@@ -678,7 +680,6 @@ class _Job:
         for d in folders | {d.parent for d in new_dirs}:
             _fsync_dir(d)
         for p in renamed:
-            os.close(p.fd)
             self._finish(p.index, "written", output=p.target)
 
     # -- running ---------------------------------------------------------------------------------------
@@ -704,6 +705,9 @@ class _Job:
                     continue
                 remaining -= 1
                 self.progress(1)
+        except BaseException:  # KeyboardInterrupt, an exception from progress(): stop the threads, clean up
+            self.cancel.set()
+            raise
         finally:
             for t in threads:
                 t.join()
