@@ -558,16 +558,15 @@ class Intel5300Log:
         """Seconds from the first to the last record, unwrapping ``timestamp_low`` at 2³² µs."""
         if self.n_records < 2:
             return 0.0
-        ts = self.timestamp_low.astype(np.int64)
-        steps = np.diff(ts) % (1 << 32)
-        return float(steps.sum()) / 1e6
+        steps = np.diff(self.timestamp_low)  # uint32 arithmetic: each step is already taken modulo 2³²
+        return float(steps.sum(dtype=np.int64)) / 1e6
 
     def summary(self) -> dict:
         """A JSON-ready summary: records, shapes, skipped by reason, non-CSI codes, time span, packet rate."""
         shapes: dict[str, int] = {}
         if self.n_records:
-            pairs, counts = np.unique(self.nrx.astype(np.int64) * 10 + self.ntx, return_counts=True)
-            shapes = {f"{p // 10}x{p % 10}": int(c) for p, c in zip(pairs, counts)}
+            counts = np.bincount(self.nrx.astype(np.intp) * 4 + self.ntx, minlength=16).tolist()
+            shapes = {f"{p // 4}x{p % 4}": c for p, c in enumerate(counts) if c}
         span = self.time_span_s()
         return {
             "source": self.source,
@@ -722,7 +721,8 @@ def _skipped(skips: np.ndarray) -> dict[str, int]:
 
 
 def _non_csi(non_csi: np.ndarray) -> dict[int, int]:
-    return {code: count for code, count in enumerate(non_csi.tolist()) if count}
+    codes = np.flatnonzero(non_csi)
+    return dict(zip(codes.tolist(), non_csi[codes].tolist()))
 
 
 @dataclass(frozen=True)
