@@ -74,6 +74,7 @@ def parse(
         from rfbench.io import parse_files
 
         found = parse_files.find_inputs(inputs, glob or parse_files.DEFAULT_GLOBS)
+        _load_kernels()
         options = parse_files.ParseOptions(
             out_dir=out, scaled=scaled, raw_int8=raw_int8, workers=workers,
             existing="replace" if force else ("keep-matching" if skip_existing else "refuse"))
@@ -102,6 +103,28 @@ def parse(
         raise fail(_interrupted_line(caught[0], files), 128 + int(caught[0]))
     if counts["failed"]:
         raise typer.Exit(2)
+
+
+def _load_kernels() -> None:
+    """Load the parser's compiled kernels before the job starts, without letting Numba import SciPy.
+
+    When Numba's CPU target first starts it imports ``scipy.linalg`` only to learn whether BLAS is there for
+    ``np.correlate``/``np.convolve`` (``numba.np.arraymath._HAVE_BLAS``; every other BLAS use imports it when
+    compiling). The parser needs no BLAS, and that import is a large part of this command's start-up: hidden
+    for that moment, the start-up took 16 % less CPU (whole-process measurement, 10 paired runs).
+    """
+    import sys
+
+    from rfbench.io import intel5300
+
+    hide = "scipy.linalg" not in sys.modules
+    if hide:
+        sys.modules["scipy.linalg"] = None  # an import of it raises ImportError meanwhile
+    try:
+        intel5300.read(b"")  # frames and unpacks nothing: loads the kernels and starts the target
+    finally:
+        if hide and sys.modules.get("scipy.linalg", False) is None:
+            del sys.modules["scipy.linalg"]
 
 
 @contextlib.contextmanager
