@@ -361,3 +361,18 @@ def test_boolean_flags_are_plain_flags_in_the_help(runner):
         line = next(line for line in result.output.splitlines() if f" {flag} " in line)
         assert "<bool>" not in line and "bool" not in line.lower().split(flag)[1][:20], line
     assert "--glob" in result.output and "PATTERN" in result.output and "--workers" in result.output
+
+
+def test_a_long_job_lists_only_the_inputs_with_something_to_report_then_the_totals(runner, tmp_path):
+    root = tmp_path / "caps"
+    root.mkdir()
+    for k in range(24):
+        (root / f"r{k:02d}.dat").write_bytes(synthetic_log(3, seed=k))
+    (root / "r05.dat").write_bytes(synthetic_log(3, seed=5) + b"\x00")  # a lone trailing byte: truncated 1
+    (root / "r07.dat").write_bytes(b"")
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    rows = [line for line in result.stdout.splitlines()[3:] if line.startswith(("r", "all "))]
+    assert [line.split()[0] for line in rows] == ["r05.dat", "r07.dat", "all"]
+    assert "truncated 1" in rows[0] and "failed" in rows[1]
+    assert rows[2].split()[:4] == ["all", "23", "written", str(23 * 3)] and "truncated 1" in rows[2]

@@ -82,7 +82,7 @@ def parse(
         import threading
 
         cancel = threading.Event()
-        with _stop_on_signals(cancel) as caught, \
+        with _stop_on_signals(cancel) as caught, _collector_paused(), \
                 progress(len(found.files), "parsing", enabled=not json_out) as advance:
             job = parse_files.parse_many(found.files, options, progress=advance, cancel=cancel)
     files = job.files
@@ -146,6 +146,21 @@ def _cheap_exit() -> None:
 
 
 @contextlib.contextmanager
+def _collector_paused():
+    """No cyclic garbage collection while the job runs (its objects are freed by reference counting): a full
+    collection would traverse every object Numba created at start-up, again and again. Restored afterwards."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+@contextlib.contextmanager
 def _stop_on_signals(cancel):
     """While the job runs, SIGINT, SIGTERM and SIGHUP set ``cancel`` (the job then stops and cleans up)
     instead of killing the process; yields the list the first signal caught is appended to."""
@@ -197,10 +212,47 @@ def _interrupted_line(signum: int, files: list) -> str:
 _COLUMNS = ("file", "records", "shapes", "skipped", "non-CSI", "span s", "Hz")
 
 
-def _rows(files: list) -> tuple[list, list]:
-    """The table's rows (cells as plain text, one line per entry) and the notes printed below it."""
-    rows, notes = [], []
+#: Up to this many inputs the table lists every one; beyond, it lists those with something to say (failed,
+#: not finished, records skipped or kept unpermuted), at most this many, and a row of totals.
+TABLE_ROWS = 20
+
+
+def _noteworthy(r: dict) -> bool:
+    s = r.get("summary") or {}
+    return r["status"] in ("failed", "not finished") or any(v for v in (s.get("skipped") or {}).values())
+
+
+def _total_row(files: list) -> tuple:
+    """One row adding up the written inputs."""
+    shapes: dict = {}
+    skipped: dict = {}
+    non_csi: dict = {}
+    records = 0
     for r in files:
+        s = r.get("summary")
+        if r["status"] != "written" or not s:
+            continue
+        records += s["records"]
+        for total, part in ((shapes, s["shapes"]), (skipped, s["skipped"]), (non_csi, s["non_csi"])):
+            for k, v in part.items():
+                total[k] = total.get(k, 0) + v
+    written = sum(r["status"] == "written" for r in files)
+    return (f"all {written} written", str(records), "\n".join(f"{k}: {v}" for k, v in sorted(shapes.items())),
+            "\n".join(f"{k} {v}" for k, v in skipped.items() if v and k != "invalid_perm") or "-",
+            "\n".join(f"{k}: {v}" for k, v in sorted(non_csi.items())) or "-", "", "")
+
+
+def _rows(files: list) -> tuple[list, list, int]:
+    """The table's rows (cells as plain text, one line per entry), the notes printed below it, and how many
+    noteworthy inputs were left out of a long table."""
+    rows, notes = [], []
+    shown = files
+    left_out = 0
+    if len(files) > TABLE_ROWS:
+        shown = [r for r in files if _noteworthy(r)]
+        left_out = max(0, len(shown) - TABLE_ROWS)
+        shown = shown[:TABLE_ROWS]
+    for r in shown:
         s = r.get("summary") or {}
         if r["status"] == "kept":  # counted in the title; nothing new to show
             continue
@@ -220,7 +272,9 @@ def _rows(files: list) -> tuple[list, list]:
             f"{s['time_span_s']:.3f}",
             f"{rate:.1f}" if rate else "-",
         ))
-    return rows, notes
+    if len(files) > TABLE_ROWS:
+        rows.append(_total_row(files))
+    return rows, notes, left_out
 
 
 def _wrap_path(path: str, width: int) -> str:
@@ -255,7 +309,9 @@ def _render(files: list, counts: dict, found) -> None:
     if counts["not finished"]:
         head.append(f"{counts['not finished']} not finished")
     title = "rfbench parse: " + ", ".join(head)
-    rows, notes = _rows(files)
+    rows, notes, left_out = _rows(files)
+    if len(files) > TABLE_ROWS:
+        title += " (inputs with something to report, then the totals; --json lists every input)"
     if rows:
         # Widths are the content's, never less: no cell is cut or wrapped, except the file's path, which gets
         # the rest of the line and, when longer, breaks after a "/".
@@ -268,11 +324,14 @@ def _render(files: list, counts: dict, found) -> None:
         for k, name in enumerate(_COLUMNS):
             table.add_column(name, width=widths[k], no_wrap=True, overflow="fold",
                              justify="right" if name in ("records", "span s", "Hz") else "left")
-        for row in rows:
+        for k, row in enumerate(rows):
             status = {"failed": "red", "not done": "yellow"}.get(row[1])
             table.add_row(Text(_wrap_path(row[0], widths[0])), Text(row[1], style=status or ""),
-                          *(Text(cell) for cell in row[2:]))
+                          *(Text(cell) for cell in row[2:]),
+                          end_section=len(files) > TABLE_ROWS and k == len(rows) - 2)  # a rule above the totals
         console.print(table)
+        if left_out:
+            console.print(f"… and {left_out} more input(s) with something to report (--json lists them)")
     else:
         console.print(title)
     for note in notes:
