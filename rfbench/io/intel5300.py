@@ -607,9 +607,11 @@ def _record_outputs(n_bytes: int) -> tuple:
     return offsets, policy, headers, np.empty((bound, 3), dtype=np.int8)
 
 
-def _frame(buf: np.ndarray) -> _Framing:
-    """Run the framing kernel over ``buf`` with outputs sized by the file (never by a length it contains)."""
-    offsets, policy, headers, perm = _record_outputs(buf.shape[0])
+def _frame(buf: np.ndarray, records: tuple | None = None) -> _Framing:
+    """Run the framing kernel over ``buf`` with outputs sized by the file (never by a length it contains):
+    ``records``, :func:`_record_outputs` of at least ``len(buf)`` bytes that the caller reuses, or new ones
+    (the result's arrays are views of them)."""
+    offsets, policy, headers, perm = records if records is not None else _record_outputs(buf.shape[0])
     skips = np.zeros(len(SKIP_REASONS) + 1, dtype=np.int64)
     non_csi = np.zeros(256, dtype=np.int64)
     n, max_nrx, max_ntx = _scan(buf, offsets, policy, skips, non_csi, *headers.values(), perm)
@@ -689,10 +691,12 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
     return _parse(buf, path, raw_int8, threads)
 
 
-def _parse(buf: np.ndarray, path: str | None, raw_int8: bool, threads: int | None, out=None) -> Intel5300Log:
+def _parse(buf: np.ndarray, path: str | None, raw_int8: bool, threads: int | None, out=None,
+           records: tuple | None = None) -> Intel5300Log:
     """:func:`read` of the bytes ``buf``. ``out(shape, dtype)``, when given, supplies the array the CSI is
-    unpacked into (a buffer the caller reuses from file to file; the log then shares it), else a new one."""
-    framing = _frame(buf)
+    unpacked into, and ``records`` the framing kernel's per-record outputs (see :func:`_frame`): buffers the
+    caller reuses from file to file, which the log then shares. Otherwise new ones."""
+    framing = _frame(buf, records)
     n, max_nrx, max_ntx = framing.n, framing.max_nrx, framing.max_ntx
     offsets, policy, headers, perm, skips, non_csi = (framing.offsets, framing.policy, framing.headers,
                                                       framing.perm, framing.skips, framing.non_csi)

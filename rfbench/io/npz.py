@@ -28,6 +28,7 @@ __all__ = ["npz_buffers", "npy_header", "ArchiveTooLarge", "ZIP32_LIMIT"]
 #: Largest archive (and member count) written without zip64.
 ZIP32_LIMIT = 0xFFFFFFFF
 _MAX_MEMBERS = 0xFFFF
+_SMALL = 64 << 10  # members up to this many data bytes are copied into the headers' buffer
 _GROWTH_AXIS_MAX_DIGITS = 21  # numpy.lib.format: spare room after the shape so a header can grow in place
 _ARRAY_ALIGN = 64
 _DOS_DATE = (0 << 9) | (1 << 5) | 1  # 1980-01-01, the earliest DOS date
@@ -48,7 +49,11 @@ def npy_header(array: np.ndarray) -> bytes:
     """The ``.npy`` format 1.0 header :func:`numpy.save` writes for a C-ordered ``array`` (magic, length,
     the header dictionary padded with spaces to a multiple of 64 bytes, newline)."""
     shape = array.shape
-    text = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (np.lib.format.dtype_to_descr(array.dtype), shape)
+    dtype = array.dtype
+    # numpy's dtype_to_descr is dtype.str for a plain dtype (no fields, no subarray, no metadata)
+    descr = dtype.str if dtype.names is None and dtype.subdtype is None and not dtype.metadata \
+        else np.lib.format.dtype_to_descr(dtype)
+    text = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (descr, shape)
     if shape:
         text += " " * (_GROWTH_AXIS_MAX_DIGITS - len(repr(shape[0])))
     body = text.encode("latin1")
@@ -78,8 +83,9 @@ def npz_buffers(arrays: Mapping[str, np.ndarray]) -> tuple[list, int]:
     Returns
     -------
     buffers : list
-        Bytes and memoryviews to write one after another (``os.writev``); array data are views of the
-        arrays, so keep the arrays unchanged until written.
+        Bytes and memoryviews (format ``B``) to write one after another (``os.writev``): the data of each
+        array over 64 KiB is a view of the array (keep it unchanged until written); the zip headers and the
+        small arrays between them are joined into one ``bytes`` each.
     size : int
         Total bytes.
 
@@ -93,6 +99,7 @@ def npz_buffers(arrays: Mapping[str, np.ndarray]) -> tuple[list, int]:
     if len(arrays) > _MAX_MEMBERS:
         raise ArchiveTooLarge(f"{len(arrays)} members need zip64")
     buffers: list = []
+    small: list[bytes] = []  # consecutive small members, joined into one buffer
     central: list[bytes] = []
     offset = 0
     for key, array in arrays.items():
@@ -105,15 +112,24 @@ def npz_buffers(arrays: Mapping[str, np.ndarray]) -> tuple[list, int]:
         size = len(header) + data.nbytes
         if size >= ZIP32_LIMIT or offset >= ZIP32_LIMIT:
             raise ArchiveTooLarge(f"member {key} needs zip64")
-        crc = zlib.crc32(data, zlib.crc32(header))
+        if data.nbytes <= _SMALL:  # copied: one buffer and one CRC call instead of two of each
+            body = header + data
+            crc = zlib.crc32(body)
+        else:
+            crc = zlib.crc32(data, zlib.crc32(header))
         local = _LOCAL.pack(0x04034B50, _VERSION, 0, 0, _DOS_TIME, _DOS_DATE, crc, size, size, len(name), 0)
         central.append(_CENTRAL.pack(0x02014B50, _MADE_BY, _VERSION, 0, 0, _DOS_TIME, _DOS_DATE, crc, size, size,
                                      len(name), 0, 0, 0, 0, _EXTERNAL_ATTR, offset) + name)
-        buffers += [local + name + header, data]
+        if data.nbytes <= _SMALL:
+            small += [local, name, body]
+        else:
+            small += [local, name, header]
+            buffers += [b"".join(small), data]
+            small = []
         offset += len(local) + len(name) + size
     directory = b"".join(central)
     if offset + len(directory) >= ZIP32_LIMIT:
         raise ArchiveTooLarge("the archive needs zip64")
     end = _END.pack(0x06054B50, 0, 0, len(central), len(central), len(directory), offset, 0)
-    buffers.append(directory + end)
+    buffers.append(b"".join(small + [directory, end]))
     return buffers, offset + len(directory) + len(end)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import hashlib
+import math
 import os
 import queue
 import stat
@@ -320,6 +321,16 @@ class _Scratch:
     def __init__(self):
         self.data = np.empty(0, dtype=np.uint8)
         self.csi = np.empty(0, dtype=np.uint8)
+        self.records = (0, None)  # (bytes they are sized for, the framing kernel's per-record outputs)
+
+    def record_outputs(self, n_bytes: int) -> tuple:
+        """The framing kernel's per-record outputs for a file of ``n_bytes``, reused while large enough."""
+        if self.records[0] < n_bytes:
+            outputs = intel5300._record_outputs(n_bytes)
+            if n_bytes <= KEEP_BUFFER_BYTES:
+                self.records = (n_bytes, outputs)
+            return outputs
+        return self.records[1]
 
     def read(self, path: Path) -> np.ndarray:
         """The bytes of the regular file at ``path`` (a view of the reused buffer), read to its end."""
@@ -348,7 +359,7 @@ class _Scratch:
         return buf[:pos]
 
     def csi_out(self, shape, dtype) -> np.ndarray:
-        need = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        need = math.prod(shape) * np.dtype(dtype).itemsize
         buf = self.csi
         if buf.shape[0] < need:
             buf = np.empty(max(need, 2 * buf.shape[0]), dtype=np.uint8)
@@ -359,7 +370,8 @@ class _Scratch:
 
 def _write_all(fd: int, buffers: list) -> None:
     """Write ``buffers`` one after another with as few ``writev`` calls as the system allows."""
-    views = [memoryview(b).cast("B") for b in buffers]
+    views = [b if isinstance(b, bytes) or (isinstance(b, memoryview) and b.format == "B" and b.ndim == 1)
+             else memoryview(b).cast("B") for b in buffers]
     limit = getattr(os, "sysconf", lambda _: 1024)("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
     limit = limit if limit and limit > 0 else 1024
     while views:
@@ -516,7 +528,8 @@ class _Job:
             raise OutputExistsError(f"output {target} was made from a different input (sha256 {recorded[0][:12]}…, "
                                     f"{recorded[1]} bytes; this input: {digest[:12]}…, {data.shape[0]} bytes); "
                                     "pass --force to replace it")
-        log = intel5300._parse(data, str(path), self.options.raw_int8, self.unpack_threads, out=scratch.csi_out)
+        log = intel5300._parse(data, str(path), self.options.raw_int8, self.unpack_threads, out=scratch.csi_out,
+                               records=scratch.record_outputs(data.shape[0]))
         summary = log.summary()
         rec["summary"] = summary
         if log.n_records == 0:
