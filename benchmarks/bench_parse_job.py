@@ -15,8 +15,8 @@ the generated one) and ``mb150`` — 150 copies of ``sample_0x5_64_3000.dat`` (1
 :func:`rfbench.io.writer.sample_0x5_like`).
 
 For the same measurement outside asv (docs/parse.md): ``python -m benchmarks.bench_parse_job make CASE DIR``
-builds a case's inputs in DIR, and ``python -m benchmarks.bench_parse_job csiread DIR OUT`` runs the csiread
-script on them.
+builds a case's inputs in DIR, and ``python -m benchmarks.bench_parse_job script > csiread_job.py`` writes the
+csiread script, run as ``python csiread_job.py DIR OUT``.
 """
 
 from __future__ import annotations
@@ -89,15 +89,14 @@ def make_case(case: str, folder: Path) -> Path:
 
 
 def _run(code: str, src: str, scratch: str) -> float:
-    """Wall-clock seconds of one fresh interpreter running ``code SRC OUT`` (OUT a new folder, removed after)."""
+    """Wall-clock seconds of one fresh interpreter running ``code SRC OUT`` (OUT a new folder under ``scratch``).
+
+    Outputs are removed only in ``teardown``, not between runs: on ext4, creating a file right after many were
+    deleted costs far more (the inode allocator skips recently freed inodes), which would slow the next run."""
     out = tempfile.mkdtemp(dir=scratch)
-    try:
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code, src, os.path.join(out, "o")], check=True,
-                       stdout=subprocess.DEVNULL)
-        return time.perf_counter() - t0
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, src, os.path.join(out, "o")], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
 
 
 class ParseJob:
@@ -172,13 +171,15 @@ class ParseJob:
 
 
 def main(argv: list[str]) -> int:
-    """``make CASE DIR``: build a case's inputs; ``csiread SRC OUT``: run the csiread script."""
+    """``make CASE DIR``: build a case's inputs in DIR; ``script``: print the csiread script (run it as
+    ``python SCRIPT SRC OUT``)."""
     if len(argv) == 3 and argv[0] == "make":
         print(make_case(argv[1], Path(argv[2])))
         return 0
-    if len(argv) == 3 and argv[0] == "csiread":
-        return subprocess.run([sys.executable, "-c", CSIREAD_SCRIPT, argv[1], argv[2]]).returncode
-    print("usage: python -m benchmarks.bench_parse_job make CASE DIR | csiread SRC OUT", file=sys.stderr)
+    if argv == ["script"]:
+        sys.stdout.write(CSIREAD_SCRIPT.lstrip())
+        return 0
+    print("usage: python -m benchmarks.bench_parse_job make CASE DIR | script", file=sys.stderr)
     return 2
 
 
