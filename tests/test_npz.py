@@ -90,3 +90,13 @@ def test_object_arrays_and_zip64_sizes_are_refused(monkeypatch):
         npz_buffers({"big": np.zeros(1000)})
     with pytest.raises(ArchiveTooLarge):
         npz_buffers({f"m{i}": np.zeros(100) for i in range(8)})  # each member fits, the offsets do not
+
+
+def test_the_crc_in_use_is_zlibs_crc32():
+    import zlib
+
+    rng = np.random.default_rng(3)
+    for n in [0, 1, 7, 64, 5000, 1 << 20]:
+        data = rng.integers(0, 256, n, dtype=np.uint8)
+        assert npz._crc32(data) == zlib.crc32(data)
+        assert npz._crc32(data, 0x12345678) == zlib.crc32(data, 0x12345678)
