@@ -307,9 +307,9 @@ def test_summary_at_80_columns_keeps_paths_and_reasons_whole(runner, tmp_path):
     assert "…" not in result.stdout and str(tmp_path) not in "\n".join(table)  # nothing cut, paths relative
     # 80 columns leave the path 30 (the widest skip reason takes 16): it breaks after a "/", never inside a name
     k = next(k for k, line in enumerate(lines) if line.startswith("20181109/user1/ "))
-    assert lines[k + 1].startswith("user1-1-1-1-1-r1.dat ") and "zero_field_len 1" in lines[k]
+    assert lines[k + 1] == "user1-1-1-1-1-r1.dat" and "zero_field_len 1" in lines[k]
     k = next(k for k, line in enumerate(lines[k + 2:], k + 2) if line.startswith("20181109/user1/ "))
-    assert lines[k + 1].startswith("user1-1-1-1-2-r1.dat ") and "invalid_perm" not in lines[k] + lines[k + 1]
+    assert lines[k + 1] == "user1-1-1-1-2-r1.dat" and "invalid_perm" not in lines[k] + lines[k + 1]
     result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "wide")], env={"COLUMNS": "100"})
     assert any(line.startswith("20181109/user1/user1-1-1-1-1-r1.dat ") for line in result.stdout.splitlines())
     note = [line for line in lines if "kept unpermuted" in line]
@@ -376,3 +376,13 @@ def test_a_long_job_lists_only_the_inputs_with_something_to_report_then_the_tota
     assert [line.split()[0] for line in rows] == ["r05.dat", "r07.dat", "all"]
     assert "truncated 1" in rows[0] and "failed" in rows[1]
     assert rows[2].split()[:4] == ["all", "23", "written", str(23 * 3)] and "truncated 1" in rows[2]
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_not_a_crash(runner, tmp_path):
+    root = tmp_path / "caps"
+    root.mkdir()
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.dat"), "wb") as fh:
+        fh.write(synthetic_log(3))
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "caf\ufffd.dat" in result.stdout

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, fail, guard, progress
 
 # Typer labels every option with its type; a flag takes no value, so it gets no label (`--scaled`, never
 # `--scaled <bool>`: `--scaled true` would read `true` as an input).
@@ -294,13 +295,42 @@ def _wrap_path(path: str, width: int) -> str:
     return "\n".join(lines + [line] if line else lines)
 
 
-def _render(files: list, counts: dict, found) -> None:
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
+def _plain(text: str) -> str:
+    """``text`` printable on any terminal: a file name that is not valid UTF-8 shows U+FFFD, never crashes."""
+    try:  # a byte of a name that is not UTF-8 (Python keeps it as a lone surrogate) becomes one U+FFFD
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
-    console = stdout_console()
+
+def _table(rows: list, width: int, totals: bool) -> list:
+    """The summary table as lines: columns one space apart, sized to their content, a rule under the header
+    (and above the totals row); the file's path gets the rest of the line and, when longer, breaks after a
+    "/". Plain text (no Rich: this is the one output of a long job, and Rich's import and table layout cost
+    more than the rest of the rendering)."""
+    widths = [max(len(line) for cell in [name, *(row[k] for row in rows)] for line in cell.split("\n"))
+              for k, name in enumerate(_COLUMNS)]
+    room = width - sum(widths[1:]) - (len(_COLUMNS) - 1)
+    widths[0] = min(widths[0], max(room, 16))
+    right = [name in ("records", "span s", "Hz") for name in _COLUMNS]
+
+    def line(cells) -> str:
+        return " ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
+
+    rule = "─" * (sum(widths) + len(widths) - 1)
+    out = [line(_COLUMNS), rule]
+    for k, row in enumerate(rows):
+        if totals and k == len(rows) - 1:
+            out.append(rule)
+        cells = [_wrap_path(row[0], widths[0]).split("\n"), *(cell.split("\n") for cell in row[1:])]
+        for i in range(max(len(c) for c in cells)):
+            out.append(line([c[i] if i < len(c) else "" for c in cells]))
+    return out
+
+
+def _render(files: list, counts: dict, found) -> None:
+    import shutil
+
     head = [f"{counts['written']} written"]
     if counts["kept"]:
         head.append(f"{counts['kept']} kept (up to date)")
@@ -308,53 +338,34 @@ def _render(files: list, counts: dict, found) -> None:
         head.append(f"{counts['failed']} failed")
     if counts["not finished"]:
         head.append(f"{counts['not finished']} not finished")
-    title = "rfbench parse: " + ", ".join(head)
+    lines = ["rfbench parse: " + ", ".join(head)]
     rows, notes, left_out = _rows(files)
     if len(files) > TABLE_ROWS:
-        title += " (inputs with something to report, then the totals; --json lists every input)"
+        lines[0] += " (inputs with something to report, then the totals; --json lists every input)"
     if rows:
-        # Widths are the content's, never less: no cell is cut or wrapped, except the file's path, which gets
-        # the rest of the line and, when longer, breaks after a "/".
-        widths = [max(len(line) for cell in [name, *(row[k] for row in rows)] for line in cell.split("\n"))
-                  for k, name in enumerate(_COLUMNS)]
-        room = console.width - sum(widths[1:]) - (len(_COLUMNS) - 1)
-        widths[0] = min(widths[0], max(room, 16))
-        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
-                      show_edge=False)
-        for k, name in enumerate(_COLUMNS):
-            table.add_column(name, width=widths[k], no_wrap=True, overflow="fold",
-                             justify="right" if name in ("records", "span s", "Hz") else "left")
-        for k, row in enumerate(rows):
-            status = {"failed": "red", "not done": "yellow"}.get(row[1])
-            table.add_row(Text(_wrap_path(row[0], widths[0])), Text(row[1], style=status or ""),
-                          *(Text(cell) for cell in row[2:]),
-                          end_section=len(files) > TABLE_ROWS and k == len(rows) - 2)  # a rule above the totals
-        console.print(table)
+        lines += _table(rows, shutil.get_terminal_size((80, 24)).columns, totals=len(files) > TABLE_ROWS)
         if left_out:
-            console.print(f"… and {left_out} more input(s) with something to report (--json lists them)")
-    else:
-        console.print(title)
-    for note in notes:
-        console.print(escape(note), soft_wrap=True)
+            lines.append(f"… and {left_out} more input(s) with something to report (--json lists them)")
+    lines += notes
     if found.not_taken:
         more = len(found.not_taken) - 3
-        shown = ", ".join(escape(str(p)) for p in found.not_taken[:3]) + (f" and {more} more" if more > 0 else "")
-        console.print(f"{len(found.not_taken)} file(s) in the folders not taken (not {' or '.join(found.patterns)}): "
-                      f"{shown}; choose them with --glob PATTERN", soft_wrap=True)
+        shown = ", ".join(str(p) for p in found.not_taken[:3]) + (f" and {more} more" if more > 0 else "")
+        lines.append(f"{len(found.not_taken)} file(s) in the folders not taken (not {' or '.join(found.patterns)}): "
+                     f"{shown}; choose them with --glob PATTERN")
     written = [r for r in files if r["status"] == "written"]
     if written:
-        console.print(f"wrote {_where(written)}", soft_wrap=True)
+        lines.append(f"wrote {_where(written)}")
+    sys.stdout.write(_plain("\n".join(lines) + "\n"))
+    sys.stdout.flush()
 
 
 def _where(written: list) -> str:
     """Where the archives went, in one line: the file for one, else the count and their common folder."""
     import os
 
-    from rich.markup import escape
-
     def short(path: str) -> str:  # relative to the working folder when inside it
         rel = os.path.relpath(path)
-        return escape(path if rel.startswith("..") else rel)
+        return path if rel.startswith("..") else rel
 
     if len(written) == 1:
         return short(written[0]["output"])
