@@ -50,11 +50,23 @@ class ArchiveTooLarge(ValueError):
     """The archive would need zip64 (a member or the whole archive past 4 GiB, or more than 65,535 members)."""
 
 
+_HEADERS: dict = {}  # (dtype, shape) -> header: a job's archives repeat the same few
+
+
 def npy_header(array: np.ndarray) -> bytes:
     """The ``.npy`` format 1.0 header :func:`numpy.save` writes for a C-ordered ``array`` (magic, length,
     the header dictionary padded with spaces to a multiple of 64 bytes, newline)."""
-    shape = array.shape
-    dtype = array.dtype
+    key = (array.dtype, array.shape)
+    header = _HEADERS.get(key)
+    if header is None:
+        header = _npy_header(array.dtype, array.shape)
+        if len(_HEADERS) >= 4096:
+            _HEADERS.clear()
+        _HEADERS[key] = header
+    return header
+
+
+def _npy_header(dtype: np.dtype, shape: tuple) -> bytes:
     # numpy's dtype_to_descr is dtype.str for a plain dtype (no fields, no subarray, no metadata)
     descr = dtype.str if dtype.names is None and dtype.subdtype is None and not dtype.metadata \
         else np.lib.format.dtype_to_descr(dtype)
