@@ -268,9 +268,11 @@ def test_find_inputs_globs_and_counts_the_files_not_taken(tmp_path):
         find_inputs([root], ["*.csv"])
 
 
-def test_an_exception_in_the_caller_stops_the_workers_and_cleans_up(tmp_path):
+def test_an_exception_in_the_caller_stops_the_workers_and_cleans_up(tmp_path, monkeypatch):
     """Ctrl-C in a library caller (or any exception from the progress callback) must not wait for the rest of
     the job nor leave temporary files."""
+    monkeypatch.setattr(parse_files, "BATCH_FILES", 1)  # one file per batch, no waiting: the first event comes
+    monkeypatch.setattr(parse_files, "BATCH_SECONDS", 0.0)  # early, while most of the job is still to do
     paths = _logs(tmp_path / "in", [200] * 60)
     seen = []
 
