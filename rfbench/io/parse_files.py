@@ -29,10 +29,11 @@ reports on disk; between the two, outputs are committed in **batches**, not one 
    batch.
 
 A crash — the process killed, the machine losing power — therefore leaves every output either absent, as
-it was before (``--force`` replaces a file only by a rename), or complete; at most the last batch (under
-:data:`BATCH_SECONDS` of work) is lost, and a re-run with ``existing="keep-matching"`` (``--skip-existing``)
-finishes the rest. Per-file ``fsync`` (what :func:`rfbench.io.files.atomic_write` does) cost 17 % of a job
-of 150 one-megabyte logs; one journal commit per batch costs under 1 % (docs/parse.md).
+it was before (``--force`` replaces a file only by a rename), or complete; it loses only what was not
+committed yet (the batch being committed and the archives queued behind it), and a re-run with
+``existing="keep-matching"`` (``--skip-existing``) finishes the rest. A durable commit per file (what
+:func:`rfbench.io.files.atomic_write` does) made a job of 600 Widar-size logs take 3.73 s instead of 2.18 s
+(docs/parse.md).
 
 Cancellation: set the ``cancel`` event (``rfbench parse`` does on SIGINT, SIGTERM and SIGHUP). Workers stop
 after the step they are in, every temporary file is deleted, nothing of the batch being committed is
