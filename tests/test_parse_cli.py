@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -30,8 +31,11 @@ def test_parse_writes_plain_npz_with_documented_names(runner, logfile, tmp_path)
     with np.load(archive, allow_pickle=False) as z:
         names = set(z.files)
         expected = {"csi", "csi_scaled", "perm", "perm_applied", *HEADER_FIELDS, "skipped_reasons",
-                    "skipped_counts", "non_csi_codes", "non_csi_counts"}
+                    "skipped_counts", "non_csi_codes", "non_csi_counts", "source_sha256", "source_bytes"}
         assert names == expected
+        data = logfile.read_bytes()
+        assert str(z["source_sha256"]) == hashlib.sha256(data).hexdigest()
+        assert z["source_bytes"].dtype == np.int64 and int(z["source_bytes"]) == len(data)
         log = read(logfile)
         np.testing.assert_array_equal(z["csi"], log.csi)
         assert z["csi"].dtype == np.complex64 and z["csi_scaled"].dtype == np.complex128
@@ -190,3 +194,195 @@ def test_kernels_run_with_the_jit_disabled(tmp_path):
     log = read(path)
     np.testing.assert_array_equal(np.load(outs[0]), log.csi)
     np.testing.assert_allclose(np.load(outs[1]), log.scaled_csi(), rtol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# interruptions, existing outputs, folder search, readable output (issue 13)
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_signal_mid_folder_cleans_up_and_says_which_inputs_finished(tmp_path, sig):
+    """A real process signalled mid-run: exit 128+signal, no temporary file anywhere, one stderr line, and every
+    archive on disk complete."""
+    import signal
+    import time
+    import zipfile
+
+    signum = getattr(signal, sig)
+    src = tmp_path / "in"
+    src.mkdir()
+    first = src / "f0000.dat"
+    first.write_bytes(synthetic_log(2, seed=5))
+    n = 4000  # small files: the run lasts seconds, the outputs stay small
+    for k in range(1, n):
+        os.link(first, src / f"f{k:04d}.dat")
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "rfbench", "parse", str(src), "-o", str(out)] + (["--json"] if sig == "SIGTERM" else [])
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while proc.poll() is None and time.monotonic() < deadline:
+        if out.is_dir() and any(p.suffix == ".npz" for p in out.iterdir()):
+            break
+        time.sleep(0.002)
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 128 + signum, (proc.returncode, stderr[-2000:])
+    left = sorted(p.name for p in out.iterdir())
+    assert not [name for name in left if name.endswith(".tmp") or name.startswith(".")], left
+    assert 0 < len(left) < n
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr[-2000:]
+    assert lines[0].startswith(f"error: interrupted by {sig}: {len(left)} of {n} inputs finished (f0000.dat")
+    assert f"{n - len(left)} not finished (" in lines[0] and "--skip-existing" in lines[0]
+    for name in (left[0], left[-1]):
+        with zipfile.ZipFile(out / name) as zf:
+            assert zf.testzip() is None
+        np.testing.assert_array_equal(np.load(out / name)["csi"], read(first).csi)
+    if sig == "SIGTERM":
+        doc = json.loads(stdout)
+        assert doc["interrupted"] == "SIGTERM" and doc["written"] == len(left)
+        assert sorted(os.path.basename(f["output"]) for f in doc["files"] if f["status"] == "written") == left
+        assert doc["not_finished"] == n - len(left)
+
+
+def test_skip_existing_keeps_matching_outputs_and_refuses_others(runner, tmp_path):
+    a, b = tmp_path / "a.dat", tmp_path / "b.dat"
+    a.write_bytes(synthetic_log(5, seed=1))
+    b.write_bytes(synthetic_log(7, seed=2))
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["parse", str(a), str(b), "-o", str(out)]).exit_code == 0
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.iterdir()}
+    result = runner.invoke(app, ["parse", str(a), str(b), "-o", str(out), "--skip-existing", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["kept"], doc["written"], doc["failed"]) == (2, 0, 0)
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.iterdir()} == before
+    b.write_bytes(synthetic_log(7, seed=3))  # the input changed since its archive was written
+    result = runner.invoke(app, ["parse", str(a), str(b), "-o", str(out), "--skip-existing"])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {b}: output {out / 'b.npz'} was made from a different input")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {k: v[0] for k, v in before.items()}
+    result = runner.invoke(app, ["parse", str(a), "-o", str(out)])
+    assert result.exit_code == 2 and "already exists" in result.stderr
+    result = runner.invoke(app, ["parse", str(a), "-o", str(out), "--force", "--skip-existing"])
+    assert result.exit_code == 2 and "exclude each other" in result.stderr
+
+
+def test_glob_takes_other_names_and_the_summary_counts_the_files_not_taken(runner, tmp_path):
+    root = tmp_path / "caps"
+    root.mkdir()
+    (root / "r1.dat").write_bytes(synthetic_log(4, seed=1))
+    (root / "log.all_csi.6.7.6").write_bytes(synthetic_log(6, nrx=3, ntx=3, seed=2))
+    (root / "notes.txt").write_text("not a log")
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "a"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["written"] == 1 and doc["not_taken"] == 2 and doc["patterns"] == ["*.dat"]
+    assert doc["not_taken_files"] == [str(root / "log.all_csi.6.7.6"), str(root / "notes.txt")]
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "b")])
+    assert "2 file(s) in the folders not taken (not *.dat)" in result.stdout
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "c"), "--glob", "*.dat", "--glob", "log.*",
+                                 "--json"])
+    doc = json.loads(result.stdout)
+    assert doc["written"] == 2 and doc["not_taken"] == 1
+    assert np.load(tmp_path / "c" / "log.all_csi.6.7.6.npz")["csi"].shape == (6, 30, 3, 3)
+
+
+def test_summary_at_80_columns_keeps_paths_and_reasons_whole(runner, tmp_path):
+    root = tmp_path / "Widar3.0" / "CSI"
+    folder = root / "20181109" / "user1"
+    folder.mkdir(parents=True)
+    zero_len = (LogBuilder().bfee(np.ones((30, 3, 1, 2), np.int8)).raw(b"\x00\x00")
+                .bfee(np.ones((30, 3, 1, 2), np.int8)).to_bytes())
+    (folder / "user1-1-1-1-1-r1.dat").write_bytes(zero_len)
+    bad_perm = LogBuilder().bfee(np.ones((30, 2, 1, 2), np.int8), antenna_sel=0).to_bytes()  # perm (1, 1): kept
+    (folder / "user1-1-1-1-2-r1.dat").write_bytes(bad_perm)
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "out")], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 or "kept unpermuted" in max(lines, key=len)
+    table = lines[:next(k for k, line in enumerate(lines) if line.startswith("wrote "))]
+    assert "…" not in result.stdout and str(tmp_path) not in "\n".join(table)  # nothing cut, paths relative
+    # 80 columns leave the path 30 (the widest skip reason takes 16): it breaks after a "/", never inside a name
+    k = next(k for k, line in enumerate(lines) if line.startswith("20181109/user1/ "))
+    assert lines[k + 1] == "user1-1-1-1-1-r1.dat" and "zero_field_len 1" in lines[k]
+    k = next(k for k, line in enumerate(lines[k + 2:], k + 2) if line.startswith("20181109/user1/ "))
+    assert lines[k + 1] == "user1-1-1-1-2-r1.dat" and "invalid_perm" not in lines[k] + lines[k + 1]
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "wide")], env={"COLUMNS": "100"})
+    assert any(line.startswith("20181109/user1/user1-1-1-1-1-r1.dat ") for line in result.stdout.splitlines())
+    note = [line for line in lines if "kept unpermuted" in line]
+    assert len(note) == 1 and note[0].startswith("20181109/user1/user1-1-1-1-2-r1.dat: 1 record(s)")
+    assert "invalid_perm" in note[0]
+
+
+def test_json_output_still_prints_one_error_line_per_failed_input(runner, tmp_path, logfile):
+    result = runner.invoke(app, ["parse", str(logfile), str(tmp_path / "nope.dat"), "-o", str(tmp_path / "o"), "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["failed"] == 1
+    assert [line for line in result.stderr.splitlines() if line.strip()] == \
+        [f"error: {tmp_path / 'nope.dat'}: no such file"]
+
+
+def test_an_unwritable_output_folder_is_named_and_the_input_not_blamed(runner, logfile, tmp_path, monkeypatch):
+    import errno
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "out" / ".cap.npz.x1y2z3.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    result = runner.invoke(app, ["parse", str(logfile), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert errors == [f"error: {logfile}: cannot write {tmp_path / 'out' / 'cap.npz'} (permission denied in "
+                      f"{tmp_path / 'out'})"]
+
+
+def test_a_read_only_output_folder_for_real(runner, logfile, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        result = runner.invoke(app, ["parse", str(logfile), "-o", str(out)])
+    finally:
+        out.chmod(0o755)
+    assert result.exit_code == 2
+    assert f"cannot write {out / 'cap.npz'} (permission denied" in result.stderr and ".tmp" not in result.stderr
+
+
+def test_boolean_flags_are_plain_flags_in_the_help(runner):
+    result = runner.invoke(app, ["parse", "--help"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0
+    for flag in ("--scaled", "--raw-int8", "--force", "--skip-existing", "--json"):
+        line = next(line for line in result.output.splitlines() if f" {flag} " in line)
+        assert "<bool>" not in line and "bool" not in line.lower().split(flag)[1][:20], line
+    assert "--glob" in result.output and "PATTERN" in result.output and "--workers" in result.output
+
+
+def test_a_long_job_lists_only_the_inputs_with_something_to_report_then_the_totals(runner, tmp_path):
+    root = tmp_path / "caps"
+    root.mkdir()
+    for k in range(24):
+        (root / f"r{k:02d}.dat").write_bytes(synthetic_log(3, seed=k))
+    (root / "r05.dat").write_bytes(synthetic_log(3, seed=5) + b"\x00")  # a lone trailing byte: truncated 1
+    (root / "r07.dat").write_bytes(b"")
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    rows = [line for line in result.stdout.splitlines()[3:] if line.startswith(("r", "all "))]
+    assert [line.split()[0] for line in rows] == ["r05.dat", "r07.dat", "all"]
+    assert "truncated 1" in rows[0] and "failed" in rows[1]
+    assert rows[2].split()[:4] == ["all", "23", "written", str(23 * 3)] and "truncated 1" in rows[2]
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_not_a_crash(runner, tmp_path):
+    root = tmp_path / "caps"
+    root.mkdir()
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.dat"), "wb") as fh:
+        fh.write(synthetic_log(3))
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "caf\ufffd.dat" in result.stdout

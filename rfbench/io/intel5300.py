@@ -561,16 +561,15 @@ class Intel5300Log:
         """Seconds from the first to the last record, unwrapping ``timestamp_low`` at 2³² µs."""
         if self.n_records < 2:
             return 0.0
-        ts = self.timestamp_low.astype(np.int64)
-        steps = np.diff(ts) % (1 << 32)
-        return float(steps.sum()) / 1e6
+        steps = np.diff(self.timestamp_low)  # uint32 arithmetic: each step is already taken modulo 2³²
+        return float(steps.sum(dtype=np.int64)) / 1e6
 
     def summary(self) -> dict:
         """A JSON-ready summary: records, shapes, skipped by reason, non-CSI codes, time span, packet rate."""
         shapes: dict[str, int] = {}
         if self.n_records:
-            pairs, counts = np.unique(self.nrx.astype(np.int64) * 10 + self.ntx, return_counts=True)
-            shapes = {f"{p // 10}x{p % 10}": int(c) for p, c in zip(pairs, counts)}
+            counts = np.bincount(self.nrx.astype(np.intp) * 4 + self.ntx, minlength=16).tolist()
+            shapes = {f"{p // 4}x{p % 4}": c for p, c in enumerate(counts) if c}
         span = self.time_span_s()
         return {
             "source": self.source,
@@ -611,9 +610,11 @@ def _record_outputs(n_bytes: int) -> tuple:
     return offsets, policy, headers, np.empty((bound, 3), dtype=np.int8)
 
 
-def _frame(buf: np.ndarray) -> _Framing:
-    """Run the framing kernel over ``buf`` with outputs sized by the file (never by a length it contains)."""
-    offsets, policy, headers, perm = _record_outputs(buf.shape[0])
+def _frame(buf: np.ndarray, records: tuple | None = None) -> _Framing:
+    """Run the framing kernel over ``buf`` with outputs sized by the file (never by a length it contains):
+    ``records``, :func:`_record_outputs` of at least ``len(buf)`` bytes that the caller reuses, or new ones
+    (the result's arrays are views of them)."""
+    offsets, policy, headers, perm = records if records is not None else _record_outputs(buf.shape[0])
     skips = np.zeros(len(SKIP_REASONS) + 1, dtype=np.int64)
     non_csi = np.zeros(256, dtype=np.int64)
     n, max_nrx, max_ntx = _scan(buf, offsets, policy, skips, non_csi, *headers.values(), perm)
@@ -744,11 +745,20 @@ def read(source, *, raw_int8: bool = False, threads: int | None = None) -> Intel
     (5, (5, 30, 3, 1), dtype('complex64'))
     """
     buf, path = _as_buffer(source)
-    framing = _frame(buf)
+    return _parse(buf, path, raw_int8, threads)
+
+
+def _parse(buf: np.ndarray, path: str | None, raw_int8: bool, threads: int | None, out=None,
+           records: tuple | None = None) -> Intel5300Log:
+    """:func:`read` of the bytes ``buf``. ``out(shape, dtype)``, when given, supplies the array the CSI is
+    unpacked into, and ``records`` the framing kernel's per-record outputs (see :func:`_frame`): buffers the
+    caller reuses from file to file, which the log then shares. Otherwise new ones."""
+    framing = _frame(buf, records)
     n, max_nrx, max_ntx = framing.n, framing.max_nrx, framing.max_ntx
     offsets, policy, headers, perm, skips, non_csi = (framing.offsets, framing.policy, framing.headers,
                                                       framing.perm, framing.skips, framing.non_csi)
-    pairs = np.empty((n, _N_SUBCARRIERS, max_nrx, max_ntx, 2), dtype=np.int8 if raw_int8 else np.float32)
+    shape, dtype = (n, _N_SUBCARRIERS, max_nrx, max_ntx, 2), np.int8 if raw_int8 else np.float32
+    pairs = np.empty(shape, dtype=dtype) if out is None else out(shape, dtype)
     _unpack_csi(buf, offsets, policy, pairs, max_nrx, max_ntx, threads)
     return Intel5300Log(
         csi=None if raw_int8 else pairs.view(np.complex64)[..., 0],
@@ -772,7 +782,8 @@ def _skipped(skips: np.ndarray) -> dict[str, int]:
 
 
 def _non_csi(non_csi: np.ndarray) -> dict[int, int]:
-    return {code: count for code, count in enumerate(non_csi.tolist()) if count}
+    codes = np.flatnonzero(non_csi)
+    return dict(zip(codes.tolist(), non_csi[codes].tolist()))
 
 
 @dataclass(frozen=True)
