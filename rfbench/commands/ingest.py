@@ -159,55 +159,31 @@ def files(
 
 
 def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) -> None:
-    from rfbench.datasets.tree import display_path
-
-    recs = manifest.recordings
-    summary = {
-        "manifest": display_path(str(out)),
-        "dataset": manifest.dataset,
-        "root": manifest.recorded_root(out, absolute_root),
-        "synthetic": manifest.synthetic,
-        "recordings": len(recs),
-        "files": sum(len(r["files"]) for r in recs),
-        "frames": sum(r["frames"] for r in recs),
-        "problems": manifest.problems,
-    }
-    tree = manifest.extra.get("tree")
-    if tree:
-        summary["files_looked_at"], summary["files_matched"] = tree["files"], tree["matched"]
+    summary = manifest.summary(out, absolute_root)
+    values = summary.pop("values")
     if json_out:
         emit_json(summary)
         return
     from rich.markup import escape
     from rich.table import Table
 
-    from rfbench.datasets.manifest import value_sort_key
-
     console = stdout_console()
-    keys = [k for k in ("room", "subject", "location", "orientation", "gesture", "action") if any(k in r for r in recs)]
-    template = manifest.extra.get("template") or {}
-    fields = [f["name"] for f in template.get("fields", [])]
-    keys += [k for k in fields if k not in keys and any(k in r for r in recs)]
-    if "label" in manifest.extra.get("roles", {}):
-        keys.append("label")
     table = Table(title=f"rfbench ingest {manifest.dataset}" + (" [SYNTHETIC]" if manifest.synthetic else ""),
                   title_justify="left")
     table.add_column("key")
     table.add_column("values", justify="right")
     table.add_column("recordings per value")
-    for key in keys:
-        counts: dict = {}
-        for r in recs:
-            counts[r.get(key)] = counts.get(r.get(key), 0) + 1
-        shown = sorted(counts.items(), key=lambda kv: (kv[0] is None, value_sort_key(kv[0])))
+    for key, shown in values.items():
         text = ", ".join(f"{'(none)' if v is None else v}: {n}" for v, n in shown[:12]) + (" …" if len(shown) > 12 else "")
-        table.add_row(key, str(len(counts)), escape(text))
+        table.add_row(key, str(len(shown)), escape(text))
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "
                   f"→ {escape(summary['manifest'])}")
+    tree = manifest.extra.get("tree")
     if tree:
         rest = tree["files"] - tree["matched"]
-        console.print(f"{tree['matched']} of {tree['files']} file(s) match the template {escape(repr(template['text']))}"
+        text = repr(manifest.extra["template"]["text"])
+        console.print(f"{tree['matched']} of {tree['files']} file(s) match the template {escape(text)}"
                       + (f"; the other {rest} are problems" if rest else ""))
     if manifest.problems:
         console.print(f"[yellow]{len(manifest.problems)} problem(s)[/] (listed in the manifest too):")

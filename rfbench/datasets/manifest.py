@@ -105,6 +105,35 @@ class Manifest:
         )
         return doc
 
+    def summary(self, path: str | os.PathLike, absolute_root: bool = False) -> dict:
+        """What ``rfbench ingest`` reports of this manifest written to ``path``: counts, problems, and for each
+        domain key shown (the usual keys, the template's fields, the label) its values with their recording
+        counts (``values``: key → ``[(value, recordings)]`` in canonical value order)."""
+        from rfbench.datasets.tree import display_path
+
+        recs = self.recordings
+        out = {"manifest": display_path(str(path)), "dataset": self.dataset,
+               "root": self.recorded_root(path, absolute_root), "synthetic": self.synthetic,
+               "recordings": len(recs), "files": sum(len(r["files"]) for r in recs),
+               "frames": sum(r["frames"] for r in recs), "problems": self.problems}
+        tree = self.extra.get("tree")
+        if tree:
+            out["files_looked_at"], out["files_matched"] = tree["files"], tree["matched"]
+        keys = [k for k in ("room", "subject", "location", "orientation", "gesture", "action")
+                if any(k in r for r in recs)]
+        template = self.extra.get("template") or {}
+        keys += [f["name"] for f in template.get("fields", []) if f["name"] not in keys and any(f["name"] in r for r in recs)]
+        if "label" in self.extra.get("roles", {}):
+            keys.append("label")
+        values = {}
+        for key in keys:
+            counts: dict = {}
+            for r in recs:
+                counts[r.get(key)] = counts.get(r.get(key), 0) + 1
+            values[key] = sorted(counts.items(), key=lambda kv: (kv[0] is None, value_sort_key(kv[0])))
+        out["values"] = values
+        return out
+
     def recorded_root(self, path: str | os.PathLike, absolute: bool = False) -> str:
         """``root`` as :meth:`write` records it in a manifest written to ``path``: relative to that file's folder
         (POSIX), or absolute when ``absolute``. A relative ``root`` is taken as it is (it is already relative to
