@@ -831,3 +831,26 @@ def naive_expected_prior_metrics(y_true, prior, n_classes):
     macro = sum(f1.values()) / len(f1)
     weighted = sum(support[c] * f1[c] for c in f1 if support[c] > 0) / n
     return acc, sum(recalls) / len(recalls), macro, weighted
+
+
+def mmfi_toolbox_fill(csi_amp):
+    """The MM-Fi toolbox's fill of a WiFi frame's CSIamp, transliterated line for line (minus the min-max
+    scaling that follows it, and with ``scio.loadmat(frame)['CSIamp']`` replaced by the array given).
+
+    Source: ybhbingo/MMFi_dataset, ``mmfi_lib/mmfi.py``, ``MMFi_Dataset.read_frame``, ``wifi-csi`` branch, commit
+    269f64875508f030cbd1468c1e76d5333b0127cd. An all-NaN packet makes ``temp_not_nan_col.mean()`` the mean of an
+    empty array (NaN, with a RuntimeWarning we silence here).
+    """
+    import warnings
+
+    data = np.array(csi_amp, dtype=np.float64)
+    data[np.isinf(np.array(csi_amp, dtype=np.float64))] = np.nan
+    for i in range(10):  # 32
+        temp_col = data[:, :, i]
+        nan_num = np.count_nonzero(temp_col != temp_col)
+        if nan_num != 0:
+            temp_not_nan_col = temp_col[temp_col == temp_col]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                temp_col[np.isnan(temp_col)] = temp_not_nan_col.mean()
+    return data

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 #: Current major version of each JSON kind rfbench writes.
-SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1}
+SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1, "windows": 1}
 
 
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
