@@ -255,8 +255,8 @@ def parse_npy(buf, where: str) -> np.ndarray:
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=NPY_MAX_HEADER_BYTES)
         else:
             raise ValueError(f"unsupported .npy version {major}")
-    except (ValueError, EOFError, SyntaxError) as exc:
-        raise FormatError(f"{where}: not a readable .npy file ({exc})") from None
+    except Exception as exc:  # NumPy raises ValueError, EOFError, SyntaxError or tokenize errors for bad headers
+        raise FormatError(f"{where}: not a readable .npy file ({exc.__class__.__name__}: {exc})") from None
     if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
         raise FormatError(f"{where}: .npy dtype {dtype} is not plain numbers")
     count = 1

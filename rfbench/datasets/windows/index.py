@@ -184,12 +184,13 @@ def validate_index(doc: Mapping, where: str = "index") -> None:
         raise _fail(where, "files must be sorted by path, each once")
 
 
-def load_index(path: str | os.PathLike, *, hash_arrays: bool = False) -> WindowIndex:
+def load_index(path: str | os.PathLike, *, check_arrays: bool = True, hash_arrays: bool = False) -> WindowIndex:
     """Read and validate a windows index and the arrays beside it.
 
-    Checks the schema and keys (:func:`validate_index`), that ``X.npy`` and ``y.npy`` exist with the dtype,
-    shape and size the index records (read from their headers: nothing is loaded), and with ``hash_arrays``
-    also their sha256.
+    Checks the schema and keys (:func:`validate_index`); with ``check_arrays`` (the default) that ``X.npy`` and
+    ``y.npy`` exist with the dtype, shape and size the index records (read from their headers: nothing is
+    loaded), and with ``hash_arrays`` also their sha256. Scoring an index's rows needs neither array
+    (``check_arrays=False``): the targets are read from the dataset.
 
     Raises
     ------
@@ -203,6 +204,8 @@ def load_index(path: str | os.PathLike, *, hash_arrays: bool = False) -> WindowI
     doc = read_json(path, "windows")
     validate_index(doc, str(path))
     idx = WindowIndex(doc, path)
+    if not check_arrays:
+        return idx
     for key, file in (("x", idx.x_path), ("y", idx.y_path)):
         entry = doc[key]
         if not file.is_file():

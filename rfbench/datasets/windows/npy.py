@@ -120,6 +120,8 @@ class NpyWriter:
             raise ValidationError(f"rows of shape {batch.shape[1:]} written to an array of rows {self.row_shape}")
         if self.n_rows is not None and self.rows + batch.shape[0] > self.n_rows:
             raise ValidationError(f"more than the {self.n_rows} rows announced were written")
+        if batch.size == 0:
+            return
         data = memoryview(batch).cast("B")
         self._fh.write(data)
         if self._hash is not None:
