@@ -8,7 +8,7 @@ import pytest
 
 from tests.windowsdata import widar_case
 from rfbench.csi.subcarrier import resample_subcarriers
-from rfbench.datasets.windows import WindowSettings, build_windows, side_targets
+from rfbench.datasets.windows import WindowSettings, build_windows, side_targets, write_windows
 from rfbench.errors import ValidationError
 from rfbench.io import intel5300
 
@@ -26,6 +26,11 @@ def damaged(tmp_path_factory):
 def _log(root, manifest_rec, receiver):
     (f,) = [f for f in manifest_rec["files"] if f["receiver"] == receiver]
     return intel5300.read(root / f["path"])
+
+
+def _amp(csi):
+    """The float32 nearest each exact amplitude: |csi| in float64, then rounded once."""
+    return np.abs(csi.astype(np.complex128)).astype(np.float32)
 
 
 def _records(manifest_path):
@@ -49,7 +54,7 @@ def test_packet_windows_per_receiver_hold_that_receivers_amplitudes(clean):
     for k in (0, 5, len(rows) - 1):
         row = rows[k]
         csi = _log(root, recs[row["id"]], row["receiver"]).csi
-        np.testing.assert_array_equal(w.x[k, :, 0], np.abs(csi[row["start"]:row["stop"]]).astype(np.float32))
+        np.testing.assert_array_equal(w.x[k, :, 0], _amp(csi[row["start"]:row["stop"]]))
     assert any("not time-aligned" in n for n in w.index["notes"])
     assert w.index["x"]["receivers"] == [1, 2, 3, 4, 5, 6]
 
@@ -92,8 +97,8 @@ def test_subcarriers_use_the_subcarrier_resampling(clean):
         assert w.index["x"]["subcarrier_map"] == {"from": "intel30-20", "to": dst, "span": span}
         row = w.index["rows"][1]
         csi = _log(root, recs[row["id"]], row["receiver"]).csi
-        expected = np.abs(resample_subcarriers(csi, "intel30-20", dst, axis=1, span=span))
-        np.testing.assert_array_equal(w.x[1, :, 0], expected[row["start"]:row["stop"]].astype(np.float32))
+        expected = _amp(resample_subcarriers(csi, "intel30-20", dst, axis=1, span=span))
+        np.testing.assert_array_equal(w.x[1, :, 0], expected[row["start"]:row["stop"]])
 
 
 def test_scaled_csi_by_option(clean):
@@ -101,7 +106,7 @@ def test_scaled_csi_by_option(clean):
     w = build_windows(split, "test", WindowSettings(length=4, csi="scaled"))
     row = w.index["rows"][0]
     log = _log(root, _records(manifest)[row["id"]], row["receiver"])
-    np.testing.assert_array_equal(w.x[0, :, 0], np.abs(log.scaled_csi()[:4]).astype(np.float32))
+    np.testing.assert_array_equal(w.x[0, :, 0], _amp(log.scaled_csi()[:4]))
 
 
 def test_damaged_recordings_are_excluded_and_listed(damaged):
@@ -129,6 +134,22 @@ def test_records_of_another_shape_exclude_their_recording(tmp_path):
     assert bad["reason"] == "receiver r2 has 15 record(s) of shape 2x1 (expected 3x1)"
     with pytest.raises(ValidationError, match="gives no row"):
         build_windows(split, "test", WindowSettings(length=4, antennas="1x1"))
+    # Written, the rows announced from the manifest's packet counts include that recording: the writer finds
+    # out while reading and writes again, so the file holds exactly the rows read.
+    doc = write_windows(split, "test", tmp_path / "out", WindowSettings(length=4))
+    assert doc["rows"] == w.index["rows"] and doc["excluded"] == w.index["excluded"]
+    assert np.load(tmp_path / "out" / "X.npy").tobytes() == w.x.tobytes()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["X.npy", "index.json", "y.npy"]
+
+
+def test_written_packet_windows_equal_the_in_memory_ones(clean, tmp_path):
+    _, _, split = clean
+    for settings in (WindowSettings(length=8, stride=3, features="amp,phase"), WindowSettings(resample=5)):
+        w = build_windows(split, "train", settings)
+        doc = write_windows(split, "train", tmp_path / "out", settings, force=True)
+        assert doc["rows"] == w.index["rows"]
+        assert np.load(tmp_path / "out" / "X.npy").tobytes() == w.x.tobytes()
+        assert np.load(tmp_path / "out" / "y.npy").tolist() == w.y.tolist()
 
 
 def test_integer_looking_labels_are_names_sorted_as_text(tmp_path):
@@ -163,3 +184,13 @@ def test_a_log_that_parses_to_another_record_count_than_ingest_is_refused(tmp_pa
     _, _, split = widar_case(tmp_path, edit=miscount)
     with pytest.raises(ValidationError, match="but ingest counted"):
         build_windows(split, "test", WindowSettings(length=4))
+
+
+def test_raw_amplitudes_are_the_nearest_float32_for_every_int8_pair():
+    from rfbench.datasets.windows.build import _intel_features
+
+    re, im = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128))
+    csi = (re + 1j * im).astype(np.complex64).reshape(-1, 1, 1, 1)  # all 65,536 raw values
+    fast = _intel_features(csi, ("amp", "phase"), "all-pairs", check=False)
+    np.testing.assert_array_equal(fast[:, 0], _amp(csi))
+    np.testing.assert_array_equal(fast[:, 1], np.angle(csi.astype(np.complex128)).astype(np.float32))

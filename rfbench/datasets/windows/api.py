@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rfbench.datasets.windows.build import (Plan, Produced, SideJob, default_workers, open_side, plan_side,
-                                            progress_total, side_batches, start_plan)
-from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, load_index
+from rfbench.datasets.windows.build import (Plan, Produced, SideJob, announced_rows, default_workers, open_side,
+                                            plan_side, progress_total, side_batches, start_plan)
+from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, dumps_index, load_index
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import OutputExistsError, ValidationError
 
@@ -224,8 +224,7 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     dict
         The index document written.
     """
-    from rfbench.datasets.windows.npy import NpyWriter
-    from rfbench.io.files import check_writable, dumps_json
+    from rfbench.io.files import check_writable
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -235,29 +234,47 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
         check_writable(path, force)
     job = open_side(split, side, settings)
     plan = start_plan(job)
-    produced = Produced()
-    known = plan.n_rows if job.kind == "mmfi" else None
-    if known == 0:
+    known = announced_rows(plan)
+    if known == 0 and job.kind == "mmfi":
         raise _empty_side(plan)
     if on_total is not None:
         on_total(progress_total(plan))
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _write(plan, targets, known, force, workers or default_workers(), progress)
+    except _Recount:  # a recording held records of another antenna shape: write again, counting as it goes
+        return _write(start_plan(job), targets, None, force, workers or default_workers(), None)
+
+
+class _Recount(Exception):
+    """The rows announced before reading (from the manifest's packet counts) were not the rows read."""
+
+
+def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: int, progress) -> dict:
+    from rfbench.datasets.windows.npy import NpyWriter
+
+    out = targets[INDEX_FILE].parent
+    produced = Produced()
     xw = NpyWriter(targets[X_FILE], np.float32, plan.x_row_shape, n_rows=known, force=force, defer=True)
     yw = NpyWriter(targets[Y_FILE], plan.y_dtype, plan.y_row_shape, n_rows=known, force=force, defer=True)
     index_tmp = None
     try:
         with xw, yw:
-            for x, y in side_batches(plan, produced, workers or default_workers(), progress):
+            for x, y in side_batches(plan, produced, workers, progress):
+                if known is not None and xw.rows + len(x) > known:
+                    raise _Recount
                 xw.write(x)
                 yw.write(y)
             if plan.n_rows == 0:
                 raise _empty_side(plan)
+            if known is not None and xw.rows != known:
+                raise _Recount
         doc = index_document(plan, produced,
                              {"file": X_FILE, "shape": list(xw.shape), "bytes": xw.bytes, "sha256": xw.sha256},
                              {"file": Y_FILE, "shape": list(yw.shape), "bytes": yw.bytes, "sha256": yw.sha256}, out)
         fd, index_tmp = tempfile.mkstemp(prefix=f".{INDEX_FILE}.", suffix=".tmp", dir=out)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(dumps_json(doc).encode("utf-8"))
+            fh.write(dumps_index(doc).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         xw.commit()

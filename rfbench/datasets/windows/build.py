@@ -25,7 +25,8 @@ from rfbench.datasets.windows.dataset_files import DatasetFiles, parse_npy
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
-__all__ = ["SideJob", "open_side", "Plan", "plan_side", "start_plan", "side_batches", "Produced", "dataset_kind",
+__all__ = ["SideJob", "open_side", "Plan", "plan_side", "start_plan", "side_batches", "announced_rows", "Produced",
+           "dataset_kind",
            "LabelInfo", "MMFI_JOINTS", "toolbox_fill", "default_workers"]
 
 #: MM-Fi ground truth: (frames, 17, 3) joints in metres.
@@ -443,52 +444,93 @@ def _grids(s: WindowSettings) -> tuple[str, str, str]:
     return src, dst, "index" if same_band else "band"
 
 
-def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int, need_x: bool, x_row: tuple):
-    """``(RecordingPlan, X rows or None)``, or ``(reason, None)`` when the recording is excluded."""
-    from rfbench.csi.windows import window_ranges
-    from rfbench.io import intel5300
-
-    s = job.settings
+def _intel_files(job: SideJob, rec: dict, expected: list):
+    """The receiver files of ``rec`` by receiver (``{receiver: entry}``), or the reason (from the manifest alone)
+    to exclude it: no label, a missing receiver, an empty receiver file."""
     label = _label_of(job, rec)
     if isinstance(label, str):
-        return label, None
+        return label
     by_receiver = {}
     for f in rec.get("files", []):
         by_receiver.setdefault(f.get("receiver"), f)
     missing = [r for r in expected if r not in by_receiver]
     if missing:
-        return "missing receiver " + ", ".join(f"r{r}" for r in missing), None
+        return "missing receiver " + ", ".join(f"r{r}" for r in missing)
     empty = [r for r in expected if by_receiver[r].get("bytes") == 0]
     if empty:
-        return "empty receiver file " + ", ".join(f"r{r}" for r in empty), None
+        return "empty receiver file " + ", ".join(f"r{r}" for r in empty)
+    return {r: by_receiver[r] for r in expected}
+
+
+def _packets_reason(s: WindowSettings, receiver: int, n: int) -> str | None:
+    if n == 0:
+        return f"receiver r{receiver} has no valid CSI record"
+    if s.resample is not None and n < 2:
+        return f"receiver r{receiver} has {n} packet; resampling needs at least 2"
+    return None
+
+
+def _intel_row_list(s: WindowSettings, rec: dict, expected: list, counts: list) -> list:
+    """The rows of a recording whose receivers hold ``counts`` packets: receiver by receiver, windows starting at
+    0, stride, 2·stride, … (or one resampled row)."""
+    if s.resample is not None:
+        return [{"id": rec["id"], "start": 0, "stop": max(counts), "packets": list(counts)}]
+    return [{"id": rec["id"], "receiver": r, "start": a, "stop": a + s.length}
+            for r, n in zip(expected, counts) for a in range(0, n - s.length + 1, s.stride)]
+
+
+def announced_rows(plan: Plan) -> int | None:
+    """The number of rows the side will have, known before its CSI is read: exact for MM-Fi; for Intel 5300 from
+    the manifest's packet counts (``records``), assuming no recording turns out to hold records of another
+    antenna shape (only parsing shows that); None when the manifest lacks the counts."""
+    job = plan.job
+    if job.kind == "mmfi":
+        return plan.n_rows
+    s = job.settings
+    total = 0
+    for rec in job.recordings:
+        files = _intel_files(job, rec, plan.receivers)
+        if isinstance(files, str):
+            continue
+        counts = [files[r].get("records") for r in plan.receivers]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+            return None
+        if any(_packets_reason(s, r, n) for r, n in zip(plan.receivers, counts)):
+            continue
+        total += len(_intel_row_list(s, rec, plan.receivers, counts))
+    return total
+
+
+def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int, need_x: bool, x_row: tuple):
+    """``(RecordingPlan, X rows or None)``, or ``(reason, None)`` when the recording is excluded."""
+    from rfbench.io import intel5300
+
+    s = job.settings
+    files = _intel_files(job, rec, expected)
+    if isinstance(files, str):
+        return files, None
     logs = {}
     for r in expected:
-        entry = by_receiver[r]
+        entry = files[r]
         buf = job.files.read(entry)
         log = intel5300.read(buf, threads=1)
         recorded = entry.get("records")
         if isinstance(recorded, int) and log.n_records != recorded:
             raise ValidationError(f"{entry['path']}: {log.n_records} CSI records, but ingest counted {recorded}: the "
                                   "dataset file changed since ingest; re-run rfbench ingest (and rfbench split)")
-        if log.n_records == 0:
-            return f"receiver r{r} has no valid CSI record", None
+        reason = _packets_reason(s, r, log.n_records)
+        if reason is not None:
+            return reason, None
         bad = (log.nrx != nrx) | (log.ntx != ntx)
         if bad.any():
             k = int(np.argmax(bad))
             return (f"receiver r{r} has {int(bad.sum())} record(s) of shape {int(log.nrx[k])}x{int(log.ntx[k])} "
                     f"(expected {nrx}x{ntx})"), None
-        if s.resample is not None and log.n_records < 2:
-            return f"receiver r{r} has {log.n_records} packet; resampling needs at least 2", None
         logs[r] = (log, entry["path"])
-    if s.resample is not None:
-        counts = [logs[r][0].n_records for r in expected]
-        rows = [{"id": rec["id"], "start": 0, "stop": max(counts), "packets": counts}]
-    else:
-        rows = [{"id": rec["id"], "receiver": r, "start": a, "stop": b}
-                for r in expected for a, b in window_ranges(logs[r][0].n_records, s.length, s.stride)]
-        if not rows:
-            return f"no window: every receiver has fewer than {s.length} packets", None
-    plan = RecordingPlan(rec, rows, np.full(len(rows), label, dtype=np.int64))
+    rows = _intel_row_list(s, rec, expected, [logs[r][0].n_records for r in expected])
+    if not rows:
+        return f"no window: every receiver has fewer than {s.length} packets", None
+    plan = RecordingPlan(rec, rows, np.full(len(rows), _label_of(job, rec), dtype=np.int64))
     if not need_x:
         return plan, None
     return plan, _intel_x(s, logs, expected, rows, x_row)
@@ -508,21 +550,40 @@ def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: t
             n = csi.shape[0]
             csi = resample_subcarriers(csi, np.arange(n, dtype=np.float64),
                                        np.linspace(0.0, n - 1.0, s.resample), axis=0)
-        per_receiver[r] = _intel_features(csi, s.feature_names, where)
+        # raw CSI stays integer-valued through the parser; interpolated CSI does not
+        raw = s.csi == "raw" and s.subcarriers == 30 and s.resample is None
+        per_receiver[r] = _intel_features(csi, s.feature_names, where, check=not raw)
     if s.resample is not None:
         return np.stack([per_receiver[r] for r in expected])[None]
-    x = np.empty((len(rows), *x_row), dtype=np.float32)
-    for k, row in enumerate(rows):
-        x[k] = per_receiver[row["receiver"]][row["start"]:row["stop"]]
-    return x
+    parts = []
+    for r in expected:  # rows come receiver by receiver, starts 0, stride, 2·stride, … (see _intel_recording)
+        feats = per_receiver[r]
+        count = sum(1 for row in rows if row["receiver"] == r)
+        if count:
+            windows = np.lib.stride_tricks.as_strided(
+                feats, shape=(count, s.length, *feats.shape[1:]),
+                strides=(s.stride * feats.strides[0], *feats.strides), writeable=False)
+            parts.append(windows)
+    return np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
 
 
-def _intel_features(csi: np.ndarray, names: tuple, where: str) -> np.ndarray:
-    """``(packets, feature, subcarrier, rx, tx)`` float32 from complex CSI ``(packets, subcarrier, rx, tx)``."""
+def _intel_features(csi: np.ndarray, names: tuple, where: str, check: bool = True) -> np.ndarray:
+    """``(packets, feature, subcarrier, rx, tx)`` float32 from complex CSI ``(packets, subcarrier, rx, tx)``:
+    each value the float32 nearest the exact amplitude or phase (computed in float64 and rounded; for raw CSI,
+    whose parts are integers of at most 8 bits, ``re² + im²`` is exact in float32 and its correctly rounded
+    float32 square root is that nearest value). Raw CSI is always finite: ``check`` is for scaled CSI."""
     out = np.empty((csi.shape[0], len(names), *csi.shape[1:]), dtype=np.float32)
     for k, name in enumerate(names):
-        out[:, k] = np.abs(csi) if name == "amp" else np.angle(csi)
-    if not np.isfinite(out).all():
+        dst = out[:, k]
+        if name == "amp" and csi.dtype == np.complex64 and not check:
+            np.multiply(csi.real, csi.real, out=dst)
+            dst += csi.imag * csi.imag
+            np.sqrt(dst, out=dst)
+        elif name == "amp":
+            np.abs(csi, out=dst, dtype=np.float64, casting="same_kind")
+        else:
+            np.arctan2(csi.imag, csi.real, out=dst, dtype=np.float64, casting="same_kind")
+    if check and not np.isfinite(out).all():
         raise ValidationError(f"{where}: non-finite CSI features; the log cannot be windowed")
     return out
 
@@ -601,27 +662,38 @@ def _mmfi_chunks(plan: Plan):
 
 
 def _mmfi_chunk(plan: Plan, chunk, produced: Produced, layouts: dict) -> np.ndarray:
+    """X rows ``a:b`` of one recording: each frame read once (one-frame windows straight into their row), checked
+    finite in one pass over the chunk (only a chunk that fails looks at its frames one by one)."""
     p, a, b = chunk
     job = plan.job
     s = job.settings
     rows = p.rows[a:b]
-    lo, hi = rows[0]["start"], rows[-1]["stop"]
-    positions = sorted({q for r in rows for q in range(r["start"], r["stop"])})
-    feats = np.empty((hi - lo, *plan.x_row_shape[1:]), dtype=np.float32)
-    for q in positions:
-        _read_mmfi_frame(job, p.frames[q], feats[q - lo], s, produced, layouts)
+    x = np.empty((len(rows), *plan.x_row_shape), dtype=np.float32)
+    if s.length == 1:
+        slots = [(r["start"], x[k, 0]) for k, r in enumerate(rows)]
+        feats = x
+    else:
+        lo, hi = rows[0]["start"], rows[-1]["stop"]
+        positions = sorted({q for r in rows for q in range(r["start"], r["stop"])})
+        feats = np.empty((hi - lo, *plan.x_row_shape[1:]), dtype=np.float32)
+        slots = [(q, feats[q - lo]) for q in positions]
+    for q, out in slots:
+        _read_mmfi_frame(job, p.frames[q], out, s, layouts)
+    if not np.isfinite(feats).all():
+        for q, out in slots:
+            if not np.isfinite(out).all():
+                _nonfinite(job, p.frames[q], out, s, produced, layouts)
     if a == 0:
         for entry in p.empty:  # the recording's empty frames: check they are still empty
             job.files.read(entry)
-    x = np.empty((len(rows), *plan.x_row_shape), dtype=np.float32)
-    for k, r in enumerate(rows):
-        x[k] = feats[r["start"] - lo:r["stop"] - lo]
+    if s.length != 1:
+        for k, r in enumerate(rows):
+            x[k] = feats[r["start"] - lo:r["stop"] - lo]
     return x
 
 
-def _read_mmfi_frame(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, produced: Produced,
-                     layouts: dict) -> None:
-    """One WiFi frame's features into ``out`` (feature, 3, 114, 10), float32; non-finite values refused or filled."""
+def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict) -> list:
+    """The checked, read and decoded variables of one WiFi frame that the features need (views of its bytes)."""
     from rfbench.io.matv5 import mat_layout, read_mat_bytes
 
     rel = entry["path"]
@@ -636,9 +708,8 @@ def _read_mmfi_frame(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettin
                 layouts[size] = mat_layout(buf, rel)
             except FormatError:
                 layouts[size] = None
-    names = s.feature_names
     arrays = []
-    for name in names:
+    for name in s.feature_names:
         var = "CSIamp" if name == "amp" else "CSIphase"
         arr = mat.get(var)
         if arr is None:
@@ -648,22 +719,30 @@ def _read_mmfi_frame(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettin
             raise FormatError(f"{rel}: {var} has shape {arr.shape} and dtype {arr.dtype}; an MM-Fi WiFi frame holds "
                               f"real {MMFI_FRAME} arrays")
         arrays.append(arr)
-    for k, arr in enumerate(arrays):
+    return arrays
+
+
+def _read_mmfi_frame(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, layouts: dict) -> None:
+    """One WiFi frame's features into ``out`` (feature, 3, 114, 10), float32 (finiteness is checked by the
+    caller, over a whole chunk)."""
+    for k, arr in enumerate(_frame_arrays(job, entry, s, layouts)):
         out[k] = arr
-    if np.isfinite(out).all():
-        return
-    for k, (name, arr) in enumerate(zip(names, arrays)):
+
+
+def _nonfinite(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, produced: Produced,
+               layouts: dict) -> None:
+    """A frame whose features are not all finite: refused, or (``toolbox-fill``) its amplitude filled."""
+    rel = entry["path"]
+    for k, (name, arr) in enumerate(zip(s.feature_names, _frame_arrays(job, entry, s, layouts))):
         if np.isfinite(out[k]).all():
             continue
-        source_finite = bool(np.isfinite(arr).all())
-        if source_finite:
-            raise ValidationError(f"{rel}: CSI{'amp' if name == 'amp' else 'phase'} holds values too large for "
-                                  "float32")
+        var = "CSIamp" if name == "amp" else "CSIphase"
+        if np.isfinite(arr).all():
+            raise ValidationError(f"{rel}: {var} holds values too large for float32")
         if s.nonfinite != "toolbox-fill":
-            raise ValidationError(f"{rel}: CSI{'amp' if name == 'amp' else 'phase'} holds "
-                                  f"{int(np.count_nonzero(~np.isfinite(arr)))} non-finite value(s); refused (the MM-Fi "
-                                  "toolbox would replace them by a column mean: choose that explicitly with the "
-                                  "toolbox-fill setting)")
+            raise ValidationError(f"{rel}: {var} holds {int(np.count_nonzero(~np.isfinite(arr)))} non-finite "
+                                  "value(s); refused (the MM-Fi toolbox would replace them by a column mean: choose "
+                                  "that explicitly with the toolbox-fill setting)")
         if name != "amp":
             raise ValidationError(f"{rel}: CSIphase holds non-finite values; the toolbox fill applies to CSIamp only "
                                   "(the MM-Fi toolbox never reads CSIphase): use features amp")
@@ -699,39 +778,3 @@ def toolbox_fill(amp: np.ndarray) -> tuple[np.ndarray, int]:
                 col[nan] = kept.mean()
                 count += int(nan.sum())
     return data, count
-
-
-def _intel_chunk(plan: Plan, chunk) -> np.ndarray:
-    from rfbench.csi.subcarrier import resample_subcarriers
-
-    p, a, b = chunk
-    s = plan.job.settings
-    expected = sorted(p.logs)
-    per_receiver = {}
-    for r in expected:
-        log = p.logs[r]
-        csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
-        if s.subcarriers != 30:
-            src, dst, span = _grids(s)
-            csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
-        if s.resample is not None:
-            n = csi.shape[0]
-            csi = resample_subcarriers(csi, np.arange(n, dtype=np.float64),
-                                       np.linspace(0.0, n - 1.0, s.resample), axis=0)
-        per_receiver[r] = _intel_features(csi, s.feature_names, p.logs[r].source or p.rec["id"])
-    if s.resample is not None:
-        return np.stack([per_receiver[r] for r in expected])[None]
-    x = np.empty((len(p.rows), *plan.x_row_shape), dtype=np.float32)
-    for k, row in enumerate(p.rows):
-        x[k] = per_receiver[row["receiver"]][row["start"]:row["stop"]]
-    return x
-
-
-def _intel_features(csi: np.ndarray, names: tuple, where: str) -> np.ndarray:
-    """``(packets, feature, subcarrier, rx, tx)`` float32 from complex CSI ``(packets, subcarrier, rx, tx)``."""
-    out = np.empty((csi.shape[0], len(names), *csi.shape[1:]), dtype=np.float32)
-    for k, name in enumerate(names):
-        out[:, k] = np.abs(csi) if name == "amp" else np.angle(csi)
-    if not np.isfinite(out).all():
-        raise ValidationError(f"{where}: non-finite CSI features; the log cannot be windowed")
-    return out

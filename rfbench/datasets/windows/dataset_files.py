@@ -150,19 +150,18 @@ class DatasetFiles:
     def _open(self, rel: str) -> int:
         """An open descriptor of ``root/rel`` after checking that it lies under the root."""
         parent, name = _split(rel)
-        folder = self._folder(parent, rel)
+        folder = self._dirs.get(parent)  # a dict read is atomic; misses are resolved (once per folder) below
+        if folder is None:
+            folder = self._folder(parent, rel)
+        path = os.path.join(folder, name)
         try:
-            return os.open(folder / name, _O_FLAGS)
+            return os.open(path, _O_FLAGS)
         except OSError as exc:
             if exc.errno == errno.ELOOP:  # the file itself is a symlink: follow it, then check where it lands
-                return self._open_resolved(folder / name, rel)
+                return self._open_resolved(Path(path), rel)
             raise _missing(exc, rel) from None
 
-    def _folder(self, parent: str, rel: str) -> Path:
-        with self._lock:
-            folder = self._dirs.get(parent)
-        if folder is not None:
-            return folder
+    def _folder(self, parent: str, rel: str) -> str:
         try:
             folder = (self.root / parent).resolve(strict=True)
         except OSError as exc:
@@ -170,9 +169,11 @@ class DatasetFiles:
         if not _inside(folder, self.root):
             raise ValidationError(f"{rel}: lies outside the dataset root {self.root} (through a symlink); "
                                   "dataset files must be inside the tree the manifest describes")
+        if not folder.is_dir():
+            raise _missing(NotADirectoryError(errno.ENOTDIR, "not a folder"), rel)
         with self._lock:
-            self._dirs[parent] = folder
-        return folder
+            self._dirs[parent] = str(folder)
+        return str(folder)
 
     def _open_resolved(self, path: Path, rel: str) -> int:
         try:
@@ -202,13 +203,14 @@ def _entry(entry: Mapping) -> tuple[str, int, str | None]:
 
 
 def _split(rel: str) -> tuple[str, str]:
-    p = Path(rel)
-    if p.is_absolute() or rel.startswith(("/", "\\")) or any(part in ("..", "") for part in rel.split("/")[:-1]):
+    """``(folder, name)`` of a manifest path, which must be relative, ``/``-separated and free of ``..``."""
+    parent, _, name = rel.rpartition("/")
+    if rel.startswith("/") or "\0" in rel or (parent and any(part in ("..", "") for part in parent.split("/"))):
         raise ValidationError(f"{rel}: not a path inside the dataset root (absolute or with ..); the manifest "
                               "names files relative to its root")
-    if p.name in ("", ".", ".."):
+    if name in ("", ".", ".."):
         raise ValidationError(f"{rel}: not a file path")
-    return p.parent.as_posix(), p.name
+    return parent or ".", name
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -29,7 +29,8 @@ from typing import Any, Mapping
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
-__all__ = ["WindowIndex", "load_index", "check_index_files", "INDEX_KEYS", "X_FILE", "Y_FILE", "INDEX_FILE"]
+__all__ = ["WindowIndex", "load_index", "validate_index", "check_index_files", "dumps_index", "INDEX_KEYS", "X_FILE",
+           "Y_FILE", "INDEX_FILE"]
 
 X_FILE, Y_FILE, INDEX_FILE = "X.npy", "y.npy", "index.json"
 INDEX_KEYS = ("schema", "rfbench_version", "split", "manifest", "dataset", "side", "task", "settings", "x", "y",
@@ -81,6 +82,66 @@ class WindowIndex:
         if values.get("label_set"):
             values["label_set"] = str(self.folder / values["label_set"])
         return WindowSettings.from_dict(values, f"{self.path}: settings")
+
+
+_ONE_LINE_EACH = ("rows", "files", "excluded")
+
+
+def dumps_index(doc: Mapping[str, Any]) -> str:
+    """The index as canonical JSON text: sorted keys and a two-space indent like
+    :func:`rfbench.io.files.dumps_json`, except that each element of the long lists (``rows``, ``files``,
+    ``excluded``) takes one line, which keeps a 100,000-row index readable and fast to write.
+
+    The document must hold JSON values only (no NaN, no NumPy scalars): anything else raises."""
+    import json
+
+    parts = []
+    for key in sorted(doc):
+        value = doc[key]
+        if key in _ONE_LINE_EACH and isinstance(value, list) and value:
+            text = "[\n" + ",\n".join(_lines(value)) + "\n  ]"
+        else:
+            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False).replace("\n", "\n  ")
+        parts.append(f"  {json.dumps(key, ensure_ascii=False)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+_ROW3 = frozenset(("id", "start", "stop"))
+_ROW4 = frozenset(("id", "receiver", "start", "stop"))
+_FILE = frozenset(("bytes", "path", "sha256"))
+
+
+def _lines(items: list) -> list[str]:
+    """One compact JSON object per item, keys sorted: window rows and file records (strings and integers only)
+    are formatted directly, each distinct string encoded once; anything else through the JSON encoder."""
+    import json
+
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(", ", ": ")).encode
+    strings: dict = {}
+
+    def text(v):
+        t = strings.get(v)
+        if t is None:
+            t = strings[v] = json.dumps(v, ensure_ascii=False)
+        return t
+
+    out = []
+    append = out.append
+    for item in items:
+        keys = item.keys()
+        if keys == _ROW3 and type(item["id"]) is str and type(item["start"]) is int and type(item["stop"]) is int:
+            append(f'    {{"id": {text(item["id"])}, "start": {item["start"]}, "stop": {item["stop"]}}}')
+        elif keys == _ROW4 and type(item["id"]) is str and type(item["receiver"]) is int \
+                and type(item["start"]) is int and type(item["stop"]) is int:
+            append(f'    {{"id": {text(item["id"])}, "receiver": {item["receiver"]}, "start": {item["start"]}, '
+                   f'"stop": {item["stop"]}}}')
+        elif keys == _FILE and type(item["path"]) is str and type(item["bytes"]) is int \
+                and type(item["sha256"]) is str:
+            append(f'    {{"bytes": {item["bytes"]}, "path": {json.dumps(item["path"], ensure_ascii=False)}, '
+                   f'"sha256": {json.dumps(item["sha256"])}}}')
+        else:
+            append("    " + encode(item))
+    return out
 
 
 def _fail(where: str, what: str) -> FormatError:
