@@ -226,6 +226,40 @@ def expected_code(step: Step, following: Step | None) -> int | None:
     return 0
 
 
+def run_page(text: str, session: Session, name: str) -> tuple[int, list[str]]:
+    """Run every block of a Markdown page (README.md or a ``docs/`` page) in ``session``, in order, as
+    ``tests/test_readme.py`` runs README.md; returns ``(commands and python blocks run, failure messages)``."""
+    failures: list[str] = []
+    ran = 0
+    for b in blocks(text):
+        if b.marker == "not-run":
+            continue
+        if b.marker == "file":
+            session.write(b.file, b.lines)
+            continue
+        if b.lang == "python":
+            try:
+                session.exec_python("\n".join(b.lines), f"{name}:{b.line_no}")
+            except Exception as exc:  # report every failing example, not only the first
+                failures.append(f"{name}: python block at line {b.line_no}: {exc.__class__.__name__}: {exc}")
+            ran += 1
+            continue
+        if b.lang != "console":
+            continue
+        page_steps = steps(b)
+        for i, step in enumerate(page_steps):
+            code, out = session.run(step.command)
+            ran += 1
+            want = expected_code(step, page_steps[i + 1] if i + 1 < len(page_steps) else None)
+            if (want is None and code == 0) or (want is not None and code != want):
+                failures.append(f"{name} line {b.line_no}: `{step.command}` exited {code}, expected "
+                                f"{'non-zero' if want is None else want}:\n{out}")
+            elif not matches(step.expected, out.splitlines()):
+                failures.append(f"{name} line {b.line_no}: `{step.command}` printed:\n{out}\n--- the page shows:\n"
+                                + "\n".join(step.expected))
+    return ran, failures
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print what every console command of the README prints (run in a fresh temporary folder)."""
     import tempfile

@@ -7,6 +7,7 @@ bounds, choices and per-dataset defaults), never spelled here: one option per fi
 from __future__ import annotations
 
 import inspect
+import os
 import signal
 import threading
 from pathlib import Path
@@ -15,10 +16,9 @@ from typing import Annotated, Optional
 import typer
 
 from rfbench.commands._common import emit_json, guard, progress, stdout_console
-from rfbench.datasets.windows.settings import WindowSettings, option_name, setting_fields
+from rfbench.datasets.windows.settings import WindowSettings, describe, option_name, setting_fields
 
 COMMAND_NAME = "windows"
-_KIND_NAMES = {"mmfi": "MM-Fi", "intel5300": "Intel 5300"}
 
 HELP = """Write one side of a split's model inputs (X.npy, y.npy, index.json) straight from the dataset files.
 
@@ -44,24 +44,9 @@ sha256, every setting, one {id, start, stop} per row, the exclusions and the sha
 """
 
 
-def _option_help(f) -> str:
-    meta = f.metadata
-    text = meta["help"]
-    if "choices" in meta:
-        text += " [" + "|".join(map(str, meta["choices"])) + "]"
-    elif "min" in meta:
-        text += f" [{meta['min']}..{meta['max']}]"
-    defaults = meta.get("default", {})
-    if defaults:
-        text += ". Default: " + ", ".join(f"{_KIND_NAMES[k]} {v}" for k, v in defaults.items())
-    if tuple(meta["datasets"]) != ("mmfi", "intel5300"):
-        text += " (" + " and ".join(_KIND_NAMES[k] for k in meta["datasets"]) + " only)"
-    return text + "."
-
-
 def _setting_parameter(f) -> inspect.Parameter:
     meta = f.metadata
-    kwargs = {"help": _option_help(f), "show_default": False}
+    kwargs = {"help": describe(f), "show_default": False}
     if meta["type"] is int and "min" in meta:
         kwargs.update(min=meta["min"], max=meta["max"])
     annotation = Annotated[Optional[meta["type"]], typer.Option(option_name(f), **kwargs)]
@@ -199,7 +184,9 @@ def _render(doc: dict, split: Path, out: Path, json_out: bool) -> None:
     from rich.markup import escape
 
     console = stdout_console()
-    s = doc["settings"]
+    s = dict(doc["settings"])
+    if s.get("label_set"):  # recorded relative to the index's folder; shown as a path from here
+        s["label_set"] = os.path.normpath(out / s["label_set"])
     tag = " [SYNTHETIC]" if summary["synthetic"] else ""
     console.print(f"rfbench windows: {doc['side']} side of {escape(str(split))} ({doc['dataset']}, task "
                   f"{doc['task']}){escape(tag)}")

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from rfbench.errors import ValidationError
 
-__all__ = ["WindowSettings", "DATASET_KINDS", "setting_fields"]
+__all__ = ["WindowSettings", "DATASET_KINDS", "setting_fields", "option_name", "describe"]
 
 #: The corpus kinds windows are built for: MM-Fi trees and manifest-described Intel 5300 corpora (Widar3.0).
 DATASET_KINDS = ("mmfi", "intel5300")
@@ -187,6 +187,27 @@ def setting_fields() -> tuple[dataclasses.Field, ...]:
 def option_name(f: dataclasses.Field) -> str:
     """The command-line option of a field: ``--`` plus its ``option`` metadata or its name with ``-`` for ``_``."""
     return "--" + f.metadata.get("option", f.name.replace("_", "-"))
+
+
+_KIND_NAMES = {"mmfi": "MM-Fi", "intel5300": "Intel 5300"}
+
+
+def describe(f: dataclasses.Field) -> str:
+    """A field's help with its allowed values, per-dataset defaults and the datasets it applies to: the text of
+    its command-line option and of its row in docs/windows.md."""
+    meta = f.metadata
+    text = meta["help"]
+    if "choices" in meta:
+        text += " (one of " + ", ".join(map(str, meta["choices"])) + ")"
+    elif "min" in meta:
+        text += f" ({meta['min']} to {meta['max']})"
+    text += "."
+    defaults = meta.get("default", {})
+    if defaults:
+        text += " Default: " + ", ".join(f"{_KIND_NAMES[k]} {v}" for k, v in defaults.items()) + "."
+    if tuple(meta["datasets"]) != DATASET_KINDS:
+        text += " " + " and ".join(_KIND_NAMES[k] for k in meta["datasets"]) + " only."
+    return text
 
 
 def f_default(name: str, kind: str):
