@@ -161,7 +161,7 @@ class _Job:
     make = None
     timeout = 900
 
-    def setup_cache(self):
+    def _make_cases(self):
         try:
             _imports()
         except NotImplementedError:
@@ -205,6 +205,9 @@ class MMFiWindows(_Job):
     params = [list(MMFI_TREES)]
     param_names = ["tree"]
 
+    def setup_cache(self):  # each class its own (asv keys a cache by the source line of its setup_cache)
+        return self._make_cases()
+
     def settings_for(self, WindowSettings):
         return WindowSettings()
 
@@ -225,6 +228,9 @@ class WidarWindows(_Job):
     make = staticmethod(make_widar_case)
     params = [list(WIDAR_TREES)]
     param_names = ["tree"]
+
+    def setup_cache(self):
+        return self._make_cases()
 
     def settings_for(self, WindowSettings):
         return WindowSettings(length=WIDAR_LENGTH)
