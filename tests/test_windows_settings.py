@@ -112,7 +112,7 @@ def test_dict_round_trip_and_unknown_keys():
         WindowSettings.from_dict({"length": -3})
 
 
-def test_argv_names_every_given_field_and_round_trips_through_the_command(runner):
+def test_argv_names_every_given_field_and_pickles():
     s = WindowSettings(length=4, target="center", label_set=None)
     assert s.to_argv() == ["--length", "4", "--target", "center"]
     assert WindowSettings(label_set="n.txt").to_argv() == ["--label-set", "n.txt"]
