@@ -17,6 +17,8 @@ Sizes (``ci`` ones are what the regression gate compares): MM-Fi ``ci`` 4 record
 subjects); Widar ``ci`` the 43-recording tree with 20–40 packets per log, ``2k`` with ``RFBENCH_BENCH_LARGE=1``:
 8 repetitions, 2,064 logs of 800–1,200 packets, the train side (rooms 1 and 2) 1,488 of them.
 
+``Kernels.time_int8_amplitude``: the raw-CSI amplitude kernel alone.
+
 ``track_speedup_vs_*`` are ratios of best-of-3 timings in this process (start-up excluded: the JIT is warmed and
 every import done in ``setup``); the whole-process figures, start-up included, are in docs/windows.md.
 ``python -m benchmarks.bench_windows`` writes the trees and runs either job from the command line (for
@@ -258,6 +260,27 @@ class WidarWindows(_Job):
         return peer / best_time(self.run)
 
     track_speedup_vs_csiread_script.unit = "x"
+
+
+class Kernels:
+    """The raw-CSI amplitude kernel alone (one receiver log of ``packets`` records of 30 × 3 × 1 int8 pairs)."""
+
+    params = [[1000] + ([100_000] if LARGE else [])]
+    param_names = ["packets"]
+
+    def setup(self, packets):
+        try:
+            from rfbench.datasets.windows.features import int8_amplitude
+        except ImportError as exc:
+            raise NotImplementedError(str(exc))
+        rng = np.random.default_rng(0)
+        self.pairs = rng.integers(-128, 128, size=(packets, 30, 3, 1, 2), dtype=np.int8)
+        self.out = np.empty((packets, 30, 3, 1), dtype=np.float32)
+        self.int8_amplitude = int8_amplitude
+        int8_amplitude(self.pairs, self.out)  # compiled (or loaded from the cache) outside the timing
+
+    def time_int8_amplitude(self, packets):
+        self.int8_amplitude(self.pairs, self.out)
 
 
 def main(argv=None) -> int:

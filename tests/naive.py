@@ -854,3 +854,18 @@ def mmfi_toolbox_fill(csi_amp):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 temp_col[np.isnan(temp_col)] = temp_not_nan_col.mean()
     return data
+
+
+def naive_int8_amplitude(pairs):
+    """|re + i·im| of int8 (re, im) pairs along the last axis, one value at a time: the square root in float64
+    (exact sum, correctly rounded root), then rounded to float32 (rounding twice is harmless for a square root
+    when the wider format has more than twice the narrower's precision plus two bits: 53 > 2·24 + 2)."""
+    import math
+
+    pairs = np.asarray(pairs)
+    flat = pairs.reshape(-1, 2)
+    out = np.empty(flat.shape[0], dtype=np.float32)
+    for i in range(flat.shape[0]):
+        a, b = int(flat[i, 0]), int(flat[i, 1])
+        out[i] = np.float32(math.sqrt(a * a + b * b))
+    return out.reshape(pairs.shape[:-1])

@@ -186,11 +186,14 @@ def test_a_log_that_parses_to_another_record_count_than_ingest_is_refused(tmp_pa
         build_windows(split, "test", WindowSettings(length=4))
 
 
-def test_raw_amplitudes_are_the_nearest_float32_for_every_int8_pair():
-    from rfbench.datasets.windows.build import _intel_features
+def test_raw_features_are_the_nearest_float32_for_every_int8_pair():
+    from rfbench.datasets.windows.features import features
 
     re, im = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128))
-    csi = (re + 1j * im).astype(np.complex64).reshape(-1, 1, 1, 1)  # all 65,536 raw values
-    fast = _intel_features(csi, ("amp", "phase"), "all-pairs", check=False)
-    np.testing.assert_array_equal(fast[:, 0], _amp(csi))
-    np.testing.assert_array_equal(fast[:, 1], np.angle(csi.astype(np.complex128)).astype(np.float32))
+    pairs = np.stack([re, im], axis=-1).astype(np.int8).reshape(-1, 1, 1, 1, 2)  # all 65,536 raw values
+    csi = (re + 1j * im).astype(np.complex64).reshape(-1, 1, 1, 1)
+    got = features(pairs, ("amp", "phase"), "all-pairs")
+    np.testing.assert_array_equal(got[:, 0], _amp(csi))
+    np.testing.assert_array_equal(got[:, 1], np.angle(csi.astype(np.complex128)).astype(np.float32))
+    np.testing.assert_array_equal(features(pairs, ("amp",), "all-pairs")[:, 0], _amp(csi))
+    np.testing.assert_array_equal(features(csi, ("amp", "phase"), "complex"), got)  # the complex path agrees

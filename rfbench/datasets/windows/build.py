@@ -513,7 +513,7 @@ def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int
     for r in expected:
         entry = files[r]
         buf = job.files.read(entry)
-        log = intel5300.read(buf, threads=1)
+        log = intel5300.read(buf, raw_int8=True, threads=1)
         recorded = entry.get("records")
         if isinstance(recorded, int) and log.n_records != recorded:
             raise ValidationError(f"{entry['path']}: {log.n_records} CSI records, but ingest counted {recorded}: the "
@@ -538,54 +538,35 @@ def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int
 
 def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: tuple) -> np.ndarray:
     from rfbench.csi.subcarrier import resample_subcarriers
+    from rfbench.datasets.windows.features import features
 
+    raw = s.csi == "raw" and s.subcarriers == 30 and s.resample is None  # the logged integers, as they are
     per_receiver = {}
     for r in expected:
         log, where = logs[r]
-        csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
-        if s.subcarriers != 30:
-            src, dst, span = _grids(s)
-            csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
-        if s.resample is not None:
-            n = csi.shape[0]
-            csi = resample_subcarriers(csi, np.arange(n, dtype=np.float64),
-                                       np.linspace(0.0, n - 1.0, s.resample), axis=0)
-        # raw CSI stays integer-valued through the parser; interpolated CSI does not
-        raw = s.csi == "raw" and s.subcarriers == 30 and s.resample is None
-        per_receiver[r] = _intel_features(csi, s.feature_names, where, check=not raw)
+        if raw:
+            csi = log.csi_int8
+        else:
+            csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
+            if s.subcarriers != 30:
+                src, dst, span = _grids(s)
+                csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
+            if s.resample is not None:
+                n = csi.shape[0]
+                csi = resample_subcarriers(csi, np.arange(n, dtype=np.float64),
+                                           np.linspace(0.0, n - 1.0, s.resample), axis=0)
+        per_receiver[r] = features(csi, s.feature_names, where)
     if s.resample is not None:
         return np.stack([per_receiver[r] for r in expected])[None]
     parts = []
-    for r in expected:  # rows come receiver by receiver, starts 0, stride, 2·stride, … (see _intel_recording)
+    for r in expected:  # rows come receiver by receiver, starts 0, stride, 2·stride, … (see _intel_row_list)
         feats = per_receiver[r]
-        count = sum(1 for row in rows if row["receiver"] == r)
+        count = (feats.shape[0] - s.length) // s.stride + 1 if feats.shape[0] >= s.length else 0
         if count:
-            windows = np.lib.stride_tricks.as_strided(
+            parts.append(np.lib.stride_tricks.as_strided(
                 feats, shape=(count, s.length, *feats.shape[1:]),
-                strides=(s.stride * feats.strides[0], *feats.strides), writeable=False)
-            parts.append(windows)
+                strides=(s.stride * feats.strides[0], *feats.strides), writeable=False))
     return np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
-
-
-def _intel_features(csi: np.ndarray, names: tuple, where: str, check: bool = True) -> np.ndarray:
-    """``(packets, feature, subcarrier, rx, tx)`` float32 from complex CSI ``(packets, subcarrier, rx, tx)``:
-    each value the float32 nearest the exact amplitude or phase (computed in float64 and rounded; for raw CSI,
-    whose parts are integers of at most 8 bits, ``re² + im²`` is exact in float32 and its correctly rounded
-    float32 square root is that nearest value). Raw CSI is always finite: ``check`` is for scaled CSI."""
-    out = np.empty((csi.shape[0], len(names), *csi.shape[1:]), dtype=np.float32)
-    for k, name in enumerate(names):
-        dst = out[:, k]
-        if name == "amp" and csi.dtype == np.complex64 and not check:
-            np.multiply(csi.real, csi.real, out=dst)
-            dst += csi.imag * csi.imag
-            np.sqrt(dst, out=dst)
-        elif name == "amp":
-            np.abs(csi, out=dst, dtype=np.float64, casting="same_kind")
-        else:
-            np.arctan2(csi.imag, csi.real, out=dst, dtype=np.float64, casting="same_kind")
-    if check and not np.isfinite(out).all():
-        raise ValidationError(f"{where}: non-finite CSI features; the log cannot be windowed")
-    return out
 
 
 # ----------------------------------------------------------------------------------------------------------
