@@ -68,6 +68,15 @@ def test_symlinks_are_followed_only_inside_the_root(tmp_path):
         files.read({"path": "dir-escape/secret.bin", "bytes": 6})
 
 
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    os.mkfifo(tmp_path / "pipe.mat")
+    files = DatasetFiles(tmp_path)
+    with pytest.raises(ValidationError, match="not a regular file"):
+        files.read({"path": "pipe.mat", "bytes": 0})
+    assert files.check({"path": "pipe.mat", "bytes": 0, "sha256": "0" * 64}) == {"path": "pipe.mat",
+                                                                                 "reason": "not a regular file"}
+
+
 def test_a_missing_root_is_an_error(tmp_path):
     with pytest.raises(ValidationError, match="dataset root does not exist"):
         DatasetFiles(tmp_path / "gone")

@@ -12,7 +12,7 @@ import numpy as np
 
 from rfbench.datasets.windows.build import (Plan, Produced, SideJob, announced_rows, default_workers, open_side,
                                             plan_side, progress_total, side_batches, start_plan)
-from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, dumps_index, load_index
+from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, iter_index, load_index
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import OutputExistsError, ValidationError
 
@@ -274,7 +274,8 @@ def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: i
                              {"file": Y_FILE, "shape": list(yw.shape), "bytes": yw.bytes, "sha256": yw.sha256}, out)
         fd, index_tmp = tempfile.mkstemp(prefix=f".{INDEX_FILE}.", suffix=".tmp", dir=out)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(dumps_index(doc).encode("utf-8"))
+            for piece in iter_index(doc):
+                fh.write(piece.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         xw.commit()

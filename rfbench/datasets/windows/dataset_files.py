@@ -28,7 +28,9 @@ from rfbench.errors import FormatError, ValidationError
 
 __all__ = ["DatasetFiles", "parse_npy", "NPY_MAX_HEADER_BYTES"]
 
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+# O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it is refused as not a regular file
+# right after (the flag changes nothing for regular files).
+_O_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _REREAD = "re-run rfbench ingest (and rfbench split) if the dataset was meant to change"
 
 

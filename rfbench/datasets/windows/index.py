@@ -29,8 +29,8 @@ from typing import Any, Mapping
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
-__all__ = ["WindowIndex", "load_index", "validate_index", "check_index_files", "dumps_index", "INDEX_KEYS", "X_FILE",
-           "Y_FILE", "INDEX_FILE"]
+__all__ = ["WindowIndex", "load_index", "validate_index", "check_index_files", "dumps_index", "iter_index", "INDEX_KEYS",
+           "X_FILE", "Y_FILE", "INDEX_FILE"]
 
 X_FILE, Y_FILE, INDEX_FILE = "X.npy", "y.npy", "index.json"
 INDEX_KEYS = ("schema", "rfbench_version", "split", "manifest", "dataset", "side", "task", "settings", "x", "y",
@@ -93,17 +93,29 @@ def dumps_index(doc: Mapping[str, Any]) -> str:
     ``excluded``) takes one line, which keeps a 100,000-row index readable and fast to write.
 
     The document must hold JSON values only (no NaN, no NumPy scalars): anything else raises."""
+    return "".join(iter_index(doc))
+
+
+def iter_index(doc: Mapping[str, Any], lines_per_piece: int = 4096):
+    """:func:`dumps_index` in pieces of at most ``lines_per_piece`` list elements, to write a large index without
+    holding its text in memory."""
     import json
 
-    parts = []
-    for key in sorted(doc):
+    keys = sorted(doc)
+    yield "{\n"
+    for n, key in enumerate(keys):
         value = doc[key]
+        yield f"  {json.dumps(key, ensure_ascii=False)}: "
         if key in _ONE_LINE_EACH and isinstance(value, list) and value:
-            text = "[\n" + ",\n".join(_lines(value)) + "\n  ]"
+            yield "[\n"
+            for start in range(0, len(value), lines_per_piece):
+                lines = _lines(value[start:start + lines_per_piece])
+                yield ",\n".join(lines) + (",\n" if start + lines_per_piece < len(value) else "\n")
+            yield "  ]"
         else:
-            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False).replace("\n", "\n  ")
-        parts.append(f"  {json.dumps(key, ensure_ascii=False)}: {text}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+            yield json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False).replace("\n", "\n  ")
+        yield ",\n" if n + 1 < len(keys) else "\n"
+    yield "}\n"
 
 
 _ROW3 = frozenset(("id", "start", "stop"))
