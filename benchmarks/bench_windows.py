@@ -7,8 +7,8 @@ frame read, checked against the manifest, hashed, decoded and streamed into ``X.
 (:func:`mmfi_script`) is what a user writes today: ``scipy.io.loadmat`` per frame file (skipping empty ones, as
 the MM-Fi toolbox does), NumPy stacking of the amplitude and phase, the pose row of each frame, ``numpy.save``.
 
-``WidarWindows``: the same for a Widar-like tree of real bfee logs (:func:`make_widar_tree`; packet windows of 16
-per receiver, amplitude of the raw CSI, gesture label indices). The peer (:func:`widar_script`): csiread per
+``WidarWindows``: the same for a Widar-like tree of real bfee logs (:func:`make_widar_tree`; packet windows of 64
+(16 on the CI tree, whose logs hold 20–40 packets) per receiver, amplitude of the raw CSI, gesture label indices). The peer (:func:`widar_script`): csiread per
 receiver file, ``numpy.abs``, windows stacked with NumPy, labels from the sorted gesture names, ``numpy.save``.
 
 Sizes (``ci`` ones are what the regression gate compares): MM-Fi ``ci`` 4 recordings × 30 frames and ``ci4``
@@ -50,10 +50,12 @@ MMFI_TREES = {
     "ci4": dict(subjects=_SUBJECTS[:4], actions=("A01", "A02", "A03", "A04"), frames=30),
 }
 WIDAR_TREES = {"ci": dict(repetitions=1, records=(20, 40))}
+#: Packet-window length per Widar tree: the default (64) where the logs are long enough, 16 on the CI tree's short
+#: logs (20–40 packets).
+WIDAR_LENGTH = {"ci": 16, "2k": 64}
 if LARGE:
     MMFI_TREES["30k"] = dict(subjects=_SUBJECTS[:36], actions=("A01", "A02", "A03"), frames=297)
     WIDAR_TREES["2k"] = dict(repetitions=8, records=(800, 1200))
-WIDAR_LENGTH = 16
 
 
 def make_mmfi_case(folder: Path, name: str) -> Path:
@@ -121,7 +123,7 @@ def mmfi_script(split_path, side: str, out) -> None:
     np.save(out / "y.npy", np.stack(ys))
 
 
-def widar_script(split_path, side: str, out, length: int = WIDAR_LENGTH) -> None:
+def widar_script(split_path, side: str, out, length: int = 64) -> None:
     """The script a user writes today for Widar3.0 gestures: csiread per receiver file, numpy.abs, windows
     stacked with NumPy, label indices into the sorted gesture names, numpy.save."""
     import csiread
@@ -180,7 +182,8 @@ class _Job:
         if not cases:
             raise NotImplementedError("rfbench windows is missing on this commit")
         WindowSettings, self.write_windows = _imports()
-        self.settings = self.settings_for(WindowSettings)
+        self.settings = self.settings_for(WindowSettings, tree)
+        self.tree = tree
         self.split = cases[tree]
         self.tmp = tempfile.TemporaryDirectory()
         self.out = Path(self.tmp.name) / "out"
@@ -210,7 +213,7 @@ class MMFiWindows(_Job):
     def setup_cache(self):  # each class its own (asv keys a cache by the source line of its setup_cache)
         return self._make_cases()
 
-    def settings_for(self, WindowSettings):
+    def settings_for(self, WindowSettings, tree):
         return WindowSettings()
 
     def track_scipy_script_seconds(self, cases, tree):
@@ -234,8 +237,8 @@ class WidarWindows(_Job):
     def setup_cache(self):
         return self._make_cases()
 
-    def settings_for(self, WindowSettings):
-        return WindowSettings(length=WIDAR_LENGTH)
+    def settings_for(self, WindowSettings, tree):
+        return WindowSettings(length=WIDAR_LENGTH[tree])
 
     def setup(self, cases, tree):
         try:
@@ -249,15 +252,17 @@ class WidarWindows(_Job):
     def track_csiread_script_seconds(self, cases, tree):
         if not self.csiread:
             raise NotImplementedError("csiread is not installed")
-        return best_time(lambda: widar_script(self.split, "train", self.out.parent / "peer"))
+        return best_time(self._peer)
+
+    def _peer(self):
+        widar_script(self.split, "train", self.out.parent / "peer", WIDAR_LENGTH[self.tree])
 
     track_csiread_script_seconds.unit = "s"
 
     def track_speedup_vs_csiread_script(self, cases, tree):
         if not self.csiread:
             raise NotImplementedError("csiread is not installed")
-        peer = best_time(lambda: widar_script(self.split, "train", self.out.parent / "peer"))
-        return peer / best_time(self.run)
+        return best_time(self._peer) / best_time(self.run)
 
     track_speedup_vs_csiread_script.unit = "x"
 
@@ -285,7 +290,8 @@ class Kernels:
 
 def main(argv=None) -> int:
     """``python -m benchmarks.bench_windows make mmfi|widar TREE FOLDER`` writes a case (tree, manifest, split);
-    ``... peer mmfi|widar SPLIT OUT`` runs the user's script on the split's train side."""
+    ``... peer mmfi|widar SPLIT OUT [LENGTH]`` runs the user's script on the split's train side (LENGTH: the Widar
+    packet window, default 64)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) == 4 and args[0] == "make":
         make = make_mmfi_case if args[1] == "mmfi" else make_widar_case
@@ -293,8 +299,11 @@ def main(argv=None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         print(make(folder, args[2]))
         return 0
-    if len(args) == 4 and args[0] == "peer":
-        (mmfi_script if args[1] == "mmfi" else widar_script)(args[2], "train", args[3])
+    if len(args) in (4, 5) and args[0] == "peer":
+        if args[1] == "mmfi":
+            mmfi_script(args[2], "train", args[3])
+        else:
+            widar_script(args[2], "train", args[3], int(args[4]) if len(args) == 5 else 64)
         return 0
     print(main.__doc__, file=sys.stderr)
     return 2

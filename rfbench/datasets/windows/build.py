@@ -537,7 +537,6 @@ def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int
 
 
 def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: tuple) -> np.ndarray:
-    from rfbench.csi.subcarrier import resample_subcarriers
     from rfbench.datasets.windows.features import features
 
     raw = s.csi == "raw" and s.subcarriers == 30 and s.resample is None  # the logged integers, as they are
@@ -547,6 +546,8 @@ def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: t
         if raw:
             csi = log.csi_int8
         else:
+            from rfbench.csi.subcarrier import resample_subcarriers
+
             csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
             if s.subcarriers != 30:
                 src, dst, span = _grids(s)

@@ -8,14 +8,17 @@ is hashed once complete.
 
 The batches are written with plain sequential writes rather than through a writable memory map: the pages of a
 writable map stay resident in the writing process until written back, which makes its memory grow with the
-array. The result is an ordinary ``.npy`` file that ``numpy.load(path, mmap_mode="r")`` maps.
+array. The result is an ordinary ``.npy`` file that ``numpy.load(path, mmap_mode="r")`` maps. With the header
+final from the start, the rows are hashed on a thread of their own while the next ones are written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +56,43 @@ def read_npy_header(path: str | os.PathLike) -> tuple[tuple[int, ...], np.dtype,
         if fortran:
             raise ValueError("Fortran-ordered array")
         return tuple(int(s) for s in shape), dtype, fh.tell()
+
+
+class _BackgroundHash:
+    """sha256 of the buffers given to :meth:`update`, in order, computed on a thread of its own (hashlib releases
+    the GIL), so hashing the output overlaps writing it and producing the next rows. Buffers must not change
+    after they are handed over; at most ``depth`` wait."""
+
+    def __init__(self, first: bytes, depth: int = 4):
+        self._h = hashlib.sha256(first)
+        self._q: queue.Queue = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="rfbench-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            try:
+                self._h.update(item)
+            except BaseException as exc:  # pragma: no cover - hashlib does not fail on buffers
+                self._error = exc
+
+    def update(self, data) -> None:
+        self._q.put(data)
+
+    def hexdigest(self) -> str:
+        self.stop()
+        if self._error is not None:  # pragma: no cover
+            raise self._error
+        return self._h.hexdigest()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._q.put(None)
+            self._thread.join()
 
 
 class NpyWriter:
@@ -106,7 +146,7 @@ class NpyWriter:
         self._fh = os.fdopen(fd, "wb")
         if self.n_rows is not None:
             header = npy_header(self.dtype, (self.n_rows, *self.row_shape))
-            self._hash = hashlib.sha256(header)
+            self._hash = _BackgroundHash(header)
         else:
             header = npy_header(self.dtype, (_LARGEST_ROWS, *self.row_shape))
         self._header_size = len(header)
@@ -114,7 +154,9 @@ class NpyWriter:
         return self
 
     def write(self, batch: np.ndarray) -> None:
-        """Append rows (an array of shape ``(k, *row_shape)``, cast to the writer's dtype when needed)."""
+        """Append rows (an array of shape ``(k, *row_shape)``, cast to the writer's dtype when needed). With a
+        known row count the rows are hashed on a thread of their own: do not modify them until the writer is
+        closed."""
         batch = np.ascontiguousarray(batch, dtype=self.dtype)
         if batch.shape[1:] != self.row_shape:
             raise ValidationError(f"rows of shape {batch.shape[1:]} written to an array of rows {self.row_shape}")
@@ -137,6 +179,8 @@ class NpyWriter:
         finally:
             if self._fh is not None and not self._fh.closed:
                 self._fh.close()
+            if isinstance(self._hash, _BackgroundHash):
+                self._hash.stop()
             if not done:
                 self.discard()
         return False
