@@ -26,8 +26,7 @@ from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = ["SideJob", "open_side", "Plan", "plan_side", "start_plan", "side_batches", "announced_rows", "Produced",
-           "dataset_kind",
-           "LabelInfo", "MMFI_JOINTS", "toolbox_fill", "default_workers"]
+           "dataset_kind", "LabelInfo", "MMFI_JOINTS", "toolbox_fill", "default_workers"]
 
 #: MM-Fi ground truth: (frames, 17, 3) joints in metres.
 MMFI_JOINTS = (17, 3)
@@ -65,6 +64,7 @@ class LabelInfo:
         return LabelSet(self.names).sha256
 
     def index(self) -> dict[str, int]:
+        """Name → class index."""
         return {n: i for i, n in enumerate(self.names)}
 
 
@@ -192,8 +192,8 @@ def _label_info(manifest, settings: WindowSettings) -> LabelInfo:
 
 @dataclass
 class RecordingPlan:
-    """The rows of one recording: ``windows`` ``(start, stop)`` (per receiver for Intel 5300 packet windows),
-    the frame (or packet) positions whose CSI they need, and ``y`` (one target per row)."""
+    """The rows of one recording (``{id, start, stop}`` as the index records them), ``y`` (one target per row)
+    and, for MM-Fi, the manifest entries of the frames the rows need and of the recording's empty frames."""
 
     rec: dict
     rows: list
@@ -246,7 +246,7 @@ def progress_total(plan: Plan) -> int:
     return len(plan.recordings) if plan.job.kind == "mmfi" else len(plan.job.recordings)
 
 
-def start_plan(job: SideJob, progress: Callable[[int], None] | None = None) -> Plan:
+def start_plan(job: SideJob) -> Plan:
     """The plan :func:`side_batches` produces from: complete for MM-Fi (whose rows the manifest and ground truth
     decide), empty for Intel 5300 (filled as the logs are read)."""
     return _plan_mmfi(job, None) if job.kind == "mmfi" else _intel_plan(job)
