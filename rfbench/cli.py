@@ -39,6 +39,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.ingest", "ingest", "group"),
     ("rfbench.commands.split", "split", "command"),
     ("rfbench.commands.audit", "audit", "command"),
+    ("rfbench.commands.windows", "windows", "command"),
     ("rfbench.commands.predict", "predict", "command"),
     ("rfbench.commands.score", "score", "command"),
     ("rfbench.commands.verify", "verify", "command"),

@@ -936,8 +936,7 @@ def naive_pose_spec_totals(pred, gt, vis, norms, ks, strict, auc_n=0, auc_max=1.
                     out["pck_hit"][mi, ti, j] += passes(r, thr)
                 out["auc_pass"][mi, j] += sum(passes(r, thr) for thr in auc)
     return out
-# ==========================================================================================================
-# Content fingerprints (rfbench.protocols.content): XXH64, bfee record bodies, MM-Fi frame arrays
+# ===================================================================================================# Content fingerprints (rfbench.protocols.content): XXH64, bfee record bodies, MM-Fi frame arrays
 # ==========================================================================================================
 
 _M64 = (1 << 64) - 1
@@ -1058,3 +1057,41 @@ def naive_frame_fingerprint(arrays: dict) -> tuple:
     packed = b"".join(b"\x00\x00\x00\x00\x00\x00\xf8\x7f" if math.isnan(v) else struct.pack("<d", v + 0.0)
                       for v in values)
     return naive_xxh64(packed), "ok"
+
+
+def mmfi_toolbox_fill(csi_amp):
+    """The MM-Fi toolbox's fill of a WiFi frame's CSIamp, transliterated line for line (minus the min-max
+    scaling that follows it, and with ``scio.loadmat(frame)['CSIamp']`` replaced by the array given).
+
+    Source: ybhbingo/MMFi_dataset, ``mmfi_lib/mmfi.py``, ``MMFi_Dataset.read_frame``, ``wifi-csi`` branch, commit
+    269f64875508f030cbd1468c1e76d5333b0127cd. An all-NaN packet makes ``temp_not_nan_col.mean()`` the mean of an
+    empty array (NaN, with a RuntimeWarning we silence here).
+    """
+    import warnings
+
+    data = np.array(csi_amp, dtype=np.float64)
+    data[np.isinf(np.array(csi_amp, dtype=np.float64))] = np.nan
+    for i in range(10):  # 32
+        temp_col = data[:, :, i]
+        nan_num = np.count_nonzero(temp_col != temp_col)
+        if nan_num != 0:
+            temp_not_nan_col = temp_col[temp_col == temp_col]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                temp_col[np.isnan(temp_col)] = temp_not_nan_col.mean()
+    return data
+
+
+def naive_int8_amplitude(pairs):
+    """|re + i·im| of int8 (re, im) pairs along the last axis, one value at a time: the square root in float64
+    (exact sum, correctly rounded root), then rounded to float32 (rounding twice is harmless for a square root
+    when the wider format has more than twice the narrower's precision plus two bits: 53 > 2·24 + 2)."""
+    import math
+
+    pairs = np.asarray(pairs)
+    flat = pairs.reshape(-1, 2)
+    out = np.empty(flat.shape[0], dtype=np.float32)
+    for i in range(flat.shape[0]):
+        a, b = int(flat[i, 0]), int(flat[i, 1])
+        out[i] = np.float32(math.sqrt(a * a + b * b))
+    return out.reshape(pairs.shape[:-1])

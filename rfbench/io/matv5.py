@@ -23,13 +23,14 @@ import os
 import re
 import struct
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from rfbench.errors import FormatError
 
-__all__ = ["read_mat", "MatFile", "MAX_MAT_BYTES"]
+__all__ = ["read_mat", "read_mat_bytes", "MatFile", "MatLayout", "mat_layout", "MAX_MAT_BYTES"]
 
 #: Default bound on a MAT-file's size and, separately, on the total its compressed elements inflate to.
 MAX_MAT_BYTES = 256 << 20
@@ -55,27 +56,34 @@ def _shown(name: str) -> str:
     return repr(name) if _NAME.match(name) else "with an invalid name"
 
 
-def _elements(buf, pos: int, end: int, endian: str, where: str):
-    """Yield ``(type, payload)`` for each data element in ``buf[pos:end]``."""
+def _spans(buf, pos: int, end: int, endian: str, where: str):
+    """Yield ``(type, start, size)`` for each data element in ``buf[pos:end]``: its payload is
+    ``buf[start:start + size]``."""
     while pos + 8 <= end:
         first, second = struct.unpack_from(endian + "II", buf, pos)
         if first >> 16:  # small data element: type and size share the first word, data in the next 4 bytes
             mi_type, size = first & 0xFFFF, first >> 16
             if size > 4:
                 raise FormatError(f"{where}: corrupt small data element (size {size} > 4)")
-            yield mi_type, buf[pos + 4:pos + 4 + size]
+            yield mi_type, pos + 4, size
             pos += 8
             continue
         mi_type, size = first, second
         start = pos + 8
         if start + size > end:
             raise FormatError(f"{where}: truncated data element (needs {size} bytes, {end - start} left)")
-        yield mi_type, buf[start:start + size]  # a memoryview slice: no copy
+        yield mi_type, start, size
         pos = start + size
         if mi_type != _MI_COMPRESSED:
             pos += (-size) % 8
     if pos < end and any(buf[pos:end]):
         raise FormatError(f"{where}: {end - pos} stray byte(s) after the last data element")
+
+
+def _elements(buf, pos: int, end: int, endian: str, where: str):
+    """Yield ``(type, payload)`` for each data element in ``buf[pos:end]`` (a memoryview slice: no copy)."""
+    for mi_type, start, size in _spans(buf, pos, end, endian, where):
+        yield mi_type, buf[start:start + size]
 
 
 def _numeric(mi_type: int, payload: bytes, endian: str, where: str) -> np.ndarray:
@@ -162,35 +170,46 @@ def read_mat(source, *, max_bytes: int = MAX_MAT_BYTES) -> MatFile:
         past the bound.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
-        where = "<bytes>"
-        buf = memoryview(source).cast("B")
-        if len(buf) > max_bytes:
-            raise FormatError(f"{where}: {len(buf):,} bytes, more than the {max_bytes:,}-byte limit")
-    else:
-        path = Path(source)
-        where = str(path)
-        from rfbench.io.files import input_errors
+        return read_mat_bytes(source, "<bytes>", max_bytes=max_bytes)
+    path = Path(source)
+    where = str(path)
+    from rfbench.io.files import input_errors
 
-        with input_errors(path):
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if size > max_bytes:
-                    raise FormatError(f"{where}: {size:,} bytes, more than the {max_bytes:,}-byte limit")
-                buf = memoryview(fh.read(max_bytes + 1))
-        if len(buf) > max_bytes:
-            raise FormatError(f"{where}: more than the {max_bytes:,}-byte limit")
+    with input_errors(path):
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                raise FormatError(f"{where}: {size:,} bytes, more than the {max_bytes:,}-byte limit")
+            buf = fh.read(max_bytes + 1)
+    return read_mat_bytes(buf, where, max_bytes=max_bytes)
+
+
+def _endian(buf, where: str) -> str:
+    """The byte order of a v5 file after the header checks (length, v7.3, byte-order mark)."""
     if len(buf) < 128:
         raise FormatError(f"{where}: {len(buf)} bytes is too short for a MAT-file header (128 bytes)")
-    head = bytes(buf[:520])
-    if head[:512].startswith(b"MATLAB 7.3") or head[512:520] == b"\x89HDF\r\n\x1a\n":
+    if _is_v73(buf):
         raise FormatError(f"{where}: a MATLAB v7.3 (HDF5) file; re-save it with save(..., '-v7') or read it with h5py")
-    mark = head[126:128]
+    mark = bytes(buf[126:128])
     if mark == b"IM":
-        endian = "<"
-    elif mark == b"MI":
-        endian = ">"
-    else:
-        raise FormatError(f"{where}: not a MATLAB v5 MAT-file (no byte-order mark at bytes 126-127)")
+        return "<"
+    if mark == b"MI":
+        return ">"
+    raise FormatError(f"{where}: not a MATLAB v5 MAT-file (no byte-order mark at bytes 126-127)")
+
+
+def _is_v73(buf) -> bool:
+    return bytes(buf[:10]) == b"MATLAB 7.3" or bytes(buf[512:520]) == b"\x89HDF\r\n\x1a\n"
+
+
+def read_mat_bytes(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYTES) -> MatFile:
+    """:func:`read_mat` of a file's bytes (``bytes``, ``bytearray`` or ``memoryview``); ``where`` names the file
+    in error messages. The bytes and, separately, the total the compressed elements inflate to are bounded by
+    ``max_bytes``."""
+    buf = memoryview(buf).cast("B")
+    if len(buf) > max_bytes:
+        raise FormatError(f"{where}: {len(buf):,} bytes, more than the {max_bytes:,}-byte limit")
+    endian = _endian(buf, where)
     out = MatFile()
     out.skipped = {}
     budget = max_bytes  # bytes all compressed elements together may still inflate to
@@ -211,3 +230,78 @@ def read_mat(source, *, max_bytes: int = MAX_MAT_BYTES) -> MatFile:
             else:
                 raise FormatError(f"{where}: unexpected top-level data element of type {mi_type}")
     return out
+
+
+@dataclass(frozen=True)
+class MatLayout:
+    """The layout of one uncompressed MAT-file, to read files laid out the same way without parsing them.
+
+    Many files written by one program (the WiFi frames of a dataset) differ only in their values: the same
+    variables, dimensions and element tags at the same offsets. :meth:`read` checks that a file's every byte
+    outside the variables' data (from byte 124, the version, to the end) equals this layout's template and,
+    if so, returns the variables as :func:`read_mat_bytes` would; otherwise it returns None and the caller
+    parses the file. Equal bytes outside the data make the parse identical (the data's own bytes decide only
+    the values), so the two paths never disagree.
+
+    Build one with :func:`mat_layout`.
+    """
+
+    size: int
+    template: bytes
+    variables: tuple  # (name, offset, count, stored dtype, MATLAB dtype, dims)
+    checked: tuple  # (start, stop) byte ranges that must equal the template
+
+    def read(self, buf) -> MatFile | None:
+        """The numeric variables of ``buf`` (NumPy arrays; views of ``buf`` where no conversion is needed),
+        or None when ``buf`` is not laid out like the template (parse it with :func:`read_mat_bytes`)."""
+        if len(buf) != self.size or _is_v73(buf):
+            return None
+        template = self.template
+        for a, b in self.checked:
+            if buf[a:b] != template[a:b]:
+                return None
+        out = MatFile()
+        out.skipped = {}
+        for name, offset, count, stored, matlab, dims in self.variables:
+            arr = np.frombuffer(buf, dtype=stored, count=count, offset=offset)
+            if arr.dtype != matlab:
+                arr = arr.astype(matlab)
+            out[name] = arr.reshape(dims, order="F")
+        return out
+
+
+def mat_layout(buf, where: str = "MAT-file") -> MatLayout | None:
+    """The :class:`MatLayout` of a file's bytes, or None when the file has compressed elements or complex
+    variables (those are always parsed with :func:`read_mat_bytes`).
+
+    Raises
+    ------
+    FormatError
+        ``buf`` is not a readable v5 MAT-file (as :func:`read_mat_bytes`).
+    """
+    parsed = read_mat_bytes(buf, where)
+    endian = _endian(buf, where)
+    variables, holes = [], []
+    for mi_type, start, size in _spans(buf, 128, len(buf), endian, where):
+        if mi_type != _MI_MATRIX:
+            return None
+        parts = list(_spans(buf, start, start + size, endian, where))
+        flags = struct.unpack_from(endian + "I", buf, parts[0][1])[0]
+        name = bytes(buf[parts[2][1]:parts[2][1] + parts[2][2]]).decode("ascii", "replace")
+        if (flags & 0xFF) not in _MX_NUMERIC:
+            continue  # skipped variables are part of the checked bytes
+        if flags & _COMPLEX_FLAG:
+            return None
+        _, data_start, data_size = parts[3]
+        stored = np.dtype(_MI_DTYPES[parts[3][0]]).newbyteorder(endian)
+        value = parsed[name]
+        variables.append((name, data_start, data_size // stored.itemsize, stored, value.dtype, value.shape))
+        holes.append((data_start, data_start + data_size))
+    checked, pos = [], 124
+    for a, b in sorted(holes):
+        if a > pos:
+            checked.append((pos, a))
+        pos = max(pos, b)
+    if pos < len(buf):
+        checked.append((pos, len(buf)))
+    return MatLayout(size=len(buf), template=bytes(buf), variables=tuple(variables), checked=tuple(checked))

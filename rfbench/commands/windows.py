@@ -1,0 +1,210 @@
+"""``rfbench windows SPLIT --side train|test -o DIR``: one side of a split's model inputs, read from the dataset.
+
+The window options are derived from the fields of :class:`rfbench.datasets.windows.WindowSettings` (their help,
+bounds, choices and per-dataset defaults), never spelled here: one option per field.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from rfbench.commands._common import emit_json, guard, progress, stdout_console
+from rfbench.datasets.windows.settings import WindowSettings, describe, option_name, setting_fields
+
+COMMAND_NAME = "windows"
+
+HELP = """Write one side of a split's model inputs (X.npy, y.npy, index.json) straight from the dataset files.
+
+The split is re-checked (its audit, its manifest's sha256) before anything is read; every dataset file read must
+lie inside the manifest's dataset root, be a regular file and match the size (and sha256 where recorded) ingest
+saw: otherwise one error line, exit 2, nothing written.
+
+MM-Fi: each frameNNN.mat is a 10-packet snapshot of ground-truth row NNN-1 (matched by number). X is
+(N, length, feature, 3, 114, 10) float32; y the target frame's joints in the ground truth's own dtype. Windows
+holding an empty frame are dropped and counted; recordings whose ground truth is not one row per frame are
+excluded and listed; non-finite CSI is refused unless --nonfinite toolbox-fill.
+
+Intel 5300 corpora (Widar3.0): packet windows per receiver (receivers differ in packet count and are not
+time-aligned), or with --resample L one row per recording, every receiver resampled to L packets; amplitude of
+the raw CSI by default. Recordings missing a receiver or with records of another shape are excluded and listed.
+
+Gesture labels: y holds indices into one label set, the sorted label names of the whole manifest (or
+--label-set), the same for both sides; recordings without a label are excluded.
+
+X.npy is written in chunks (memory bounded by a few chunks of windows) to a temporary name; the three files are
+renamed into place only once all are complete. index.json (rfbench.windows/1) records the split's and manifest's
+sha256, every setting, one {id, start, stop} per row, the exclusions and the sha256 of every dataset file read.
+"""
+
+
+def _setting_parameter(f) -> inspect.Parameter:
+    meta = f.metadata
+    kwargs = {"help": describe(f), "show_default": False}
+    if meta["type"] is int and "min" in meta:
+        kwargs.update(min=meta["min"], max=meta["max"])
+    annotation = Annotated[Optional[meta["type"]], typer.Option(option_name(f), **kwargs)]
+    return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+
+
+_FIXED = [
+    inspect.Parameter("split", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[Path, typer.Argument(
+        help="split.json from rfbench split; its manifest names the dataset files.", show_default=False)]),
+    inspect.Parameter("side", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, typer.Option(
+        "--side", help="Which side of the split: train or test.", show_default=False)]),
+    inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[Path, typer.Option(
+        "--out", "-o", help="Folder to write X.npy, y.npy and index.json into (created if missing).",
+        show_default=False)]),
+]
+_TAIL = [
+    inspect.Parameter("workers", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        Optional[int], typer.Option("--workers", min=1, max=64, help="Threads reading dataset files (default: one "
+                                    "per core, at most 4); the output does not depend on it.")]),
+    inspect.Parameter("force", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+        bool, typer.Option("--force", help="Replace X.npy, y.npy and index.json if DIR holds them.")]),
+    inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout instead of text.")]),
+]
+_SETTING_NAMES = [f.name for f in setting_fields()]
+
+
+def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = False, json_out: bool = False,
+             **values) -> None:
+    with guard():
+        from rfbench.datasets.windows import write_windows
+        from rfbench.errors import ValidationError
+
+        if side not in ("train", "test"):
+            raise ValidationError(f"--side must be train or test, not {side!r}")
+        settings = WindowSettings(**{name: values.get(name) for name in _SETTING_NAMES})
+        bar = _Bar(not json_out)
+        with bar, _signals_interrupt():
+            doc = write_windows(split, side, out, settings, force=force, workers=workers, progress=bar.advance,
+                                on_total=bar.start)
+    _render(doc, split, Path(out), json_out)
+
+
+def _make_command():
+    def windows(*args, **kwargs):
+        return _windows(*args, **kwargs)
+
+    params = _FIXED + [_setting_parameter(f) for f in setting_fields()] + _TAIL
+    windows.__signature__ = inspect.Signature(params)
+    windows.__annotations__ = {p.name: p.annotation for p in params}
+    windows.__doc__ = HELP
+    windows.__module__ = __name__
+    return windows
+
+
+windows = _make_command()
+
+
+class _signals_interrupt:
+    """SIGTERM raises KeyboardInterrupt in the main thread while outputs are written, so the temporary files are
+    removed (as on Ctrl-C) and nothing half-written is left behind."""
+
+    def __enter__(self):
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGTERM, self._raise)
+        return self
+
+    @staticmethod
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+        return False
+
+
+class _Bar:
+    """A progress bar over the recordings read, started once their number is known."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self._ctx = None
+        self._advance = None
+
+    def __enter__(self):
+        return self
+
+    def start(self, total: int) -> None:
+        self._ctx = progress(total, "reading recordings", enabled=self.enabled)
+        self._advance = self._ctx.__enter__()
+
+    def advance(self, n: int = 1) -> None:
+        if self._advance is not None:
+            self._advance(n)
+
+    def __exit__(self, *exc):
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+        return False
+
+
+def _summary(doc: dict, split: Path, out: Path) -> dict:
+    files = doc["files"]
+    return {
+        "index": str(out / "index.json"),
+        "x": str(out / doc["x"]["file"]),
+        "y": str(out / doc["y"]["file"]),
+        "split": str(split),
+        "dataset": doc["dataset"],
+        "synthetic": doc.get("synthetic", False),
+        "side": doc["side"],
+        "task": doc["task"],
+        "settings": doc["settings"],
+        "rows": len(doc["rows"]),
+        "x_shape": doc["x"]["shape"],
+        "x_axes": doc["x"]["axes"],
+        "y_shape": doc["y"]["shape"],
+        "y_dtype": doc["y"]["dtype"],
+        "labels": doc["labels"]["names"] if doc["labels"] else None,
+        "recordings": doc["recordings"],
+        "excluded": doc["excluded"],
+        "dropped": doc["dropped"],
+        "files_read": len(files),
+        "bytes_read": sum(f["bytes"] for f in files),
+    }
+
+
+def _render(doc: dict, split: Path, out: Path, json_out: bool) -> None:
+    summary = _summary(doc, split, out)
+    if json_out:
+        emit_json(summary)
+        return
+    from rich.markup import escape
+
+    console = stdout_console()
+    s = dict(doc["settings"])
+    if s.get("label_set"):  # recorded relative to the index's folder; shown as a path from here
+        s["label_set"] = os.path.normpath(out / s["label_set"])
+    tag = " [SYNTHETIC]" if summary["synthetic"] else ""
+    console.print(f"rfbench windows: {doc['side']} side of {escape(str(split))} ({doc['dataset']}, task "
+                  f"{doc['task']}){escape(tag)}")
+    shown = ", ".join(f"{k} {v}" for k, v in s.items() if v is not None and k != "task")
+    console.print(f"settings   {escape(shown)}")
+    rec = doc["recordings"]
+    dropped = ", ".join(f"{k} {v}" for k, v in doc["dropped"].items()) or "none"
+    console.print(f"rows       {summary['rows']} from {rec['with_rows']} of {rec['side']} recordings; "
+                  f"{rec['excluded']} excluded; windows dropped: {escape(dropped)}")
+    console.print(f"X.npy      float32 {tuple(doc['x']['shape'])}  ({', '.join(doc['x']['axes'])})")
+    y_what = f"indices into {len(doc['labels']['names'])} labels" if doc["labels"] else "ground-truth joints"
+    console.print(f"y.npy      {doc['y']['dtype']} {tuple(doc['y']['shape'])}  ({y_what})")
+    mb = summary["bytes_read"] / 1e6
+    console.print(f"read       {summary['files_read']} dataset files ({mb:.1f} MB), each checked against the "
+                  f"manifest; their sha256 are in index.json")
+    for e in doc["excluded"][:10]:
+        console.print(f"  excluded {escape(e['id'])}: {escape(e['reason'])}")
+    if len(doc["excluded"]) > 10:
+        console.print(f"  … and {len(doc['excluded']) - 10} more (listed in index.json)")
+    console.print(f"wrote {escape(str(out / 'X.npy'))}, {escape(str(out / 'y.npy'))}, "
+                  f"{escape(str(out / 'index.json'))}")

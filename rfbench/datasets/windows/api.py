@@ -1,0 +1,395 @@
+"""The public functions: build a side in memory, write it to a folder, read a side's targets without X."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from rfbench.datasets.windows.build import (Plan, Produced, SideJob, announced_rows, default_workers, open_side,
+                                            plan_side, progress_total, side_batches, start_plan)
+from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, iter_index, load_index
+from rfbench.datasets.windows.settings import WindowSettings
+from rfbench.errors import OutputExistsError, ValidationError
+
+__all__ = ["Windows", "SideTargets", "build_windows", "write_windows", "side_targets", "test_truth",
+           "train_targets"]
+
+
+@dataclass(frozen=True)
+class Windows:
+    """One side of a split as arrays: ``x`` (float32, axes in ``index["x"]["axes"]``), ``y`` (one target per
+    row) and ``index`` (the ``rfbench.windows/1`` document, without the file entries only writing adds)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    index: dict
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    def sequence(self):
+        """A :class:`~rfbench.datasets.windows.WindowSequence` of ``(x[i], y[i])``."""
+        from rfbench.datasets.windows.sequence import WindowSequence
+
+        return WindowSequence(self.x, self.y)
+
+
+@dataclass(frozen=True)
+class SideTargets:
+    """The targets of one side of a split, read from the dataset (no X).
+
+    Attributes
+    ----------
+    y : ndarray
+        Pose: the ground-truth joints of each row's target frame, in the ground truth's own dtype; gesture: the
+        label index of each row (int64) into ``labels["names"]``.
+    kind : {"pose", "label"}
+    rows : list of dict
+        ``{id, start, stop}`` per row (as an index records them), in row order.
+    labels : dict or None
+        ``{names, source, key, sha256}`` (gesture).
+    files : list of dict
+        ``{path, bytes, sha256}`` of every dataset file read for these targets, sorted by path.
+    excluded, dropped
+        As the index's.
+    recordings : int
+        Recordings on the side; ``recordings_with_rows`` of them gave at least one row.
+    split, manifest : dict
+        ``{path, sha256}`` of the split and manifest they were read with.
+    """
+
+    side: str
+    task: str
+    y: np.ndarray
+    kind: str
+    rows: list
+    labels: dict | None
+    files: list
+    excluded: list
+    dropped: dict
+    recordings: int
+    recordings_with_rows: int
+    split: dict
+    manifest: dict
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The recording id of every row (a unicode array, as ``--groups`` holds them)."""
+        return np.array([r["id"] for r in self.rows], dtype=str)
+
+
+def _rel(path: Path, base: Path | None) -> str:
+    path = Path(path).resolve()
+    if base is None:
+        return str(path)
+    try:
+        return Path(os.path.relpath(path, Path(base).resolve())).as_posix()
+    except ValueError:  # another drive
+        return str(path)
+
+
+def _empty_side(plan: Plan) -> ValidationError:
+    job = plan.job
+    detail = f"{len(job.recordings)} recording(s)"
+    if plan.excluded:
+        e = plan.excluded[0]
+        detail += f", {len(plan.excluded)} excluded (e.g. {e['id']}: {e['reason']})"
+    if plan.dropped:
+        detail += ", windows dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(plan.dropped.items()))
+    return ValidationError(f"the split's {job.side} side gives no row ({detail}); nothing to write")
+
+
+def _labels_doc(job: SideJob, base: Path | None) -> dict | None:
+    if job.labels is None:
+        return None
+    lab = job.labels
+    doc = {"names": list(lab.names), "source": lab.source, "key": lab.key, "sha256": lab.sha256}
+    if lab.path is not None:
+        doc["path"] = _rel(lab.path, base)
+        doc["file_sha256"] = lab.file_sha256
+    return doc
+
+
+def index_document(plan: Plan, produced: Produced, x_entry: dict, y_entry: dict, base: Path | None) -> dict:
+    """The ``rfbench.windows/1`` document of a completed plan; paths relative to ``base`` (the index's folder),
+    absolute when ``base`` is None (an index kept in memory)."""
+    from rfbench import __version__
+    from rfbench.io.files import schema_id
+
+    job = plan.job
+    s = job.settings
+    settings = s.to_dict()
+    if s.label_set is not None:
+        settings["label_set"] = _rel(Path(s.label_set), base)
+    x = {"dtype": "float32", "axes": list(plan.x_axes), "features": list(s.feature_names), **x_entry}
+    if job.kind == "intel5300" and s.subcarriers != 30:
+        from rfbench.datasets.windows.build import _grids
+
+        src, dst, span = _grids(s)
+        x["subcarrier_map"] = {"from": src, "to": dst, "span": span}
+    if job.kind == "intel5300":
+        x["receivers"] = list(plan.receivers)
+    doc = {
+        "schema": schema_id("windows"),
+        "rfbench_version": __version__,
+        "split": {"path": _rel(job.split_path, base), "sha256": job.split_sha256},
+        "manifest": {"path": _rel(job.manifest_path, base), "sha256": job.manifest_sha256},
+        "dataset": job.manifest.dataset,
+        "synthetic": bool(job.manifest.synthetic or getattr(job.split, "synthetic", False)),
+        "side": job.side,
+        "task": s.task,
+        "settings": settings,
+        "x": x,
+        "y": {"dtype": np.dtype(plan.y_dtype).str, "kind": "pose" if s.task == "pose" else "label", **y_entry},
+        "labels": _labels_doc(job, base),
+        "rows": plan.rows(),
+        "excluded": list(plan.excluded),
+        "dropped": dict(sorted(plan.dropped.items())),
+        "recordings": {"side": len(job.recordings), "with_rows": len(plan.recordings),
+                       "excluded": len(plan.excluded)},
+        "files": job.files.records(),
+        "notes": list(plan.notes),
+    }
+    if s.nonfinite == "toolbox-fill":
+        doc["filled"] = {"frames": produced.filled_frames, "values": produced.filled_values}
+    return doc
+
+
+def build_windows(split, side: str, settings: WindowSettings | None = None, *, workers: int | None = None,
+                  progress: Callable[[int], None] | None = None,
+                  on_total: Callable[[int], None] | None = None) -> Windows:
+    """Build one side of a split's model inputs from the dataset files its manifest names, in memory.
+
+    Parameters
+    ----------
+    split : path-like
+        A split file (``rfbench.split/1``). It is re-checked (``load_split``), its manifest's sha256 compared
+        with the split's record, and every dataset file read is checked against the manifest (inside its
+        root, a regular file, the recorded size and sha256) before it is used.
+    side : {"train", "test"}
+    settings : WindowSettings, optional
+        Window settings (default: every field at its per-dataset default).
+    workers : int, optional
+        Threads reading files (default: one per core, at most 4). The result does not depend on it.
+    progress, on_total : callable, optional
+        ``on_total(n)`` once, then ``progress(1)`` per recording read.
+
+    Returns
+    -------
+    Windows
+        ``x`` float32, ``y`` and the index document (without the ``file``/``bytes``/``sha256`` of X and y, which
+        only :func:`write_windows` produces).
+
+    Raises
+    ------
+    ValidationError, FormatError, LeakageError
+        A bad split or settings, a dataset file missing or changed since ingest, non-finite CSI (unless the
+        toolbox fill is chosen), a side that gives no row.
+    """
+    job = open_side(split, side, settings)
+    plan = start_plan(job)
+    produced = Produced()
+    if on_total is not None:
+        on_total(progress_total(plan))
+    xs, ys = [], []
+    for x, y in side_batches(plan, produced, workers or default_workers(), progress):
+        xs.append(x)
+        ys.append(y)
+    if plan.n_rows == 0:
+        raise _empty_side(plan)
+    x = np.concatenate(xs) if len(xs) > 1 else xs[0]
+    y = np.concatenate(ys) if len(ys) > 1 else ys[0]
+    doc = index_document(plan, produced, {"shape": list(x.shape)}, {"shape": list(y.shape)}, None)
+    return Windows(x, y, doc)
+
+
+def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSettings | None = None, *,
+                  force: bool = False, workers: int | None = None, progress: Callable[[int], None] | None = None,
+                  on_total: Callable[[int], None] | None = None) -> dict:
+    """Build one side of a split and write ``X.npy``, ``y.npy`` and ``index.json`` into the folder ``out``.
+
+    Takes the arguments of :func:`build_windows`, plus ``out`` and ``force`` (replace the three files when they
+    exist; nothing else in ``out`` is touched). X is streamed to disk in chunks (memory is bounded by a few
+    chunks of windows, not by the side's size); each file is written to a temporary name and the three are
+    renamed into place only once all are complete, the index last, so an error or an interruption leaves the
+    folder as it was.
+
+    Returns
+    -------
+    dict
+        The index document written.
+    """
+    from rfbench.io.files import check_writable
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out} exists and is not a folder; give a folder for X.npy, y.npy and index.json")
+    targets = {name: out / name for name in (X_FILE, Y_FILE, INDEX_FILE)}
+    for path in targets.values():
+        check_writable(path, force)
+    job = open_side(split, side, settings)
+    plan = start_plan(job)
+    known = announced_rows(plan)
+    if known == 0 and job.kind == "mmfi":
+        raise _empty_side(plan)
+    if on_total is not None:
+        on_total(progress_total(plan))
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _write(plan, targets, known, force, workers or default_workers(), progress)
+    except _Recount:  # a recording held records of another antenna shape: write again, counting as it goes
+        return _write(start_plan(job), targets, None, force, workers or default_workers(), None)
+
+
+class _Recount(Exception):
+    """The rows announced before reading (from the manifest's packet counts) were not the rows read."""
+
+
+def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: int, progress) -> dict:
+    from rfbench.datasets.windows.npy import NpyWriter
+
+    out = targets[INDEX_FILE].parent
+    produced = Produced()
+    xw = NpyWriter(targets[X_FILE], np.float32, plan.x_row_shape, n_rows=known, force=force, defer=True)
+    yw = NpyWriter(targets[Y_FILE], plan.y_dtype, plan.y_row_shape, n_rows=known, force=force, defer=True)
+    index_tmp = None
+    try:
+        with xw, yw:
+            for x, y in side_batches(plan, produced, workers, progress):
+                if known is not None and xw.rows + len(x) > known:
+                    raise _Recount
+                xw.write(x)
+                yw.write(y)
+            if plan.n_rows == 0:
+                raise _empty_side(plan)
+            if known is not None and xw.rows != known:
+                raise _Recount
+        doc = index_document(plan, produced,
+                             {"file": X_FILE, "shape": list(xw.shape), "bytes": xw.bytes, "sha256": xw.sha256},
+                             {"file": Y_FILE, "shape": list(yw.shape), "bytes": yw.bytes, "sha256": yw.sha256}, out)
+        fd, index_tmp = tempfile.mkstemp(prefix=f".{INDEX_FILE}.", suffix=".tmp", dir=out)
+        with os.fdopen(fd, "wb") as fh:
+            for piece in iter_index(doc):
+                fh.write(piece.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        xw.commit()
+        yw.commit()
+        os.replace(index_tmp, targets[INDEX_FILE])
+        index_tmp = None
+    finally:
+        xw.discard()
+        yw.discard()
+        if index_tmp is not None:
+            try:
+                os.unlink(index_tmp)
+            except FileNotFoundError:
+                pass
+    return doc
+
+
+def side_targets(split, side: str, settings: WindowSettings | None = None, *,
+                 workers: int | None = None) -> SideTargets:
+    """The targets of one side of a split, read from the dataset without building X: MM-Fi pose rows from the
+    ground-truth files, label indices from the manifest (Intel 5300 logs are parsed, since their packet counts
+    and antenna shapes decide the rows). The rows are exactly those :func:`build_windows` makes.
+
+    Raises
+    ------
+    ValidationError
+        As :func:`build_windows`, including a side that gives no row.
+    """
+    job = open_side(split, side, settings)
+    plan = plan_side(job, workers=workers)
+    if plan.n_rows == 0:
+        raise _empty_side(plan)
+    return _targets(job, plan)
+
+
+def _targets(job: SideJob, plan: Plan) -> SideTargets:
+    s = job.settings
+    return SideTargets(
+        side=job.side, task=s.task, y=plan.y(), kind="pose" if s.task == "pose" else "label", rows=plan.rows(),
+        labels=_labels_doc(job, None), files=job.files.records(), excluded=list(plan.excluded),
+        dropped=dict(sorted(plan.dropped.items())), recordings=len(job.recordings),
+        recordings_with_rows=len(plan.recordings),
+        split={"path": str(job.split_path), "sha256": job.split_sha256},
+        manifest={"path": str(job.manifest_path), "sha256": job.manifest_sha256})
+
+
+def _index_for(split, index) -> WindowIndex:
+    """The index, checked to come from ``split`` (its sha256) and from the split's manifest."""
+    from rfbench.io.files import sha256_file
+
+    idx = index if isinstance(index, WindowIndex) else load_index(index, check_arrays=False)
+    split_path = Path(getattr(split, "path", None) or split)
+    digest, _ = sha256_file(split_path)
+    if digest != idx.doc["split"]["sha256"]:
+        raise ValidationError(f"{idx.path}: the index was built from another split (its split sha256 differs from "
+                              f"{split_path}'s); build the index from this split with rfbench windows")
+    return idx
+
+
+def _check_same(idx: WindowIndex, t: SideTargets) -> None:
+    if t.manifest["sha256"] != idx.doc["manifest"]["sha256"]:
+        raise ValidationError(f"{idx.path}: the index was built from another manifest than the split's")
+    if idx.doc["labels"] is not None and (t.labels is None or t.labels["names"] != idx.doc["labels"]["names"]):
+        raise ValidationError(f"{idx.path}: the index's label set differs from the one its settings give now; "
+                              "rebuild the index with rfbench windows")
+
+
+def test_truth(split, index, *, workers: int | None = None) -> SideTargets:
+    """The test side's ground truth for scoring an index's rows, read from the dataset.
+
+    The index must come from ``split`` (sha256), be the ``test`` side, and its rows must be exactly the rows its
+    own settings give on the split now (an index edited, or built from another window setting, is refused).
+    The targets are read from the dataset files (pose) or the manifest (labels), never from ``y.npy``.
+
+    Parameters
+    ----------
+    split : path-like
+        The split file the scores are reported under.
+    index : path-like or WindowIndex
+        The test side's ``index.json`` (whose rows the predictions follow, in order).
+
+    Raises
+    ------
+    ValidationError, FormatError
+        The index is from another split, side or window setting, a dataset file is missing or changed since
+        ingest, or the side gives no row (exit 2).
+    """
+    idx = _index_for(split, index)
+    if idx.side != "test":
+        raise ValidationError(f"{idx.path}: the index holds the {idx.side} side; scoring needs the test side's "
+                              "index (rfbench windows SPLIT --side test)")
+    t = side_targets(split, "test", idx.window_settings(), workers=workers)
+    _check_same(idx, t)
+    if t.rows != idx.rows:
+        diff = next((k for k, (a, b) in enumerate(zip(t.rows, idx.rows)) if a != b), min(len(t.rows), len(idx.rows)))
+        raise ValidationError(f"{idx.path}: the index's rows differ from those its settings give on this split "
+                              f"({len(idx.rows)} rows in the index, {len(t.rows)} now; first difference at row "
+                              f"{diff}); rebuild the index with rfbench windows")
+    return t
+
+
+def train_targets(split, index, *, workers: int | None = None) -> SideTargets:
+    """The train side's targets under the settings of ``index`` (the test side's index), for the baselines:
+    mean training pose, class counts per window. No X is built.
+
+    Raises
+    ------
+    ValidationError, FormatError
+        As :func:`test_truth` (another split, a changed dataset file, a train side that gives no row).
+    """
+    idx = _index_for(split, index)
+    t = side_targets(split, "train", idx.window_settings(), workers=workers)
+    _check_same(idx, t)
+    return t
+
+
+test_truth.__test__ = False  # not a pytest test, despite its name

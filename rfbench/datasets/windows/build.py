@@ -1,0 +1,751 @@
+"""Building one side of a split's model inputs from the dataset files its manifest names.
+
+The work is split in two: a **plan** decides every row (recording, window, target) and every exclusion from the
+split, the manifest and, where they decide something, the files themselves (MM-Fi ground truth; Intel 5300 logs,
+whose packet counts and antenna shapes only parsing reveals); the **production** reads the CSI of the planned
+windows in bounded chunks (in parallel threads: reading, hashing and the parser's kernels release the GIL) and
+hands them over in row order. :func:`build_windows` collects them in memory; :func:`write_windows` streams them
+into ``X.npy``. :func:`side_targets` is the plan alone: the targets of a side without its CSI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from rfbench.datasets.windows.dataset_files import DatasetFiles, parse_npy
+from rfbench.datasets.windows.settings import WindowSettings
+from rfbench.errors import FormatError, ValidationError
+
+__all__ = ["SideJob", "open_side", "Plan", "plan_side", "start_plan", "side_batches", "announced_rows", "Produced",
+           "dataset_kind", "LabelInfo", "MMFI_JOINTS", "toolbox_fill", "default_workers"]
+
+#: MM-Fi ground truth: (frames, 17, 3) joints in metres.
+MMFI_JOINTS = (17, 3)
+#: An MM-Fi WiFi frame's CSIamp / CSIphase: (antennas, subcarriers, packets).
+MMFI_FRAME = (3, 114, 10)
+#: Upper bound of the X bytes one production chunk holds (a chunk is read by one thread).
+CHUNK_BYTES = 16 << 20
+#: Upper bound of the frames one MM-Fi chunk reads.
+CHUNK_FRAMES = 128
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The side of a split: split, manifest, dataset root, label set
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelInfo:
+    """The one label set ``y`` indexes (gesture): shared by both sides of a split.
+
+    ``source`` is ``manifest`` (the sorted names of the manifest's ``key`` over every recording) or ``label-set``
+    (a names.txt file at ``path`` whose sha256 is ``file_sha256``).
+    """
+
+    names: tuple[str, ...]
+    source: str
+    key: str
+    path: Path | None = None
+    file_sha256: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        from rfbench.metrics.classify import LabelSet
+
+        return LabelSet(self.names).sha256
+
+    def index(self) -> dict[str, int]:
+        """Name → class index."""
+        return {n: i for i, n in enumerate(self.names)}
+
+
+@dataclass(frozen=True)
+class SideJob:
+    """Everything a side of a split is built from, checked: the split (re-checked by ``load_split``), its
+    manifest (sha256 as the split records it), the dataset root, the resolved settings and the label set."""
+
+    split: Any
+    split_path: Path
+    split_sha256: str
+    manifest: Any
+    manifest_path: Path
+    manifest_sha256: str
+    kind: str
+    side: str
+    settings: WindowSettings
+    recordings: tuple
+    labels: LabelInfo | None
+    files: DatasetFiles
+
+
+def dataset_kind(manifest) -> str:
+    """``mmfi`` for an MM-Fi manifest, ``intel5300`` for a manifest whose recordings' files are receiver logs
+    (``receiver: N``, as Widar3.0's); anything else is refused."""
+    if manifest.dataset == "mmfi":
+        return "mmfi"
+    files = [f for r in manifest.recordings for f in r.get("files", [])]
+    if files and all(isinstance(f.get("receiver"), int) and not isinstance(f.get("receiver"), bool) for f in files):
+        return "intel5300"
+    raise ValidationError(f"windows are built for MM-Fi manifests and Intel 5300 corpora (each file a receiver log "
+                          f"with 'receiver': N); manifest dataset {manifest.dataset!r} is neither")
+
+
+def open_side(split, side: str, settings: WindowSettings | None = None) -> SideJob:
+    """Load and check everything one side of a split is built from.
+
+    Parameters
+    ----------
+    split : path-like
+        The split file (``rfbench.split/1``); :func:`rfbench.protocols.splitfile.load_split` re-checks it.
+    side : {"train", "test"}
+    settings : WindowSettings, optional
+        Resolved here for the manifest's dataset kind.
+
+    Raises
+    ------
+    ValidationError, FormatError, LeakageError
+        A split that does not load, a manifest that changed since the split was made, an unknown side, a side
+        with no recording, a recording the manifest lacks, a missing dataset root, a bad label set.
+    """
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.io.files import sha256_file
+    from rfbench.protocols.splitfile import load_split
+
+    if side not in ("train", "test"):
+        raise ValidationError(f"side must be train or test, not {side!r}")
+    settings = settings or WindowSettings()
+    if not isinstance(settings, WindowSettings):
+        raise ValidationError("settings must be a WindowSettings")
+    split_path = Path(getattr(split, "path", None) or split)
+    info = load_split(split_path)
+    split_sha, _ = sha256_file(split_path)
+    mpath = info.manifest_file  # load_split checked it is the manifest the split was made from
+    manifest_sha = info.manifest["sha256"]
+    manifest = read_manifest(mpath)
+    kind = dataset_kind(manifest)
+    settings = settings.resolved(kind)
+    ids = info.train if side == "train" else info.test
+    if not ids:
+        raise ValidationError(f"{split_path}: the split's {side} side has no recording")
+    known = {r["id"] for r in manifest.recordings}
+    unknown = sorted(set(ids) - known)
+    if unknown:
+        raise ValidationError(f"{split_path}: {len(unknown)} {side} recording(s) are not in the manifest (e.g. "
+                              f"{unknown[0]!r}); rebuild the split from this manifest")
+    recordings = tuple(r for r in manifest.recordings if r["id"] in ids)
+    labels = _label_info(manifest, settings) if settings.task == "gesture" else None
+    files = DatasetFiles(manifest.root_dir(mpath))
+    return SideJob(info, split_path, split_sha, manifest, mpath, manifest_sha, kind, side, settings, recordings,
+                   labels, files)
+
+
+def _label_key(manifest) -> str:
+    for key in ("label", "gesture", "action"):
+        if any(r.get(key) is not None for r in manifest.recordings):
+            return key
+    raise ValidationError("no recording of the manifest has a label, gesture or action: there is nothing to "
+                          "classify (use task pose for MM-Fi poses)")
+
+
+def _label_info(manifest, settings: WindowSettings) -> LabelInfo:
+    from rfbench.io.files import sha256_file
+    from rfbench.metrics.classify import LabelSet
+
+    key = _label_key(manifest)
+    if settings.label_set is not None:
+        path = Path(settings.label_set)
+        ls = LabelSet.from_file(path)
+        digest, _ = sha256_file(path)
+        return LabelInfo(ls.names, "label-set", key, path, digest)
+    names = sorted({str(r[key]) for r in manifest.recordings if r.get(key) is not None})
+    try:
+        LabelSet(tuple(names), "inferred")
+    except ValidationError as exc:
+        raise ValidationError(f"the manifest's {key} values do not make a label set: {exc}") from None
+    return LabelInfo(tuple(names), "manifest", key)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Plans
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RecordingPlan:
+    """The rows of one recording (``{id, start, stop}`` as the index records them), ``y`` (one target per row)
+    and, for MM-Fi, the manifest entries of the frames the rows need and of the recording's empty frames."""
+
+    rec: dict
+    rows: list
+    y: np.ndarray
+    frames: dict = field(default_factory=dict)  # MM-Fi: position -> manifest file entry
+    empty: list = field(default_factory=list)  # MM-Fi: entries of the recording's empty frames
+
+
+@dataclass
+class Plan:
+    """Every row of a side, in row order, and what was left out."""
+
+    job: SideJob
+    recordings: list
+    excluded: list
+    dropped: dict
+    y_dtype: np.dtype
+    y_row_shape: tuple
+    x_row_shape: tuple
+    x_axes: tuple
+    notes: list
+    receivers: list = field(default_factory=list)  # Intel 5300: the receivers every recording must have
+
+    @property
+    def n_rows(self) -> int:
+        return sum(len(p.rows) for p in self.recordings)
+
+    def rows(self) -> list[dict]:
+        return [row for p in self.recordings for row in p.rows]
+
+    def y(self) -> np.ndarray:
+        if not self.recordings:
+            return np.zeros((0, *self.y_row_shape), dtype=self.y_dtype)
+        return np.concatenate([p.y for p in self.recordings])
+
+
+def plan_side(job: SideJob, *, workers: int | None = None, progress: Callable[[int], None] | None = None) -> Plan:
+    """Every row of ``job``'s side (see :class:`Plan`), without X: reads the ground truth (MM-Fi pose) or
+    parses the logs (Intel 5300, whose packet counts and shapes decide rows)."""
+    if job.kind == "mmfi":
+        return _plan_mmfi(job, progress)
+    plan = _intel_plan(job)
+    for _ in intel_rows(plan, need_x=False, workers=workers or default_workers(), progress=progress):
+        pass
+    return plan
+
+
+def progress_total(plan: Plan) -> int:
+    """The number of ``progress(1)`` calls :func:`side_batches` makes: one per recording it reads."""
+    return len(plan.recordings) if plan.job.kind == "mmfi" else len(plan.job.recordings)
+
+
+def start_plan(job: SideJob) -> Plan:
+    """The plan :func:`side_batches` produces from: complete for MM-Fi (whose rows the manifest and ground truth
+    decide), empty for Intel 5300 (filled as the logs are read)."""
+    return _plan_mmfi(job, None) if job.kind == "mmfi" else _intel_plan(job)
+
+
+def _exclude(excluded: list, rec: dict, reason: str) -> None:
+    excluded.append({"id": rec["id"], "reason": reason})
+
+
+def _label_of(job: SideJob, rec: dict) -> int | str:
+    """The label index of ``rec``, or a reason to exclude it."""
+    value = rec.get(job.labels.key)
+    if value is None:
+        return f"no label (the manifest's {job.labels.key!r} is empty)"
+    idx = job.labels.index().get(str(value))
+    if idx is None:
+        return f"label {str(value)!r} is not in the label set"
+    return idx
+
+
+def _target_offsets(settings: WindowSettings, length: int) -> int:
+    return {"last": length - 1, "first": 0, "center": length // 2}[settings.target]
+
+
+def _plan_mmfi(job: SideJob, progress) -> Plan:
+    s = job.settings
+    pose = s.task == "pose"
+    plans, excluded, dropped = [], [], {}
+    y_dtype = None
+    y_from = None
+    for rec in job.recordings:
+        plan = _plan_mmfi_recording(job, rec, excluded, dropped)
+        if plan is not None and pose:
+            dt = plan.y.dtype
+            if y_dtype is None:
+                y_dtype, y_from = dt, rec["id"]
+            elif dt != y_dtype:
+                raise ValidationError(f"ground truths of different dtypes: {y_dtype} in {y_from}, {dt} in "
+                                      f"{rec['id']}; y keeps the ground truth's own dtype, so it must be one")
+        if plan is not None:
+            plans.append(plan)
+        if progress is not None:
+            progress(1)
+    features = s.feature_names
+    if pose:
+        y_row = MMFI_JOINTS
+        y_dtype = y_dtype or np.dtype(np.float64)
+    else:
+        y_row, y_dtype = (), np.dtype(np.int64)
+    notes = ["row start/stop are 0-based frame positions: a row holds frame{start+1}.mat … frame{stop}.mat, and "
+             "frame NNN is ground-truth row NNN − 1 (frames are matched to rows by number)"]
+    if pose:
+        notes.append(f"y is the ground truth of the window's {s.target} frame, in the ground truth's own dtype")
+    return Plan(job, plans, excluded, dropped, np.dtype(y_dtype), y_row, (s.length, len(features), *MMFI_FRAME),
+                ("window", "frame", "feature", "antenna", "subcarrier", "packet"), notes)
+
+
+def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list, dropped: dict) -> RecordingPlan | None:
+    from rfbench.csi.windows import window_ranges
+
+    s = job.settings
+    pose = s.task == "pose"
+    rid = rec["id"]
+    label = None
+    if not pose:
+        label = _label_of(job, rec)
+        if isinstance(label, str):
+            _exclude(excluded, rec, label)
+            return None
+    frames = [f for f in rec.get("files", []) if f.get("kind") == "wifi-frame"]
+    if not frames and int(rec.get("frames") or 0) > 0:
+        raise ValidationError(f"{job.manifest_path}: recording {rid} lists no WiFi frame files (kind wifi-frame); "
+                              "the manifest predates per-frame file lists: re-run rfbench ingest mmfi and rfbench "
+                              "split")
+    numbers = sorted(f.get("frame") for f in frames)
+    if not all(isinstance(k, int) and not isinstance(k, bool) for k in numbers):
+        raise ValidationError(f"{job.manifest_path}: recording {rid} has a WiFi frame entry without a frame number")
+    n = len(numbers)
+    if n == 0:
+        _exclude(excluded, rec, "no WiFi frame")
+        return None
+    if numbers != list(range(1, n + 1)):
+        _exclude(excluded, rec, f"frame numbers are not 1…{n} (frame NNN must be ground-truth row NNN − 1)")
+        return None
+    gt_entry = None
+    if pose:
+        gts = [f for f in rec.get("files", []) if f.get("kind") == "ground-truth"]
+        if not gts:
+            _exclude(excluded, rec, "no ground_truth.npy")
+            return None
+        gt_entry = gts[0]
+        gt_frames = rec.get("gt_frames")
+        if gt_frames != n:
+            _exclude(excluded, rec, f"ground truth has {gt_frames} rows but the recording has {n} WiFi frames")
+            return None
+    by_pos = {f["frame"] - 1: f for f in frames}
+    empty = np.zeros(n + 1, dtype=np.int64)
+    for pos, f in by_pos.items():
+        if f.get("bytes") == 0:
+            empty[pos + 1] = 1
+    empty_before = np.cumsum(empty)  # empty frames among positions < p is empty_before[p]
+    ranges = window_ranges(n, s.length, s.stride)
+    kept = [(a, b) for a, b in ranges if empty_before[b] == empty_before[a]]
+    if len(kept) < len(ranges):
+        dropped["empty-frame"] = dropped.get("empty-frame", 0) + len(ranges) - len(kept)
+    if not kept:
+        _exclude(excluded, rec, f"no window: {n} frame(s), fewer than the window length {s.length}" if not ranges
+                 else "no window: every window holds an empty frame")
+        return None
+    rows = [{"id": rid, "start": a, "stop": b} for a, b in kept]
+    empty_entries = {pos: f for pos, f in by_pos.items() if f.get("bytes") == 0}
+    if pose:
+        buf = job.files.read(gt_entry)
+        gt = parse_npy(buf, gt_entry["path"])
+        if gt.shape != (n, *MMFI_JOINTS):
+            _exclude(excluded, rec, f"ground truth has shape {gt.shape}; expected ({n}, 17, 3)")
+            return None
+        if gt.dtype.kind not in "fiu":
+            _exclude(excluded, rec, f"ground truth has dtype {gt.dtype}; expected numbers")
+            return None
+        targets = np.array([a + _target_offsets(s, b - a) for a, b in kept], dtype=np.int64)
+        y = gt[targets]
+        if y.dtype.kind == "f" and not np.isfinite(y).all():
+            _exclude(excluded, rec, "ground truth holds NaN/inf at a target frame")
+            return None
+    else:
+        y = np.full(len(kept), label, dtype=np.int64)
+    needed = sorted({p for a, b in kept for p in range(a, b)})
+    return RecordingPlan(rec, rows, y, {p: by_pos[p] for p in needed}, empty=list(empty_entries.values()))
+
+
+def _expected_receivers(manifest) -> list[int]:
+    declared = manifest.extra.get("receivers_expected")
+    if isinstance(declared, list) and declared and all(isinstance(r, int) for r in declared):
+        return sorted(set(declared))
+    return sorted({f["receiver"] for r in manifest.recordings for f in r.get("files", [])})
+
+
+def _intel_plan(job: SideJob) -> Plan:
+    """An Intel 5300 plan with no recording yet: :func:`intel_rows` fills it recording by recording."""
+    s = job.settings
+    expected = _expected_receivers(job.manifest)
+    nrx, ntx = (int(v) for v in s.antennas.split("x"))
+    features = s.feature_names
+    n_sub = s.subcarriers
+    if s.resample is not None:
+        x_row = (len(expected), s.resample, len(features), n_sub, nrx, ntx)
+        axes = ("recording", "receiver", "packet", "feature", "subcarrier", "rx", "tx")
+        notes = [f"one row per recording: each receiver's packets resampled to {s.resample} by linear interpolation "
+                 "over its own packet index (receivers have different packet counts and are not time-aligned); "
+                 "row start/stop span the longest receiver, packets lists each receiver's count",
+                 f"receivers along axis 1: {', '.join(f'r{r}' for r in expected)}"]
+    else:
+        x_row = (s.length, len(features), n_sub, nrx, ntx)
+        axes = ("window", "packet", "feature", "subcarrier", "rx", "tx")
+        notes = ["packet windows per receiver: receivers have different packet counts and are not time-aligned, so "
+                 "a row is one receiver's packets start…stop−1 (its receiver key); windows of one recording never "
+                 "mix receivers"]
+    if n_sub != 30:
+        src, dst, span = _grids(s)
+        notes.append(f"subcarriers: the 30 logged groups ({src}) resampled to {dst} by linear interpolation of the "
+                     f"complex CSI (span {span}: " + ("physical subcarrier indices" if span == "index"
+                                                      else "band edges aligned") + ")")
+    notes.append(f"features of the {'raw' if s.csi == 'raw' else 'scaled (get_scaled_csi.m)'} CSI: "
+                 + ", ".join({"amp": "amplitude |csi|", "phase": "phase angle(csi) in radians"}[f] for f in features))
+    plan = Plan(job, [], [], {}, np.dtype(np.int64), (), x_row, axes, notes)
+    plan.receivers = expected
+    return plan
+
+
+def intel_rows(plan: Plan, *, need_x: bool, workers: int, progress=None) -> Iterator[np.ndarray | None]:
+    """Parse each recording's receiver logs (``workers`` recordings at a time), add its rows (or its exclusion)
+    to ``plan`` in recording order, and yield its X rows (None without ``need_x``, or when it has no row)."""
+    job = plan.job
+    nrx, ntx = (int(v) for v in job.settings.antennas.split("x"))
+
+    def one(rec):
+        return _intel_recording(job, rec, plan.receivers, nrx, ntx, need_x, plan.x_row_shape)
+
+    for rec, (outcome, x) in zip(job.recordings, _ordered(one, job.recordings, workers)):
+        if isinstance(outcome, str):
+            _exclude(plan.excluded, rec, outcome)
+        else:
+            plan.recordings.append(outcome)
+        if progress is not None:
+            progress(1)
+        if x is not None:
+            yield x
+
+
+def _grids(s: WindowSettings) -> tuple[str, str, str]:
+    src = "intel30-20" if s.bandwidth == 20 else "intel30-40"
+    dst = {56: "ht20-56", 114: "ht40-114"}[s.subcarriers]
+    same_band = (s.bandwidth == 20) == (s.subcarriers == 56)
+    return src, dst, "index" if same_band else "band"
+
+
+def _intel_files(job: SideJob, rec: dict, expected: list):
+    """The receiver files of ``rec`` by receiver (``{receiver: entry}``), or the reason (from the manifest alone)
+    to exclude it: no label, a missing receiver, an empty receiver file."""
+    label = _label_of(job, rec)
+    if isinstance(label, str):
+        return label
+    by_receiver = {}
+    for f in rec.get("files", []):
+        by_receiver.setdefault(f.get("receiver"), f)
+    missing = [r for r in expected if r not in by_receiver]
+    if missing:
+        return "missing receiver " + ", ".join(f"r{r}" for r in missing)
+    empty = [r for r in expected if by_receiver[r].get("bytes") == 0]
+    if empty:
+        return "empty receiver file " + ", ".join(f"r{r}" for r in empty)
+    return {r: by_receiver[r] for r in expected}
+
+
+def _packets_reason(s: WindowSettings, receiver: int, n: int) -> str | None:
+    if n == 0:
+        return f"receiver r{receiver} has no valid CSI record"
+    if s.resample is not None and n < 2:
+        return f"receiver r{receiver} has {n} packet; resampling needs at least 2"
+    return None
+
+
+def _intel_row_list(s: WindowSettings, rec: dict, expected: list, counts: list) -> list:
+    """The rows of a recording whose receivers hold ``counts`` packets: receiver by receiver, windows starting at
+    0, stride, 2·stride, … (or one resampled row)."""
+    if s.resample is not None:
+        return [{"id": rec["id"], "start": 0, "stop": max(counts), "packets": list(counts)}]
+    return [{"id": rec["id"], "receiver": r, "start": a, "stop": a + s.length}
+            for r, n in zip(expected, counts) for a in range(0, n - s.length + 1, s.stride)]
+
+
+def announced_rows(plan: Plan) -> int | None:
+    """The number of rows the side will have, known before its CSI is read: exact for MM-Fi; for Intel 5300 from
+    the manifest's packet counts (``records``), assuming no recording turns out to hold records of another
+    antenna shape (only parsing shows that); None when the manifest lacks the counts."""
+    job = plan.job
+    if job.kind == "mmfi":
+        return plan.n_rows
+    s = job.settings
+    total = 0
+    for rec in job.recordings:
+        files = _intel_files(job, rec, plan.receivers)
+        if isinstance(files, str):
+            continue
+        counts = [files[r].get("records") for r in plan.receivers]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+            return None
+        if any(_packets_reason(s, r, n) for r, n in zip(plan.receivers, counts)):
+            continue
+        total += len(_intel_row_list(s, rec, plan.receivers, counts))
+    return total
+
+
+def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int, need_x: bool, x_row: tuple):
+    """``(RecordingPlan, X rows or None)``, or ``(reason, None)`` when the recording is excluded."""
+    from rfbench.io import intel5300
+
+    s = job.settings
+    files = _intel_files(job, rec, expected)
+    if isinstance(files, str):
+        return files, None
+    logs = {}
+    for r in expected:
+        entry = files[r]
+        buf = job.files.read(entry)
+        log = intel5300.read(buf, raw_int8=True, threads=1)
+        recorded = entry.get("records")
+        if isinstance(recorded, int) and log.n_records != recorded:
+            raise ValidationError(f"{entry['path']}: {log.n_records} CSI records, but ingest counted {recorded}: the "
+                                  "dataset file changed since ingest; re-run rfbench ingest (and rfbench split)")
+        reason = _packets_reason(s, r, log.n_records)
+        if reason is not None:
+            return reason, None
+        bad = (log.nrx != nrx) | (log.ntx != ntx)
+        if bad.any():
+            k = int(np.argmax(bad))
+            return (f"receiver r{r} has {int(bad.sum())} record(s) of shape {int(log.nrx[k])}x{int(log.ntx[k])} "
+                    f"(expected {nrx}x{ntx})"), None
+        logs[r] = (log, entry["path"])
+    rows = _intel_row_list(s, rec, expected, [logs[r][0].n_records for r in expected])
+    if not rows:
+        return f"no window: every receiver has fewer than {s.length} packets", None
+    plan = RecordingPlan(rec, rows, np.full(len(rows), _label_of(job, rec), dtype=np.int64))
+    if not need_x:
+        return plan, None
+    return plan, _intel_x(s, logs, expected, rows, x_row)
+
+
+def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: tuple) -> np.ndarray:
+    from rfbench.datasets.windows.features import features
+
+    raw = s.csi == "raw" and s.subcarriers == 30 and s.resample is None  # the logged integers, as they are
+    per_receiver = {}
+    for r in expected:
+        log, where = logs[r]
+        if raw:
+            csi = log.csi_int8
+        else:
+            from rfbench.csi.subcarrier import resample_subcarriers
+
+            csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
+            if s.subcarriers != 30:
+                src, dst, span = _grids(s)
+                csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
+            if s.resample is not None:
+                n = csi.shape[0]
+                csi = resample_subcarriers(csi, np.arange(n, dtype=np.float64),
+                                           np.linspace(0.0, n - 1.0, s.resample), axis=0)
+        per_receiver[r] = features(csi, s.feature_names, where)
+    if s.resample is not None:
+        return np.stack([per_receiver[r] for r in expected])[None]
+    parts = []
+    for r in expected:  # rows come receiver by receiver, starts 0, stride, 2·stride, … (see _intel_row_list)
+        feats = per_receiver[r]
+        count = (feats.shape[0] - s.length) // s.stride + 1 if feats.shape[0] >= s.length else 0
+        if count:
+            parts.append(np.lib.stride_tricks.as_strided(
+                feats, shape=(count, s.length, *feats.shape[1:]),
+                strides=(s.stride * feats.strides[0], *feats.strides), writeable=False))
+    return np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Production: X in row order, in chunks
+# ----------------------------------------------------------------------------------------------------------
+
+
+def default_workers() -> int:
+    """Threads reading a side by default: one per core, at most 4."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _ordered(fn, items: Sequence, workers: int) -> Iterator:
+    """``map(fn, items)`` in order, ``workers`` threads at a time with at most ``2 * workers`` results pending
+    (bounded memory); an exception stops the map and is raised where its result is due."""
+    if workers <= 1 or len(items) <= 1:
+        for item in items:
+            yield fn(item)
+        return
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        pending: deque = deque()
+        it = iter(items)
+        for item in itertools.islice(it, 2 * workers):
+            pending.append(pool.submit(fn, item))
+        while pending:
+            result = pending.popleft().result()
+            for item in itertools.islice(it, 1):
+                pending.append(pool.submit(fn, item))
+            yield result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class Produced:
+    """What the production saw besides X: non-finite values filled (MM-Fi ``toolbox-fill``)."""
+
+    filled_values: int = 0
+    filled_frames: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def side_batches(plan: Plan, produced: Produced, workers: int, progress=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(x, y)`` batches of consecutive rows of ``plan``'s side, in row order (``x`` float32). An MM-Fi plan
+    is complete beforehand; an Intel 5300 plan (from :func:`_intel_plan`) is filled as its recordings are read,
+    and complete once the batches are exhausted."""
+    if plan.job.kind == "mmfi":
+        layouts: dict = {}
+        chunks = list(_mmfi_chunks(plan))
+        for (p, a, b), x in zip(chunks, _ordered(lambda c: _mmfi_chunk(plan, c, produced, layouts), chunks,
+                                                 workers)):
+            if progress is not None and b == len(p.rows):
+                progress(1)
+            yield x, p.y[a:b]
+        return
+    for x in intel_rows(plan, need_x=True, workers=workers, progress=progress):
+        yield x, plan.recordings[-1].y
+
+
+def _mmfi_chunks(plan: Plan):
+    row_bytes = 4 * int(np.prod(plan.x_row_shape))
+    per_chunk = max(1, min(CHUNK_BYTES // row_bytes, CHUNK_FRAMES))
+    for p in plan.recordings:
+        n = len(p.rows)
+        a = 0
+        while a < n:
+            b = a + 1
+            first = p.rows[a]["start"]
+            while b < n and b - a < per_chunk and p.rows[b]["stop"] - first <= CHUNK_FRAMES:
+                b += 1
+            yield p, a, b
+            a = b
+
+
+def _mmfi_chunk(plan: Plan, chunk, produced: Produced, layouts: dict) -> np.ndarray:
+    """X rows ``a:b`` of one recording: each frame read once (one-frame windows straight into their row), checked
+    finite in one pass over the chunk (only a chunk that fails looks at its frames one by one)."""
+    p, a, b = chunk
+    job = plan.job
+    s = job.settings
+    rows = p.rows[a:b]
+    x = np.empty((len(rows), *plan.x_row_shape), dtype=np.float32)
+    if s.length == 1:
+        slots = [(r["start"], x[k, 0]) for k, r in enumerate(rows)]
+        feats = x
+    else:
+        lo, hi = rows[0]["start"], rows[-1]["stop"]
+        positions = sorted({q for r in rows for q in range(r["start"], r["stop"])})
+        feats = np.empty((hi - lo, *plan.x_row_shape[1:]), dtype=np.float32)
+        slots = [(q, feats[q - lo]) for q in positions]
+    for q, out in slots:
+        _read_mmfi_frame(job, p.frames[q], out, s, layouts)
+    if not np.isfinite(feats).all():
+        for q, out in slots:
+            if not np.isfinite(out).all():
+                _nonfinite(job, p.frames[q], out, s, produced, layouts)
+    if a == 0:
+        for entry in p.empty:  # the recording's empty frames: check they are still empty
+            job.files.read(entry)
+    if s.length != 1:
+        for k, r in enumerate(rows):
+            x[k] = feats[r["start"] - lo:r["stop"] - lo]
+    return x
+
+
+def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict) -> list:
+    """The checked, read and decoded variables of one WiFi frame that the features need (views of its bytes)."""
+    from rfbench.io.matv5 import mat_layout, read_mat_bytes
+
+    rel = entry["path"]
+    buf = job.files.read(entry)
+    size = len(buf)
+    layout = layouts.get(size)
+    mat = layout.read(buf) if layout else None
+    if mat is None:
+        mat = read_mat_bytes(buf, rel)
+        if size not in layouts:
+            try:
+                layouts[size] = mat_layout(buf, rel)
+            except FormatError:
+                layouts[size] = None
+    arrays = []
+    for name in s.feature_names:
+        var = "CSIamp" if name == "amp" else "CSIphase"
+        arr = mat.get(var)
+        if arr is None:
+            raise FormatError(f"{rel}: no {var} variable (found: {', '.join(sorted(mat)) or 'none'}); an MM-Fi WiFi "
+                              f"frame holds CSIamp and CSIphase of shape {MMFI_FRAME}")
+        if arr.shape != MMFI_FRAME or arr.dtype.kind not in "fiu":
+            raise FormatError(f"{rel}: {var} has shape {arr.shape} and dtype {arr.dtype}; an MM-Fi WiFi frame holds "
+                              f"real {MMFI_FRAME} arrays")
+        arrays.append(arr)
+    return arrays
+
+
+def _read_mmfi_frame(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, layouts: dict) -> None:
+    """One WiFi frame's features into ``out`` (feature, 3, 114, 10), float32 (finiteness is checked by the
+    caller, over a whole chunk)."""
+    for k, arr in enumerate(_frame_arrays(job, entry, s, layouts)):
+        out[k] = arr
+
+
+def _nonfinite(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, produced: Produced,
+               layouts: dict) -> None:
+    """A frame whose features are not all finite: refused, or (``toolbox-fill``) its amplitude filled."""
+    rel = entry["path"]
+    for k, (name, arr) in enumerate(zip(s.feature_names, _frame_arrays(job, entry, s, layouts))):
+        if np.isfinite(out[k]).all():
+            continue
+        var = "CSIamp" if name == "amp" else "CSIphase"
+        if np.isfinite(arr).all():
+            raise ValidationError(f"{rel}: {var} holds values too large for float32")
+        if s.nonfinite != "toolbox-fill":
+            raise ValidationError(f"{rel}: {var} holds {int(np.count_nonzero(~np.isfinite(arr)))} non-finite "
+                                  "value(s); refused (the MM-Fi toolbox would replace them by a column mean: choose "
+                                  "that explicitly with the toolbox-fill setting)")
+        if name != "amp":
+            raise ValidationError(f"{rel}: CSIphase holds non-finite values; the toolbox fill applies to CSIamp only "
+                                  "(the MM-Fi toolbox never reads CSIphase): use features amp")
+        filled, count = toolbox_fill(arr)
+        out[k] = filled
+        if not np.isfinite(out[k]).all():
+            raise ValidationError(f"{rel}: CSIamp has a packet with no finite value; the toolbox fill leaves it "
+                                  "NaN, so the frame is refused")
+        with produced.lock:
+            produced.filled_values += count
+            produced.filled_frames += 1
+
+
+def toolbox_fill(amp: np.ndarray) -> tuple[np.ndarray, int]:
+    """The MM-Fi toolbox's fill of one frame's ``CSIamp`` (3, 114, 10): ±inf become NaN, then in each packet
+    (the slice ``[:, :, i]`` over antennas and subcarriers) every NaN becomes the mean of that packet's other
+    values, in float64. A packet with no finite value stays NaN. Returns the filled copy and the number of
+    values replaced.
+
+    Reference: ybhbingo/MMFi_dataset, ``mmfi_lib/mmfi.py``, ``MMFi_Dataset.read_frame`` (the ``wifi-csi`` branch),
+    commit 269f64875508f030cbd1468c1e76d5333b0127cd: ``data[np.isinf(data)] = np.nan``, then for ``i in
+    range(10)`` the column ``data[:, :, i]`` gets ``temp_col[np.isnan(temp_col)] = temp_not_nan_col.mean()``.
+    """
+    data = np.array(amp, dtype=np.float64)
+    data[np.isinf(data)] = np.nan
+    count = 0
+    for i in range(data.shape[2]):
+        col = data[:, :, i]
+        nan = np.isnan(col)
+        if nan.any():
+            kept = col[~nan]
+            if kept.size:
+                col[nan] = kept.mean()
+                count += int(nan.sum())
+    return data, count

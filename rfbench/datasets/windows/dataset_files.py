@@ -1,0 +1,274 @@
+"""Reading dataset files the way windows must: inside the manifest's root, regular files only, each checked
+against the size (and sha256, where recorded) ingest wrote, and hashed from the very bytes that are parsed.
+
+:class:`DatasetFiles` is the one door to a dataset tree. It resolves a manifest path under the dataset root
+(symlinks are followed, then the target must still lie under the root), opens it, refuses anything but a
+regular file, compares ``fstat``'s size with the manifest's, reads exactly that many bytes (a file that grew
+is caught by reading one byte more), hashes them and returns them; every file it served is remembered with
+its size and sha256 for the index. Any mismatch is one :class:`~rfbench.errors.ValidationError` line naming
+the file (exit 2): nothing is read past a bad file.
+
+It is safe to call from several threads at once.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import os
+import stat
+import threading
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from rfbench.errors import FormatError, ValidationError
+
+__all__ = ["DatasetFiles", "parse_npy", "NPY_MAX_HEADER_BYTES"]
+
+# O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it is refused as not a regular file
+# right after (the flag changes nothing for regular files).
+_O_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_REREAD = "re-run rfbench ingest (and rfbench split) if the dataset was meant to change"
+
+
+class DatasetFiles:
+    """The dataset tree under ``root`` as the manifest describes it.
+
+    Parameters
+    ----------
+    root : path-like
+        The manifest's dataset root (``Manifest.root_dir(manifest_path)``).
+    """
+
+    def __init__(self, root: str | os.PathLike):
+        root = Path(root)
+        try:
+            self.root = root.resolve(strict=True)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ValidationError(f"{root}: the manifest's dataset root does not exist; move the tree back or "
+                                  f"re-run rfbench ingest") from None
+        except OSError as exc:
+            raise ValidationError(f"{root}: cannot resolve the manifest's dataset root ({exc.strerror or exc})") from None
+        if not self.root.is_dir():
+            raise ValidationError(f"{root}: the manifest's dataset root is not a folder")
+        self._lock = threading.Lock()
+        self._read: dict[str, tuple[int, str]] = {}
+        self._dirs: dict[str, Path] = {}
+
+    # -- the files served ----------------------------------------------------------------------------------
+
+    def records(self) -> list[dict]:
+        """``[{path, bytes, sha256}]`` of every file read so far, sorted by path (the index's ``files``)."""
+        with self._lock:
+            items = sorted(self._read.items())
+        return [{"path": p, "bytes": n, "sha256": h} for p, (n, h) in items]
+
+    def _remember(self, rel: str, size: int, digest: str) -> None:
+        with self._lock:
+            seen = self._read.get(rel)
+            if seen is not None and seen != (size, digest):
+                raise ValidationError(f"{rel}: the dataset file changed while it was being read (sha256 differs "
+                                      f"between two reads); {_REREAD}")
+            self._read[rel] = (size, digest)
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    def read(self, entry: Mapping) -> bytes:
+        """The bytes of the manifest file entry ``entry`` (``{path, bytes[, sha256]}``), checked and hashed.
+
+        Raises
+        ------
+        ValidationError
+            The path leaves the root, the file is missing, not a regular file, or its size or sha256 differs
+            from the manifest's.
+        """
+        rel, size, expected = _entry(entry)
+        fd = self._open(rel)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ValidationError(f"{rel}: not a regular file; a dataset file must be a plain file")
+            if info.st_size != size:
+                raise ValidationError(f"{rel}: {info.st_size} bytes, but the manifest says {size}: the dataset file "
+                                      f"changed since ingest; {_REREAD}")
+            buf = bytearray(size + 1)
+            view = memoryview(buf)
+            got = 0
+            while got <= size:
+                n = os.readv(fd, [view[got:]])
+                if n == 0:
+                    break
+                got += n
+        except OSError as exc:
+            raise ValidationError(f"{rel}: cannot read ({exc.strerror or exc})") from None
+        finally:
+            os.close(fd)
+        if got != size:
+            raise ValidationError(f"{rel}: read {got} bytes, but the manifest says {size}: the dataset file changed "
+                                  f"since ingest; {_REREAD}")
+        del view
+        del buf[size:]
+        digest = hashlib.sha256(buf).hexdigest()
+        if expected is not None and digest != expected:
+            raise ValidationError(f"{rel}: sha256 differs from the manifest's: the dataset file changed since "
+                                  f"ingest; {_REREAD}")
+        self._remember(rel, size, digest)
+        return bytes(buf) if size < 4096 else buf
+
+    def check(self, entry: Mapping) -> dict:
+        """Re-check one ``{path, bytes, sha256}`` record without keeping it: returns ``{}`` when the file is
+        unchanged, else ``{"path", "reason"}``."""
+        rel = str(entry.get("path"))
+        try:
+            rel, size, expected = _entry(entry)
+            fd = self._open(rel)
+        except ValidationError as exc:
+            return {"path": rel, "reason": _reason(exc, rel)}
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return {"path": rel, "reason": "not a regular file"}
+            if info.st_size != size:
+                return {"path": rel, "reason": f"{info.st_size} bytes, {size} recorded"}
+            h = hashlib.sha256()
+            total = 0
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
+                    total += len(block)
+        except OSError as exc:
+            return {"path": rel, "reason": f"cannot read ({exc.strerror or exc})"}
+        finally:
+            os.close(fd)
+        if total != size:
+            return {"path": rel, "reason": f"{total} bytes read, {size} recorded"}
+        if expected is not None and h.hexdigest() != expected:
+            return {"path": rel, "reason": "sha256 differs"}
+        return {}
+
+    def _open(self, rel: str) -> int:
+        """An open descriptor of ``root/rel`` after checking that it lies under the root."""
+        parent, name = _split(rel)
+        folder = self._dirs.get(parent)  # a dict read is atomic; misses are resolved (once per folder) below
+        if folder is None:
+            folder = self._folder(parent, rel)
+        path = os.path.join(folder, name)
+        try:
+            return os.open(path, _O_FLAGS)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # the file itself is a symlink: follow it, then check where it lands
+                return self._open_resolved(Path(path), rel)
+            raise _missing(exc, rel) from None
+
+    def _folder(self, parent: str, rel: str) -> str:
+        try:
+            folder = (self.root / parent).resolve(strict=True)
+        except OSError as exc:
+            raise _missing(exc, rel) from None
+        if not _inside(folder, self.root):
+            raise ValidationError(f"{rel}: lies outside the dataset root {self.root} (through a symlink); "
+                                  "dataset files must be inside the tree the manifest describes")
+        if not folder.is_dir():
+            raise _missing(NotADirectoryError(errno.ENOTDIR, "not a folder"), rel)
+        with self._lock:
+            self._dirs[parent] = str(folder)
+        return str(folder)
+
+    def _open_resolved(self, path: Path, rel: str) -> int:
+        try:
+            target = path.resolve(strict=True)
+        except OSError as exc:
+            raise _missing(exc, rel) from None
+        if not _inside(target, self.root):
+            raise ValidationError(f"{rel}: a symlink to {target}, outside the dataset root {self.root}; dataset "
+                                  "files must be inside the tree the manifest describes")
+        try:
+            return os.open(target, _O_FLAGS)
+        except OSError as exc:
+            raise _missing(exc, rel) from None
+
+
+def _entry(entry: Mapping) -> tuple[str, int, str | None]:
+    rel = entry.get("path")
+    size = entry.get("bytes")
+    digest = entry.get("sha256")
+    if not isinstance(rel, str) or not rel:
+        raise ValidationError(f"a manifest file entry has no path: {dict(entry)!r}")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValidationError(f"{rel}: the manifest gives no size in bytes; re-run rfbench ingest")
+    if digest is not None and (not isinstance(digest, str) or len(digest) != 64):
+        raise ValidationError(f"{rel}: the manifest's sha256 is not a hex digest")
+    return rel, size, digest
+
+
+def _split(rel: str) -> tuple[str, str]:
+    """``(folder, name)`` of a manifest path, which must be relative, ``/``-separated and free of ``..``."""
+    parent, _, name = rel.rpartition("/")
+    if rel.startswith("/") or "\0" in rel or (parent and any(part in ("..", "") for part in parent.split("/"))):
+        raise ValidationError(f"{rel}: not a path inside the dataset root (absolute or with ..); the manifest "
+                              "names files relative to its root")
+    if name in ("", ".", ".."):
+        raise ValidationError(f"{rel}: not a file path")
+    return parent or ".", name
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _missing(exc: OSError, rel: str) -> ValidationError:
+    if isinstance(exc, FileNotFoundError) or exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return ValidationError(f"{rel}: no such dataset file (the manifest lists it); the tree changed since "
+                               f"ingest; {_REREAD}")
+    if isinstance(exc, PermissionError):
+        return ValidationError(f"{rel}: permission denied")
+    if exc.errno == errno.ELOOP:
+        return ValidationError(f"{rel}: too many levels of symlinks")
+    return ValidationError(f"{rel}: cannot open ({exc.strerror or exc})")
+
+
+def _reason(exc: Exception, rel: str) -> str:
+    text = str(exc)
+    return text[len(rel) + 2:] if text.startswith(rel + ": ") else text
+
+
+#: Largest ``.npy`` header accepted (NumPy's own default limit).
+NPY_MAX_HEADER_BYTES = 10_000
+
+
+def parse_npy(buf, where: str) -> np.ndarray:
+    """A plain ``.npy`` array from a file's bytes, bounded: the shape and dtype the header declares must account
+    for exactly the bytes that follow it, checked before anything is allocated; no pickles, no object or
+    structured dtypes.
+
+    Raises
+    ------
+    FormatError
+        Not a ``.npy`` file, a header past :data:`NPY_MAX_HEADER_BYTES`, a dtype that is not plain numbers, or a
+        size that does not match the file.
+    """
+    fh = io.BytesIO(memoryview(buf)[:NPY_MAX_HEADER_BYTES + 16])
+    try:
+        major, _ = np.lib.format.read_magic(fh)
+        if major == 1:
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh, max_header_size=NPY_MAX_HEADER_BYTES)
+        elif major in (2, 3):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=NPY_MAX_HEADER_BYTES)
+        else:
+            raise ValueError(f"unsupported .npy version {major}")
+    except Exception as exc:  # NumPy raises ValueError, EOFError, SyntaxError or tokenize errors for bad headers
+        raise FormatError(f"{where}: not a readable .npy file ({exc.__class__.__name__}: {exc})") from None
+    if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
+        raise FormatError(f"{where}: .npy dtype {dtype} is not plain numbers")
+    count = 1
+    for s in shape:
+        count *= int(s)
+    offset = fh.tell()
+    if count * dtype.itemsize != len(buf) - offset:
+        raise FormatError(f"{where}: the .npy header declares {shape} {dtype} ({count * dtype.itemsize} bytes) but "
+                          f"{len(buf) - offset} bytes follow it")
+    arr = np.frombuffer(buf, dtype=dtype, count=count, offset=offset)
+    return arr.reshape(shape, order="F" if fortran else "C").copy()

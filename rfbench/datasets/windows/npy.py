@@ -1,0 +1,224 @@
+"""A ``.npy`` file written row batch by row batch: memory bounded by one batch, whatever the array's size.
+
+:class:`NpyWriter` writes to a temporary file beside its target and renames it only once complete (DESIGN.md
+§10), so a crash, an error or a signal never leaves a half-written array under the target's name. When the
+number of rows is known in advance, the final header is written first and the file's sha256 is computed as it
+is written; otherwise the header is rewritten at the end (it is padded to a fixed size for that) and the file
+is hashed once complete.
+
+The batches are written with plain sequential writes rather than through a writable memory map: the pages of a
+writable map stay resident in the writing process until written back, which makes its memory grow with the
+array. The result is an ordinary ``.npy`` file that ``numpy.load(path, mmap_mode="r")`` maps. With the header
+final from the start, the rows are hashed on a thread of their own while the next ones are written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from rfbench.errors import OutputExistsError, ValidationError
+
+__all__ = ["NpyWriter", "npy_header", "read_npy_header"]
+
+_MAGIC = b"\x93NUMPY\x01\x00"
+_LARGEST_ROWS = 10 ** 15  # the row count the placeholder header reserves room for
+
+
+def npy_header(dtype, shape, total: int | None = None) -> bytes:
+    """A version 1.0 ``.npy`` header for a C-ordered array, padded with spaces to ``total`` bytes (default: the
+    next multiple of 64)."""
+    dtype = np.dtype(dtype)
+    text = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (dtype.str, tuple(int(s) for s in shape))
+    body = len(_MAGIC) + 2 + len(text) + 1
+    if total is None:
+        total = -(-body // 64) * 64
+    if body > total or total - len(_MAGIC) - 2 > 0xFFFF:
+        raise ValidationError(f"an .npy header for shape {tuple(shape)} does not fit in {total} bytes")
+    text = text + " " * (total - body) + "\n"
+    return _MAGIC + (total - len(_MAGIC) - 2).to_bytes(2, "little") + text.encode("latin1")
+
+
+def read_npy_header(path: str | os.PathLike) -> tuple[tuple[int, ...], np.dtype, int]:
+    """``(shape, dtype, data offset)`` of an ``.npy`` file, from its header only."""
+    with open(path, "rb") as fh:
+        major, _ = np.lib.format.read_magic(fh)
+        if major == 1:
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        if fortran:
+            raise ValueError("Fortran-ordered array")
+        return tuple(int(s) for s in shape), dtype, fh.tell()
+
+
+class _BackgroundHash:
+    """sha256 of the buffers given to :meth:`update`, in order, computed on a thread of its own (hashlib releases
+    the GIL), so hashing the output overlaps writing it and producing the next rows. Buffers must not change
+    after they are handed over; at most ``depth`` wait."""
+
+    def __init__(self, first: bytes, depth: int = 4):
+        self._h = hashlib.sha256(first)
+        self._q: queue.Queue = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="rfbench-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            try:
+                self._h.update(item)
+            except BaseException as exc:  # pragma: no cover - hashlib does not fail on buffers
+                self._error = exc
+
+    def update(self, data) -> None:
+        self._q.put(data)
+
+    def hexdigest(self) -> str:
+        self.stop()
+        if self._error is not None:  # pragma: no cover
+            raise self._error
+        return self._h.hexdigest()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._q.put(None)
+            self._thread.join()
+
+
+class NpyWriter:
+    """Write an ``(N, *row_shape)`` array of ``dtype`` to ``path`` in batches of rows.
+
+    Use as a context manager: on a clean exit the file is complete and renamed to ``path``; on an exception the
+    temporary file is removed and ``path`` is untouched. :attr:`sha256`, :attr:`bytes` and :attr:`shape` describe
+    the file written.
+
+    Parameters
+    ----------
+    path : path-like
+        Destination; an existing file is refused unless ``force``.
+    dtype, row_shape
+        Every row's dtype and shape.
+    n_rows : int, optional
+        The number of rows, when known in advance (the header is then final from the start).
+    force : bool
+        Replace an existing ``path``.
+    defer : bool
+        Keep the completed file under its temporary name until :meth:`commit` (to rename several outputs
+        together, once all are complete); :meth:`discard` removes it.
+    """
+
+    def __init__(self, path: str | os.PathLike, dtype, row_shape, *, n_rows: int | None = None,
+                 force: bool = False, defer: bool = False):
+        self.path = Path(path)
+        if self.path.exists() and not force:
+            raise OutputExistsError(f"{self.path} already exists; pass --force to replace it")
+        if self.path.is_dir():
+            raise OutputExistsError(f"{self.path} is a folder, not a file")
+        self.dtype = np.dtype(dtype)
+        self.row_shape = tuple(int(s) for s in row_shape)
+        self.n_rows = n_rows
+        self.defer = defer
+        self.rows = 0
+        self.sha256: str | None = None
+        self.bytes: int | None = None
+        self._fh = None
+        self._tmp: str | None = None
+        self._hash = None
+        self._header_size = 0
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.rows, *self.row_shape)
+
+    def __enter__(self) -> "NpyWriter":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self._fh = os.fdopen(fd, "wb")
+        if self.n_rows is not None:
+            header = npy_header(self.dtype, (self.n_rows, *self.row_shape))
+            self._hash = _BackgroundHash(header)
+        else:
+            header = npy_header(self.dtype, (_LARGEST_ROWS, *self.row_shape))
+        self._header_size = len(header)
+        self._fh.write(header)
+        return self
+
+    def write(self, batch: np.ndarray) -> None:
+        """Append rows (an array of shape ``(k, *row_shape)``, cast to the writer's dtype when needed). With a
+        known row count the rows are hashed on a thread of their own: do not modify them until the writer is
+        closed."""
+        batch = np.ascontiguousarray(batch, dtype=self.dtype)
+        if batch.shape[1:] != self.row_shape:
+            raise ValidationError(f"rows of shape {batch.shape[1:]} written to an array of rows {self.row_shape}")
+        if self.n_rows is not None and self.rows + batch.shape[0] > self.n_rows:
+            raise ValidationError(f"more than the {self.n_rows} rows announced were written")
+        if batch.size == 0:
+            return
+        data = memoryview(batch).cast("B")
+        self._fh.write(data)
+        if self._hash is not None:
+            self._hash.update(data)
+        self.rows += batch.shape[0]
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        done = False
+        try:
+            if exc_type is None:
+                self._finish()
+                done = True
+        finally:
+            if self._fh is not None and not self._fh.closed:
+                self._fh.close()
+            if isinstance(self._hash, _BackgroundHash):
+                self._hash.stop()
+            if not done:
+                self.discard()
+        return False
+
+    def _finish(self) -> None:
+        if self.n_rows is not None and self.rows != self.n_rows:
+            raise ValidationError(f"{self.rows} rows written where {self.n_rows} were announced")
+        fh = self._fh
+        if self.n_rows is None:
+            fh.seek(0)
+            fh.write(npy_header(self.dtype, self.shape, self._header_size))
+        fh.flush()
+        os.fsync(fh.fileno())
+        fh.close()
+        if self._hash is None:
+            h = hashlib.sha256()
+            with open(self._tmp, "rb") as rf:
+                while block := rf.read(1 << 22):
+                    h.update(block)
+            self._hash = h
+        self.sha256 = self._hash.hexdigest()
+        self.bytes = os.path.getsize(self._tmp)
+        if not self.defer:
+            self.commit()
+
+    def commit(self) -> Path:
+        """Rename the completed temporary file to ``path`` (called by the context manager unless ``defer``)."""
+        if self._tmp is None or self.sha256 is None:
+            raise ValidationError("nothing complete to commit")
+        os.replace(self._tmp, self.path)
+        self._tmp = None
+        return self.path
+
+    def discard(self) -> None:
+        """Remove the temporary file, if it is still there."""
+        if self._tmp is not None:
+            try:
+                os.unlink(self._tmp)
+            except FileNotFoundError:
+                pass
+            self._tmp = None

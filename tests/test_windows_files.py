@@ -1,0 +1,259 @@
+"""The door to the dataset tree (root, symlinks, regular files, sizes, sha256), the bounded .npy reader, the
+streaming .npy writer, and MAT-files read through a known layout."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from tests.windowsdata import mmfi_case
+from rfbench.datasets.synthetic import mat_v5_bytes
+from rfbench.datasets.windows import build_windows, write_windows
+from rfbench.datasets.windows.dataset_files import DatasetFiles, parse_npy
+from rfbench.datasets.windows.npy import NpyWriter
+from rfbench.errors import FormatError, OutputExistsError, ValidationError
+from rfbench.io.matv5 import MAX_MAT_BYTES as MAX_INFLATED_BYTES, mat_layout, read_mat_bytes
+
+
+def _entry(root, rel):
+    return {"path": rel, "bytes": (root / rel).stat().st_size}
+
+
+# -- DatasetFiles ------------------------------------------------------------------------------------------
+
+
+def test_reads_checks_and_remembers_files(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.bin").write_bytes(b"hello")
+    files = DatasetFiles(tmp_path)
+    assert files.read(_entry(tmp_path, "a/x.bin")) == b"hello"
+    assert files.records() == [{"path": "a/x.bin", "bytes": 5, "sha256": hashlib.sha256(b"hello").hexdigest()}]
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"path": "a/x.bin", "bytes": 4}, "5 bytes, but the manifest says 4"),
+    ({"path": "a/x.bin", "bytes": 5, "sha256": "0" * 64}, "sha256 differs from the manifest's"),
+    ({"path": "a/none.bin", "bytes": 5}, "no such dataset file"),
+    ({"path": "../outside.bin", "bytes": 3}, "not a path inside the dataset root"),
+    ({"path": "/etc/passwd", "bytes": 3}, "not a path inside the dataset root"),
+    ({"path": "a", "bytes": 3}, "not a regular file"),
+    ({"path": "a/x.bin"}, "gives no size"),
+])
+def test_a_file_that_does_not_match_the_manifest_is_one_error(tmp_path, entry, words):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.bin").write_bytes(b"hello")
+    (tmp_path.parent / "outside.bin").write_bytes(b"out")
+    with pytest.raises(ValidationError, match=words):
+        DatasetFiles(tmp_path).read(entry)
+
+
+def test_symlinks_are_followed_only_inside_the_root(tmp_path):
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "real.bin").write_bytes(b"data")
+    (tmp_path / "secret.bin").write_bytes(b"secret")
+    os.symlink(root / "a" / "real.bin", root / "a" / "inside.bin")
+    os.symlink(tmp_path / "secret.bin", root / "a" / "escape.bin")
+    os.symlink(tmp_path, root / "dir-escape")
+    files = DatasetFiles(root)
+    assert files.read({"path": "a/inside.bin", "bytes": 4}) == b"data"
+    with pytest.raises(ValidationError, match="outside the dataset root"):
+        files.read({"path": "a/escape.bin", "bytes": 6})
+    with pytest.raises(ValidationError, match="outside the dataset root"):
+        files.read({"path": "dir-escape/secret.bin", "bytes": 6})
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    os.mkfifo(tmp_path / "pipe.mat")
+    files = DatasetFiles(tmp_path)
+    with pytest.raises(ValidationError, match="not a regular file"):
+        files.read({"path": "pipe.mat", "bytes": 0})
+    assert files.check({"path": "pipe.mat", "bytes": 0, "sha256": "0" * 64}) == {"path": "pipe.mat",
+                                                                                 "reason": "not a regular file"}
+
+
+def test_a_missing_root_is_an_error(tmp_path):
+    with pytest.raises(ValidationError, match="dataset root does not exist"):
+        DatasetFiles(tmp_path / "gone")
+
+
+def test_check_reports_instead_of_raising(tmp_path):
+    (tmp_path / "f").write_bytes(b"abc")
+    files = DatasetFiles(tmp_path)
+    good = {"path": "f", "bytes": 3, "sha256": hashlib.sha256(b"abc").hexdigest()}
+    assert files.check(good) == {}
+    (tmp_path / "f").write_bytes(b"abd")
+    assert files.check(good) == {"path": "f", "reason": "sha256 differs"}
+    (tmp_path / "f").unlink()
+    assert "no such dataset file" in files.check(good)["reason"]
+
+
+def test_a_frame_changed_after_ingest_stops_the_job_and_nothing_is_written(tmp_path):
+    def with_sha(doc):
+        for rec in doc["recordings"]:
+            for f in rec["files"]:
+                data = (tmp_path / "tree" / f["path"]).read_bytes()
+                f["sha256"] = hashlib.sha256(data).hexdigest()
+    root, _, split = mmfi_case(tmp_path, edit=with_sha)
+    assert len(build_windows(split, "test")) == 10
+    p = root / "E01/S02/A02/wifi-csi/frame004.mat"
+    data = bytearray(p.read_bytes())
+    data[-1] ^= 1  # same size, other content
+    p.write_bytes(bytes(data))
+    with pytest.raises(ValidationError, match="frame004.mat: sha256 differs from the manifest's"):
+        write_windows(split, "test", tmp_path / "out")
+    assert sorted(os.listdir(tmp_path / "out")) == []
+
+
+# -- parse_npy ---------------------------------------------------------------------------------------------
+
+
+def _npy(arr, **kw):
+    buf = io.BytesIO()
+    np.save(buf, arr, **kw)
+    return buf.getvalue()
+
+
+def test_parse_npy_reads_plain_arrays_exactly():
+    for arr in (np.arange(12.0).reshape(3, 4), np.asfortranarray(np.arange(6, dtype=np.int16).reshape(2, 3)),
+                np.zeros((0, 17, 3), np.float32), np.array(3.5)):
+        got = parse_npy(_npy(arr), "x.npy")
+        assert got.dtype == arr.dtype and got.shape == arr.shape and np.array_equal(got, arr)
+
+
+def test_parse_npy_refuses_a_size_the_header_does_not_account_for():
+    data = _npy(np.zeros((4, 17, 3)))
+    with pytest.raises(FormatError, match="declares"):
+        parse_npy(data[:-8], "gt.npy")
+    with pytest.raises(FormatError, match="declares"):
+        parse_npy(data + b"\0" * 8, "gt.npy")
+    from rfbench.datasets.windows.npy import npy_header
+
+    huge = npy_header(np.float64, (10 ** 9, 17, 3)) + data[128:]  # a header claiming 408 GB before 4 rows
+    with pytest.raises(FormatError, match=r"declares \(1000000000, 17, 3\)"):
+        parse_npy(huge, "gt.npy")
+    with pytest.raises(FormatError, match="not a readable"):
+        parse_npy(data.replace(b"(4, 17, 3)", b"(4, 17, }!"), "gt.npy")
+
+
+def test_parse_npy_refuses_objects_and_non_npy():
+    with pytest.raises(FormatError, match="not plain numbers"):
+        parse_npy(_npy(np.array([{"a": 1}], dtype=object), allow_pickle=True), "o.npy")
+    with pytest.raises(FormatError, match="not a readable .npy"):
+        parse_npy(b"not an npy file at all", "n.npy")
+
+
+# -- NpyWriter ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_the_writer_streams_batches_into_an_ordinary_npy(tmp_path, known):
+    rng = np.random.default_rng(0)
+    batches = [rng.normal(size=(k, 2, 3)).astype(np.float32) for k in (3, 1, 0, 5)]
+    total = sum(len(b) for b in batches)
+    path = tmp_path / "X.npy"
+    with NpyWriter(path, np.float32, (2, 3), n_rows=total if known else None) as w:
+        for b in batches:
+            w.write(b)
+    expected = np.concatenate(batches)
+    assert np.array_equal(np.load(path), expected)
+    assert np.array_equal(np.load(path, mmap_mode="r"), expected)
+    assert w.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and w.bytes == path.stat().st_size
+    assert w.shape == (9, 2, 3)
+    assert os.listdir(tmp_path) == ["X.npy"]
+
+
+def test_an_error_while_writing_leaves_no_file(tmp_path):
+    path = tmp_path / "X.npy"
+    with pytest.raises(RuntimeError):
+        with NpyWriter(path, np.float32, (2,)) as w:
+            w.write(np.zeros((4, 2)))
+            raise RuntimeError("interrupted")
+    assert os.listdir(tmp_path) == []
+    path.write_bytes(b"old")
+    with pytest.raises(OutputExistsError):
+        NpyWriter(path, np.float32, (2,))
+    with pytest.raises(ValidationError, match="announced"):
+        with NpyWriter(path, np.float32, (2,), n_rows=3, force=True) as w:
+            w.write(np.zeros((2, 2)))
+    assert os.listdir(tmp_path) == ["X.npy"] and path.read_bytes() == b"old"
+
+
+def test_a_deferred_file_waits_for_commit(tmp_path):
+    path = tmp_path / "y.npy"
+    with NpyWriter(path, np.int64, (), defer=True) as w:
+        w.write(np.arange(4))
+    assert not path.exists()
+    w.commit()
+    assert np.load(path).tolist() == [0, 1, 2, 3]
+
+
+# -- MAT-files through a layout ----------------------------------------------------------------------------
+
+
+def _frame_bytes(seed=0):
+    rng = np.random.default_rng(seed)
+    return mat_v5_bytes({"CSIamp": rng.normal(size=(3, 114, 10)), "CSIphase": rng.normal(size=(3, 114, 10))})
+
+
+def test_a_layout_reads_files_of_its_shape_exactly_like_the_parser():
+    layout = mat_layout(_frame_bytes(0))
+    for seed in (1, 2):
+        buf = _frame_bytes(seed)
+        fast, full = layout.read(buf), read_mat_bytes(buf)
+        assert set(fast) == set(full) == {"CSIamp", "CSIphase"}
+        for k in full:
+            assert fast[k].dtype == full[k].dtype and np.array_equal(fast[k], full[k])
+
+
+def test_a_byte_changed_outside_the_data_never_reads_differently_from_the_parser():
+    # Flip bytes anywhere: the layout either declines (None) or agrees with the full parser.
+    base = _frame_bytes(3)
+    layout = mat_layout(base)
+    rng = np.random.default_rng(0)
+    declined = 0
+    for pos in list(range(0, 260)) + rng.integers(0, len(base), 200).tolist():
+        buf = bytearray(base)
+        buf[pos] ^= 0x5A
+        fast = layout.read(bytes(buf))
+        try:
+            full = read_mat_bytes(bytes(buf))
+        except FormatError:
+            full = None
+        if fast is None:
+            declined += 1
+            continue
+        assert full is not None and set(fast) == set(full), pos
+        for k in full:
+            assert np.array_equal(fast[k], full[k], equal_nan=True), pos
+    assert declined > 60  # the tags, flags, dimensions and names of both variables
+
+
+def test_layouts_decline_other_sizes_shapes_and_v73_headers():
+    layout = mat_layout(_frame_bytes())
+    assert layout.read(_frame_bytes() + b"\0" * 8) is None
+    other = mat_v5_bytes({"CSIamp": np.zeros((3, 10, 114)), "CSIphase": np.zeros((3, 114, 10))})
+    assert layout.read(other) is None
+    v73 = b"MATLAB 7.3" + _frame_bytes()[10:]
+    assert layout.read(v73) is None
+    with pytest.raises(FormatError, match="v7.3"):
+        read_mat_bytes(v73)
+
+
+def test_compressed_files_have_no_layout_and_bounded_inflation():
+    import zlib
+
+    raw = mat_v5_bytes({"x": np.array([[1.5, -2.0]])})
+    packed = zlib.compress(raw[128:])
+    compressed = raw[:128] + struct.pack("<II", 15, len(packed)) + packed
+    assert mat_layout(compressed) is None
+    assert read_mat_bytes(compressed)["x"].tolist() == [[1.5, -2.0]]
+    bomb_inner = zlib.compress(b"\0" * (MAX_INFLATED_BYTES + 16), 9)
+    bomb = raw[:128] + struct.pack("<II", 15, len(bomb_inner)) + bomb_inner
+    with pytest.raises(FormatError, match="inflates past"):
+        read_mat_bytes(bomb)

@@ -1,0 +1,199 @@
+"""Intel 5300 corpora (Widar-like trees of real bfee logs): packet windows per receiver, resampled recordings,
+raw and scaled CSI, subcarrier interpolation, exclusions, and labels as names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.windowsdata import widar_case
+from rfbench.csi.subcarrier import resample_subcarriers
+from rfbench.datasets.windows import WindowSettings, build_windows, side_targets, write_windows
+from rfbench.errors import ValidationError
+from rfbench.io import intel5300
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    return widar_case(tmp_path_factory.mktemp("widar"))
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    return widar_case(tmp_path_factory.mktemp("widar-damaged"), damage=True)
+
+
+def _log(root, manifest_rec, receiver):
+    (f,) = [f for f in manifest_rec["files"] if f["receiver"] == receiver]
+    return intel5300.read(root / f["path"])
+
+
+def _amp(csi):
+    """The float32 nearest each exact amplitude: |csi| in float64, then rounded once."""
+    return np.abs(csi.astype(np.complex128)).astype(np.float32)
+
+
+def _records(manifest_path):
+    from rfbench.datasets.manifest import read_manifest
+
+    return {r["id"]: r for r in read_manifest(manifest_path).recordings}
+
+
+def test_packet_windows_per_receiver_hold_that_receivers_amplitudes(clean):
+    root, manifest, split = clean
+    w = build_windows(split, "test", WindowSettings(length=8, stride=4))
+    recs = _records(manifest)
+    assert w.index["x"]["axes"] == ["window", "packet", "feature", "subcarrier", "rx", "tx"]
+    assert w.x.shape[1:] == (8, 1, 30, 3, 1)
+    rows = w.index["rows"]
+    first = rows[0]["id"]
+    for r in range(1, 7):
+        n = _log(root, recs[first], r).n_records
+        starts = [row["start"] for row in rows if row["id"] == first and row["receiver"] == r]
+        assert starts == list(range(0, n - 8 + 1, 4))  # (n - 8) // 4 + 1 windows, each receiver its own count
+    for k in (0, 5, len(rows) - 1):
+        row = rows[k]
+        csi = _log(root, recs[row["id"]], row["receiver"]).csi
+        np.testing.assert_array_equal(w.x[k, :, 0], _amp(csi[row["start"]:row["stop"]]))
+    assert any("not time-aligned" in n for n in w.index["notes"])
+    assert w.index["x"]["receivers"] == [1, 2, 3, 4, 5, 6]
+
+
+def test_labels_are_the_gesture_names_of_the_whole_manifest(clean):
+    _, manifest, split = clean
+    w = build_windows(split, "test", WindowSettings(length=8))
+    recs = _records(manifest)
+    names = sorted({r["gesture"] for r in recs.values() if r["gesture"]})
+    assert w.index["labels"]["names"] == names and w.index["labels"]["key"] == "label"  # label = gesture name
+    for k, row in enumerate(w.index["rows"]):
+        assert names[w.y[k]] == recs[row["id"]]["gesture"]
+    train = side_targets(split, "train", WindowSettings(length=8))
+    assert train.labels["names"] == names  # one label set, shared by both sides
+
+
+def test_resampled_recordings_interpolate_each_receiver_over_its_packet_index(clean):
+    root, manifest, split = clean
+    w = build_windows(split, "test", WindowSettings(resample=7, features="amp,phase"))
+    recs = _records(manifest)
+    assert w.x.shape[1:] == (6, 7, 2, 30, 3, 1)
+    row = w.index["rows"][2]
+    csi = _log(root, recs[row["id"]], 4).csi  # receiver r4 is axis-1 position 3
+    n = csi.shape[0]
+    pos = np.linspace(0, n - 1, 7)
+    flat = csi.reshape(n, -1).astype(np.complex128)
+    interp = np.stack([np.interp(pos, np.arange(n), flat[:, j].real) + 1j * np.interp(pos, np.arange(n), flat[:, j].imag)
+                       for j in range(flat.shape[1])], axis=1).reshape(7, *csi.shape[1:])
+    np.testing.assert_allclose(w.x[2, 3, :, 0], np.abs(interp), rtol=1e-6)
+    np.testing.assert_allclose(w.x[2, 3, :, 1], np.angle(interp), rtol=1e-5, atol=1e-6)
+    counts = [_log(root, recs[row["id"]], r).n_records for r in range(1, 7)]
+    assert row["packets"] == counts and (row["start"], row["stop"]) == (0, max(counts))
+
+
+def test_subcarriers_use_the_subcarrier_resampling(clean):
+    root, manifest, split = clean
+    recs = _records(manifest)
+    for sub, dst, span in ((56, "ht20-56", "index"), (114, "ht40-114", "band")):
+        w = build_windows(split, "test", WindowSettings(length=4, subcarriers=sub))
+        assert w.index["x"]["subcarrier_map"] == {"from": "intel30-20", "to": dst, "span": span}
+        row = w.index["rows"][1]
+        csi = _log(root, recs[row["id"]], row["receiver"]).csi
+        expected = _amp(resample_subcarriers(csi, "intel30-20", dst, axis=1, span=span))
+        np.testing.assert_array_equal(w.x[1, :, 0], expected[row["start"]:row["stop"]])
+
+
+def test_scaled_csi_by_option(clean):
+    root, manifest, split = clean
+    w = build_windows(split, "test", WindowSettings(length=4, csi="scaled"))
+    row = w.index["rows"][0]
+    log = _log(root, _records(manifest)[row["id"]], row["receiver"])
+    np.testing.assert_array_equal(w.x[0, :, 0], _amp(log.scaled_csi()[:4]))
+
+
+def test_damaged_recordings_are_excluded_and_listed(damaged):
+    _, _, split = damaged
+    w = build_windows(split, "train", WindowSettings(length=4))
+    reasons = {e["id"]: e["reason"] for e in w.index["excluded"]}
+    assert reasons["20181109/user1-1-1-2-1"] == "empty receiver file r3"
+    assert reasons["20181117/user2-1-2-3-1"] == "missing receiver r6"
+    assert reasons["20181117/user3-1-3-4-1"] == "receiver r2 has no valid CSI record"
+    test = build_windows(split, "test", WindowSettings(length=4))
+    assert {"id": "20181211/user4-7-1-1-1", "reason": "no label (the manifest's 'label' is empty)"} in \
+        test.index["excluded"]
+    assert not {e["id"] for e in w.index["excluded"]} & {r["id"] for r in w.index["rows"]}
+
+
+def test_records_of_another_shape_exclude_their_recording(tmp_path):
+    from rfbench.io.writer import synthetic_log
+
+    def two_rx(root):
+        p = next((root / "CSI" / "20181211" / "user1").glob("*-r2.dat"))
+        p.write_bytes(synthetic_log(15, nrx=2, ntx=1, seed=5))
+    root, manifest, split = widar_case(tmp_path, edit_tree=two_rx)
+    w = build_windows(split, "test", WindowSettings(length=4))
+    (bad,) = [e for e in w.index["excluded"] if "shape" in e["reason"]]
+    assert bad["reason"] == "receiver r2 has 15 record(s) of shape 2x1 (expected 3x1)"
+    with pytest.raises(ValidationError, match="gives no row"):
+        build_windows(split, "test", WindowSettings(length=4, antennas="1x1"))
+    # Written, the rows announced from the manifest's packet counts include that recording: the writer finds
+    # out while reading and writes again, so the file holds exactly the rows read.
+    doc = write_windows(split, "test", tmp_path / "out", WindowSettings(length=4))
+    assert doc["rows"] == w.index["rows"] and doc["excluded"] == w.index["excluded"]
+    assert np.load(tmp_path / "out" / "X.npy").tobytes() == w.x.tobytes()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["X.npy", "index.json", "y.npy"]
+
+
+def test_written_packet_windows_equal_the_in_memory_ones(clean, tmp_path):
+    _, _, split = clean
+    for settings in (WindowSettings(length=8, stride=3, features="amp,phase"), WindowSettings(resample=5)):
+        w = build_windows(split, "train", settings)
+        doc = write_windows(split, "train", tmp_path / "out", settings, force=True)
+        assert doc["rows"] == w.index["rows"]
+        assert np.load(tmp_path / "out" / "X.npy").tobytes() == w.x.tobytes()
+        assert np.load(tmp_path / "out" / "y.npy").tolist() == w.y.tolist()
+
+
+def test_integer_looking_labels_are_names_sorted_as_text(tmp_path):
+    def relabel(doc):
+        for k, rec in enumerate(doc["recordings"]):
+            rec["label"] = ("10", "2", "7")[k % 3]  # integer-looking names stay names (manifests store text)
+    _, manifest, split = widar_case(tmp_path, edit=relabel)
+    w = build_windows(split, "test", WindowSettings(length=8))
+    assert w.index["labels"]["names"] == ["10", "2", "7"] and w.index["labels"]["key"] == "label"
+    recs = _records(manifest)
+    for k, row in enumerate(w.index["rows"]):
+        assert w.index["labels"]["names"][w.y[k]] == str(recs[row["id"]]["label"])
+
+
+def test_a_label_set_file_fixes_the_order_and_excludes_other_labels(clean, tmp_path):
+    _, manifest, split = clean
+    names = tmp_path / "names.txt"
+    names.write_text("Sweep\nClap\n")  # the test side holds Push&Pull and Sweep recordings
+    w = build_windows(split, "test", WindowSettings(length=8, label_set=str(names)))
+    assert w.index["labels"]["names"] == ["Sweep", "Clap"] and w.index["labels"]["source"] == "label-set"
+    recs = _records(manifest)
+    assert w.y.tolist() == [0] * len(w.y)
+    assert {recs[row["id"]]["gesture"] for row in w.index["rows"]} == {"Sweep"}
+    others = [e for e in w.index["excluded"] if "not in the label set" in e["reason"]]
+    assert others and {recs[e["id"]]["gesture"] for e in others} == {"Push&Pull"}
+    assert others[0]["reason"] == "label 'Push&Pull' is not in the label set"
+
+
+def test_a_log_that_parses_to_another_record_count_than_ingest_is_refused(tmp_path):
+    def miscount(doc):
+        doc["recordings"][-1]["files"][0]["records"] += 1
+    _, _, split = widar_case(tmp_path, edit=miscount)
+    with pytest.raises(ValidationError, match="but ingest counted"):
+        build_windows(split, "test", WindowSettings(length=4))
+
+
+def test_raw_features_are_the_nearest_float32_for_every_int8_pair():
+    from rfbench.datasets.windows.features import features
+
+    re, im = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128))
+    pairs = np.stack([re, im], axis=-1).astype(np.int8).reshape(-1, 1, 1, 1, 2)  # all 65,536 raw values
+    csi = (re + 1j * im).astype(np.complex64).reshape(-1, 1, 1, 1)
+    got = features(pairs, ("amp", "phase"), "all-pairs")
+    np.testing.assert_array_equal(got[:, 0], _amp(csi))
+    np.testing.assert_array_equal(got[:, 1], np.angle(csi.astype(np.complex128)).astype(np.float32))
+    np.testing.assert_array_equal(features(pairs, ("amp",), "all-pairs")[:, 0], _amp(csi))
+    np.testing.assert_array_equal(features(csi, ("amp", "phase"), "complex"), got)  # the complex path agrees
