@@ -2,18 +2,20 @@
 
 :func:`build_inputs` generates a Widar3.0-like tree of real bfee logs and an MM-Fi-like tree, parses the
 Widar logs to CSI archives, ingests both trees, splits them (``cross-room`` holding out room 3;
-``mmfi-s2``, MM-Fi's cross-subject setting), and trains two simple, honest predictors on the **train side
-only**:
+``mmfi-s2``, MM-Fi's cross-subject setting), writes both sides' model inputs straight from the dataset files
+(``rfbench windows``), and trains two simple, honest predictors on the **train side only**:
 
 - pose (MM-Fi-like): ridge regression from each WiFi frame's mean CSI amplitude per antenna and subcarrier
   (3 × 114 = 342 features, standardised with training statistics) to the 17 × 3 joint coordinates;
 - gesture (Widar-like): nearest class centroid on each recording's mean CSI amplitude per receiver, antenna
-  and subcarrier (6 × 3 × 30 = 540 features), with Gaussian class scores (classes absent from training
-  score 0).
+  and subcarrier (6 × 30 × 3 = 540 features, every receiver resampled to :data:`GESTURE_PACKETS` packets),
+  with Gaussian class scores (classes absent from training score 0).
 
-It writes their predictions, the ground truth and the row → recording ids as ``.npy`` files, and returns the
-``rfbench score`` options that score them; ``rfbench demo`` then runs the command's own code path, so each
-report carries a command line a user can type, and ``rfbench verify`` re-runs it.
+Both models are exported to ONNX and run over the test windows by ``rfbench predict`` (or, without
+onnxruntime, in NumPy), and :func:`build_inputs` returns the arguments of
+:func:`rfbench.report.score.score_pose` and :func:`~rfbench.report.score.score_gesture` that score the
+predictions against ground truth read from the dataset (``--rows``): each report records the command a user can
+type, its chain runs from the dataset files through the model to the numbers, and ``rfbench verify`` replays it.
 
 The generated Widar-like CSI is random (the encoder draws it without any gesture in it), so the gesture
 classifier can only match its baselines by chance: an honest pipeline shows exactly that. The MM-Fi-like CSI
@@ -33,7 +35,7 @@ import numpy as np
 
 from rfbench.errors import OutputExistsError, ValidationError
 
-__all__ = ["SIZES", "STEPS", "DemoLayout", "DemoInputs", "prepare_folder", "build_inputs", "ridge_fit",
+__all__ = ["SIZES", "STEPS", "DemoLayout", "DemoInputs", "prepare_folder", "build_inputs", "run_demo", "ridge_fit",
            "nearest_centroid_scores"]
 
 #: Corpus sizes. ``standard`` is the default; ``tiny`` keeps the test suite fast.
@@ -46,15 +48,20 @@ SIZES = {
 }
 
 #: The steps of a demo run, in order (``rfbench demo`` shows them as progress).
-STEPS = ("generate corpora", "parse Widar logs", "ingest", "split", "train pose model", "train gesture model",
-         "score pose", "score gesture", "verify")
+STEPS = ("generate corpora", "parse Widar logs", "ingest", "split", "windows", "train pose model",
+         "train gesture model", "predict", "score pose", "score gesture", "verify")
+
+#: Packets every Widar-like receiver is resampled to for the gesture model's one window per recording.
+GESTURE_PACKETS = 32
+#: How to get onnxruntime when the predict step is skipped.
+ONNX_HINT = "onnxruntime is not installed: pip install 'rfbench[onnx]'"
 
 #: Ridge penalty of the pose model, fixed in advance (no tuning on the test side).
 RIDGE_PENALTY = 10.0
 
 #: What the demo writes at the top of its folder; ``--force`` removes exactly these before writing.
-_OWNED = ("data", "archives", "pose", "gesture", "widar-manifest.json", "mmfi-manifest.json", "widar-split.json",
-          "mmfi-split.json")
+_OWNED = ("data", "archives", "windows", "pose", "gesture", "widar-manifest.json", "mmfi-manifest.json",
+          "widar-split.json", "mmfi-split.json")
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,9 @@ class DemoLayout:
 
     def split(self, name: str) -> Path:
         return self.root / f"{name}-split.json"
+
+    def windows(self, name: str, side: str) -> Path:
+        return self.root / "windows" / f"{name}-{side}"
 
     @property
     def pose(self) -> Path:
@@ -135,51 +145,20 @@ def ridge_fit(x_train: np.ndarray, y_train: np.ndarray, penalty: float = RIDGE_P
 
     Features are centred and scaled with the training rows' mean and standard deviation (constant features
     get scale 1); the targets are centred on their training mean, which the prediction adds back. The weights
-    solve ``(XᵀX + penalty·I) W = XᵀY``.
+    solve ``(XᵀX + penalty·I) W = XᵀY`` (:func:`rfbench.nn.onnx_export.fit_ridge`, which also exports it).
     """
-    x_train = np.asarray(x_train, dtype=np.float64)
-    y_train = np.asarray(y_train, dtype=np.float64)
-    if x_train.ndim != 2 or y_train.ndim != 2 or x_train.shape[0] != y_train.shape[0] or x_train.shape[0] < 1:
-        raise ValidationError(f"ridge_fit needs (rows, features) and (rows, targets) with the same rows >= 1, got "
-                              f"{x_train.shape} and {y_train.shape}")
-    mu = x_train.mean(axis=0)
-    sd = x_train.std(axis=0)
-    sd[sd == 0] = 1.0
-    xs = (x_train - mu) / sd
-    y_mu = y_train.mean(axis=0)
-    w = np.linalg.solve(xs.T @ xs + penalty * np.eye(xs.shape[1]), xs.T @ (y_train - y_mu))
+    from rfbench.nn.onnx_export import fit_ridge, ridge_apply
 
-    def predict(x: np.ndarray) -> np.ndarray:
-        return ((np.asarray(x, dtype=np.float64) - mu) / sd) @ w + y_mu
-
-    return predict
+    params = fit_ridge(x_train, y_train, penalty)
+    return lambda x: ridge_apply(params, x)
 
 
 def nearest_centroid_scores(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, n_classes: int) -> np.ndarray:
-    """Class scores ``(test rows, n_classes)`` of a nearest-centroid classifier.
+    """Class scores ``(test rows, n_classes)`` of a nearest-centroid classifier (features standardised with the
+    training rows' statistics; :func:`rfbench.nn.onnx_export.centroid_scores` gives the scores)."""
+    from rfbench.nn.onnx_export import centroid_scores, fit_nearest_centroid
 
-    Features are standardised with the training rows' statistics; the score of class c is
-    ``exp(-d_c² / (2·F)) / Σ_c' exp(-d_c'² / (2·F))`` with d_c the distance to the centroid of the training rows
-    of class c and F the number of features (a fixed temperature). A class with no training row scores 0.
-    The arg-max is the nearest centroid.
-    """
-    x_train = np.asarray(x_train, dtype=np.float64)
-    x_test = np.asarray(x_test, dtype=np.float64)
-    y_train = np.asarray(y_train, dtype=np.int64)
-    mu = x_train.mean(axis=0)
-    sd = x_train.std(axis=0)
-    sd[sd == 0] = 1.0
-    a, b = (x_train - mu) / sd, (x_test - mu) / sd
-    present = np.unique(y_train)
-    centroids = np.stack([a[y_train == c].mean(axis=0) for c in present])
-    d2 = ((b[:, None, :] - centroids[None]) ** 2).sum(axis=2)
-    logits = -d2 / (2.0 * a.shape[1])
-    logits -= logits.max(axis=1, keepdims=True)
-    p = np.exp(logits)
-    p /= p.sum(axis=1, keepdims=True)
-    scores = np.zeros((x_test.shape[0], n_classes))
-    scores[:, present] = p
-    return scores
+    return centroid_scores(fit_nearest_centroid(x_train, y_train, n_classes), x_test)
 
 
 def _write_split(manifest_path: Path, split_path: Path, protocol: str, **kwargs) -> dict:
@@ -193,6 +172,47 @@ def _write_split(manifest_path: Path, split_path: Path, protocol: str, **kwargs)
     outcome.audit.raise_if_failed()
     write_json(split_path, outcome.document)
     return outcome.document
+
+
+def _read_index(folder: Path) -> dict:
+    from rfbench.io.files import read_json
+
+    return read_json(folder / "index.json", "windows")
+
+
+def _rows(folder: Path) -> int:
+    return len(_read_index(folder)["rows"])
+
+
+def _side_arrays(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """X (memory-mapped) and y of a windows folder."""
+    return np.load(folder / "X.npy", mmap_mode="r", allow_pickle=False), np.load(folder / "y.npy", allow_pickle=False)
+
+
+def _predict(lay: "DemoLayout", ridge, pose_features, centroids, gesture_features) -> dict:
+    """Both models over their test windows: exported to ONNX and run by ``rfbench predict`` (so each report's
+    chain runs from the dataset through the model to the numbers) — or, without onnxruntime, in NumPy."""
+    from rfbench.nn.onnx_export import centroid_scores, ridge_apply
+
+    pose_test, gesture_test = lay.windows("mmfi", "test"), lay.windows("widar", "test")
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        x, _ = _side_arrays(pose_test)
+        _save(lay.pose / "pred.npy", ridge_apply(ridge, pose_features.apply(x)).reshape(len(x), 17, 3))
+        x, _ = _side_arrays(gesture_test)
+        _save(lay.gesture / "scores.npy", centroid_scores(centroids, gesture_features.apply(x)))
+        return {"onnx": False, "note": f"predict skipped: {ONNX_HINT}; the predictions were computed in NumPy"}
+    from rfbench.io.files import write_bytes
+    from rfbench.nn.onnx_export import nearest_centroid_model, ridge_model
+    from rfbench.nn.predict import predict, write_prediction
+
+    write_bytes(lay.pose / "ridge.onnx", ridge_model(ridge, pose_features, target_shape=(17, 3)))
+    write_bytes(lay.gesture / "centroid.onnx", nearest_centroid_model(centroids, gesture_features))
+    write_prediction(lay.pose / "pred.npy", predict(lay.pose / "ridge.onnx", pose_test))
+    write_prediction(lay.gesture / "scores.npy", predict(lay.gesture / "centroid.onnx", gesture_test))
+    return {"onnx": True, "models": [str(lay.pose / "ridge.onnx"), str(lay.gesture / "centroid.onnx")]}
 
 
 def _save(path: Path, arr) -> None:
@@ -229,8 +249,6 @@ def build_inputs(root: str | os.PathLike, *, size: str = "standard", seed: int =
     from rfbench.datasets.manifest import read_manifest
     from rfbench.datasets.synthetic import make_mmfi_tree, make_widar_tree
     from rfbench.io import parse_files
-    from rfbench.io.files import write_text
-    from rfbench.io.matv5 import read_mat
 
     if size not in SIZES:
         raise ValidationError(f"unknown demo size {size!r}; choose {' or '.join(SIZES)}")
@@ -282,69 +300,192 @@ def build_inputs(root: str | os.PathLike, *, size: str = "standard", seed: int =
                           sorted({r.split("/")[1] for r in msplit["test"]})), "train": len(msplit["train"]),
                                "test": len(msplit["test"])}}
 
+    step("windows")
+    from rfbench.datasets.windows import WindowSettings, write_windows
+
+    gesture_windows = WindowSettings(resample=GESTURE_PACKETS)
+    for name, split_path, settings in (("mmfi", lay.split("mmfi"), None), ("widar", lay.split("widar"), gesture_windows)):
+        for side in ("train", "test"):
+            write_windows(split_path, side, lay.windows(name, side), settings)
+    facts["windows"] = {name: {side: _rows(lay.windows(name, side)) for side in ("train", "test")}
+                        for name in ("mmfi", "widar")}
+
+    from rfbench.nn.onnx_export import FeatureMap, fit_nearest_centroid, fit_ridge
+
     step("train pose model")
     lay.pose.mkdir(parents=True, exist_ok=True)
-    mman = read_manifest(lay.manifest("mmfi"))
-    feats, poses, ids = [], [], []
-    for rec in mman.recordings:
-        folder = lay.mmfi_tree / rec["id"]
-        gt = np.load(folder / "ground_truth.npy", allow_pickle=False)
-        for f in range(int(rec["frames"])):
-            amp = read_mat(folder / "wifi-csi" / f"frame{f + 1:03d}.mat")["CSIamp"]
-            feats.append(amp.mean(axis=-1).reshape(-1))
-            poses.append(gt[f])
-            ids.append(rec["id"])
-    feats, poses, ids = np.array(feats), np.array(poses), np.array(ids)
-    train_rows = np.isin(ids, msplit["train"])
-    test_rows = np.isin(ids, msplit["test"])
-    predict = ridge_fit(feats[train_rows], poses[train_rows].reshape(int(train_rows.sum()), -1))
-    pred = predict(feats[test_rows]).reshape(-1, *poses.shape[1:])
-    p = lay.pose
-    for name, arr in (("pred", pred), ("gt", poses[test_rows]), ("groups", ids[test_rows]),
-                      ("train_gt", poses[train_rows]), ("train_groups", ids[train_rows])):
-        _save(p / f"{name}.npy", arr)
-    facts["pose"] = {"train_frames": int(train_rows.sum()), "test_frames": int(test_rows.sum()),
-                     "features": int(feats.shape[1]), "model": f"ridge regression (penalty {RIDGE_PENALTY:g}) on "
-                     f"the mean CSI amplitude per antenna and subcarrier"}
+    x, y = _side_arrays(lay.windows("mmfi", "train"))
+    pose_features = FeatureMap(row_shape=x.shape[1:], take={0: 0, 1: 0}, mean_axes=(4,))
+    ridge = fit_ridge(pose_features.apply(x), y.reshape(len(y), -1), RIDGE_PENALTY)
+    facts["pose"] = {"train_frames": int(len(y)), "features": int(ridge.mean.size),
+                     "model": f"ridge regression (penalty {RIDGE_PENALTY:g}) on the mean CSI amplitude per antenna "
+                              f"and subcarrier"}
 
     step("train gesture model")
     lay.gesture.mkdir(parents=True, exist_ok=True)
-    wman = read_manifest(lay.manifest("widar"))
-    recs = [r for r in wman.recordings if r.get("gesture")]
-    names = sorted({r["gesture"] for r in recs})
-    index = {n: i for i, n in enumerate(names)}
-    feats, labels, gids = [], [], []
-    for rec in recs:
-        parts = []
-        for f in sorted(rec["files"], key=lambda f: f.get("receiver", 0)):
-            dat = lay.widar_tree / f["path"]  # manifest paths are relative to its root
-            arc = parse_files.output_path(dat, csi_root, lay.archives)
-            with np.load(arc, allow_pickle=False) as z:
-                parts.append(np.abs(z["csi"]).mean(axis=0).reshape(-1))
-        feats.append(np.concatenate(parts))
-        labels.append(rec["gesture"])
-        gids.append(rec["id"])
-    feats, labels, gids = np.array(feats), np.array(labels), np.array(gids)
-    train_rows = np.isin(gids, wsplit["train"])
-    test_rows = np.isin(gids, wsplit["test"])
-    y = np.array([index[n] for n in labels])
-    scores = nearest_centroid_scores(feats[train_rows], y[train_rows], feats[test_rows], len(names))
-    g = lay.gesture
-    write_text(g / "names.txt", "\n".join(names) + "\n")
-    for name, arr in (("scores", scores), ("gt", labels[test_rows]), ("groups", gids[test_rows]),
-                      ("train_gt", labels[train_rows]), ("train_groups", gids[train_rows])):
-        _save(g / f"{name}.npy", arr)
-    facts["gesture"] = {"train_recordings": int(train_rows.sum()), "test_recordings": int(test_rows.sum()),
-                        "classes": len(names), "features": int(feats.shape[1]),
+    x, y = _side_arrays(lay.windows("widar", "train"))
+    names = _read_index(lay.windows("widar", "train"))["labels"]["names"]
+    gesture_features = FeatureMap(row_shape=x.shape[1:], take={2: 0}, mean_axes=(1,))
+    centroids = fit_nearest_centroid(gesture_features.apply(x), y, len(names))
+    facts["gesture"] = {"train_recordings": int(len(y)), "classes": len(names), "features": int(centroids.mean.size),
                         "model": "nearest class centroid on the mean CSI amplitude per receiver, antenna and "
                                  "subcarrier"}
 
+    step("predict")
+    facts["predict"] = _predict(lay, ridge, pose_features, centroids, gesture_features)
+
     from rfbench.report.settings import PoseSettings
 
-    pose_options = dict(pred=p / "pred.npy", gt=p / "gt.npy", split=lay.split("mmfi"), groups=p / "groups.npy",
-                        train_gt=p / "train_gt.npy", train_groups=p / "train_groups.npy", out=p / "report.json",
+    pose_options = dict(pred=lay.pose / "pred.npy", rows=lay.windows("mmfi", "test") / "index.json",
+                        split=lay.split("mmfi"), out=lay.pose / "report.json",
                         settings=PoseSettings(skeleton="h36m17", units="m", norm=("hip-width", "bbox")))
-    gesture_options = dict(pred=g / "scores.npy", gt=g / "gt.npy", label_set=g / "names.txt",
-                           split=lay.split("widar"), groups=g / "groups.npy", train_gt=g / "train_gt.npy",
-                           train_groups=g / "train_groups.npy", out=g / "report.json")
+    gesture_options = dict(pred=lay.gesture / "scores.npy", rows=lay.windows("widar", "test") / "index.json",
+                           split=lay.split("widar"), out=lay.gesture / "report.json")
     return DemoInputs(lay, facts, pose_options, gesture_options)
+
+
+class _NoProgress:
+    def start(self, total):
+        pass
+
+    def step(self, name):
+        pass
+
+    def detail(self, n=1):
+        pass
+
+
+def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standard", seed: int = 0,
+             progress=None) -> dict:
+    """Run the whole demo: :func:`build_inputs`, both scores (``rfbench score``'s library stage, pictures
+    when matplotlib is installed), then ``rfbench verify`` of each report with the demo folder as its root.
+
+    Parameters
+    ----------
+    out : path-like
+        The demo folder.
+    force, size, seed
+        As :func:`build_inputs`.
+    progress : object, optional
+        With ``start(total)``, ``step(name)`` and ``detail(n)`` (``rfbench.commands._common.Bar``).
+
+    Returns
+    -------
+    dict
+        What the command shows and prints with ``--json``: the facts of every step, the reports with their
+        headline numbers and verification, the folder's contents and the commands that re-run each step.
+    """
+    import shlex
+
+    from rfbench.errors import VerificationError
+    from rfbench.report.score import score_gesture, score_pose
+    from rfbench.report.plots import PLOT_HINT, have_matplotlib
+    from rfbench.report.verify import rerun_guard, verify_report
+
+    bar = progress if progress is not None else _NoProgress()
+    bar.start(len(STEPS))
+    inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.detail)
+    plots = have_matplotlib()
+    reports = []
+    for task, scorer, options in (("pose", score_pose, inputs.pose_options),
+                                  ("gesture", score_gesture, inputs.gesture_options)):
+        bar.step(f"score {task}")
+        run = scorer(**options, plots=plots)
+        reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
+                        "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
+                        "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
+    bar.step("verify")
+
+    def check(r: dict) -> dict:
+        try:
+            v = verify_report(r["report"], root=out)
+            return {"status": "match", "compared": v.compared}
+        except VerificationError as exc:
+            return {"status": "mismatch", "error": str(exc)}
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with rerun_guard(), ThreadPoolExecutor(max_workers=len(reports)) as pool:  # each re-run is its own process
+        for r, v in zip(reports, pool.map(check, reports)):
+            r["verify"] = v
+    lay = inputs.layout
+    root = lay.root
+    commands = [
+        ["rfbench", "parse", str(lay.widar_tree / "CSI"), "-o", str(lay.archives), "--force"],
+        ["rfbench", "ingest", "widar", str(lay.widar_tree), "-o", str(lay.manifest("widar")), "--force"],
+        ["rfbench", "ingest", "mmfi", str(lay.mmfi_tree), "-o", str(lay.manifest("mmfi")), "--force"],
+        ["rfbench", "split", str(lay.manifest("widar")), "--protocol", "cross-room", "--test", "3", "-o",
+         str(lay.split("widar")), "--force"],
+        ["rfbench", "split", str(lay.manifest("mmfi")), "--protocol", "mmfi-s2", "--actions", "p3", "-o",
+         str(lay.split("mmfi")), "--force"],
+        ["rfbench", "audit", str(lay.split("mmfi"))],
+    ]
+    for name in ("mmfi", "widar"):
+        for side in ("train", "test"):
+            extra = ["--resample", str(GESTURE_PACKETS)] if name == "widar" else []
+            commands.append(["rfbench", "windows", str(lay.split(name)), "--side", side, "-o",
+                             str(lay.windows(name, side)), *extra, "--force"])
+    if inputs.facts["predict"]["onnx"]:
+        for model, name, pred in ((lay.pose / "ridge.onnx", "mmfi", lay.pose / "pred.npy"),
+                                  (lay.gesture / "centroid.onnx", "widar", lay.gesture / "scores.npy")):
+            commands.append(["rfbench", "predict", str(model), "--windows", str(lay.windows(name, "test")), "-o",
+                             str(pred), "--force"])
+    for r in reports:
+        commands.append(r["argv"] + ["--force"])
+    for r in reports:
+        commands.append(["rfbench", "verify", r["report"], "--root", str(root)])
+    return {"out": str(root), "size": size, "seed": seed, "evidence": "SYNTHETIC", "facts": inputs.facts,
+            "plots": "written" if plots else f"skipped: {PLOT_HINT}", "reports": reports,
+            "commands": [shlex.join(c) for c in commands], "tree": _tree(Path(root), reports, inputs.facts)}
+
+
+def _find(report: dict, metric: str, **spec):
+    for r in report["results"]:
+        if r["metric"] == metric and all(r["spec"].get(k) == v for k, v in spec.items()):
+            return r
+    return None
+
+
+def _headline(report: dict) -> list[dict]:
+    """A few numbers for the summary: (label, model, interval, baseline name, baseline value)."""
+    if report["task"] == "pose":
+        picks = [_find(report, "pck", normalization="hip-width", k=0.2, averaging="micro"),
+                 _find(report, "mpjpe", averaging="micro")]
+    else:
+        picks = [_find(report, "accuracy"), _find(report, "macro-f1")]
+    out = []
+    for r in picks:
+        if r is None:
+            continue
+        ci = (r.get("ci") or {}).get("model") or {}
+        out.append({"label": r["label"], "model": r["model"]["value"], "low": ci.get("low"), "high": ci.get("high"),
+                    "baseline": (r.get("baseline") or {}).get("value"),
+                    "baseline_kind": "mean pose" if report["task"] == "pose" else "majority class"})
+    return out
+
+
+def _tree(root: Path, reports: list, facts: dict) -> list[tuple[str, str]]:
+    """What the demo folder holds, ``(entry, what it is)``."""
+    rows = [
+        ("data/widar/CSI/", "generated Widar3.0-like tree of Intel 5300 logs (<date>/<user>/*.dat)"),
+        ("data/mmfi/", "generated MM-Fi-like tree (E0x/Syy/Azz/wifi-csi/*.mat, ground_truth.npy)"),
+        ("archives/widar/", "one CSI archive (.npz) per log, from rfbench parse"),
+        ("widar-manifest.json", "rfbench ingest widar"),
+        ("mmfi-manifest.json", "rfbench ingest mmfi"),
+        ("widar-split.json", "rfbench split: cross-room, room 3 held out, with its audit"),
+        ("mmfi-split.json", "rfbench split: mmfi-s2 (cross-subject), with its audit"),
+        ("windows/", "rfbench windows: each side's model inputs (X.npy, y.npy, index.json), read from the dataset"),
+    ]
+    onnx = facts["predict"]["onnx"]
+    for r in reports:
+        folder = Path(r["report"]).parent.name
+        model = ("ridge.onnx" if r["task"] == "pose" else "centroid.onnx") if onnx else None
+        pred = "pred.npy" if r["task"] == "pose" else "scores.npy"
+        if model:
+            rows.append((f"{folder}/{model}", f"the {r['task']} model, trained on the train side's windows"))
+        rows.append((f"{folder}/{pred}", f"its predictions over the test windows" + (" (+ .json: rfbench predict's "
+                                                                                     "record)" if onnx else "")))
+        rows.append((f"{folder}/report.json", f"the {r['task']} report ({r['evidence']}); report.md renders it"))
+        for pic in r["pictures"]:
+            rows.append((f"{folder}/{Path(pic).name}", "picture, embedded in report.md"))
+    return rows

@@ -87,12 +87,18 @@ def test_pose_model_beats_the_mean_pose_and_gesture_stays_near_its_baseline(demo
 
 
 def test_predictors_saw_the_train_side_only(demo_run):
-    home, _ = demo_run
+    """The models are fitted on the train side's windows and predict the test side's, as the indexes say."""
+    home, out = demo_run
     for task, split in (("pose", "mmfi"), ("gesture", "widar")):
         doc = json.loads((home / "demo-out" / f"{split}-split.json").read_text())
-        train = set(np.load(home / "demo-out" / task / "train_groups.npy").tolist())
-        test = set(np.load(home / "demo-out" / task / "groups.npy").tolist())
+        train = {r["id"] for r in json.loads((home / "demo-out" / "windows" / f"{split}-train" / "index.json")
+                                             .read_text())["rows"]}
+        test = {r["id"] for r in json.loads((home / "demo-out" / "windows" / f"{split}-test" / "index.json")
+                                            .read_text())["rows"]}
         assert train <= set(doc["train"]) and test <= set(doc["test"]) and not train & test
+        report = json.loads((home / out["reports"][0 if task == "pose" else 1]["report"]).read_text())
+        assert "read from the dataset" in report["provenance"]["ground_truth"]
+        assert [c["step"] for c in report["chain"]] == ["windows", "predict", "score"]
 
 
 def test_printed_commands_rebuild_the_same_files(demo_run, runner):

@@ -39,7 +39,15 @@ def demo_home(tmp_path_factory):
     result = CliRunner().invoke(app, ["demo", "--size", "tiny", "--out", str(home / "d"), "--json"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return home / "d"
+    d = home / "d"
+    # the files a user's own export script writes (the attacks below edit them): ground truth and row ids of
+    # both sides, taken from the demo's windows
+    for side, prefix in (("test", ""), ("train", "train_")):
+        folder = d / "windows" / f"mmfi-{side}"
+        np.save(d / "pose" / f"{prefix}gt.npy", np.load(folder / "y.npy"))
+        np.save(d / "pose" / f"{prefix}groups.npy",
+                np.array([r["id"] for r in json.loads((folder / "index.json").read_text())["rows"]]))
+    return d
 
 
 @pytest.fixture

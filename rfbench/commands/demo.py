@@ -47,8 +47,10 @@ def demo(
             raise ValidationError(f"--size must be standard or tiny, got {size!r}")
         if seed < 0:
             raise ValidationError(f"--seed must be >= 0, got {seed}")
+        from rfbench.demo import run_demo
+
         with Bar("starting", enabled=not json_out) as bar:
-            result = _run(out, force, size, seed, bar)
+            result = run_demo(out, force=force, size=size, seed=seed, progress=bar)
     result["seconds"] = round(time.perf_counter() - started, 2)
     failed = [r for r in result["reports"] if r["verify"]["status"] != "match"]
     if json_out:
@@ -59,84 +61,6 @@ def demo(
         for r in failed:
             fail(r["verify"]["error"], 1)
         raise typer.Exit(1)
-
-
-def _run(out: Path, force: bool, size: str, seed: int, bar: Bar) -> dict:
-    from rfbench.report.score import score_gesture, score_pose
-    from rfbench.demo import STEPS, build_inputs
-    from rfbench.errors import VerificationError
-    from rfbench.report.plots import PLOT_HINT, have_matplotlib
-    from rfbench.report.verify import rerun_guard, verify_report
-
-    bar.start(len(STEPS))
-    inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.detail)
-    plots = have_matplotlib()
-    reports = []
-    for task, scorer, options in (("pose", score_pose, inputs.pose_options),
-                                  ("gesture", score_gesture, inputs.gesture_options)):
-        bar.step(f"score {task}")
-        run = scorer(**options, plots=plots)
-        reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
-                        "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
-                        "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
-    bar.step("verify")
-
-    def check(r: dict) -> dict:
-        try:
-            v = verify_report(r["report"], root=out)
-            return {"status": "match", "compared": v.compared}
-        except VerificationError as exc:
-            return {"status": "mismatch", "error": str(exc)}
-
-    from concurrent.futures import ThreadPoolExecutor
-
-    with rerun_guard(), ThreadPoolExecutor(max_workers=len(reports)) as pool:  # each re-run is its own process
-        for r, v in zip(reports, pool.map(check, reports)):
-            r["verify"] = v
-    lay = inputs.layout
-    root = lay.root
-    commands = [
-        ["rfbench", "parse", str(lay.widar_tree / "CSI"), "-o", str(lay.archives), "--force"],
-        ["rfbench", "ingest", "widar", str(lay.widar_tree), "-o", str(lay.manifest("widar")), "--force"],
-        ["rfbench", "ingest", "mmfi", str(lay.mmfi_tree), "-o", str(lay.manifest("mmfi")), "--force"],
-        ["rfbench", "split", str(lay.manifest("widar")), "--protocol", "cross-room", "--test", "3", "-o",
-         str(lay.split("widar")), "--force"],
-        ["rfbench", "split", str(lay.manifest("mmfi")), "--protocol", "mmfi-s2", "--actions", "p3", "-o",
-         str(lay.split("mmfi")), "--force"],
-        ["rfbench", "audit", str(lay.split("mmfi"))],
-    ]
-    for r in reports:
-        commands.append(r["argv"] + ["--force"])
-    for r in reports:
-        commands.append(["rfbench", "verify", r["report"], "--root", str(root)])
-    return {"out": str(root), "size": size, "seed": seed, "evidence": "SYNTHETIC", "facts": inputs.facts,
-            "plots": "written" if plots else f"skipped: {PLOT_HINT}", "reports": reports,
-            "commands": [shlex.join(c) for c in commands]}
-
-
-def _find(report: dict, metric: str, **spec):
-    for r in report["results"]:
-        if r["metric"] == metric and all(r["spec"].get(k) == v for k, v in spec.items()):
-            return r
-    return None
-
-
-def _headline(report: dict) -> list[dict]:
-    """A few numbers for the summary: (label, model, interval, baseline name, baseline value)."""
-    if report["task"] == "pose":
-        picks = [_find(report, "pck", normalization="hip-width", k=0.2, averaging="micro"),
-                 _find(report, "mpjpe", averaging="micro")]
-    else:
-        picks = [_find(report, "accuracy"), _find(report, "macro-f1")]
-    out = []
-    for r in picks:
-        if r is None:
-            continue
-        ci = (r.get("ci") or {}).get("model") or {}
-        out.append({"label": r["label"], "model": r["model"]["value"], "low": ci.get("low"), "high": ci.get("high"),
-                    "baseline": (r.get("baseline") or {}).get("value"),
-                    "baseline_kind": "mean pose" if report["task"] == "pose" else "majority class"})
-    return out
 
 
 def _num(x) -> str:
@@ -168,8 +92,15 @@ def _render(result: dict) -> None:
         rows.append(("split" if name == "widar" else "",
                      f"{name}-split.json: {s['protocol']}, test = {s['held_out']} ({s['train']} train / {s['test']} "
                      f"test recordings), audit passed"))
+    wi = f["windows"]
+    rows.append(("windows", f"mmfi: {wi['mmfi']['train']} train / {wi['mmfi']['test']} test frames; widar: "
+                            f"{wi['widar']['train']} train / {wi['widar']['test']} test recordings → "
+                            f"{escape(str(root / 'windows'))}/"))
     rows.append(("train", f"pose: {f['pose']['model']} ({f['pose']['train_frames']} training frames)"))
     rows.append(("", f"gesture: {f['gesture']['model']} ({f['gesture']['train_recordings']} training recordings)"))
+    pr = f["predict"]
+    rows.append(("predict", "both models exported to ONNX and run over the test windows by rfbench predict"
+                 if pr["onnx"] else escape(pr["note"])))
     for r in result["reports"]:
         for n, h in enumerate(r["headline"]):
             rows.append((f"score {r['task']}" if n == 0 else "",
@@ -190,8 +121,9 @@ def _render(result: dict) -> None:
         console.print(f"plots {escape(result['plots'])}")
     console.print()
     console.print(f"[bold]Where everything is[/] ({escape(str(root))}/):")
-    for line in _tree(root, result):
-        console.print("  " + escape(line), soft_wrap=True)
+    width = max(len(a) for a, _ in result["tree"])
+    for a, b in result["tree"]:
+        console.print("  " + escape(f"{a.ljust(width)}  {b}"), soft_wrap=True)
     console.print()
     console.print("[bold]Re-run any step yourself[/] (from this folder; --force replaces the file the demo wrote):")
     for c in result["commands"]:
@@ -218,25 +150,3 @@ def _wrapped(command: str, width: int = 100) -> str:
         else:
             line += " " + part
     return "\n".join(lines + [line])
-
-
-def _tree(root: Path, result: dict) -> list[str]:
-    rows = [
-        ("data/widar/CSI/", "generated Widar3.0-like tree of Intel 5300 logs (<date>/<user>/*.dat)"),
-        ("data/mmfi/", "generated MM-Fi-like tree (E0x/Syy/Azz/wifi-csi/*.mat, ground_truth.npy)"),
-        ("archives/widar/", "one CSI archive (.npz) per log, from rfbench parse"),
-        ("widar-manifest.json", "rfbench ingest widar"),
-        ("mmfi-manifest.json", "rfbench ingest mmfi"),
-        ("widar-split.json", "rfbench split: cross-room, room 3 held out, with its audit"),
-        ("mmfi-split.json", "rfbench split: mmfi-s2 (cross-subject), with its audit"),
-    ]
-    for r in result["reports"]:
-        folder = Path(r["report"]).parent.name
-        inputs = "pred, gt, groups, train_gt, train_groups" if r["task"] == "pose" else \
-            "scores, gt, groups, train_gt, train_groups (+ names.txt)"
-        rows.append((f"{folder}/*.npy", f"{r['task']} inputs: {inputs}"))
-        rows.append((f"{folder}/report.json", f"the {r['task']} report ({r['evidence']}); report.md renders it"))
-        for pic in r["pictures"]:
-            rows.append((f"{folder}/{Path(pic).name}", "picture, embedded in report.md"))
-    width = max(len(a) for a, _ in rows)
-    return [f"{a.ljust(width)}  {b}" for a, b in rows]

@@ -79,7 +79,8 @@ def _score(ctx: typer.Context, **values) -> None:
                 raise ValidationError(f"convention {values['convention']} sets the {word} itself; drop --{explicit[0]} "
                                       f"or drop the convention (see docs/metric-spec.md)")
         inputs = ScoreInputs.from_cli(**values)
-        kwargs = dict(split=inputs.split, manifest=inputs.manifest, groups=inputs.groups, train_gt=inputs.train_gt,
+        kwargs = dict(rows=inputs.rows, split=inputs.split, manifest=inputs.manifest, groups=inputs.groups,
+                      train_gt=inputs.train_gt,
                       train_groups=inputs.train_groups, settings=settings_cls.from_cli(**values),
                       bootstrap=BootstrapSettings.from_cli(**values), options=ReportOptions.from_cli(**values),
                       out=out, plots=plots, force=force)
@@ -111,7 +112,7 @@ def _signature() -> inspect.Signature:
     task = P("task", P.KEYWORD_ONLY, default="pose",
              annotation=Annotated[str, typer.Option("--task", help="What is scored: pose (joints) or gesture (class "
                                                                    "labels).")])
-    settings = typer_parameters(*_SETTINGS, required=("pred", "gt"))
+    settings = typer_parameters(*_SETTINGS, required=("pred",))
     tail = [
         P("out", P.KEYWORD_ONLY, default=None, annotation=Annotated[Optional[Path], typer.Option(
             "--out", "-o", help="Write the report JSON here, and its Markdown rendering beside it (.md).")]),

@@ -165,6 +165,27 @@ def fit_nearest_centroid(x_train: np.ndarray, y_train: np.ndarray, n_classes: in
     return CentroidParameters(mu, sd, centroids, present, int(n_classes))
 
 
+def ridge_apply(params: RidgeParameters, features: np.ndarray) -> np.ndarray:
+    """What the ridge model computes, in NumPy (float64): ``((f - mean) / scale) @ weights + target_mean``."""
+    return ((np.asarray(features, dtype=np.float64) - params.mean) / params.scale) @ params.weights + params.target_mean
+
+
+def centroid_scores(params: CentroidParameters, features: np.ndarray) -> np.ndarray:
+    """What the nearest-centroid model computes, in NumPy: class scores ``(rows, n_classes)``, the softmax of
+    ``-d_c² / (2·F)`` over the classes present in training (d_c the distance to class c's centroid, F the number
+    of features: a fixed temperature); classes absent from training score 0. The arg-max is the nearest
+    centroid."""
+    b = (np.asarray(features, dtype=np.float64) - params.mean) / params.scale
+    d2 = ((b[:, None, :] - params.centroids[None]) ** 2).sum(axis=2)
+    logits = -d2 / (2.0 * params.centroids.shape[1])
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    scores = np.zeros((b.shape[0], params.n_classes))
+    scores[:, params.classes] = p
+    return scores
+
+
 def _check_features(features: FeatureMap, n: int, what: str) -> None:
     if not isinstance(features, FeatureMap):
         raise ValidationError(f"features must be a FeatureMap, got {type(features).__name__}")

@@ -218,6 +218,14 @@ def _open_npy(path: Path, what: str) -> np.ndarray:
     return arr
 
 
+def _same_dtype(actual: np.dtype, recorded) -> bool:
+    """Whether an array's dtype is the one an index records (by name, ``float64``, or by code, ``<f8``)."""
+    try:
+        return isinstance(recorded, str) and np.dtype(recorded) == actual
+    except TypeError:
+        return False
+
+
 def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFolder:
     """Open a folder written by ``rfbench windows``: check ``index.json``, map ``X.npy``, check its sha256.
 
@@ -286,7 +294,7 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
 
     x_path = folder / _plain_name(xd.get("file"), f"{where} x.file")
     x = _open_npy(x_path, "windows X")
-    if x.shape != x_shape or str(x.dtype) != xd.get("dtype"):
+    if x.shape != x_shape or not _same_dtype(x.dtype, xd.get("dtype")):
         raise FormatError(f"windows X {x_path}: {x.dtype} {list(x.shape)}, but the index says "
                           f"{xd.get('dtype')} {list(x_shape)}")
     if isinstance(xd.get("bytes"), int) and x_path.stat().st_size != xd["bytes"]:
@@ -298,7 +306,7 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
             raise ValidationError(_x_changed(x_path))
     y_path = folder / _plain_name(yd.get("file"), f"{where} y.file")
     y = _open_npy(y_path, "windows y")
-    if y.shape != y_shape or str(y.dtype) != yd.get("dtype"):
+    if y.shape != y_shape or not _same_dtype(y.dtype, yd.get("dtype")):
         raise FormatError(f"windows y {y_path}: {y.dtype} {list(y.shape)}, but the index says "
                           f"{yd.get('dtype')} {list(y_shape)}")
     del y

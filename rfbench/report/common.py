@@ -175,11 +175,14 @@ def load_split_input(split: Path | None, manifest: Path | None, files: list) -> 
     return info
 
 
-def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_partial: bool) -> dict[str, Any] | None:
+def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_partial: bool,
+                     excluded: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
     """Which of the split's test recordings the scored rows cover (``None`` without a split).
 
     Every test recording with at least one frame must be scored; fewer is refused unless ``allow_partial``, and
-    then the section (and the report's headline) says how many were scored.
+    then the section (and the report's headline) says how many were scored. ``excluded`` (``[{id, reason}]``,
+    from a windows index) are recordings that cannot give a row — an empty frame, ground truth that does not
+    fit its frames — listed with their reasons and not required.
 
     Raises
     ------
@@ -189,7 +192,9 @@ def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_p
     if split is None:
         return None
     test = sorted(split.test)
-    required = [r for r in test if int((split.recordings.get(r) or {}).get("frames", 1) or 0) > 0]
+    out_of_reach = {str(e.get("id")): str(e.get("reason")) for e in excluded}
+    required = [r for r in test if int((split.recordings.get(r) or {}).get("frames", 1) or 0) > 0
+                and r not in out_of_reach]
     scored = set(np.unique(groups).tolist()) if groups is not None else set()
     missing = [r for r in required if r not in scored]
     done = len(required) - len(missing)
@@ -198,12 +203,16 @@ def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_p
         raise ValidationError(f"the scored rows cover {done} of {len(required)} test recordings of the split "
                               f"(missing: {shown}); score every test recording, or pass `allow_partial` to report "
                               f"on a subset — the report then says how many were scored")
-    return {"test_recordings": len(required), "scored_recordings": done, "missing_count": len(missing),
-            "missing": missing[:50], "allowed_partial": bool(allow_partial),
-            "test_recordings_without_frames": len(test) - len(required)}
+    out = {"test_recordings": len(required), "scored_recordings": done, "missing_count": len(missing),
+           "missing": missing[:50], "allowed_partial": bool(allow_partial),
+           "test_recordings_without_frames": len(test) - len(required) - len(out_of_reach)}
+    if out_of_reach:
+        out["excluded_by_windows"] = [{"id": k, "reason": v} for k, v in sorted(out_of_reach.items())]
+    return out
 
 
-def provenance_section(split: SplitInfo | None, synthetic_declared: bool, ground_truth: str) -> dict[str, Any]:
+def provenance_section(split: SplitInfo | None, synthetic_declared: bool, ground_truth: str,
+                       ground_truth_files: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Where the data and the ground truth come from, as far as rfbench can tell (the report's
     ``provenance``)."""
     if split is None:
@@ -215,7 +224,14 @@ def provenance_section(split: SplitInfo | None, synthetic_declared: bool, ground
         out["synthetic"] = True
         out["data"] += "; declared synthetic by the user (--synthetic)"
     out["ground_truth"] = ground_truth
+    if ground_truth_files is not None:
+        out["ground_truth_files"] = [dict(f) for f in ground_truth_files]
     return out
+
+
+#: ``provenance.ground_truth`` when rfbench read it from the dataset itself (``rfbench score --rows``).
+GT_FROM_DATASET = ("read from the dataset by rfbench (score --rows: the test side's windows index, its targets taken "
+                   "from the dataset files the manifest names, never from a file the user made)")
 
 
 #: ``provenance.ground_truth`` when the ground truth comes in a file the user made.
@@ -274,13 +290,16 @@ def ci_triple(intervals: dict | None, i: int, baseline: str) -> dict[str, Any] |
 
 def finish_report(task: str, *, results: list, split: SplitInfo | None, provenance: dict, coverage: dict | None,
                   notes: list[str], extra_notes: Sequence[str], sections: Mapping[str, Any], baseline: dict,
-                  bootstrap: dict, reproducer: Mapping | None, inputs, evidence: str | None) -> dict[str, Any]:
+                  bootstrap: dict, reproducer: Mapping | None, inputs, evidence: str | None,
+                  chain: list | None = None) -> dict[str, Any]:
     """The report document of a task (:func:`rfbench.report.build.build_report`), with the sections every task
     shares — provenance and coverage first — and the split's notes after the task's own."""
     from rfbench.report.build import build_report
 
     notes = list(notes) + split_notes(split) + list(extra_notes)
     all_sections = {"provenance": provenance, "coverage": coverage, **sections}
+    if chain is not None:
+        all_sections["chain"] = chain
     return build_report(task=task, results=results, reproducer=reproducer, inputs=inputs,
                         synthetic=provenance["synthetic"], split=split.to_report() if split is not None else None,
                         baseline=baseline, bootstrap=bootstrap, notes=notes, sections=all_sections, evidence=evidence)

@@ -55,7 +55,8 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                 level: float = 0.95, seed: int = 0, synthetic: bool = False, reproducer: Mapping | None = None,
                 inputs: Sequence[Mapping[str, Any]] | None = None, evidence: str | None = None,
                 extra_notes: Sequence[str] = (), capture: dict | None = None, convention: str | None = None,
-                batch_size: int | None = None, allow_partial: bool = False) -> dict[str, Any]:
+                batch_size: int | None = None, allow_partial: bool = False, ground_truth: str = GT_SUPPLIED,
+                ground_truth_files=None, excluded=(), chain=None) -> dict[str, Any]:
     """Score poses and build a ``rfbench.report/1`` document.
 
     Parameters
@@ -82,6 +83,9 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     allow_partial : bool
         Allow scoring a subset of the split's test recordings (refused otherwise); the report's ``coverage``
         says how many were scored.
+    ground_truth, ground_truth_files, excluded
+        Where the ground truth comes from (the report's ``provenance``; default: supplied by the user), the
+        dataset files it was read from, and the test recordings a windows index excluded (with reasons).
     capture : dict, optional
         Filled with what pictures of the report need and the JSON does not hold: the validated ``pred``,
         ``gt``, ``vis``, the ``skeleton``, the mean training pose ``baseline_pose`` (or None) and the bootstrap
@@ -100,9 +104,9 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                            oks_area=oks_area, sigmas=sigmas, convention=convention, batch_size=batch_size)
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     groups = check_scored_rows(split, groups, n_rows)
-    coverage = coverage_section(split, groups, allow_partial)
+    coverage = coverage_section(split, groups, allow_partial, excluded)
     want_baseline = check_baseline_request(split, train_gt, train_groups, train_vis)
-    provenance = provenance_section(split, synthetic, GT_SUPPLIED)
+    provenance = provenance_section(split, synthetic, ground_truth, ground_truth_files)
     notes = list(plan.notes)
 
     layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
@@ -163,4 +167,5 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     }
     return finish_report("pose", results=results, split=split, provenance=provenance, coverage=coverage,
                          notes=notes, extra_notes=extra_notes, sections=sections, baseline=baseline_section,
-                         bootstrap=bootstrap_section_, reproducer=reproducer, inputs=inputs, evidence=evidence)
+                         bootstrap=bootstrap_section_, reproducer=reproducer, inputs=inputs, evidence=evidence,
+                         chain=chain)

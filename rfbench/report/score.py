@@ -149,8 +149,8 @@ def _claimed_note() -> str:
             "re-run, so rfbench verify cannot check these numbers; score files to get a MEASURED report")
 
 
-def score_pose(pred, gt, *, vis=None, split=None, manifest=None, groups=None, train_gt=None, train_groups=None,
-               train_vis=None, settings: PoseSettings | None = None, bootstrap: BootstrapSettings | None = None,
+def score_pose(pred, gt=None, *, rows=None, vis=None, split=None, manifest=None, groups=None, train_gt=None,
+               train_groups=None, train_vis=None, settings: PoseSettings | None = None, bootstrap: BootstrapSettings | None = None,
                options: ReportOptions | None = None, out=None, plots: bool = False, force: bool = False) -> ScoreRun:
     """Score pose predictions under a declared metric spec, beside the mean training pose.
 
@@ -158,6 +158,12 @@ def score_pose(pred, gt, *, vis=None, split=None, manifest=None, groups=None, tr
     ----------
     pred, gt : path-like or array_like
         Predictions and ground truth, ``(N, K, 2|3)``: ``.npy`` files, or arrays in memory.
+    rows : path-like, optional
+        The test side's ``index.json`` from ``rfbench windows`` (instead of ``gt``, ``vis``, ``groups`` and the
+        training inputs): the ground truth is read from the dataset files the split's manifest names, the
+        baseline from the train side's targets under the same window settings, and ``pred`` has one row per
+        index row, in order. The report says its ground truth was read from the dataset, with those files'
+        sha256.
     vis, groups, train_gt, train_groups, train_vis : path-like or array_like, optional
         Visibility, row → recording ids, and the training ground truth with its ids (for the baseline).
     split : path-like, optional
@@ -192,12 +198,12 @@ def score_pose(pred, gt, *, vis=None, split=None, manifest=None, groups=None, tr
     >>> run.report["evidence"], run.report["results"][0]["label"], run.report["results"][0]["model"]["value"]
     ('CLAIMED', 'PCK@0.20 bbox coco17 <= micro', 1.0)
     """
-    return _score("pose", dict(pred=pred, gt=gt, vis=vis, split=split, manifest=manifest, groups=groups,
+    return _score("pose", dict(pred=pred, gt=gt, rows=rows, vis=vis, split=split, manifest=manifest, groups=groups,
                                train_gt=train_gt, train_groups=train_groups, train_vis=train_vis),
                   settings, bootstrap, options, out, plots, force)
 
 
-def score_gesture(pred, gt, *, label_set=None, split=None, manifest=None, groups=None, train_gt=None,
+def score_gesture(pred, gt=None, *, rows=None, label_set=None, split=None, manifest=None, groups=None, train_gt=None,
                   train_groups=None, settings: GestureSettings | None = None, bootstrap: BootstrapSettings | None = None,
                   options: ReportOptions | None = None, out=None, plots: bool = False, force: bool = False) -> ScoreRun:
     """Score class predictions (gesture, activity) over a label set, beside the majority-class and class-prior
@@ -209,6 +215,9 @@ def score_gesture(pred, gt, *, label_set=None, split=None, manifest=None, groups
         Labels ``(N,)`` (names, or label-set indices) or scores ``(N, C)`` in label-set order.
     gt : path-like or array_like
         True labels ``(N,)``.
+    rows : path-like, optional
+        The test side's windows index (see :func:`score_pose`): labels from the manifest, the majority and prior
+        baselines from the train side's windows, the index's label set.
     label_set : path-like or sequence of str, optional
         The declared label set (``names.txt``), default the sorted names seen.
     split, manifest, groups, train_gt, train_groups
@@ -231,7 +240,7 @@ def score_gesture(pred, gt, *, label_set=None, split=None, manifest=None, groups
     >>> run.report["evidence"], run.report["results"][0]["metric"], run.report["results"][0]["model"]["value"]
     ('CLAIMED', 'accuracy', 0.75)
     """
-    return _score("gesture", dict(pred=pred, gt=gt, label_set=label_set, split=split, manifest=manifest,
+    return _score("gesture", dict(pred=pred, gt=gt, rows=rows, label_set=label_set, split=split, manifest=manifest,
                                   groups=groups, train_gt=train_gt, train_groups=train_groups),
                   settings, bootstrap, options, out, plots, force)
 
@@ -291,12 +300,15 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
         from rfbench.protocols.splitfile import named_manifest
 
         inputs = replace(inputs, manifest=named_manifest(inputs.split))  # recorded, so verify hashes and passes it
-    if inputs.pred is None or inputs.gt is None:
-        raise ValidationError("scoring needs predictions and ground truth")
+    if inputs.pred is None or (inputs.gt is None and inputs.rows is None):
+        raise ValidationError("scoring needs predictions, and ground truth (`gt`) or a windows index (`rows`)")
     base = out.parent if out is not None else Path.cwd()
     argv = reproducer_argv(task, inputs, settings, bootstrap, options, out, plots)
     loaded = _load_files(task, inputs, settings, base)
     reproducer = _reproducer(argv, options, base)
+    common.update(loaded.provenance)
+    if loaded.chain is not None:
+        common["chain"] = loaded.chain + [{"step": "score", "argv": argv}]
     if task == "pose":
         report = pose_report(loaded.arrays["pred"], loaded.arrays["gt"], loaded.arrays.get("vis"),
                              skeleton=loaded.skeleton, split=loaded.split, groups=loaded.groups,
@@ -323,6 +335,8 @@ class _Loaded:
     labels: Any = None
     subjects: dict | None = None
     recordings: dict | None = None
+    provenance: dict = field(default_factory=dict)  # ground_truth, ground_truth_files, excluded (with `rows`)
+    chain: list | None = None  # windows and predict steps, when rfbench predict made the predictions
 
 
 def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded:
@@ -349,6 +363,8 @@ def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded
     npy_roles = ("pred", "gt", "vis", "train-gt", "train-vis")
     arrays = {role: load_array(path, flag) for role, flag, path in files if path is not None and role in npy_roles}
     split = load_split_input(inputs.split, inputs.manifest, files)
+    if inputs.rows is not None:
+        return _from_dataset(task, inputs, split, arrays, files, base, skeleton)
     n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
     groups = load_groups(inputs.groups, n_rows, "`groups`") if inputs.groups is not None else None
     train_groups = None
@@ -361,6 +377,75 @@ def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded
         recordings = dict(split.recordings) if groups is not None else None
     return _Loaded(arrays, split, groups, train_groups, record_inputs(files, base), skeleton, labels, subjects,
                    recordings)
+
+
+def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: list, base: Path,
+                  skeleton) -> _Loaded:
+    """``rows`` given: the test side's targets and row ids from the dataset (checked against the index), the
+    train side's under the same window settings; ``pred`` must have one row per index row."""
+    import numpy as np
+
+    from rfbench.datasets.windows import load_index, test_truth, train_targets
+    from rfbench.report.common import GT_FROM_DATASET, record_inputs
+
+    index = load_index(inputs.rows, check_arrays=False)
+    if index.task != task:
+        raise ValidationError(f"{inputs.rows}: the index holds {index.task} windows, not {task}")
+    truth = test_truth(inputs.split, index)
+    train = train_targets(inputs.split, index)
+    pred = arrays["pred"]
+    n_rows = len(truth.rows)
+    if pred.ndim < 1 or pred.shape[0] != n_rows:
+        raise ValidationError(f"`pred` has {pred.shape[0] if pred.ndim else 0} rows but the index has {n_rows}: "
+                              f"predictions follow the index's rows, one each, in its order")
+    gt, train_gt, labels = truth.y, train.y, None
+    if task == "gesture":
+        names = np.asarray(truth.labels["names"])
+        labels = list(truth.labels["names"])
+        gt, train_gt = names[truth.y], names[train.y]
+    arrays = dict(arrays, gt=gt, **{"train-gt": train_gt})
+    recordings = dict(split.recordings)
+    subjects = {rid: str(r["subject"]) for rid, r in recordings.items() if r.get("subject") is not None}
+    source = GT_FROM_DATASET + ("; labels from the manifest's recordings" if task == "gesture" else "")
+    provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": index.doc["excluded"]}
+    record = _prediction_record(inputs, files)
+    loaded = _Loaded(arrays, split, truth.ids, train.ids, record_inputs(files, base), skeleton, labels, subjects,
+                     recordings, provenance)
+    if record is not None:
+        loaded.chain = _chain(inputs, index, record)
+    return loaded
+
+
+def _prediction_record(inputs: ScoreInputs, files: list):
+    """The ``pred.json`` beside ``pred`` when ``rfbench predict`` made the predictions (or None): checked
+    against ``pred.npy`` and the index, and its model and record joined to the inputs."""
+    from rfbench.io.files import sha256_file
+    from rfbench.nn.predict import load_prediction_record, record_path_for
+
+    path = record_path_for(inputs.pred)
+    if not path.exists():
+        return None
+    record = load_prediction_record(path)
+    recorded = (record.doc.get("windows") or {}).get("index", {}).get("sha256")
+    if recorded != sha256_file(inputs.rows)[0]:
+        raise ValidationError(f"{path}: the predictions were made over another windows index than `rows` "
+                              f"({inputs.rows}); score them with the index rfbench predict read")
+    files += [("model", None, record.model_path), ("pred-record", None, record.path)]
+    return record
+
+
+def _chain(inputs: ScoreInputs, index, record) -> list[dict]:
+    """The steps from dataset files to numbers (``rfbench verify`` replays them): the windows the predictions
+    were made over, the model run, then the score itself (its argv is the report's reproducer)."""
+    from rfbench.datasets.windows import WindowSettings
+
+    settings = WindowSettings.from_dict(index.doc["settings"])
+    windows = ["rfbench", "windows", _shown(inputs.split, False), "--side", "test", "-o",
+               _shown(Path(inputs.rows).parent, False), *settings.to_argv()]
+    predict = ["rfbench", "predict", _shown(record.model_path, False), "--windows",
+               _shown(Path(inputs.rows).parent, False), "-o", _shown(inputs.pred, False),
+               *record.settings.argv()]
+    return [{"step": "windows", "argv": windows}, {"step": "predict", "argv": predict}]
 
 
 def _check_task_inputs(task: str, inputs: ScoreInputs) -> None:

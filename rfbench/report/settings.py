@@ -47,6 +47,10 @@ class ScoreInputs(Settings):
     label_set: Optional[Path] = setting(None, "gesture: names.txt, one class name per line: fixes the class order; "
                                               "integer labels index it (from 0). Default: the sorted names seen.",
                                         kind="path", role="label-set", group="rows", tasks=("gesture",))
+    rows: Optional[Path] = setting(None, "The test side's index.json from rfbench windows: the ground truth, row ids "
+                                         "and training targets are then read from the dataset (no --gt, --groups, "
+                                         "--train-gt, --train-groups), and --pred has one row per index row, in "
+                                         "its order. Needs --split.", kind="path", role="rows", group="rows")
     split: Optional[Path] = setting(None, "split.json the rows come from (needs --groups). Re-checked against its "
                                           "manifest: its sides must be what its protocol and seed give, and its "
                                           "audit must pass.", kind="path", role="split", group="split")
@@ -63,9 +67,19 @@ class ScoreInputs(Settings):
     train_vis: Optional[Path] = setting(None, "pose: visibility of --train-gt (N, K).", kind="path",
                                         role="train-vis", group="split", tasks=("pose",))
 
+    #: Inputs that come from the dataset when ``rows`` (a windows index) is given.
+    FROM_DATASET = ("gt", "vis", "groups", "train_gt", "train_groups", "train_vis", "label_set")
+
     def check(self) -> None:
-        if (self.train_gt is None) != (self.train_groups is None):
-            raise ValidationError("a baseline needs both --train-gt and --train-groups")
+        if self.rows is not None:
+            given = [name for name in self.FROM_DATASET if getattr(self, name) is not None]
+            if given:
+                raise ValidationError(f"with `rows` the ground truth, row ids and training targets are read from the "
+                                      f"dataset; drop `{given[0]}`")
+            if self.split is None:
+                raise ValidationError("`rows` (a windows index) needs the `split` it was built from")
+        elif (self.train_gt is None) != (self.train_groups is None):
+            raise ValidationError("a baseline needs both `train_gt` and `train_groups`")
 
     def files(self, task: str) -> list[tuple[str, str, Path | None]]:
         """``(role, flag, path)`` of every input that applies to ``task``, in declaration order."""

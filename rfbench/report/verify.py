@@ -242,6 +242,117 @@ def _changed_inputs(report: dict, paths: dict[str, Path], shown_from: Path) -> l
     return diffs
 
 
+def _with_option(args: list[str], option: str, value: str) -> list[str]:
+    out = list(args)
+    out[out.index(option) + 1] = value
+    return out
+
+
+def _replay_chain(report: dict, paths: dict[str, Path], python: str, limits: Limits, where: Path,
+                  notes: list[str]) -> dict:
+    """Replay the windows and predict steps of a report whose predictions ``rfbench predict`` made: build the
+    test side's windows again from the dataset, run the model again on them, and compare each step's output with
+    the recorded one (the windows index field by field; the predictions bit for bit, or within the recorded
+    tolerance when the onnxruntime version or the CPU's instruction-set level differs). Returns what the
+    score step needs: ``{rule, pred}``.
+
+    Raises
+    ------
+    VerificationError
+        A step failed or gave other outputs than those recorded.
+    """
+    import numpy as np
+
+    from rfbench.datasets.windows import WindowSettings
+    from rfbench.nn.predict import compare_predictions, load_prediction_record
+
+    index = read_json(paths["rows"], "windows")
+    record = load_prediction_record(paths["pred-record"])
+    out = Path(tempfile.mkdtemp(prefix="rfbench-verify-chain-"))
+    try:
+        w = out / "windows"
+        settings = WindowSettings.from_dict(index["settings"])
+        steps = [("windows", ["windows", str(paths["split"]), "--side", "test", "-o", str(w), *settings.to_argv(),
+                              "--json"]),
+                 ("predict", ["predict", str(paths["model"]), "--windows", str(w), "-o", str(out / "pred.npy"),
+                              *record.settings.argv(), "--json"])]
+        for step, args in steps:
+            proc = _run_child(args, python, limits, where)
+            if proc.returncode != 0:
+                lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()] or ["no message"]
+                raise VerificationError(f"{where}: the chain's {step} step failed on re-run: {lines[-1].strip()}",
+                                        differences=[{"path": f"chain.{step}", "report": "exit 0",
+                                                      "rerun": f"exit {proc.returncode}"}])
+            if step == "windows":
+                again = read_json(w / "index.json", "windows")
+                diffs = [{"path": f"chain.windows.{key}", "report": _short(index.get(key)),
+                          "rerun": _short(again.get(key))}
+                         for key in ("side", "task", "settings", "labels", "rows", "excluded", "dropped", "files")
+                         if index.get(key) != again.get(key)]
+                diffs += [{"path": f"chain.windows.{k}.sha256", "report": index[k].get("sha256"),
+                           "rerun": again[k].get("sha256")}
+                          for k in ("x", "y") if index[k].get("sha256") != again[k].get("sha256")]
+                if diffs:
+                    raise VerificationError(f"{where}: the windows built again from the dataset differ from those the "
+                                            f"predictions were made over (first: {diffs[0]['path']})",
+                                            differences=diffs)
+        rerun = read_json(out / "pred.json", "prediction")
+        outcome = compare_predictions(record, record.load_pred(), rerun, np.load(out / "pred.npy", allow_pickle=False))
+        if not outcome.equal:
+            raise VerificationError(f"{where}: the model run again gives other predictions: {outcome.detail}",
+                                    differences=[{"path": "chain.predict", "report": "recorded predictions",
+                                                  "rerun": outcome.detail}])
+        notes.append(f"chain replayed: windows rebuilt from the dataset and the model run again ({outcome.detail})")
+        kept = Path(tempfile.mkdtemp(prefix="rfbench-verify-pred-"))
+        shutil.copyfile(out / "pred.npy", kept / "pred.npy")  # without its record: scored as plain predictions
+        return {"rule": outcome.rule, "pred": str(kept / "pred.npy")}
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _short(value: Any) -> Any:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return value if len(text) <= 200 else text[:200] + "…"
+
+
+def _changed_dataset_files(report: dict, paths: dict[str, Path], root: Path) -> list[dict[str, Any]]:
+    """The dataset files a report's ground truth was read from (``provenance.ground_truth_files``, relative to
+    the manifest's dataset root), re-checked like inputs: the root must lie under the verify root, each file
+    must be a regular file there, and its size and sha256 must be the recorded ones."""
+    files = (report.get("provenance") or {}).get("ground_truth_files")
+    if not files:
+        return []
+    if "manifest" not in paths:
+        raise FormatError("the report's ground truth was read from dataset files but it records no manifest")
+    from rfbench.datasets.manifest import read_manifest
+
+    manifest = read_manifest(paths["manifest"])
+    dataset_root = manifest.root_dir(paths["manifest"])
+    try:
+        real_root = dataset_root.resolve(strict=True)
+    except (FileNotFoundError, RuntimeError, OSError):
+        raise FormatError(f"the manifest's dataset root {dataset_root} is missing; restore it to verify the "
+                          f"report") from None
+    if not real_root.is_relative_to(root):
+        raise FormatError(f"the manifest's dataset root {dataset_root} is outside the verify root {root} (pass "
+                          f"`root` to widen it)")
+    diffs = []
+    for n, item in enumerate(files):
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            raise FormatError(f"provenance.ground_truth_files[{n}] is not a file record")
+        real = resolve_input(item["path"], real_root, root, "dataset file")
+        size = item.get("bytes")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise FormatError(f"dataset file {item['path']}: the report records no size")
+        digest, actual = _hash_if_size(real, size)
+        if digest is None or digest != item.get("sha256"):
+            diffs.append({"path": f"provenance.ground_truth_files[{item['path']}]",
+                          "report": f"{size} bytes sha256 {item.get('sha256')}",
+                          "rerun": f"{actual} bytes" + (f" sha256 {digest}" if digest else " (not hashed)"),
+                          "file": item["path"]})
+    return diffs
+
+
 # -- the re-run command -----------------------------------------------------------------------------------
 
 
@@ -396,7 +507,7 @@ def _walk(a: Any, b: Any, path: str, out: list) -> int:
 
 
 def _comparable(report: dict) -> dict:
-    doc = {k: v for k, v in report.items() if k not in ("reproducer", "pictures")}
+    doc = {k: v for k, v in report.items() if k not in ("reproducer", "pictures", "chain")}
     doc["inputs"] = sorted(({k: v for k, v in i.items() if k != "path"} for i in report.get("inputs", [])),
                            key=lambda i: str(i.get("role")))
     return doc
@@ -507,7 +618,20 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
             + ", ".join(f"{d['path']} {d['file']}" for d in changed) + "); numbers not re-computed",
             differences=changed,
         )
+    changed = _changed_dataset_files(report, paths, root)
+    if changed:
+        raise VerificationError(
+            f"{path}: {len(changed)} dataset file(s) the ground truth was read from changed since the report was "
+            f"made (" + ", ".join(d["file"] for d in changed[:5]) + "); numbers not re-computed", differences=changed)
     args = rerun_argv(report, paths)
+    notes: list[str] = []
+    replayed = None
+    if {"rows", "model", "pred-record"} <= set(paths):
+        replayed = _replay_chain(report, paths, python or sys.executable, limits, path, notes)
+    if replayed is not None and replayed["rule"] != "identical bits":
+        # the model run gave predictions within the recorded tolerance, not identical bits: the numbers must
+        # still be identical when scored from the re-run's own predictions
+        args = _with_option(args, "--pred", replayed["pred"])
     proc = _run_child(args, python or sys.executable, limits, path)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
@@ -519,8 +643,12 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         rerun = json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise VerificationError(f"{path}: the re-run did not print a report") from None
+    if replayed is not None and replayed["rule"] != "identical bits":
+        diffs, compared = diff_reports({"results": report["results"]}, {"results": rerun["results"]})
+        notes.append("predictions re-run under another environment agree within the recorded tolerance; every "
+                     "number was re-scored from the re-run's predictions")
+        rerun = dict(report, results=rerun["results"])
     diffs, compared = diff_reports(report, rerun)
-    notes = []
     other_version = any(d["path"] == "rfbench_version" for d in diffs)
     if other_version:
         notes.append(f"made with rfbench {report['rfbench_version']}, re-run with {rerun.get('rfbench_version')}")
