@@ -175,3 +175,195 @@ def test_naive_loads_as_one_module():
                           cwd=ROOT, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["naive"], proc.stdout
+
+
+# -------------------------------------------------------------------------------------------------------------
+# every Numba kernel has a gated benchmark of its own
+# -------------------------------------------------------------------------------------------------------------
+
+BENCHMARKS = ROOT / "benchmarks"
+GATE = ROOT / ".ci" / "bench-gate"
+#: Where a new kernel's benchmark most likely belongs, by rfbench sub-package (only a hint in the message).
+SUITE_OF = {"io": "bench_parse.py", "csi": "bench_csi.py", "metrics": "bench_metrics.py", "nn": "bench_conv.py",
+            "train": "bench_conv.py", "protocols": "bench_split.py", "datasets": "bench_split.py"}
+
+
+def compiled_kernels() -> dict:
+    """Every function compiled by Numba in an rfbench module (``rfbench._jit``'s njit/njit_parallel, or anything
+    else that makes a Numba dispatcher), found by importing every module and looking at its globals:
+    ``{"rfbench.pkg.module.name": dispatcher}``, each under the module that defines it."""
+    import importlib
+    import pkgutil
+
+    import rfbench
+    from numba.core.dispatcher import Dispatcher
+
+    found = {}
+    for info in pkgutil.walk_packages(rfbench.__path__, "rfbench."):
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if isinstance(obj, Dispatcher) and obj.py_func.__module__ == module.__name__:
+                found[f"{module.__name__}.{obj.py_func.__qualname__}"] = obj
+    return found
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def kernel_callers(kernels) -> dict[str, set[str]]:
+    """For each kernel, where the rfbench sources refer to it by name (a call, an attribute ``_k.kernel``, or the
+    function handed on): the qualified names of the kernels whose bodies refer to it, and ``"python"`` for
+    every reference from plain Python code. By short name, so a reference is never missed (a same-named
+    variable elsewhere counts as a Python reference: conservative)."""
+    by_short: dict[str, list[str]] = {}
+    for name in kernels:
+        by_short.setdefault(name.rsplit(".", 1)[1], []).append(name)
+    callers: dict[str, set[str]] = {name: set() for name in kernels}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+        def visit(node, enclosing):
+            for child in ast.iter_child_nodes(node):
+                inner = enclosing
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and enclosing is None:
+                    inner = f"{module}.{child.name}"
+                ref = child.id if isinstance(child, ast.Name) else (
+                    child.attr if isinstance(child, ast.Attribute) else None)
+                for target in by_short.get(ref, ()):
+                    if inner != target:
+                        callers[target].add(inner if inner in kernels else "python")
+                visit(child, inner)
+
+        visit(tree, None)
+    return callers
+
+
+def declared_benchmarks() -> dict[str, list[str]]:
+    """The ``KERNELS`` declarations of every benchmarks/bench_*.py: kernel -> ["suite.Class.time_method", ...]."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(BENCHMARKS.glob("bench_*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == "KERNELS" for t in targets):
+                    for kernel, bench in ast.literal_eval(node.value).items():
+                        out.setdefault(kernel, []).append(f"{path.stem}.{bench}")
+    return out
+
+
+def _methods(suite: str) -> dict[str, set[str]]:
+    tree = ast.parse((BENCHMARKS / f"{suite}.py").read_text(encoding="utf-8"))
+    return {c.name: {f.name for f in c.body if isinstance(f, ast.FunctionDef)}
+            for c in tree.body if isinstance(c, ast.ClassDef)}
+
+
+def gate_excludes() -> list[str]:
+    """The regular expressions of ``EXCLUDE`` in .ci/bench-gate (benchmarks the gate does not run)."""
+    import re
+
+    text = GATE.read_text(encoding="utf-8")
+    block = text[text.index("EXCLUDE=("):]
+    block = block[:block.index("\n)")]
+    out = []
+    for single, double in re.findall(r"'([^']*)'|\"([^\"]*)\"", block):
+        out.append(single or double.replace("\\\\", "\\"))
+    return out
+
+
+def benchmark_problems(kernels, callers, declared, excludes) -> list[str]:
+    """Every way the kernels and the benchmarks' KERNELS declarations disagree, each with what to do."""
+    import re
+
+    problems = []
+    for kernel in sorted(kernels):
+        if "python" not in callers[kernel] and callers[kernel]:
+            continue  # called only from other kernels: timed inside theirs (benchmarks/README.md)
+        if kernel in declared:
+            continue
+        short = kernel.rsplit(".", 1)[1].lstrip("_")
+        area = kernel.split(".")[1]
+        suite = SUITE_OF.get(area, f"bench_{area}.py")
+        unused = "" if callers[kernel] else " (nothing calls it: remove it, or benchmark it)"
+        problems.append(
+            f"{kernel} has no benchmark of its own{unused}. Add a gated time_ benchmark that times this kernel alone "
+            f"to benchmarks/{suite} (for example a method time_{short} of a class whose setup records the "
+            f"kernel's call from its public function with benchmarks.common.record_kernel_calls, as bench_csi.py does) "
+            f"and name it in that file's KERNELS: \"{kernel}\": \"<Class>.time_{short}\",")
+    for kernel, benches in sorted(declared.items()):
+        if kernel not in kernels:
+            problems.append(f"KERNELS in benchmarks/{benches[0].split('.')[0]}.py names {kernel}, which is not a Numba "
+                            f"kernel of rfbench: update or remove the entry")
+        for bench in benches:
+            suite, cls, method = bench.split(".")
+            if method not in _methods(suite).get(cls, ()) or not method.startswith("time_"):
+                problems.append(f"KERNELS in benchmarks/{suite}.py maps {kernel} to {cls}.{method}, which is not a "
+                                f"time_ method of a class {cls} there")
+            hit = [p for p in excludes if re.search(p, bench)]
+            if hit:
+                problems.append(f"{bench} (the benchmark of {kernel}) is excluded from the gate by {hit[0]!r} "
+                                f"in .ci/bench-gate, so a slowdown of the kernel would pass")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    import numba
+
+    if numba.config.DISABLE_JIT:
+        pytest.skip("NUMBA_DISABLE_JIT=1: there are no compiled kernels to find")
+    return compiled_kernels()
+
+
+def test_the_walk_finds_the_kernels(kernels):
+    # Kernels of every layer of the pipeline, whichever decorator made them (njit, njit_parallel, inline ones).
+    for name in ("rfbench.metrics.kernels._argmax_rank", "rfbench.metrics.kernels._pose_sums",
+                 "rfbench.io.intel5300._scan", "rfbench.io.intel5300._lane_of", "rfbench.nn.conv._conv2d_forward",
+                 "rfbench.protocols.leakage._overlap_sweep"):
+        assert name in kernels
+    assert len(kernels) >= 50
+
+
+def test_kernel_callers_tell_python_calls_from_kernel_calls(kernels):
+    callers = kernel_callers(kernels)
+    # _row_of runs only inside the metric kernels; _argmax_rank is called from classify.py; _objective both
+    assert callers["rfbench.metrics.kernels._row_of"] == {"rfbench.metrics.kernels._pose_sums",
+                                                         "rfbench.metrics.kernels._aligned_error_sums",
+                                                         "rfbench.metrics.kernels._class_sums"}
+    assert callers["rfbench.metrics.kernels._argmax_rank"] == {"python"}
+    assert callers["rfbench.train.adapt._objective"] == {"python", "rfbench.train.adapt._fd_gradient"}
+
+
+def test_every_kernel_has_a_gated_benchmark_of_its_own(kernels):
+    """Each kernel called from Python code is timed alone by a gated time_ benchmark named in a KERNELS dict
+    of benchmarks/bench_*.py (benchmarks/README.md, "One kernel, one benchmark"); a kernel called only from
+    other kernels is timed inside theirs. A kernel measured only as part of a larger call can double in cost
+    and move that call's benchmark by less than the gate's factor (_argmax_rank did: 1.38x)."""
+    problems = benchmark_problems(kernels, kernel_callers(kernels), declared_benchmarks(), gate_excludes())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_benchmark_check_says_what_to_add(kernels):
+    callers = kernel_callers(kernels)
+    declared = declared_benchmarks()
+    without = {k: v for k, v in declared.items() if k != "rfbench.metrics.kernels._argmax_rank"}
+    problems = benchmark_problems(kernels, callers, without, gate_excludes())
+    assert problems == [
+        "rfbench.metrics.kernels._argmax_rank has no benchmark of its own. Add a gated time_ benchmark that times "
+        "this kernel alone to benchmarks/bench_metrics.py (for example a method time_argmax_rank of a class whose "
+        "setup records the kernel's call from its public function with benchmarks.common.record_kernel_calls, as "
+        "bench_csi.py does) and name it in that file's KERNELS: \"rfbench.metrics.kernels._argmax_rank\": "
+        "\"<Class>.time_argmax_rank\","]
+    stale = dict(declared, **{"rfbench.gone._kernel": ["bench_csi.SubcarrierKernels.time_interp_rows"]})
+    assert any("rfbench.gone._kernel, which is not a Numba kernel" in p
+               for p in benchmark_problems(kernels, callers, stale, gate_excludes()))
+    wrong = dict(declared, **{"rfbench.csi.subcarrier._interp_rows": ["bench_csi.SubcarrierKernels.track_x"]})
+    assert any("not a time_ method" in p for p in benchmark_problems(kernels, callers, wrong, gate_excludes()))
+    excluded = benchmark_problems(kernels, callers, declared, gate_excludes() + ["time_interp_rows"])
+    assert any("excluded from the gate" in p for p in excluded)
+
+
+def test_gate_excludes_are_read():
+    assert "time_csiread" in gate_excludes() and r"Ingest\.time_ingest\('ci', 2\)" in gate_excludes()
