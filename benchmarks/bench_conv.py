@@ -370,7 +370,7 @@ class ModelKernels:
 
 class TrainKernels:
     """The training proof's and the adapter's kernels alone, as their public functions call them: the proof's
-    data generator (200 windows), one SGD step of a model with 512 x 512 attention weights, and the adapter's
+    data generator (200 windows), one SGD step of a model with an 8 x 60,000 head, and the adapter's
     kernels on 128 frames x 30 dims (the finite-difference gradient on 24 x 12, rank 2: 96 objective
     evaluations; the entropy on 1,000 x 64), its row normalisation on 4,000 prototypes of 64 dims and its
     map on 4,000 x 64."""
@@ -383,7 +383,7 @@ class TrainKernels:
     @staticmethod
     def _record():
         model, proof, adapt = _modules("rfbench.nn.model", "rfbench.train.proof", "rfbench.train.adapt")
-        spec = model.ModelSpec(conv2_channels=512, attention_dim=512)
+        spec = model.ModelSpec(keypoints=20_000)  # a head of 8 x 60,000 weights: the largest SGD update
         x, y = proof.synthetic_pose_data(1, spec, 0)
         params = model.init_params(spec, 0)
         f = adapt.synthetic_features(128, 30, 0)
