@@ -4,6 +4,7 @@ not make."""
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import errno
 import json
@@ -176,6 +177,27 @@ def test_progress_callbacks_count_to_the_total(tmp_path):
     made = make_widar_tree(tmp_path / "w", records=(2, 2), damage=False, on_total=totals.append,
                            progress=steps.append)
     assert totals == [made.recordings] and sum(steps) == made.recordings
+
+
+@pytest.mark.parametrize("json_flag, enabled", [([], True), (["--json"], False)])
+def test_the_command_asks_for_a_progress_bar_with_the_total(runner, tmp_path, monkeypatch, json_flag, enabled):
+    from rfbench.commands import generate as command
+
+    seen = []
+
+    @contextlib.contextmanager
+    def bar(total, description, enabled=True):  # rfbench.commands._common.progress, recorded
+        steps = []
+        seen.append((total, enabled))
+        yield lambda n=1: steps.append(n)
+        seen.append(sum(steps))
+
+    monkeypatch.setattr(command, "progress", bar)
+    result = runner.invoke(app, ["generate", "mmfi", str(tmp_path / "m"), "--subjects", "S01,S02,S11",
+                                 "--actions", "A01", "--frames", "1", *json_flag])
+    assert result.exit_code == 0, result.output
+    # shown (on a terminal) unless --json; 3 subjects x 1 action = 3 recordings, each advancing it once
+    assert seen == [(3, enabled), 3]
 
 
 @pytest.mark.parametrize("function", [synthetic.make_widar_tree, synthetic.make_mmfi_tree, writer.make_bfee_log])
