@@ -273,6 +273,17 @@ def gate_excludes() -> list[str]:
     return out
 
 
+def suite_for(kernel: str) -> str:
+    """The benchmark file a kernel's benchmark most likely belongs in: an existing bench_<name>.py named like
+    one of its module's parts (most specific first: rfbench.datasets.windows.features -> bench_windows.py),
+    else the suite of its sub-package."""
+    parts = kernel.split(".")[1:-1]
+    for part in reversed(parts):
+        if (BENCHMARKS / f"bench_{part}.py").is_file():
+            return f"bench_{part}.py"
+    return SUITE_OF.get(parts[0], f"bench_{parts[0]}.py")
+
+
 def benchmark_problems(kernels, callers, declared, excludes) -> list[str]:
     """Every way the kernels and the benchmarks' KERNELS declarations disagree, each with what to do."""
     import re
@@ -284,8 +295,7 @@ def benchmark_problems(kernels, callers, declared, excludes) -> list[str]:
         if kernel in declared:
             continue
         short = kernel.rsplit(".", 1)[1].lstrip("_")
-        area = kernel.split(".")[1]
-        suite = SUITE_OF.get(area, f"bench_{area}.py")
+        suite = suite_for(kernel)
         unused = "" if callers[kernel] else " (nothing calls it: remove it, or benchmark it)"
         problems.append(
             f"{kernel} has no benchmark of its own{unused}. Add a gated time_ benchmark that times this kernel alone "
@@ -349,7 +359,8 @@ def test_the_benchmark_check_says_what_to_add(kernels):
     callers = kernel_callers(kernels)
     declared = declared_benchmarks()
     without = {k: v for k, v in declared.items() if k != "rfbench.metrics.kernels._argmax_rank"}
-    problems = benchmark_problems(kernels, callers, without, gate_excludes())
+    before = set(benchmark_problems(kernels, callers, declared, gate_excludes()))
+    problems = [p for p in benchmark_problems(kernels, callers, without, gate_excludes()) if p not in before]
     assert problems == [
         "rfbench.metrics.kernels._argmax_rank has no benchmark of its own. Add a gated time_ benchmark that times "
         "this kernel alone to benchmarks/bench_metrics.py (for example a method time_argmax_rank of a class whose "
@@ -363,6 +374,13 @@ def test_the_benchmark_check_says_what_to_add(kernels):
     assert any("not a time_ method" in p for p in benchmark_problems(kernels, callers, wrong, gate_excludes()))
     excluded = benchmark_problems(kernels, callers, declared, gate_excludes() + ["time_interp_rows"])
     assert any("excluded from the gate" in p for p in excluded)
+
+
+def test_the_suite_hint_prefers_a_suite_named_like_the_module():
+    assert suite_for("rfbench.metrics.classify._k") == "bench_classify.py"
+    assert suite_for("rfbench.io.intel5300._k") == "bench_parse.py"
+    assert suite_for("rfbench.csi.subcarrier._k") == "bench_csi.py"
+    assert suite_for("rfbench.nowhere.module._k") == "bench_nowhere.py"
 
 
 def test_gate_excludes_are_read():
