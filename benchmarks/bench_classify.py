@@ -5,7 +5,7 @@ from predicted labels; 10_000 rows is the CI-sized case, 10_000_000 (with ``RFBE
 scale the target is stated at.
 ``ClassifyScores``: the same plus top-1/3/5 from an (N, 22) score array. ``ClassifyBootstrap``: a gesture
 report with a 1000-replicate cluster bootstrap paired with both baselines. Peers are timed in the same
-process; ``track_*`` return speed-up factors.
+process; ``track_*`` return speed-up factors. ``ClassifyKernels`` times each classification kernel alone.
 """
 
 from __future__ import annotations
@@ -15,13 +15,20 @@ import time
 
 import numpy as np
 
-from .common import best_time
+from .common import best_time, cached, call_recorded, record_kernel_calls
 
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
 
 CLASSES = 22  # the distinct Widar3.0 gesture names
 KS = (1, 3, 5)
+
+#: The Numba kernel each benchmark below times alone (benchmarks/README.md, "One kernel, one benchmark").
+KERNELS = {
+    "rfbench.metrics.kernels._argmax_rank": "ClassifyKernels.time_argmax_rank",
+    "rfbench.metrics.kernels._confusion_blocks": "ClassifyKernels.time_confusion_blocks",
+    "rfbench.metrics.kernels._class_sums": "ClassifyKernels.time_class_sums",
+}
 
 
 def _labels(n, seed=0):
@@ -195,3 +202,60 @@ class ClassifyBootstrap:
 
     def time_report_with_bootstrap(self, recordings):
         self._report()
+
+
+class ClassifyKernels:
+    """Each classification kernel alone on one thread, called as the public code calls it (arguments recorded
+    from one public call in setup): the argmax and true-class rank of ``rows`` x 22 scores, the blocked
+    confusion counts of ``rows`` labels with their rank histogram, and the per-cluster counts (rows, true
+    positives, support, predictions, top-1/3/5 hits) of ``rows`` labels in 200 clusters."""
+
+    params = [50_000] + ([1_000_000] if LARGE else [])
+    param_names = ["rows"]
+    timeout = 300
+
+    def setup(self, rows):
+        import numba
+
+        cl = _import()
+        self.threads = numba.get_num_threads()
+        numba.set_num_threads(1)  # the kernels' own cost
+        self.calls = cached(("classify", rows), lambda: record_kernel_calls({
+            "argmax_rank": ("rfbench.metrics.kernels", "_argmax_rank"),
+            "confusion_blocks": ("rfbench.metrics.kernels", "_confusion_blocks"),
+            "class_sums": ("rfbench.metrics.kernels", "_class_sums"),
+        }, self._workload(cl, rows)))
+
+    @staticmethod
+    def _workload(cl, rows):
+        try:
+            from rfbench.metrics.stats import make_segments
+        except ImportError as exc:
+            raise NotImplementedError(str(exc))
+        rng = np.random.default_rng(4)
+        gt = rng.integers(0, CLASSES, rows)
+        scores = rng.normal(size=(rows, CLASSES))
+        scores[np.arange(rows), gt] += 1.0
+        segments = make_segments(rows, rng.integers(0, 200, rows))
+        label_set = cl.LabelSet(tuple(_names()))
+
+        def run():
+            labels = cl.prepare_labels(scores, gt, label_set)
+            cl.class_table(labels.true, labels.pred, labels.rank, KS, segments, CLASSES)
+
+        return run
+
+    def teardown(self, rows):
+        if hasattr(self, "threads"):
+            import numba
+
+            numba.set_num_threads(self.threads)
+
+    def time_argmax_rank(self, rows):
+        call_recorded(self.calls, "argmax_rank")
+
+    def time_confusion_blocks(self, rows):
+        call_recorded(self.calls, "confusion_blocks")
+
+    def time_class_sums(self, rows):
+        call_recorded(self.calls, "class_sums")

@@ -29,6 +29,15 @@ FRAMES = [10_000] + ([1_000_000] if LARGE else [])
 KS = (0.05, 0.1, 0.2, 0.5)
 JOINTS = 17
 
+#: The Numba kernel each benchmark below times alone (benchmarks/README.md, "One kernel, one benchmark").
+KERNELS = {
+    "rfbench.metrics.kernels._pose_sums": "MetricKernels.time_pose_sums",
+    "rfbench.metrics.kernels._procrustes_moments": "MetricKernels.time_procrustes_moments",
+    "rfbench.metrics.kernels._aligned_error_sums": "MetricKernels.time_aligned_error_sums",
+    "rfbench.metrics.kernels._replicate_sums": "MetricKernels.time_bootstrap_replicate_sums",
+    "rfbench.metrics.kernels._segment_sums": "MetricKernels.time_segment_sums",
+}
+
 
 def _data(n, seed=0):
     rng = np.random.default_rng(seed)

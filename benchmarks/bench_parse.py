@@ -14,6 +14,9 @@ same file back to back in batches (as when reading a corpus), rounds alternating
 this process, best round of each; csiread is configured with the file's own maximum Nrx/Ntx. A ratio is
 robust to the machine's speed. ``track_speedup_vs_csiread_single_call`` alternates single calls instead,
 so each tool starts with the other's caches and freed memory: the harsher figure, also reported.
+
+``Kernels``, ``UnpackKernels``, ``ScanFiles`` and ``TotalRss`` time the parser's and the scaling's Numba
+kernels one at a time (``KERNELS`` names which benchmark times which kernel).
 """
 
 from __future__ import annotations
@@ -27,12 +30,25 @@ from pathlib import Path
 
 import numpy as np
 
+from .common import cached, call_recorded, record_kernel_calls
+
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 # The gate sets RFBENCH_BENCH_TIMER=cpu: time_* then count this process's CPU time, not the time it waited for a
 # core that other work held (benchmarks/README.md).
 timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "intel5300" / "sample_0x5_64_3000.dat"
 CASES = ["sample_0x5", "mixed"] + (["real_sample_0x5", "large"] if LARGE else [])
+
+#: The Numba kernel each benchmark below times alone (benchmarks/README.md, "One kernel, one benchmark").
+KERNELS = {
+    "rfbench.io.intel5300._scan": "Kernels.time_scan",
+    "rfbench.io.intel5300._unpack_fast_tx1": "UnpackKernels.time_unpack_fast_tx1",
+    "rfbench.io.intel5300._unpack_fast_rows": "UnpackKernels.time_unpack_fast_rows",
+    "rfbench.io.intel5300._unpack_general": "UnpackKernels.time_unpack_general",
+    "rfbench.io.intel5300._scan_files": "ScanFiles.time_scan_files",
+    "rfbench.csi.scaling._scaled": "Kernels.time_scale",
+    "rfbench.csi.scaling._total_rss": "TotalRss.time_total_rss",
+}
 
 
 def _make(case: str) -> bytes:
@@ -208,3 +224,95 @@ class VersusCsiread(_LogCase):
 
     def time_csiread(self, case):
         self._csiread()
+
+
+class UnpackKernels:
+    """Each CSI unpacking kernel alone, on one thread, called as :func:`rfbench.io.intel5300.read` calls it:
+    the 3x1 fast path on the ``sample_0x5`` log, the multi-Tx fast path and the general path (records the fast
+    paths leave: other shapes inside a padded file) on the ``mixed`` one."""
+
+    timeout = 300
+
+    def setup(self):
+        self.calls = cached(("unpack",), self._record)
+
+    @staticmethod
+    def _record():
+        try:
+            from rfbench.io import intel5300
+        except ImportError as exc:
+            raise NotImplementedError(str(exc))
+        sample, mixed = _make("sample_0x5"), _make("mixed")
+        module = "rfbench.io.intel5300"
+        calls = record_kernel_calls({"fast_tx1": (module, "_unpack_fast_tx1")},
+                                    lambda: intel5300.read(sample, threads=1))
+        calls.update(record_kernel_calls({"fast_rows": (module, "_unpack_fast_rows"),
+                                          "general": (module, "_unpack_general")},
+                                         lambda: intel5300.read(mixed, threads=1)))
+        return calls
+
+    def time_unpack_fast_tx1(self):
+        call_recorded(self.calls, "fast_tx1")
+
+    def time_unpack_fast_rows(self):
+        call_recorded(self.calls, "fast_rows")
+
+    def time_unpack_general(self):
+        call_recorded(self.calls, "general")
+
+
+class ScanFiles:
+    """The batch framing kernel alone, as :func:`rfbench.io.intel5300.count_files` (ingest) calls it: 24 logs of
+    400 3x1 records each (an ingest batch), in one buffer."""
+
+    timeout = 300
+
+    def setup(self):
+        self.calls = cached(("scan_files",), self._record)
+
+    @staticmethod
+    def _record():
+        try:
+            from rfbench.io import intel5300
+            from rfbench.io.writer import synthetic_log
+        except ImportError as exc:
+            raise NotImplementedError(str(exc))
+        if not hasattr(intel5300, "count_files"):
+            raise NotImplementedError("no count_files at this commit")
+        with tempfile.TemporaryDirectory() as tmp:  # the recorded call holds the batch's bytes, not the files
+            paths = []
+            for k in range(24):
+                path = Path(tmp) / f"r{k}.dat"
+                path.write_bytes(synthetic_log(400, seed=k, non_csi_every=0))
+                paths.append(path)
+            return record_kernel_calls({"scan_files": ("rfbench.io.intel5300", "_scan_files")},
+                                       lambda: intel5300.count_files(paths))
+
+    def time_scan_files(self):
+        call_recorded(self.calls, "scan_files")
+
+
+class TotalRss:
+    """The total-RSS kernel alone, as :func:`rfbench.csi.scaling.total_rss` calls it, on ``records`` headers."""
+
+    params = [20_000] + ([5_000_000] if LARGE else [])
+    param_names = ["records"]
+    timeout = 300
+
+    def setup(self, records):
+        self.calls = cached(("total_rss", records), lambda: self._record(records))
+
+    @staticmethod
+    def _record(records):
+        try:
+            from rfbench.csi.scaling import total_rss
+        except ImportError as exc:
+            raise NotImplementedError(str(exc))
+        rng = np.random.default_rng(5)
+        rssi = [rng.integers(0, 60, records) for _ in range(3)]
+        agc = rng.integers(30, 64, records)
+        return record_kernel_calls({"total_rss": ("rfbench.csi.scaling", "_total_rss")},
+                                   lambda: total_rss(*rssi, agc))
+
+    def time_total_rss(self, records):
+        call_recorded(self.calls, "total_rss")

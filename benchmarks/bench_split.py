@@ -13,6 +13,8 @@ process, as a speed ratio.
 threads: files per second and the speed-up of 2 workers over 1. ``TwoThreadControl`` measures, in the same
 run, what two threads can gain at all on the machine at that moment (a busy second core caps every speed-up).
 
+``SweepKernel`` times the audit's Numba kernel alone (``KERNELS`` names it), as the audit calls it.
+
 Sizes: the smallest of each (10,000 windows, the ``ci`` tree) are the CI-sized cases the regression gate
 compares; the rest run only with ``RFBENCH_BENCH_LARGE=1`` (``make bench-large``).
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import best_time
+from .common import best_time, cached, call_recorded, record_kernel_calls
 
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 # The gate sets RFBENCH_BENCH_TIMER=cpu: time_* then count this process's CPU time, not the time it waited for a
@@ -34,6 +36,11 @@ LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set
 timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
 _PACKETS = 2550
 _WINDOW, _STRIDE = 100, 50  # (2550 - 100) // 50 + 1 = 50 windows per recording
+
+#: The Numba kernel each benchmark below times alone (benchmarks/README.md, "One kernel, one benchmark").
+KERNELS = {
+    "rfbench.protocols.leakage._overlap_sweep": "SweepKernel.time_overlap_sweep",
+}
 
 
 def _imports():
@@ -84,6 +91,33 @@ class AssignAudit:
         return best_time(self.run) / n * 1e9
 
     track_ns_per_window.unit = "ns/window"
+
+
+class SweepKernel:
+    """The overlapping-windows sweep alone, as the audit of ``AssignAudit`` calls it (every window of a
+    cross-subject split, a recording's windows on both sides in a tenth of the recordings)."""
+
+    params = [[100_000] + ([1_000_000] if LARGE else [])]
+    param_names = ["windows"]
+    timeout = 120
+
+    def setup(self, n):
+        self.calls = cached(("sweep", n), lambda: self._record(n))
+
+    @staticmethod
+    def _record(n):
+        make_windows, _, audit_rows, assign = _imports()
+        table = _table(n)
+        a = assign(table, "cross-subject", seed=0)[0]
+        w = make_windows(table, _WINDOW, _STRIDE)
+        side = a.side[w.recording].copy()
+        leaky = (w.recording % 10 == 0) & (w.start % 100 == 0)  # both sides of one recording: the sweep's work
+        side[leaky] = 1 - np.clip(side[leaky], 0, 1)
+        return record_kernel_calls({"sweep": ("rfbench.protocols.leakage", "_overlap_sweep")},
+                                   lambda: audit_rows(table, w.recording, side, w.start, w.stop))
+
+    def time_overlap_sweep(self, n):
+        call_recorded(self.calls, "sweep")
 
 
 def _python_audit(rec_ids, sides, starts, stops, subjects):

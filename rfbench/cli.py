@@ -47,6 +47,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.proof", "proof", "command"),
     ("rfbench.commands.adapt", "adapt", "command"),
     ("rfbench.commands.config", "config", "group"),
+    ("rfbench.commands.generate", "generate", "group"),
     ("rfbench.commands.demo", "demo", "command"),
 ]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import naive
 from rfbench.io import intel5300
 from rfbench.io.intel5300 import HEADER_FIELDS, SKIP_REASONS, calc_len, read
 from rfbench.io.writer import LogBuilder, MPDU_CODE, encode_log, encode_record, sample_0x5_like, synthetic_log
 from tests.conftest import conformance_path
-from tests.naive import naive_padded_csi, naive_read_bfee
 
 REAL_LOGS = ["example.dat", "log.all_csi.6.7.6", "los_100.dat", "los_40.dat", "los_5.dat", "sample_0x1_ap.dat",
              "sample_0x5_64_3000.dat"]
@@ -18,7 +18,7 @@ MATLAB_NAMES = {"nrx": "Nrx", "ntx": "Ntx"}
 
 def assert_matches_naive(log: intel5300.Intel5300Log, data: bytes) -> None:
     """Every output of the kernel equals the naive twin's."""
-    ref = naive_read_bfee(data)
+    ref = naive.naive_read_bfee(data)
     assert dict(log.skipped) == ref["skipped"]
     assert dict(log.non_csi) == ref["non_csi"]
     assert log.n_records == len(ref["records"])
@@ -26,7 +26,7 @@ def assert_matches_naive(log: intel5300.Intel5300Log, data: bytes) -> None:
         assert getattr(log, name).tolist() == [r[name] for r in ref["records"]], name
     assert log.perm.tolist() == [r["perm"] for r in ref["records"]]
     assert log.perm_applied.tolist() == [r["perm_applied"] for r in ref["records"]]
-    expected = naive_padded_csi(ref["records"])
+    expected = naive.naive_padded_csi(ref["records"])
     assert log.csi.shape == expected.shape
     np.testing.assert_array_equal(log.csi, expected)
 
@@ -407,7 +407,7 @@ def test_count_files_equals_read_file_by_file_with_errors_in_place(tmp_path):
 
 def test_count_records_matches_the_naive_twin_and_raises_for_paths(tmp_path):
     for data in _damaged_logs():
-        ref = naive_read_bfee(data)
+        ref = naive.naive_read_bfee(data)
         counts = intel5300.count_records(data)
         assert counts.n_records == len(ref["records"])
         assert dict(counts.skipped) == ref["skipped"] and dict(counts.non_csi) == ref["non_csi"]

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import naive
 from rfbench.cli import app
 from rfbench.datasets.manifest import Manifest, RecordingTable
 from rfbench.errors import LeakageError, ValidationError
 from rfbench.protocols.leakage import _overlap_sweep, audit_document, audit_rows, audit_sides, overlapping_recordings
-from tests.naive import naive_audit, naive_overlapping_recordings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +71,7 @@ def test_overlap_hand_made_cases():
     rec, start, stop, side = (list(x) for x in zip(*rows))
     got = overlapping_recordings(rec, start, stop, side, 7)
     assert got.tolist() == [False, True, False, False, True, True, False]
-    assert got.tolist() == naive_overlapping_recordings(rec, start, stop, side, 7)
+    assert got.tolist() == naive.naive_overlapping_recordings(rec, start, stop, side, 7)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -83,7 +83,8 @@ def test_overlap_matches_naive_on_random_unsorted_rows(seed):
     stop = start + rng.integers(0, 8, n)  # includes empty ranges
     side = rng.integers(-1, 2, n)
     got = overlapping_recordings(rec, start, stop, side, 6)
-    assert got.tolist() == naive_overlapping_recordings(rec.tolist(), start.tolist(), stop.tolist(), side.tolist(), 6)
+    assert got.tolist() == naive.naive_overlapping_recordings(rec.tolist(), start.tolist(), stop.tolist(),
+                                                              side.tolist(), 6)
 
 
 def test_overlap_awkward_inputs():
@@ -176,7 +177,7 @@ def test_leak_of_each_claimed_domain(key, train, test, culprit):
     assert not check["passed"]
     assert check["detail"].startswith(f"{key} on both sides: {culprit} (train 1, test 1 recordings)")
     assert by_name(result)["recordings-disjoint"]["passed"]
-    expected = naive_audit({r["id"]: r for r in recordings()}, train, test, [key])
+    expected = naive.naive_audit({r["id"]: r for r in recordings()}, train, test, [key])
     assert {c["name"]: c["passed"] for c in result.checks} == expected
 
 
@@ -202,7 +203,7 @@ def test_audit_matches_naive_on_random_window_splits(seed):
     doc = {"train": [{"id": r, "start": a, "stop": b} for r, a, b in train],
            "test": [{"id": r, "start": a, "stop": b} for r, a, b in test]}
     got = {c["name"]: c["passed"] for c in audit_document(doc, table(), claims=claims).checks}
-    assert got == naive_audit(recs, train, test, claims)
+    assert got == naive.naive_audit(recs, train, test, claims)
 
 
 def test_audit_rows_validates_shapes_and_indices():

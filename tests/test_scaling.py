@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
+import naive
 from rfbench.csi.scaling import scaled_csi, total_rss
 from rfbench.errors import ValidationError
 from rfbench.io.intel5300 import read
 from rfbench.io.writer import synthetic_log
-from tests.naive import naive_scaled_csi, naive_total_rss
 
 
 def test_total_rss_hand_computed():
@@ -30,12 +30,12 @@ def test_scaled_matches_naive_twin_on_synthetic_records():
     log = read(synthetic_log(40, nrx=3, ntx=2, seed=5))
     got = log.scaled_csi()
     for i in range(log.n_records):
-        expected = naive_scaled_csi(log.csi[i], int(log.rssi_a[i]), int(log.rssi_b[i]), int(log.rssi_c[i]),
-                                    int(log.agc[i]), int(log.noise[i]), 3, 2)
+        expected = naive.naive_scaled_csi(log.csi[i], int(log.rssi_a[i]), int(log.rssi_b[i]), int(log.rssi_c[i]),
+                                          int(log.agc[i]), int(log.noise[i]), 3, 2)
         np.testing.assert_allclose(got[i], expected, rtol=1e-14, atol=0)
     np.testing.assert_array_equal(
         log.total_rss(),
-        [naive_total_rss(int(a), int(b), int(c), int(g)) for a, b, c, g in
+        [naive.naive_total_rss(int(a), int(b), int(c), int(g)) for a, b, c, g in
          zip(log.rssi_a, log.rssi_b, log.rssi_c, log.agc)])
 
 

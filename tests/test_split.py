@@ -9,12 +9,12 @@ import random
 import numpy as np
 import pytest
 
+import naive
 from rfbench.cli import app
 from rfbench.datasets import mmfi
 from rfbench.datasets.manifest import Manifest, RecordingTable
 from rfbench.errors import LeakageError, ValidationError
 from rfbench.protocols.split import PROTOCOLS, ProtocolSplitter, assign, make_splits, mmfi_s1_subjects
-from tests.naive import naive_mmfi_decode_config
 
 
 def widar_like(n_users=4, rooms=(1, 2, 3), locations=(1, 2, 3, 4, 5), frames=20):
@@ -191,7 +191,7 @@ def test_s1_seed_0_first_action_literal():
 
 
 def _toolbox_pairs(protocol, split, seed):
-    train_form, val_form = naive_mmfi_decode_config(protocol, split, seed)
+    train_form, val_form = naive.naive_mmfi_decode_config(protocol, split, seed)
     train = {f"{mmfi.environment_of(s)}/{s}/{a}" for s, acts in train_form.items() for a in acts}
     test = {f"{mmfi.environment_of(s)}/{s}/{a}" for s, acts in val_form.items() for a in acts}
     return train, test

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.naive import naive_windows
+import naive
 from rfbench.csi.windows import count_windows, make_windows, window_ranges
 from rfbench.datasets.manifest import RecordingTable
 from rfbench.errors import ValidationError
@@ -43,7 +43,7 @@ def test_matches_naive_on_random_inputs(seed):
     length = int(rng.integers(1, 12))
     stride = int(rng.integers(1, 12))
     w = make_windows(frames, length, stride)
-    assert _triples(w) == naive_windows(frames.tolist(), length, stride)
+    assert _triples(w) == naive.naive_windows(frames.tolist(), length, stride)
     assert len(w) == int(count_windows(frames, length, stride).sum())
 
 

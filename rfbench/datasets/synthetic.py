@@ -2,8 +2,11 @@
 
 Both are small, seeded (same arguments → byte-identical files) and marked SYNTHETIC: each tree carries
 ``RFBENCH_SYNTHETIC.json`` at its root, so ``rfbench ingest`` writes ``"synthetic": true`` and everything
-derived from it is tagged SYNTHETIC (DESIGN.md §4, §7). They exist for tests, benchmarks and ``make demo``;
-no number computed on them says anything about real WiFi sensing.
+derived from it is tagged SYNTHETIC (DESIGN.md §4, §7). They exist for tests, benchmarks, ``make demo`` and
+``rfbench generate widar|mmfi``; no number computed on them says anything about real WiFi sensing. Each tree is
+written into a temporary folder beside its destination and renamed into place (never half a tree), and
+described by the :class:`TreeSummary` returned; what the generators take is declared in
+:mod:`rfbench.datasets.synthetic_settings`.
 
 With ``damage=True`` (the default) each tree also holds the awkward cases a real download has — empty files,
 odd names, an unknown date folder, missing receivers, a truncated log, an unparseable log, a ground truth of
@@ -19,15 +22,25 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
 import struct
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from rfbench.errors import OutputExistsError, ValidationError
+from rfbench.datasets.synthetic_settings import (
+    DEFAULT_MMFI_ACTIONS,
+    DEFAULT_MMFI_SUBJECTS,
+    MmfiTreeSettings,
+    WidarTreeSettings,
+)
+from rfbench.errors import OutputExistsError
 
-__all__ = ["make_widar_tree", "make_mmfi_tree", "mat_v5_bytes", "MARKER", "H36M_TEMPLATE"]
+__all__ = ["make_widar_tree", "make_mmfi_tree", "TreeSummary", "WidarTreeSettings", "MmfiTreeSettings",
+           "mat_v5_bytes", "MARKER", "H36M_TEMPLATE"]
 
 MARKER = "RFBENCH_SYNTHETIC.json"
 
@@ -62,12 +75,103 @@ H36M_TEMPLATE = np.array([
 ])
 
 
-def _prepare_root(root: Path, force: bool) -> None:
+@dataclass(frozen=True)
+class TreeSummary:
+    """What :func:`make_widar_tree` or :func:`make_mmfi_tree` wrote.
+
+    ``recordings`` counts the well-named recordings (those ingest keeps); ``files`` the files written for them
+    (Widar: receiver logs; MM-Fi: WiFi frames); ``damage`` maps each planted problem's path (relative to
+    ``root``) to its kind; ``params`` is what the tree's marker file records; ``total_files`` and
+    ``total_bytes`` count everything in the tree, marker and planted problems included; ``replaced`` says an
+    earlier generated tree was replaced (``force``). Item access (``summary["recordings"]``) reads
+    :meth:`to_dict`, as the dictionaries these functions used to return were read.
+    """
+
+    dataset: str
+    root: str
+    recordings: int
+    files: int
+    damage: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping = field(default_factory=dict)
+    total_files: int = 0
+    total_bytes: int = 0
+    replaced: bool = False
+
+    def to_dict(self) -> dict:
+        return {"dataset": self.dataset, "root": self.root, "synthetic": True, "marker": MARKER,
+                "recordings": self.recordings, "files": self.files, "total_files": self.total_files,
+                "total_bytes": self.total_bytes, "damage": dict(self.damage), "params": dict(self.params),
+                "replaced": self.replaced}
+
+    def __getitem__(self, key: str):
+        return self.to_dict()[key]
+
+
+def _target_state(root: Path, force: bool) -> bool:
+    """Check the destination before anything is generated; True when it holds a generated tree to replace."""
     if root.exists() and not root.is_dir():
         raise OutputExistsError(f"{root} exists and is not a folder")
-    if root.exists() and any(root.iterdir()) and not force:
-        raise OutputExistsError(f"{root} is not empty; pass force=True (--force) to write into it")
-    root.mkdir(parents=True, exist_ok=True)
+    if not root.exists() or not any(root.iterdir()):
+        return False
+    if not force:
+        raise OutputExistsError(f"{root} is not empty; pass force=True (--force) to replace a tree generated "
+                                f"there before, or choose an empty or new folder")
+    if not (root / MARKER).is_file():
+        raise OutputExistsError(f"{root} is not empty and holds no {MARKER}, so it is not a tree rfbench "
+                                f"generated; it is left alone: choose an empty or new folder")
+    return True
+
+
+def _sibling(root: Path, tag: str) -> Path:
+    """A new, unused hidden name beside ``root``."""
+    while True:
+        p = root.parent / f".{root.name}.{tag}-{secrets.token_hex(4)}.tmp"
+        if not p.exists() and not p.is_symlink():
+            return p
+
+
+def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path], tuple]) -> tuple:
+    """Run ``write(folder)`` on a fresh temporary folder beside ``root``, then put that folder in ``root``'s
+    place: a new or empty ``root`` is replaced by it in one rename; with ``force``, a tree generated there
+    before is moved aside, replaced and then removed. On any error (or an interrupt) the temporary folder and
+    any parent folders made for it are removed and ``root`` is as it was. Returns ``write``'s result, then
+    ``(replaced, total_files, total_bytes)``."""
+    shown = Path(root)
+    root = shown.resolve() if shown.is_symlink() else shown  # write where the link points, keep the link
+    replace = _target_state(root, force)
+    made = [p for p in reversed(root.parents) if not p.exists()]
+    root.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _sibling(root, "new")
+    tmp.mkdir()
+    try:
+        result = write(tmp)
+        sizes = [p.stat().st_size for p in tmp.rglob("*") if p.is_file()]
+        if replace:
+            old = _sibling(root, "old")
+            os.rename(root, old)
+            try:
+                os.rename(tmp, root)
+            except BaseException:
+                os.rename(old, root)
+                raise
+            shutil.rmtree(old)
+        elif root.exists():  # an empty folder: rename onto it (POSIX), else remove it first
+            try:
+                os.replace(tmp, root)
+            except OSError:
+                root.rmdir()
+                os.rename(tmp, root)
+        else:
+            os.rename(tmp, root)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for p in reversed(made):
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        raise
+    return (*result, replace, len(sizes), sum(sizes))
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -82,13 +186,18 @@ def _marker(root: Path, kind: str, params: Mapping) -> None:
 
 
 def make_widar_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: int = 1,
-                    records: tuple[int, int] = (24, 48), damage: bool = True, force: bool = False) -> dict:
-    """Write a Widar3.0-like CSI tree of real bfee logs under ``root/CSI``.
+                    records: tuple[int, int] = (24, 48), damage: bool = True, force: bool = False,
+                    progress: Callable[[int], None] | None = None,
+                    on_total: Callable[[int], None] | None = None) -> TreeSummary:
+    """Write a Widar3.0-like CSI tree of real bfee logs under ``root/CSI``, with its marker file.
 
     Parameters
     ----------
     root : path-like
-        Destination folder (created; must be empty unless ``force``).
+        Destination folder: new or empty, or with ``force`` a tree generated there before (it holds
+        ``RFBENCH_SYNTHETIC.json``), which is replaced as a whole. Any other non-empty folder is refused. The
+        tree is written into a temporary folder beside ``root`` and renamed into place, so ``root`` never
+        holds half a tree.
     seed : int
         Everything (packet counts, CSI, headers) derives from it.
     repetitions : int
@@ -98,20 +207,49 @@ def make_widar_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: int 
     damage : bool
         Add the awkward cases (see the module docstring).
     force : bool
-        Write into a non-empty folder.
+        Replace a tree generated in ``root`` before.
+    progress, on_total : callable, optional
+        ``on_total(n)`` once the number of recordings to write is known, ``progress(1)`` after each.
 
     Returns
     -------
-    dict
-        ``{"root", "recordings", "files", "damage": {relative path: kind}}``; ``recordings`` counts the
-        well-named recordings (those ingest keeps), ``files`` the receiver files written for them.
+    TreeSummary
+        ``recordings`` counts the well-named recordings (those ingest keeps), ``files`` the receiver files
+        written for them, ``damage`` the planted problems.
+
+    Raises
+    ------
+    ValidationError
+        A value outside :class:`~rfbench.datasets.synthetic_settings.WidarTreeSettings`' bounds.
+    OutputExistsError
+        ``root`` is a file, or a non-empty folder that is not a generated tree (or is one, without ``force``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> made = make_widar_tree(pathlib.Path(tempfile.mkdtemp()) / "widar", records=(3, 5), damage=False)
+    >>> made.recordings, made.files, len(made.damage)
+    (43, 258, 0)
     """
+    settings = WidarTreeSettings(seed=seed, repetitions=repetitions, records=tuple(records), clean=not damage)
+
+    def write(tree: Path) -> tuple:
+        return _write_widar(tree, settings, progress, on_total)
+
+    recordings, files, damage_map, replaced, total_files, total_bytes = _generate_tree(root, force, write)
+    return TreeSummary("widar", str(root), recordings, files, damage_map, _widar_params(settings), total_files,
+                       total_bytes, replaced)
+
+
+def _widar_params(s: WidarTreeSettings) -> dict:
+    return {"seed": s.seed, "repetitions": s.repetitions, "records": list(s.records), "damage": not s.clean}
+
+
+def _write_widar(root: Path, s: WidarTreeSettings, progress, on_total) -> tuple:
     from rfbench.io.writer import synthetic_log
 
-    if repetitions < 1 or records[0] < 1 or records[1] < records[0]:
-        raise ValidationError("repetitions must be >= 1 and records a (low, high) range with 1 <= low <= high")
-    root = Path(root)
-    _prepare_root(root, force)
+    seed, repetitions, records, damage = s.seed, s.repetitions, s.records, not s.clean
+    advance = progress or (lambda n=1: None)
     csi = root / "CSI"
     rng = np.random.default_rng(seed)
     plan = []  # (date, user, gesture, location, orientation, repetition)
@@ -130,6 +268,8 @@ def make_widar_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: int 
         plan.append(("20181211", "user4", 7, 1, 1, 1))  # gesture 7 has no name on 20181211
     files = 0
     file_seed = seed * 1_000_003
+    if on_total is not None:
+        on_total(len(plan))
     for date, user, gesture, location, orientation, rep in plan:
         stem = f"{user}-{gesture}-{location}-{orientation}-{rep}"
         for receiver in range(1, 7):
@@ -138,6 +278,7 @@ def make_widar_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: int 
             data = synthetic_log(n, nrx=3, ntx=1, seed=file_seed, start_timestamp=int(rng.integers(0, 1 << 32)))
             _write(csi / date / user / f"{stem}-r{receiver}.dat", data)
             files += 1
+        advance(1)
     if damage:
         def rel(p: Path) -> str:
             return p.relative_to(root).as_posix()
@@ -175,9 +316,8 @@ def make_widar_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: int 
         _write(stray, synthetic_log(5, seed=seed + 9))
         damage_map[rel(stray)] = "outside date folder"
         damage_map["CSI/20181211/user4/user4-7-1-1-1-r*.dat"] = "gesture without name"
-    _marker(root, "make_widar_tree", {"seed": seed, "repetitions": repetitions, "records": list(records),
-                                      "damage": damage})
-    return {"root": str(root), "recordings": len(plan), "files": files, "damage": damage_map}
+    _marker(root, "make_widar_tree", _widar_params(s))
+    return len(plan), files, damage_map
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -214,14 +354,11 @@ def mat_v5_bytes(arrays: Mapping[str, np.ndarray],
     return b"".join(out)
 
 
-_MMFI_SUBJECTS = ("S01", "S02", "S11", "S12", "S21", "S22", "S31", "S32")
-_MMFI_ACTIONS = ("A01", "A02", "A03", "A13")
-
-
-def make_mmfi_tree(root: str | os.PathLike, *, seed: int = 0, subjects: Sequence[str] = _MMFI_SUBJECTS,
-                   actions: Sequence[str] = _MMFI_ACTIONS, frames: int = 6, damage: bool = True,
-                   force: bool = False) -> dict:
-    """Write an MM-Fi-like tree ``root/E0x/Syy/Azz/{ground_truth.npy, wifi-csi/frameNNN.mat}``.
+def make_mmfi_tree(root: str | os.PathLike, *, seed: int = 0, subjects: Sequence[str] = DEFAULT_MMFI_SUBJECTS,
+                   actions: Sequence[str] = DEFAULT_MMFI_ACTIONS, frames: int = 6, damage: bool = True,
+                   force: bool = False, progress: Callable[[int], None] | None = None,
+                   on_total: Callable[[int], None] | None = None) -> TreeSummary:
+    """Write an MM-Fi-like tree ``root/E0x/Syy/Azz/{ground_truth.npy, wifi-csi/frameNNN.mat}``, with its marker.
 
     Poses move smoothly around :data:`H36M_TEMPLATE` (metres); each WiFi frame's ``CSIamp`` is a fixed,
     seeded linear function of that frame's pose plus noise (so a model can learn something), ``CSIphase`` is
@@ -231,7 +368,8 @@ def make_mmfi_tree(root: str | os.PathLike, *, seed: int = 0, subjects: Sequence
     Parameters
     ----------
     root : path-like
-        Destination (created; must be empty unless ``force``).
+        Destination folder, as for :func:`make_widar_tree`: new or empty, or with ``force`` a tree generated
+        there before; written beside it and renamed into place.
     seed : int
     subjects, actions : sequence of str
         Which S01…S40 and A01…A27 to write (each subject under its MM-Fi environment).
@@ -241,23 +379,57 @@ def make_mmfi_tree(root: str | os.PathLike, *, seed: int = 0, subjects: Sequence
         Add an empty frame file, a ground truth with 16 joints, a recording without ground truth, a subject
         under the wrong environment and stray files; listed in the result.
     force : bool
-        Write into a non-empty folder.
+        Replace a tree generated in ``root`` before.
+    progress, on_total : callable, optional
+        ``on_total(n)`` once the number of recordings to write is known, ``progress(1)`` after each.
 
     Returns
     -------
-    dict
-        ``{"root", "recordings", "damage": {relative path: kind}}``.
-    """
-    from rfbench.datasets.mmfi import ALL_ACTIONS, ALL_SUBJECTS, environment_of
+    TreeSummary
+        ``recordings`` (the subject under the wrong environment included: ingest keeps it), ``files`` (the
+        WiFi frame files written for them) and ``damage``, the planted problems.
 
-    bad = [s for s in subjects if s not in ALL_SUBJECTS] + [a for a in actions if a not in ALL_ACTIONS]
-    if bad or frames < 1:
-        raise ValidationError(f"unknown MM-Fi subjects/actions {bad} or frames < 1")
-    root = Path(root)
-    _prepare_root(root, force)
+    Raises
+    ------
+    ValidationError
+        A value outside :class:`~rfbench.datasets.synthetic_settings.MmfiTreeSettings`' bounds.
+    OutputExistsError
+        As for :func:`make_widar_tree`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> made = make_mmfi_tree(pathlib.Path(tempfile.mkdtemp()) / "mmfi", subjects=["S01"], actions=["A01", "A02"],
+    ...                       frames=2, damage=False)
+    >>> made.recordings, made.files
+    (2, 4)
+    """
+    settings = MmfiTreeSettings(seed=seed, subjects=tuple(subjects), actions=tuple(actions), frames=frames,
+                                clean=not damage)
+
+    def write(tree: Path) -> tuple:
+        return _write_mmfi(tree, settings, progress, on_total)
+
+    recordings, files, damage_map, replaced, total_files, total_bytes = _generate_tree(root, force, write)
+    return TreeSummary("mmfi", str(root), recordings, files, damage_map, _mmfi_params(settings), total_files,
+                       total_bytes, replaced)
+
+
+def _mmfi_params(s: MmfiTreeSettings) -> dict:
+    return {"seed": s.seed, "subjects": list(s.subjects), "actions": list(s.actions), "frames": s.frames,
+            "damage": not s.clean}
+
+
+def _write_mmfi(root: Path, s: MmfiTreeSettings, progress, on_total) -> tuple:
+    from rfbench.datasets.mmfi import environment_of
+
+    seed, subjects, actions, frames, damage = s.seed, s.subjects, s.actions, s.frames, not s.clean
+    advance = progress or (lambda n=1: None)
+    if on_total is not None:
+        on_total(len(subjects) * len(actions))
     rng = np.random.default_rng(seed)
     weights = rng.normal(0.0, 1.0, size=(3 * 114 * 10, 17 * 3)) / np.sqrt(17 * 3)
-    recordings = 0
+    recordings = files = 0
     for subject in subjects:
         for action in actions:
             folder = root / environment_of(subject) / subject / action
@@ -271,7 +443,9 @@ def make_mmfi_tree(root: str | os.PathLike, *, seed: int = 0, subjects: Sequence
                              + rng.normal(0, 0.5, 3 * 114 * 10)).reshape(3, 114, 10)
                 ph = rng.uniform(-np.pi, np.pi, size=(3, 114, 10))
                 _write(folder / "wifi-csi" / f"frame{f + 1:03d}.mat", mat_v5_bytes({"CSIamp": amp, "CSIphase": ph}))
+                files += 1
             recordings += 1
+            advance(1)
     damage_map: dict[str, str] = {}
     if damage:
         s0, a0 = subjects[0], actions[0]
@@ -294,6 +468,7 @@ def make_mmfi_tree(root: str | os.PathLike, *, seed: int = 0, subjects: Sequence
         for f in range(frames):
             _write(moved / "wifi-csi" / f"frame{f + 1:03d}.mat",
                    mat_v5_bytes({"CSIamp": np.ones((3, 114, 10)), "CSIphase": np.zeros((3, 114, 10))}))
+            files += 1
         recordings += 1
         damage_map[(root / wrong_env / "S05").relative_to(root).as_posix()] = "subject under wrong environment"
         for p, kind in ((root / "notes.txt", "stray file"), (root / env0 / "S1", "odd folder"),
@@ -303,9 +478,8 @@ def make_mmfi_tree(root: str | os.PathLike, *, seed: int = 0, subjects: Sequence
             else:
                 _write(p, b"x")
             damage_map[p.relative_to(root).as_posix()] = kind
-    _marker(root, "make_mmfi_tree", {"seed": seed, "subjects": list(subjects), "actions": list(actions),
-                                     "frames": frames, "damage": damage})
-    return {"root": str(root), "recordings": recordings, "damage": damage_map}
+    _marker(root, "make_mmfi_tree", _mmfi_params(s))
+    return recordings, files, damage_map
 
 
 def _npy_bytes(arr: np.ndarray) -> bytes:
@@ -314,31 +488,3 @@ def _npy_bytes(arr: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.asarray(arr, dtype=np.float64), allow_pickle=False)
     return buf.getvalue()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m rfbench.datasets.synthetic widar|mmfi OUT``: write a synthetic tree (a development and demo aid)."""
-    import argparse
-    import sys
-
-    p = argparse.ArgumentParser(prog="python -m rfbench.datasets.synthetic",
-                                description="Write a deterministic synthetic Widar-like or MM-Fi-like tree.")
-    p.add_argument("kind", choices=["widar", "mmfi"])
-    p.add_argument("out", type=Path)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--clean", action="store_true", help="no planted problems (empty files, odd names, ...)")
-    p.add_argument("--force", action="store_true", help="write into a non-empty folder")
-    args = p.parse_args(argv)
-    try:
-        make = make_widar_tree if args.kind == "widar" else make_mmfi_tree
-        info = make(args.out, seed=args.seed, damage=not args.clean, force=args.force)
-    except Exception as exc:  # a development aid: one line, exit 2
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote a synthetic {args.kind} tree to {args.out}: {info['recordings']} recordings, "
-          f"{len(info['damage'])} planted problem(s)")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

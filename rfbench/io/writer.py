@@ -13,19 +13,24 @@ policy applies, the encoder stores file row k = parsed row perm[k], so the parse
 
 Damage (for robustness tests): :class:`LogBuilder` writes any field as given — a wrong ``len``, Nrx/Ntx of
 0 or 7, a ``field_len`` of 0, 1 or 65535, unknown codes, raw bytes, a truncated tail.
+
+Whole generated logs: :func:`synthetic_log` (random CSI of any shape), :func:`sample_0x5_like` (laid out like
+a real capture), and :func:`make_bfee_log`, which writes either to a file as ``rfbench generate bfee`` does
+(its settings: :class:`~rfbench.io.writer_settings.BfeeLogSettings`).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from rfbench.errors import ValidationError
-from rfbench.io.files import write_bytes
+from rfbench.io.files import check_writable, write_bytes
 from rfbench.io.intel5300 import BFEE_CODE, HEADER_FIELDS, calc_len
+from rfbench.io.writer_settings import BfeeLogSettings
 
 __all__ = [
     "pack_payload",
@@ -37,6 +42,9 @@ __all__ = [
     "synthetic_log",
     "sample_0x5_like",
     "write_log",
+    "make_bfee_log",
+    "LogSummary",
+    "BfeeLogSettings",
     "MPDU_CODE",
     "IDENTITY_ANTENNA_SEL",
 ]
@@ -327,36 +335,72 @@ def write_log(path, data: bytes, force: bool = False) -> Path:
     return write_bytes(path, data, force=force)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m rfbench.io.writer OUT``: write a generated log (a development and demo aid).
+@dataclass(frozen=True)
+class LogSummary:
+    """What :func:`make_bfee_log` wrote: the file, its size and its records."""
 
-    By default the log is :func:`sample_0x5_like`; ``--random`` writes :func:`synthetic_log` instead, with
-    the shape and record count given.
+    path: str
+    bytes: int
+    csi_records: int
+    non_csi_records: int
+    nrx: int
+    ntx: int
+    settings: BfeeLogSettings
+
+    @property
+    def layout(self) -> str:
+        """``"random"`` or ``"sample_0x5-like"``."""
+        return "random" if self.settings.random else "sample_0x5-like"
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "bytes": self.bytes, "layout": self.layout, "csi_records": self.csi_records,
+                "non_csi_records": self.non_csi_records, "nrx": self.nrx, "ntx": self.ntx, "synthetic": True,
+                "settings": self.settings.to_dict()}
+
+
+def make_bfee_log(path: str | os.PathLike, settings: BfeeLogSettings | None = None, *,
+                  force: bool = False) -> LogSummary:
+    """Write a generated Intel 5300 bfee log to ``path``, atomically.
+
+    Parameters
+    ----------
+    path : path-like
+        The log to write (its folder is created). An existing file is refused unless ``force``; nothing is
+        generated before that check, and the file is written to a temporary name and renamed.
+    settings : BfeeLogSettings, optional
+        What to write (default: a log laid out like ``sample_0x5_64_3000.dat``, :func:`sample_0x5_like`; with
+        ``random``, :func:`synthetic_log` of the shape given).
+    force : bool
+        Replace an existing file.
+
+    Returns
+    -------
+    LogSummary
+
+    Raises
+    ------
+    OutputExistsError
+        ``path`` exists (without ``force``) or is a folder.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from rfbench.io.intel5300 import read
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "random.dat"
+    >>> made = make_bfee_log(path, BfeeLogSettings(records=20, random=True, nrx=2, ntx=2, non_csi_every=0))
+    >>> made.csi_records, read(path).shape
+    (20, (20, 30, 2, 2))
     """
-    p = argparse.ArgumentParser(prog="python -m rfbench.io.writer",
-                                description="Write a generated Intel 5300 bfee log (default: like sample_0x5_64_3000.dat).")
-    p.add_argument("out", type=Path)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--random", action="store_true", help="uniformly random records of the shape given below")
-    p.add_argument("--records", type=int, default=2998)
-    p.add_argument("--nrx", type=int, default=3)
-    p.add_argument("--ntx", type=int, default=1)
-    p.add_argument("--non-csi-every", type=int, default=1)
-    p.add_argument("--force", action="store_true")
-    args = p.parse_args(argv)
-    try:
-        if args.random:
-            data = synthetic_log(args.records, nrx=args.nrx, ntx=args.ntx, seed=args.seed,
-                                 non_csi_every=args.non_csi_every)
-        else:
-            data = sample_0x5_like(args.seed, args.records)
-        write_log(args.out, data, force=args.force)
-    except Exception as exc:  # a development aid: one line, exit 2
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out} ({len(data)} bytes, {args.records} CSI records)")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    s = BfeeLogSettings() if settings is None else settings
+    if not isinstance(s, BfeeLogSettings):
+        raise ValidationError(f"settings must be BfeeLogSettings, got {type(s).__name__}")
+    path = check_writable(path, force)
+    if s.random:
+        data = synthetic_log(s.records, nrx=s.nrx, ntx=s.ntx, seed=s.seed, non_csi_every=s.non_csi_every,
+                             non_csi_bytes=s.non_csi_bytes)
+        nrx, ntx, non_csi = s.nrx, s.ntx, (s.records // s.non_csi_every if s.non_csi_every else 0)
+    else:
+        data = sample_0x5_like(s.seed, s.records)
+        nrx, ntx, non_csi = 3, 1, s.records
+    write_log(path, data, force=force)
+    return LogSummary(str(path), len(data), s.records, non_csi, nrx, ntx, s)
