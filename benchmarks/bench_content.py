@@ -127,6 +127,11 @@ def _log(n_bytes: int):
     return _LOGS[n_bytes]
 
 
+#: The kernels this suite times alone (tests/test_habits.py checks every kernel has one).
+KERNELS = {"rfbench.protocols.content._hash_spans": "Kernels.time_hash_spans",
+           "rfbench.protocols.content._fingerprint_bfee": "Kernels.time_fingerprint_bfee"}
+
+
 class Kernels:
     params = [_KERNEL_SIZES]
     param_names = ["bytes"]

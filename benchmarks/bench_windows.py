@@ -267,6 +267,10 @@ class WidarWindows(_Job):
     track_speedup_vs_csiread_script.unit = "x"
 
 
+#: The kernels this suite times alone (tests/test_habits.py checks every kernel has one).
+KERNELS = {"rfbench.datasets.windows.features._int8_amplitude": "Kernels.time_int8_amplitude"}
+
+
 class Kernels:
     """The raw-CSI amplitude kernel alone (one receiver log of ``packets`` records of 30 × 3 × 1 int8 pairs)."""
 

@@ -14,13 +14,16 @@ import typer.main
 
 from posedata import coco_poses, write_split
 from rfbench.cli import app
+from rfbench.datasets.synthetic_settings import MmfiTreeSettings, WidarTreeSettings
+from rfbench.io.writer_settings import BfeeLogSettings
 from rfbench.nn.predict_settings import PredictSettings
 from rfbench.report.settings import BootstrapSettings, GestureSettings, PoseSettings, ReportOptions, ScoreInputs
 from rfbench.settings import Settings, SettingError, _kind, flag_of, options_of
 
 #: Settings class → the command that takes it.
 COMMANDS = {ScoreInputs: "score", PoseSettings: "score", GestureSettings: "score", BootstrapSettings: "score",
-            ReportOptions: "score", PredictSettings: "predict"}
+            ReportOptions: "score", PredictSettings: "predict", WidarTreeSettings: "generate widar",
+            MmfiTreeSettings: "generate mmfi", BfeeLogSettings: "generate bfee"}
 
 
 def all_settings_classes():
@@ -39,14 +42,17 @@ def test_every_settings_class_belongs_to_a_command():
 
 
 def _click_command(name):
-    return typer.main.get_command(app).commands[name]
+    command = typer.main.get_command(app)
+    for part in name.split():  # "generate widar": a command of a group
+        command = command.commands[part]
+    return command
 
 
 @pytest.mark.parametrize("cls", list(COMMANDS), ids=lambda c: c.__name__)
 def test_every_field_has_help_a_flag_and_shows_in_its_commands_help(cls, runner):
     flags = [flag_of(f) for f, _ in options_of(cls)]
     assert len(set(flags)) == len(flags), f"{cls.__name__} declares a flag twice"
-    result = runner.invoke(app, [COMMANDS[cls], "--help"], env={"COLUMNS": "400"})
+    result = runner.invoke(app, [*COMMANDS[cls].split(), "--help"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     params = {p.name: p for p in _click_command(COMMANDS[cls]).params}
@@ -86,6 +92,9 @@ def _changed(cls):
                           train_groups=Path("tg.npy"), train_vis=Path("tv.npy")),
         PredictSettings: dict(batch_size=8, intra_op_threads=2, sessions=2, input_name="x", output_name="y",
                               tolerance=0.25),
+        WidarTreeSettings: dict(seed=3, repetitions=2, records=(5, 9), clean=True),
+        MmfiTreeSettings: dict(seed=3, subjects=("S02", "S13"), actions=("A05",), frames=4, clean=True),
+        BfeeLogSettings: dict(seed=3, records=40, random=True, nrx=2, ntx=3, non_csi_every=4, non_csi_bytes=16),
     }[cls]
     return cls(**values), values
 
@@ -100,8 +109,9 @@ def test_settings_round_trip_through_the_argv_they_record(cls):
     assert not not_changed, f"{cls.__name__}: the test changes no value of {sorted(not_changed)}"
     argv = obj.argv()
     command = _click_command(COMMANDS[cls])
-    extra = {"score": ["--pred", "p.npy", "--gt", "g.npy"], "predict": ["m.onnx", "--windows", "w", "-o", "p.npy"]}
-    ctx = command.make_context(COMMANDS[cls], extra[COMMANDS[cls]] + argv, resilient_parsing=True)
+    extra = {"score": ["--pred", "p.npy", "--gt", "g.npy"], "predict": ["m.onnx", "--windows", "w", "-o", "p.npy"],
+             "generate widar": ["tree"], "generate mmfi": ["tree"], "generate bfee": ["log.dat"]}
+    ctx = command.make_context(COMMANDS[cls].split()[-1], extra[COMMANDS[cls]] + argv, resilient_parsing=True)
     parsed = cls.from_cli(**{k: v for k, v in ctx.params.items() if k in names})
     assert parsed == obj
     if cls is PoseSettings:  # with a convention, the fields it sets are not recorded (they are its)

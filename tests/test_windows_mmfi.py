@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests import naive
+import naive
 from tests.windowsdata import mmfi_case, write_frame
 from rfbench.datasets.windows import WindowSettings, build_windows, side_targets, toolbox_fill, write_windows
 from rfbench.errors import FormatError, ValidationError
