@@ -20,7 +20,7 @@ ingest = typer.Typer(
     ),
     context_settings=_CONTEXT,
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
 )
 
 _Out = Annotated[Path, typer.Option("--out", "-o", help="Manifest file to write.")]

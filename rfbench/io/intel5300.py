@@ -32,7 +32,6 @@ import hashlib
 import os
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
