@@ -10,17 +10,13 @@ the ``tomli`` package on older Pythons.
 Layout (``rfbench.toml``; in ``pyproject.toml`` the same tables sit under ``[tool.rfbench]``)::
 
     [window]   length, stride                       (frames)
-    [csi]      subcarriers (30, 56 or 114), antennas
-    [model]    conv1_channels, conv2_channels, kernel_size, conv_stride, attention_dim, keypoints
-    [train]    batch_size, steps, learning_rate, seed
     [adapt]    rank, steps, learning_rate, fd_step, temperature, entropy_weight, prototypes, max_frames,
                max_halvings, seed
     [datasets] widar_root, mmfi_root                (paths; relative ones are relative to the file)
 
-Every numeric key has an inclusive lower and upper bound (see :data:`FIELDS`), and the largest arrays one
-training batch of the configured model allocates (the input batch, the first convolution's output, the
-attention scores) must each fit in :data:`MAX_BATCH_BYTES`, so no config can ask for a multi-gigabyte
-allocation. An unknown key, a wrong type
+Every numeric key has an inclusive lower and upper bound (see :data:`FIELDS`), so no config can ask for a
+huge allocation. ``[adapt]`` is read by ``rfbench adapt``; ``[window]`` and ``[datasets]`` are checked here and
+reserved for the commands that will read them (a window length and dataset roots). An unknown key, a wrong type
 or an out-of-range value raises :class:`~rfbench.errors.ConfigError` naming the key, the value and what is
 allowed. ``rfbench proof`` does not read the config: its run is fixed so its hash means one thing.
 """
@@ -36,12 +32,8 @@ from typing import Any
 from rfbench.errors import ConfigError
 from rfbench.io.files import read_input_bytes
 
-__all__ = ["Field", "FIELDS", "MAX_BATCH_BYTES", "Config", "find_config", "load_config", "parse_toml",
+__all__ = ["Field", "FIELDS", "Config", "find_config", "load_config", "parse_toml",
            "validate", "override", "check_paths"]
-
-#: Upper bound on the bytes of any one array a training batch of the configured model allocates.
-MAX_BATCH_BYTES = 512 * 1024 * 1024
-
 
 @dataclass(frozen=True)
 class Field:
@@ -53,16 +45,12 @@ class Field:
     minimum: float | None = None
     maximum: float | None = None
     help: str = ""
-    choices: tuple | None = None
 
     def allowed(self) -> str:
         """The allowed values in words, for messages and ``config show``."""
         if self.kind == "path":
             return "a path"
-        text = f"{_fmt(self.minimum)}..{_fmt(self.maximum)}"
-        if self.choices:
-            text += f" (one of {', '.join(map(str, self.choices))})"
-        return text
+        return f"{_fmt(self.minimum)}..{_fmt(self.maximum)}"
 
 
 def _fmt(v) -> str:
@@ -76,18 +64,6 @@ _U32 = 2**32 - 1
 FIELDS: tuple[Field, ...] = (
     Field("window.length", "int", 64, 1, 8192, "frames per window"),
     Field("window.stride", "int", 32, 1, 8192, "frames between window starts"),
-    Field("csi.subcarriers", "int", 30, 30, 114, "subcarriers per frame", choices=(30, 56, 114)),
-    Field("csi.antennas", "int", 3, 1, 9, "antenna pairs (Nrx × Ntx) per frame"),
-    Field("model.conv1_channels", "int", 4, 1, 256, "channels of the first convolution"),
-    Field("model.conv2_channels", "int", 8, 1, 256, "channels of the second convolution"),
-    Field("model.kernel_size", "int", 3, 1, 15, "convolution kernel size"),
-    Field("model.conv_stride", "int", 2, 1, 8, "convolution stride"),
-    Field("model.attention_dim", "int", 8, 1, 512, "attention query/key/value size"),
-    Field("model.keypoints", "int", 17, 1, 133, "keypoints predicted"),
-    Field("train.batch_size", "int", 64, 1, 4096, "windows per batch"),
-    Field("train.steps", "int", 40, 0, 1_000_000, "optimiser steps"),
-    Field("train.learning_rate", "float", 0.1, 1e-9, 10.0, "learning rate"),
-    Field("train.seed", "int", 0, 0, _U32, "seed of data order and initial weights"),
     Field("adapt.rank", "int", 2, 1, 64, "adapter rank"),
     Field("adapt.steps", "int", 5, 0, 10_000, "adaptation steps"),
     Field("adapt.learning_rate", "float", 8.0, 1e-9, 1000.0, "first step length tried each step"),
@@ -197,8 +173,6 @@ def _check_value(f: Field, value, where: str, base: Path | None):
     if not (f.minimum <= value <= f.maximum):
         raise ConfigError(f"{key} = {value!r} is outside the allowed range {f.allowed()}; "
                           f"choose a value in that range")
-    if f.choices and value not in f.choices:
-        raise ConfigError(f"{key} = {value!r} is not allowed; use one of {', '.join(map(str, f.choices))}")
     return value
 
 
@@ -208,7 +182,7 @@ def validate(table: dict, source: Path | None = None, where: str = "") -> Config
     Parameters
     ----------
     table : dict
-        Sections (``window``, ``csi``, ...) mapping keys to values, as parsed from TOML.
+        Sections (``window``, ``adapt``, ...) mapping keys to values, as parsed from TOML.
     source : Path, optional
         The file it came from (relative dataset roots are resolved against its folder).
     where : str
@@ -217,8 +191,8 @@ def validate(table: dict, source: Path | None = None, where: str = "") -> Config
     Raises
     ------
     ConfigError
-        An unknown section or key, a wrong type, a value outside its bounds, or a batch array over
-        :data:`MAX_BATCH_BYTES`; the message names the key, the value and what is allowed.
+        An unknown section or key, a wrong type or a value outside its bounds; the message names the key,
+        the value and what is allowed.
     """
     values = {f.key: f.default for f in FIELDS}
     seen = set()
@@ -236,34 +210,7 @@ def validate(table: dict, source: Path | None = None, where: str = "") -> Config
                 raise ConfigError(f"{where}unknown key {key}; keys of [{section}]: {known}")
             values[key] = _check_value(f, value, where, base)
             seen.add(key)
-    for what, keys, n_values in _largest_arrays(values):
-        if n_values * 8 > MAX_BATCH_BYTES:
-            raise ConfigError(
-                f"{where}{what} would hold {n_values} float64 values ({n_values * 8 / 2**20:.0f} MiB), over the "
-                f"{MAX_BATCH_BYTES // 2**20} MiB limit; lower one of {', '.join(f'{k} = {values[k]}' for k in keys)}"
-            )
     return Config(values, source, frozenset(seen))
-
-
-def _largest_arrays(v: dict) -> list[tuple[str, tuple[str, ...], int]]:
-    """The arrays one training batch of the configured model allocates: (what, keys that size it, values)."""
-    batch, k, stride = v["train.batch_size"], v["model.kernel_size"], v["model.conv_stride"]
-    pad = k // 2
-
-    def out(n: int) -> int:
-        return max((n + 2 * pad - k) // stride + 1, 1)
-
-    h1, w1 = out(v["csi.subcarriers"]), out(v["window.length"])
-    tokens = out(h1) * out(w1)
-    size = ("train.batch_size", "csi.subcarriers", "window.length")
-    conv = ("model.kernel_size", "model.conv_stride")
-    return [
-        ("one input batch", size + ("csi.antennas",),
-         batch * v["csi.antennas"] * v["csi.subcarriers"] * v["window.length"]),
-        ("the first convolution's output", size + ("model.conv1_channels",) + conv,
-         batch * v["model.conv1_channels"] * h1 * w1),
-        ("the attention scores (batch × tokens²)", size + conv, batch * tokens * tokens),
-    ]
 
 
 def load_config(path: str | os.PathLike | None = None, start: str | os.PathLike | None = None) -> Config:
