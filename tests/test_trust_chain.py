@@ -142,3 +142,29 @@ def test_another_environment_compares_within_tolerance_and_rescores(d):
     assert result.returncode == 0, result.stdout + result.stderr
     notes = " ".join(json.loads(result.stdout)["notes"])
     assert "within the recorded tolerance" in notes and "0.0.1" in notes
+
+
+def test_compare_rescores_a_report_whose_ground_truth_came_from_the_dataset(d, tmp_path):
+    # The demo's pose report holds no gt input: compare reads the ground truth from the dataset again, under
+    # the same root verify uses, and only when the files are those the report's provenance recorded.
+    from rfbench.report.claims import load_claims
+    from rfbench.report.compare import compare_report
+
+    report = d / "pose" / "report.json"
+    doc = json.loads(report.read_text())
+    mine = next(r for r in doc["results"] if r["metric"] == "pck" and r["spec"]["normalization"] == "bbox"
+                and r["spec"]["averaging"] == "micro" and r["spec"]["k"] == 0.2)
+    claims_file = tmp_path / "same.toml"
+    claims_file.write_text('[[claim]]\nid = "same-spec"\nmetric = "pck"\nvalue = 0.5\nunits = "m"\n'
+                           'spec = { normalization = "bbox", k = 0.2, comparison = "<=", averaging = "micro" }\n'
+                           'source = { citation = "a test" }\n')
+    claims = load_claims([str(claims_file)])
+    inside = compare_report(report, claims).to_dict()["comparisons"][0]["rescore"]
+    assert inside["status"] == "unavailable" and "resolves outside the report's folder" in inside["reason"]
+    rescore = compare_report(report, claims, root=d).to_dict()["comparisons"][0]["rescore"]
+    assert rescore["status"] == "done" and rescore["value"] == mine["model"]["value"]
+    # a ground-truth file changed since ingest: not re-scored, and the reason says why
+    path = d / "data" / "mmfi" / doc["provenance"]["ground_truth_files"][0]["path"]
+    np.save(path, np.load(path) + 0.01)
+    changed = compare_report(report, claims, root=d).to_dict()["comparisons"][0]["rescore"]
+    assert changed["status"] == "unavailable" and "cannot be read from the dataset again" in changed["reason"]

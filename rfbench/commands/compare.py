@@ -21,6 +21,9 @@ def compare(
     batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Batch size for re-scoring a "
                                                       "batch-mean claim that does not give one (shown as an "
                                                       "assumption).")] = None,
+    root: Annotated[Optional[Path], typer.Option("--root", help="Read the report's inputs from under this folder "
+                                                 "(default: the report's folder), as rfbench verify --root does.",
+                                                 show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Compare REPORT with published numbers: per claim, comparable or not, point by point.
@@ -30,7 +33,7 @@ def compare(
     protocol, setting, leakage status, selection. A part one side does not state is 'unknown', never guessed.
     Where the report's inputs are beside it (same files, same sha256), its predictions are re-scored under the
     claim's convention or spec: your number in the claim's terms (MEASURED, or SYNTHETIC for generated data)
-    beside the claim (CLAIMED). Inputs are read inside the report's folder only. Exit 0 whatever the verdict
+    beside the claim (CLAIMED). Inputs are read inside the report's folder, or --root. Exit 0 whatever the verdict
     (nothing comparable is an answer); 2 for an unreadable report or a bad claims file.
     """
     with guard():
@@ -44,7 +47,7 @@ def compare(
         files = load_claims(claims or [], builtin=builtin)
         total = sum(len(cf.claims) for cf in files)
         with progress(total, "comparing", enabled=not json_out) as advance:
-            result = compare_report(report, files, batch_size=batch_size, on_claim=advance)
+            result = compare_report(report, files, batch_size=batch_size, root=root, on_claim=advance)
     if json_out:
         emit_json(result.to_dict())
         return

@@ -15,7 +15,7 @@ real data) beside the claim's value (CLAIMED). Spec pieces the claim does not gi
 defaults and listed as assumptions; a claim without its normalization (PCK) cannot be re-scored.
 
 Inputs are read under the rules ``rfbench verify`` follows: a path the report records is resolved inside the
-report's folder only (absolute paths, ``..`` escapes and symlinks leading out are refused), it must be a regular
+report's folder, or a ``root`` given (absolute paths, escapes and symlinks leading out are refused), it must be a regular
 file of the recorded size (checked before reading, at most :data:`MAX_INPUT_BYTES`) and its sha256 must be the
 recorded one. Anything else makes the re-score *unavailable*, with the reason; it is never an error, and no path
 outside the folder is opened.
@@ -330,11 +330,13 @@ def _closest(report: Mapping[str, Any], claim: Claim, cs) -> tuple[Mapping[str, 
 # -- reading the report's inputs -------------------------------------------------------------------------
 
 
-def read_report_inputs(report: Mapping[str, Any], report_path: str | os.PathLike,
-                       roles: Sequence[str] = _ROLES) -> dict[str, bytes]:
-    """The bytes of the report's inputs with the given roles, read under verify's rules (see the module
-    docstring). Raises an internal ``_Unavailable`` with the reason when one cannot be read."""
-    base = Path(os.path.realpath(Path(report_path).parent))
+def _input_files(report: Mapping[str, Any], report_path: str | os.PathLike, roles: Sequence[str],
+                 root: str | os.PathLike | None = None) -> dict[str, tuple[Path, bytes]]:
+    """The real path and bytes of each input with one of ``roles``, checked under verify's rules: the recorded
+    path is relative to the report's folder and must resolve under ``root`` (default: that folder), be a regular
+    file of the recorded size and have the recorded sha256. Raises ``_Unavailable`` with the reason."""
+    folder = Path(os.path.realpath(Path(report_path).parent))
+    base = Path(os.path.realpath(root)) if root is not None else folder
     out = {}
     for item in report.get("inputs", []):
         item = _mapping(item)
@@ -342,11 +344,13 @@ def read_report_inputs(report: Mapping[str, Any], report_path: str | os.PathLike
         if role not in roles:
             continue
         rel = item.get("path")
+        where = "the report's folder" if root is None else f"the root {root}"
         if not isinstance(rel, str) or not rel or os.path.isabs(rel):
-            raise _Unavailable(f"input {role} is recorded as {rel!r}, not a path inside the report's folder")
-        real = Path(os.path.realpath(base / rel))
+            raise _Unavailable(f"input {role} is recorded as {rel!r}, not a path relative to the report's folder")
+        real = Path(os.path.realpath(folder / rel))
         if real != base and base not in real.parents:
-            raise _Unavailable(f"input {role} ({rel}) resolves outside the report's folder; it is not read")
+            raise _Unavailable(f"input {role} ({rel}) resolves outside {where}; it is not read"
+                               + ("" if root is not None else " (give a root that holds it: --root)"))
         try:
             st = os.stat(real)
         except OSError:
@@ -368,8 +372,33 @@ def read_report_inputs(report: Mapping[str, Any], report_path: str | os.PathLike
             raise _Unavailable(f"input {role} ({rel}) cannot be read ({exc.strerror or exc})") from None
         if len(data) != st.st_size or hashlib.sha256(data).hexdigest() != item.get("sha256"):
             raise _Unavailable(f"input {role} ({rel}) no longer has the sha256 the report recorded")
-        out[role] = data
+        out[role] = (real, data)
     return out
+
+
+def read_report_inputs(report: Mapping[str, Any], report_path: str | os.PathLike,
+                       roles: Sequence[str] = _ROLES, root: str | os.PathLike | None = None) -> dict[str, bytes]:
+    """The bytes of the report's inputs with the given roles, read under verify's rules (see the module
+    docstring). Raises an internal ``_Unavailable`` with the reason when one cannot be read."""
+    return {role: data for role, (_, data) in _input_files(report, report_path, roles, root).items()}
+
+
+def _truth_from_dataset(report: Mapping[str, Any], report_path: Path, root) -> Any:
+    """The ground truth of a report scored with ``--rows``: read from the dataset again, as ``score`` read it,
+    and accepted only when its files are the ones the report's provenance recorded."""
+    files = _input_files(report, report_path, ("rows", "split", "manifest"), root)
+    if "rows" not in files or "split" not in files:
+        raise _Unavailable("the report records its windows index but not its split")
+    from rfbench.datasets.windows import test_truth
+
+    try:
+        truth = test_truth(files["split"][0], files["rows"][0])
+    except RfbenchError as exc:
+        raise _Unavailable(f"the ground truth cannot be read from the dataset again ({exc})") from None
+    recorded = _mapping(report.get("provenance")).get("ground_truth_files")
+    if recorded != truth.files:
+        raise _Unavailable("the dataset files the ground truth is read from are not the ones the report recorded")
+    return truth.y
 
 
 def _array(data: bytes, role: str):
@@ -413,7 +442,7 @@ def _skeleton(report: Mapping[str, Any], data: Mapping[str, bytes]):
 
 
 def _rescore(report: Mapping[str, Any], report_path: Path, claim: Claim, cs: Mapping[str, Any],
-             batch_size: int | None, loaded: dict) -> dict[str, Any]:
+             batch_size: int | None, loaded: dict, root=None) -> dict[str, Any]:
     from rfbench.metrics.pose import evaluate_pose
 
     if claim.task != "pose" or report.get("task") != "pose":
@@ -471,11 +500,13 @@ def _rescore(report: Mapping[str, Any], report_path: Path, claim: Claim, cs: Map
                                + (f" — {hint}" if hint else ""))
     if "arrays" not in loaded:
         try:
-            data = read_report_inputs(report, report_path)
-            if "pred" not in data or "gt" not in data:
+            data = read_report_inputs(report, report_path, root=root)
+            arrays = {role: _array(data[role], role) for role in ("pred", "gt", "vis") if role in data}
+            if "gt" not in arrays and any(_mapping(i).get("role") == "rows" for i in report.get("inputs", [])):
+                arrays["gt"] = _truth_from_dataset(report, report_path, root)
+            if "pred" not in arrays or "gt" not in arrays:
                 raise _Unavailable("the report records no pred and gt inputs")
-            loaded["arrays"] = ({role: _array(data[role], role) for role in ("pred", "gt", "vis") if role in data},
-                                _skeleton(report, data))
+            loaded["arrays"] = (arrays, _skeleton(report, data))
         except _Unavailable as exc:
             loaded["arrays"] = exc
     if isinstance(loaded["arrays"], _Unavailable):
@@ -506,7 +537,8 @@ def _relevant(key: str, metric: str) -> bool:
 
 
 def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile], *,
-                   batch_size: int | None = None, on_claim=None) -> Comparison:
+                   batch_size: int | None = None, root: str | os.PathLike | None = None,
+                   on_claim=None) -> Comparison:
     """Compare a report with claims: per claim the closest result, the parts, the verdict and the re-score.
 
     Parameters
@@ -517,6 +549,10 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
         From :func:`rfbench.report.claims.load_claims`.
     batch_size : int, optional
         Batch size for re-scoring batch-mean claims that do not give one (recorded as an assumption).
+    root : path-like, optional
+        The folder the report's inputs must lie under (default: the report's folder), like
+        ``rfbench verify --root``. A report scored with ``--rows`` has its ground truth read from the dataset
+        again (the files its provenance records), so the dataset must lie under it too.
     on_claim : callable, optional
         Called once after each claim (a progress hook: the command's progress bar).
 
@@ -534,13 +570,13 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
     loaded: dict = {}
     for cf in claims:
         for claim in cf.claims:
-            out.items.append(_compare_one(report, path, claim, batch_size, loaded))
+            out.items.append(_compare_one(report, path, claim, batch_size, loaded, root))
             if on_claim is not None:
                 on_claim()
     return out
 
 
-def _compare_one(report, path, claim: Claim, batch_size, loaded) -> ClaimComparison:
+def _compare_one(report, path, claim: Claim, batch_size, loaded, root=None) -> ClaimComparison:
     if claim.task != report.get("task"):
         parts = [Part("task", str(report.get("task")), claim.task, "differs")]
         return ClaimComparison(claim, None, parts + _data_parts(report, claim),
@@ -560,7 +596,7 @@ def _compare_one(report, path, claim: Claim, batch_size, loaded) -> ClaimCompari
         result, parts = _closest(report, claim, cs)
     parts = parts + _data_parts(report, claim)
     try:
-        rescore = _rescore(report, path, claim, cs, batch_size, loaded)
+        rescore = _rescore(report, path, claim, cs, batch_size, loaded, root)
         spec_names = {"metric", "normalization", "k", "comparison", "averaging", "normalizer floor",
                       "per-axis normalisation", "precision", "result precision", "Procrustes fit", "visibility"}
         rescore["still_differs"] = [p.name for p in parts if p.status in ("differs", "unknown")
