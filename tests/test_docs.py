@@ -1,4 +1,5 @@
-"""Every command is discoverable, has help text, and has its section in README.md (sqlite-utils' test_docs)."""
+"""Every command is discoverable, has help text, and has its reference page in docs/, linked from README.md
+(sqlite-utils' test_docs)."""
 
 from __future__ import annotations
 
@@ -51,17 +52,40 @@ def test_help_exits_0_with_help_text(runner, path):
 
 
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=[" ".join(p) for p, _ in COMMANDS])
-def test_every_command_has_a_readme_section(path):
+def test_every_command_has_its_docs_page(path):
     top = path[0]
-    heading = re.search(rf"^## rfbench {re.escape(top)}$", README, re.M)
-    assert heading, f"README.md has no '## rfbench {top}' section"
-    assert f"rfbench {' '.join(path)}" in README, f"README.md never shows rfbench {' '.join(path)}"
+    page = rr.ROOT / "docs" / f"{top}.md"
+    assert page.exists(), f"docs/{top}.md, the reference of rfbench {top}, is missing"
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith(f"# rfbench {top}"), f"docs/{top}.md does not start with '# rfbench {top}'"
+    assert f"rfbench {' '.join(path)}" in text, f"docs/{top}.md never shows rfbench {' '.join(path)}"
+    assert f"](docs/{top}.md)" in README, f"README.md does not link docs/{top}.md"
 
 
-def test_readme_sections_follow_the_pipeline():
-    order = [m.group(1) for m in re.finditer(r"^## rfbench (\w+)", README, re.M)]
-    pipeline = ["parse", "ingest", "split", "audit", "score", "verify"]
-    positions = [order.index(c) for c in pipeline]
-    assert positions == sorted(positions), order
-    headings = re.findall(r"^## .*$", README, re.M)
-    assert headings[-1] == "## Performance"  # the last section; its body is merged from elsewhere
+def test_readme_is_a_newcomers_page():
+    lines = README.splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines; reference material belongs in docs/"
+    headings = re.findall(r"^## (.*)$", README, re.M)
+    for needed in ("Set-up", "The demo", "The pipeline", "Score your own model on MM-Fi", "Documentation"):
+        assert needed in headings, headings
+    contents = next(line for line in lines if line.startswith("**Contents:**") or line == "## Contents")
+    assert contents, "README.md has no table of contents"
+    for heading in headings:  # every section is in the table of contents
+        anchor = "#" + re.sub(r"[^a-z0-9 -]", "", heading.lower()).replace(" ", "-")
+        assert f"]({anchor})" in README, f"the contents do not link '{heading}' ({anchor})"
+    assert ".venv/bin/rfbench" in README and "source .venv/bin/activate" in README
+
+
+def test_readme_links_lead_somewhere():
+    for target in re.findall(r"\]\(((?:docs/)?[\w./-]+\.md)(?:#[\w-]+)?\)", README):
+        assert (rr.ROOT / target).exists(), f"README.md links {target}, which does not exist"
+    for page in sorted((rr.ROOT / "docs").glob("*.md")):
+        for target in re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]+)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).resolve().exists(), f"docs/{page.name} links {target}, which does not exist"
+
+
+def test_the_pipeline_table_follows_the_pipeline():
+    table = README[README.index("## The pipeline"):README.index("## Score your own model")]
+    order = re.findall(r"^\| `rfbench (\w+)", table, re.M)
+    pipeline = ["parse", "ingest", "split", "audit", "windows", "predict", "score", "verify"]
+    assert [c for c in order if c in pipeline] == pipeline, order

@@ -1,10 +1,13 @@
 """The pages of docs/ are transcripts that still hold, run like the README (tests/readme_runner.py).
 
-docs/corpora.md runs on the two real corpora in ../shared/conformance, reached through a ``corpora`` link in
-the page's folder; it is skipped when they are absent (a plain clone)."""
+Each page runs in a folder of its own. The pages in :data:`DEMO_PAGES` run where ``rfbench demo`` ran: the
+demo runs once per session and each of them gets a copy of its ``demo-out``. docs/corpora.md runs on the two
+real corpora in ../shared/conformance, reached through a ``corpora`` link in the page's folder; it is skipped
+when they are absent (a plain clone)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,13 +29,29 @@ def test_every_block_is_run_or_marked(page):
 #: Pages with a test of their own (they need data or set-up); every other page is run as it is.
 OWN_TEST = {"corpora.md", "content-leakage.md", "predict.md"}
 
+#: Pages whose examples run in the folder where ``rfbench demo`` ran (they say so).
+DEMO_PAGES = {"audit.md", "compare.md", "python-api.md", "score.md", "verify.md"}
+
+
+@pytest.fixture(scope="session")
+def demo_out(tmp_path_factory):
+    """One ``rfbench demo`` (standard size, as the README's) for every page that runs beside it."""
+    session = rr.Session(tmp_path_factory.mktemp("demo"))
+    code, text = session.run("rfbench demo")
+    assert code == 0, text
+    return session.cwd / "demo-out"
+
 
 def test_there_are_docs_pages():
     assert set(PAGES) >= {"ingest.md", "corpora.md", "metric-spec.md", "compare.md", "verify.md"}
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p not in OWN_TEST])
-def test_docs_page_runs_as_written(tmp_path, page):
+def test_docs_page_runs_as_written(tmp_path, page, request):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    if page in DEMO_PAGES:
+        assert "where `rfbench demo`" in " ".join(text.split()), f"{page} does not say it runs beside the demo"
+        shutil.copytree(request.getfixturevalue("demo_out"), tmp_path / "demo-out", symlinks=True)
     runnable = [b for b in rr.blocks((DOCS / page).read_text(encoding="utf-8"))
                 if b.marker != "not-run" and (b.lang in rr.RUN_LANGS or b.marker == "file")]
     ran, failures = rr.run_file(DOCS / page, rr.Session(tmp_path))
