@@ -7,7 +7,9 @@ Errors go to stderr as a single line (``error: <message>``) and the process exit
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
+import threading
 from typing import Any, Iterator
 
 import typer
@@ -140,3 +142,53 @@ def progress(total: int, description: str, enabled: bool = True):
     """Yield ``advance(n=1)`` of a :class:`Bar` of ``total`` units."""
     with Bar(description, total, enabled) as bar:
         yield bar.advance
+
+
+#: The signals a long job stops cleanly on (its temporary files removed), exiting 128 + the signal number.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def stop_on_signals(cancel):
+    """While the job runs, SIGINT, SIGTERM and SIGHUP set ``cancel`` (the job then stops and cleans up)
+    instead of killing the process; yields the list the first signal caught is appended to."""
+    import threading
+
+    caught: list = []
+    if threading.current_thread() is not threading.main_thread():  # signals are only delivered to the main thread
+        yield caught
+        return
+
+    def handler(signum, frame):
+        if not caught:
+            caught.append(signum)
+        cancel.set()
+
+    previous = {}
+    try:
+        for sig in STOP_SIGNALS:
+            previous[sig] = signal.signal(sig, handler)
+        yield caught
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+class sigterm_as_interrupt:
+    """SIGTERM raises KeyboardInterrupt in the main thread while outputs are written, so the temporary files are
+    removed (as on Ctrl-C) and nothing half-written is left behind."""
+
+    def __enter__(self):
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGTERM, self._raise)
+        return self
+
+    @staticmethod
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+        return False

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import inspect
 import os
-import signal
-import threading
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, progress, stdout_console
+from rfbench.commands._common import Bar, emit_json, guard, sigterm_as_interrupt, stdout_console
 from rfbench.datasets.windows.settings import WindowSettings, describe, option_name, setting_fields
 
 COMMAND_NAME = "windows"
@@ -83,8 +81,8 @@ def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = F
         if side not in ("train", "test"):
             raise ValidationError(f"--side must be train or test, not {side!r}")
         settings = WindowSettings(**{name: values.get(name) for name in _SETTING_NAMES})
-        bar = _Bar(not json_out)
-        with bar, _signals_interrupt():
+        bar = Bar("reading recordings", enabled=not json_out)
+        with bar, sigterm_as_interrupt():
             doc = write_windows(split, side, out, settings, force=force, workers=workers, progress=bar.advance,
                                 on_total=bar.start)
     _render(doc, split, Path(out), json_out)
@@ -105,79 +103,10 @@ def _make_command():
 windows = _make_command()
 
 
-class _signals_interrupt:
-    """SIGTERM raises KeyboardInterrupt in the main thread while outputs are written, so the temporary files are
-    removed (as on Ctrl-C) and nothing half-written is left behind."""
-
-    def __enter__(self):
-        self._old = None
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGTERM, self._raise)
-        return self
-
-    @staticmethod
-    def _raise(signum, frame):
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGTERM, self._old)
-        return False
-
-
-class _Bar:
-    """A progress bar over the recordings read, started once their number is known."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self._ctx = None
-        self._advance = None
-
-    def __enter__(self):
-        return self
-
-    def start(self, total: int) -> None:
-        self._ctx = progress(total, "reading recordings", enabled=self.enabled)
-        self._advance = self._ctx.__enter__()
-
-    def advance(self, n: int = 1) -> None:
-        if self._advance is not None:
-            self._advance(n)
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-        return False
-
-
-def _summary(doc: dict, split: Path, out: Path) -> dict:
-    files = doc["files"]
-    return {
-        "index": str(out / "index.json"),
-        "x": str(out / doc["x"]["file"]),
-        "y": str(out / doc["y"]["file"]),
-        "split": str(split),
-        "dataset": doc["dataset"],
-        "synthetic": doc.get("synthetic", False),
-        "side": doc["side"],
-        "task": doc["task"],
-        "settings": doc["settings"],
-        "rows": len(doc["rows"]),
-        "x_shape": doc["x"]["shape"],
-        "x_axes": doc["x"]["axes"],
-        "y_shape": doc["y"]["shape"],
-        "y_dtype": doc["y"]["dtype"],
-        "labels": doc["labels"]["names"] if doc["labels"] else None,
-        "recordings": doc["recordings"],
-        "excluded": doc["excluded"],
-        "dropped": doc["dropped"],
-        "files_read": len(files),
-        "bytes_read": sum(f["bytes"] for f in files),
-    }
-
-
 def _render(doc: dict, split: Path, out: Path, json_out: bool) -> None:
-    summary = _summary(doc, split, out)
+    from rfbench.datasets.windows.index import summary_of
+
+    summary = summary_of(doc, split, out)
     if json_out:
         emit_json(summary)
         return

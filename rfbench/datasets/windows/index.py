@@ -335,3 +335,32 @@ def check_index_files(index: "WindowIndex | str | os.PathLike") -> list[dict]:
     except ValidationError as exc:
         return [{"path": manifest.root, "reason": str(exc)}]
     return [p for p in (files.check(entry) for entry in idx.doc["files"]) if p]
+
+
+def summary_of(doc: dict, split, out) -> dict:
+    """What ``rfbench windows --json`` prints about an index it wrote to the folder ``out``: the files, the
+    settings, the shapes and the counts (``doc`` is the index document)."""
+    out = Path(out)
+    files = doc["files"]
+    return {
+        "index": str(out / "index.json"),
+        "x": str(out / doc["x"]["file"]),
+        "y": str(out / doc["y"]["file"]),
+        "split": str(split),
+        "dataset": doc["dataset"],
+        "synthetic": doc.get("synthetic", False),
+        "side": doc["side"],
+        "task": doc["task"],
+        "settings": doc["settings"],
+        "rows": len(doc["rows"]),
+        "x_shape": doc["x"]["shape"],
+        "x_axes": doc["x"]["axes"],
+        "y_shape": doc["y"]["shape"],
+        "y_dtype": doc["y"]["dtype"],
+        "labels": doc["labels"]["names"] if doc["labels"] else None,
+        "recordings": doc["recordings"],
+        "excluded": doc["excluded"],
+        "dropped": doc["dropped"],
+        "files_read": len(files),
+        "bytes_read": sum(f["bytes"] for f in files),
+    }
