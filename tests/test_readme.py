@@ -6,7 +6,6 @@ and ``<!-- not-run -->`` markers) are described in ``tests/readme_runner.py`` an
 
 from __future__ import annotations
 
-import pytest
 
 import readme_runner as rr
 
@@ -34,34 +33,6 @@ def test_matcher_elides_lines_and_text():
 
 
 def test_readme_examples_run_as_written(tmp_path):
-    session = rr.Session(tmp_path)
-    failures = []
-    ran = 0
-    for b in rr.blocks(TEXT):
-        if b.marker == "not-run":
-            continue
-        if b.marker == "file":
-            session.write(b.file, b.lines)
-            continue
-        if b.lang == "python":
-            try:
-                session.exec_python("\n".join(b.lines), f"README.md:{b.line_no}")
-            except Exception as exc:  # report every failing example, not only the first
-                failures.append(f"python block at line {b.line_no}: {exc.__class__.__name__}: {exc}")
-            ran += 1
-            continue
-        if b.lang != "console":
-            continue
-        steps = rr.steps(b)
-        for i, step in enumerate(steps):
-            code, text = session.run(step.command)
-            ran += 1
-            want = rr.expected_code(step, steps[i + 1] if i + 1 < len(steps) else None)
-            if (want is None and code == 0) or (want is not None and code != want):
-                failures.append(f"line {b.line_no}: `{step.command}` exited {code}, expected "
-                                f"{'non-zero' if want is None else want}:\n{text}")
-            elif not rr.matches(step.expected, text.splitlines()):
-                failures.append(f"line {b.line_no}: `{step.command}` printed:\n{text}\n--- the README shows:\n"
-                                + "\n".join(step.expected))
+    ran, failures = rr.run_file(rr.README, rr.Session(tmp_path))
     assert ran >= 12
     assert not failures, "\n\n".join(failures)
