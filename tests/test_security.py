@@ -141,6 +141,26 @@ def test_verify_refuses_inputs_outside_its_root_without_reading_them(d, target):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("damage, message", [
+    (lambda i: i.__setitem__(1, None), "inputs[1] is not an input record"),
+    (lambda i: i[1].__setitem__("path", None), "records no usable path"),
+    (lambda i: i[1].__setitem__("path", ["pred.npy"]), "records no usable path"),
+    (lambda i: i[1].__setitem__("option", [None]), "records an option that is not a command-line option"),
+    (lambda i: i[1].__setitem__("role", i[0]["role"]), "is recorded twice"),
+    (lambda i: i[1].__setitem__("bytes", "12"), "records no size"),
+    (lambda i: i[1].__setitem__("sha256", None), "records no sha256"),
+])
+def test_verify_checks_every_input_record_before_using_it(d, damage, message):
+    """A report is untrusted: a record that is not one (a list as option raised TypeError before) is one line,
+    exit 2, and nothing is re-run."""
+    report = d / "pose" / "report.json"
+    edit_json(report, lambda doc: damage(doc["inputs"]))
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_verify_refuses_a_symlink_leading_out_of_its_root(d, tmp_path):
     secret = tmp_path / "secret.npy"
     np.save(secret, np.zeros(3))

@@ -168,3 +168,34 @@ def test_compare_rescores_a_report_whose_ground_truth_came_from_the_dataset(d, t
     np.save(path, np.load(path) + 0.01)
     changed = compare_report(report, claims, root=d).to_dict()["comparisons"][0]["rescore"]
     assert changed["status"] == "unavailable" and "cannot be read from the dataset again" in changed["reason"]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c[0]["argv"].__setitem__(slice(7, 9), ["--task", "gesture"]), "its windows step shows settings"),
+    (lambda c: c[1]["argv"].__setitem__(8, "8"), "its predict step shows settings"),
+    (lambda c: c.pop(0), "its steps are not windows, predict and score"),
+    (lambda c: c[2]["argv"].append("--seed"), "its score step is not the report's reproducer"),
+    (lambda c: c.__setitem__(0, None), "its windows step is not the command rfbench records"),
+])
+def test_verify_refuses_a_chain_that_is_not_what_its_files_record(d, edit, message):
+    """The chain is what a reader sees of how the predictions were made; before this check an edited chain
+    (another window setting, another batch size, a step removed) still verified as MATCH."""
+    path = d / "pose" / "report.json"
+    report = json.loads(path.read_text())
+    edit(report["chain"])
+    path.write_text(json.dumps(report))
+    (d / "pose" / "report.md").unlink()  # the Markdown is checked separately; here the JSON's chain alone
+    result = rfbench("verify", path, "--root", d)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert message in result.stderr
+
+
+def test_verify_refuses_a_chain_on_a_report_it_cannot_replay(d):
+    gesture = json.loads((d / "gesture" / "report.json").read_text())
+    report = json.loads((d / "pose" / "report.json").read_text())
+    report["inputs"] = [i for i in report["inputs"] if i["role"] not in ("model", "pred-record")]
+    report["chain"] = gesture["chain"]
+    (d / "pose" / "report.json").write_text(json.dumps(report))
+    result = rfbench("verify", d / "pose" / "report.json", "--root", d)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "carries a chain but not the windows index, model and prediction record" in result.stderr

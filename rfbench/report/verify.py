@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -215,15 +216,43 @@ def _read_regular(path: Path, cap: int, what: str) -> bytes:
         os.close(fd)
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _check_input_records(report: dict, report_path: Path) -> None:
+    """Every input record is ``{role, path, bytes, sha256[, option]}`` with values of the right types and roles
+    distinct, before any of them is used (a report is untrusted: it may hold anything)."""
+    inputs = report.get("inputs")
+    if not isinstance(inputs, list):
+        raise FormatError(f"{report_path}: inputs is not a list of input records")
+    roles = set()
+    for n, item in enumerate(inputs):
+        where = f"{report_path}: inputs[{n}]"
+        if not isinstance(item, dict):
+            raise FormatError(f"{where} is not an input record")
+        role, path, size, digest = item.get("role"), item.get("path"), item.get("bytes"), item.get("sha256")
+        if not isinstance(role, str) or not role:
+            raise FormatError(f"{where} has no role")
+        if role in roles:
+            raise FormatError(f"{where}: the role {role!r} is recorded twice")
+        roles.add(role)
+        if not isinstance(path, str) or not path:
+            raise FormatError(f"{where} ({role}) records no usable path")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise FormatError(f"{where} ({role}) records no size")
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise FormatError(f"{where} ({role}) records no sha256")
+        option = item.get("option")
+        if option is not None and (not isinstance(option, str) or not option.startswith("--")):
+            raise FormatError(f"{where} ({role}) records an option that is not a command-line option")
+
+
 def _resolve_inputs(report: dict, report_path: Path, root: Path) -> dict[str, Path]:
-    """Role → real path of each input (see :func:`resolve_input`)."""
+    """Role → real path of each input (see :func:`resolve_input`); the records are checked first."""
+    _check_input_records(report, report_path)
     base = report_path.parent
-    found = {}
-    for n, item in enumerate(report["inputs"]):
-        if not isinstance(item, dict) or not isinstance(item.get("role"), str):
-            raise FormatError(f"{report_path}: inputs[{n}] is not an input record")
-        found[item["role"]] = resolve_input(item.get("path"), base, root, f"input {item['role']}")
-    return found
+    return {item["role"]: resolve_input(item["path"], base, root, f"input {item['role']}")
+            for item in report["inputs"]}
 
 
 def _changed_inputs(report: dict, paths: dict[str, Path], shown_from: Path) -> list[dict[str, Any]]:
@@ -308,6 +337,52 @@ def _replay_chain(report: dict, paths: dict[str, Path], python: str, limits: Lim
         return {"rule": outcome.rule, "pred": str(kept / "pred.npy")}
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def _check_chain(report: dict, paths: dict[str, Path], where: Path) -> None:
+    """The report's ``chain`` (the windows, predict and score command lines, shown to readers) must be what the
+    hashed windows index and prediction record give: the same steps, each with the settings those files record,
+    and the report's own reproducer last. Its
+    paths are shown as they were typed and are not compared; what is replayed comes from the hashed files, never
+    from the chain. A report that carries a chain but not the files to replay it is refused."""
+    from rfbench.datasets.windows import WindowSettings
+    from rfbench.nn.predict import load_prediction_record
+
+    chain = report.get("chain")
+    replayable = {"rows", "model", "pred-record"} <= set(paths)
+    if chain is None and not replayable:
+        return
+    if not replayable:
+        raise FormatError(f"{where}: the report carries a chain but not the windows index, model and prediction "
+                          "record to replay it")
+    index = read_json(paths["rows"], "windows")
+    settings = WindowSettings.from_dict(index.get("settings"), f"{paths['rows']}: settings")
+    record = load_prediction_record(paths["pred-record"])
+    # (step, the words the command must hold at fixed places, the settings its tail must be)
+    expected = [("windows", {1: "windows", 3: "--side", 4: "test", 5: "-o"}, settings.to_argv()),
+                ("predict", {1: "predict", 3: "--windows", 5: "-o"}, record.settings.argv())]
+    shown = chain if isinstance(chain, list) else None
+    problem = None
+    score = {"step": "score", "argv": (report.get("reproducer") or {}).get("argv")}
+    if shown is None or len(shown) != len(expected) + 1:
+        problem = "its steps are not windows, predict and score"
+    elif shown[-1] != score:
+        problem = "its score step is not the report's reproducer"
+    else:
+        for item, (step, fixed, tail) in zip(shown, expected):
+            argv = item.get("argv") if isinstance(item, dict) else None
+            if not isinstance(item, dict) or item.get("step") != step or not isinstance(argv, list) \
+                    or not all(isinstance(a, str) for a in argv) or len(argv) < 7 or argv[0] != "rfbench" \
+                    or any(argv[k] != word for k, word in fixed.items()):
+                problem = f"its {step} step is not the command rfbench records"
+                break
+            if argv[7:] != list(tail):
+                problem = f"its {step} step shows settings {argv[7:]} but the recorded files say {list(tail)}"
+                break
+    if problem is not None:
+        raise VerificationError(f"{where}: the report's chain does not match the files it names: {problem}",
+                                differences=[{"path": "chain", "report": _short(chain), "rerun": "as recorded in "
+                                              "the windows index and the prediction record"}])
 
 
 def _short(value: Any) -> Any:
@@ -624,6 +699,7 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
             f"{path}: {len(changed)} dataset file(s) the ground truth was read from changed since the report was "
             f"made (" + ", ".join(d["file"] for d in changed[:5]) + "); numbers not re-computed", differences=changed)
     args = rerun_argv(report, paths)
+    _check_chain(report, paths, path)
     notes: list[str] = []
     replayed = None
     if {"rows", "model", "pred-record"} <= set(paths):
