@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, fail, finite_float, guard, progress, stdout_console
 
 
 def adapt(
@@ -29,13 +29,13 @@ def adapt(
     ] = None,
     rank: Annotated[Optional[int], typer.Option("--rank", help="Adapter rank (config key adapt.rank).")] = None,
     steps: Annotated[Optional[int], typer.Option("--steps", help="Steps (config key adapt.steps).")] = None,
-    lr: Annotated[Optional[float], typer.Option("--lr", help="First step length tried per step "
+    lr: Annotated[Optional[float], typer.Option("--lr", parser=finite_float(), help="First step length tried per step "
                                                              "(config key adapt.learning_rate).")] = None,
-    fd_step: Annotated[Optional[float], typer.Option("--fd-step", help="Finite-difference step "
+    fd_step: Annotated[Optional[float], typer.Option("--fd-step", parser=finite_float(), help="Finite-difference step "
                                                                        "(config key adapt.fd_step).")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Softmax temperature "
+    temperature: Annotated[Optional[float], typer.Option("--temperature", parser=finite_float(), help="Softmax temperature "
                                                                                "(config key adapt.temperature).")] = None,
-    entropy_weight: Annotated[Optional[float], typer.Option("--entropy-weight", help="Weight of the entropy "
+    entropy_weight: Annotated[Optional[float], typer.Option("--entropy-weight", parser=finite_float(), help="Weight of the entropy "
                                                             "term (config key adapt.entropy_weight).")] = None,
     prototypes: Annotated[Optional[int], typer.Option("--prototypes", help="Prototypes of the entropy term "
                                                                            "(config key adapt.prototypes).")] = None,

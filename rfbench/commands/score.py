@@ -10,7 +10,7 @@ import typer
 
 from dataclasses import dataclass, field
 
-from rfbench.commands._common import emit_json, guard, stderr_console, stdout_console
+from rfbench.commands._common import emit_json, finite_float, guard, stderr_console, stdout_console
 
 COMMAND_NAME = "score"
 TASKS = ("pose", "gesture")
@@ -75,7 +75,7 @@ def score(
     averaging: Annotated[str, typer.Option("--averaging", help="micro (over joints) and/or macro (per joint).")]
     = "micro,macro",
     auc_n: Annotated[int, typer.Option("--auc-n", help="PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.")] = 20,
-    auc_max: Annotated[float, typer.Option("--auc-max", help="PCK-AUC: k_max.")] = 1.0,
+    auc_max: Annotated[float, typer.Option("--auc-max", parser=finite_float(), help="PCK-AUC: k_max.")] = 1.0,
     oks_area: Annotated[str, typer.Option("--oks-area", help="OKS area: bbox (0.53 x box w x h) or a constant in "
                                           "units².")] = "bbox",
     sigmas: Annotated[Optional[str], typer.Option("--sigmas", help="OKS sigmas, one per joint, comma-separated "
@@ -97,7 +97,7 @@ def score(
                                             "the split's manifest).")] = "recording",
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Cluster-bootstrap replicates (0 = no intervals).")]
     = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", parser=finite_float(), help="Confidence level of the intervals.")] = 0.95,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     synthetic: Annotated[bool, typer.Option("--synthetic", help="The data is generated: tag the report "
                                             "SYNTHETIC.")] = False,
