@@ -113,3 +113,63 @@ def test_every_float_option_refuses_nan_and_inf(runner, value):
         assert len(lines) == 2, (argv, result.stderr)
         assert lines[0] == (f"error: invalid value for {name}: must be a finite number (NaN and inf are not "
                             f"allowed), got {value!r}"), lines
+
+
+# ------------------------------------------------------------------------------------------------ nesting depth
+
+
+def test_read_json_refuses_deep_nesting_before_parsing(tmp_path):
+    from rfbench.errors import FormatError
+    from rfbench.io.files import MAX_NESTING, read_json
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    with pytest.raises(FormatError, match=f"nested 100000 levels deep; rfbench reads at most {MAX_NESTING} levels"):
+        read_json(deep)
+    # exactly at the limit is read; one more level is refused
+    ok = tmp_path / "ok.json"
+    ok.write_text('{"a": ' + "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1) + "}")
+    value, depth = read_json(ok)["a"], 0
+    while isinstance(value, list):
+        value, depth = (value[0] if value else None), depth + 1
+    assert depth == MAX_NESTING - 1  # the object itself is the 64th level
+    ok.write_text('{"a": ' + "[" * MAX_NESTING + "]" * MAX_NESTING + "}")
+    with pytest.raises(FormatError, match="nested 65 levels deep"):
+        read_json(ok)
+
+
+def test_brackets_inside_strings_do_not_count(tmp_path):
+    from rfbench.io.files import read_json
+
+    p = tmp_path / "s.json"
+    # 200 brackets inside strings, with escaped quotes and backslashes around them
+    p.write_text(json.dumps({"a": "[" * 200, "b": '\\"' + "{" * 200, "c": "\\" * 3 + '"[[[', "d": [["x"]]}))
+    assert read_json(p)["d"] == [["x"]]
+
+
+@pytest.mark.parametrize("argv", [
+    ["split", "{deep}", "-p", "random", "--allow-leaky"],
+    ["audit", "{deep}"],
+    ["verify", "{deep}"],
+    ["score", "--pred", "{pred}", "--gt", "{pred}", "--skeleton", "h36m17", "--split", "{deep}", "--groups", "{groups}"],
+    ["score", "--pred", "{pred}", "--gt", "{pred}", "--skeleton", "{deep_layout}"],
+    ["config", "check", "{deep_toml}"],
+    ["adapt", "--synthetic", "--config", "{deep_toml}"],
+])
+def test_deeply_nested_inputs_are_one_line_exit_2(runner, tmp_path, argv):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"schema": "rfbench.split/1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    layout = tmp_path / "layout.json"
+    layout.write_text("[" * 100_000)
+    toml = tmp_path / "rfbench.toml"
+    toml.write_text("[adapt]\nrank = 2\nx = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    pred = tmp_path / "pred.npy"
+    np.save(pred, np.zeros((2, 17, 3)))
+    groups = tmp_path / "groups.npy"
+    np.save(groups, np.array(["a", "b"]))
+    names = {"deep": deep, "pred": pred, "groups": groups, "deep_layout": layout, "deep_toml": toml}
+    result = runner.invoke(app, [a.format(**names) for a in argv])
+    assert result.exit_code == 2, result.output
+    lines = err_lines(result)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "levels deep" in lines[0], result.output
+    assert "Traceback" not in result.output

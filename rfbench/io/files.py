@@ -6,6 +6,10 @@ output. An existing target is refused unless ``force=True``.
 
 JSON files that pass between stages carry ``"schema": "rfbench.<kind>/<major>"`` (DESIGN.md §11);
 :func:`read_json` refuses a missing schema, another kind, or an unknown major version.
+
+Untrusted input is bounded before it is parsed: JSON (and TOML, :func:`check_nesting`) may nest arrays and
+objects at most :data:`MAX_NESTING` levels deep, so a file of ``[[[[...`` is one clear error, not a
+``RecursionError``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -36,11 +41,18 @@ __all__ = [
     "input_errors",
     "read_input_bytes",
     "load_npy",
+    "check_nesting",
+    "parse_json_text",
     "SCHEMA_MAJOR",
+    "MAX_NESTING",
 ]
 
 #: Current major version of each JSON kind rfbench writes.
 SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1}
+
+#: Deepest nesting of arrays and objects (JSON) or arrays and inline tables (TOML) rfbench parses. Its own
+#: files nest less than 10 levels; a deeper file is refused before the parser (which recurses) sees it.
+MAX_NESTING = 64
 
 
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
@@ -172,6 +184,64 @@ def load_npy(path: str | os.PathLike, what: str = ""):
     return arr
 
 
+# What cannot hold a bracket that counts in TOML: strings (basic, literal, multi-line) and comments.
+_TOML_SKIP = re.compile(r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""+|\'\'\'[\s\S]*?\'\'\'+|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+                        r"|'[^'\n]*'|#[^\n]*")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+_JSON_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+
+
+def _json_depth(text: str) -> int:
+    """Deepest nesting of ``[]``/``{}`` outside JSON strings, at C speed (manifests can be large): escaped
+    backslashes, then escaped quotes, are removed (left to right, as JSON reads them), every byte but quotes
+    and brackets is dropped, and the brackets after an even number of quotes are counted."""
+    import numpy as np
+
+    raw = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = np.frombuffer(raw.translate(None, _JSON_NOT_STRUCTURE), np.uint8)
+    is_quote = marks == 0x22
+    kind = marks[~is_quote & (np.cumsum(is_quote) % 2 == 0)]
+    if kind.size == 0:
+        return 0
+    steps = np.where((kind == 0x5B) | (kind == 0x7B), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps, dtype=np.int64).max())
+
+
+def _toml_depth(text: str) -> int:
+    depth = peak = 0
+    for ch in _NOT_BRACKET.sub("", _TOML_SKIP.sub("", text)):
+        depth += 1 if ch in "[{" else -1
+        peak = max(peak, depth)
+    return peak
+
+
+def check_nesting(text: str, where: str, *, toml: bool = False, limit: int = MAX_NESTING,
+                  error: type = FormatError) -> None:
+    """Raise ``error`` when ``text`` nests arrays/objects (JSON) or arrays/inline tables (TOML, ``toml=True``)
+    deeper than ``limit`` levels, counting brackets outside strings (and TOML comments). Call it before a
+    parser that recurses (``json.loads``, ``tomllib.loads``)."""
+    if text.count("[") + text.count("{") <= limit:
+        return
+    depth = _toml_depth(text) if toml else _json_depth(text)
+    if depth > limit:
+        raise error(f"{where}: nested {depth} levels deep; rfbench reads at most {limit} levels of arrays and "
+                    "objects")
+
+
+def parse_json_text(text: str, where: str, error: type = FormatError) -> Any:
+    """``json.loads(text)`` after :func:`check_nesting`; invalid JSON raises ``error`` naming the line."""
+    check_nesting(text, where, error=error)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:  # a nesting the scan could not see (it cannot happen for valid JSON)
+        raise error(f"{where}: nested too deeply; rfbench reads at most {MAX_NESTING} levels of arrays and "
+                    "objects") from None
+
+
 def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
     """Read a stage JSON file and check its schema.
 
@@ -186,7 +256,7 @@ def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
     Raises
     ------
     FormatError
-        The file is missing, unreadable or not a JSON object.
+        The file is missing, unreadable, not a JSON object, or nested more than :data:`MAX_NESTING` levels.
     SchemaError
         Wrong or missing schema, or an unknown major version.
     """
@@ -195,10 +265,7 @@ def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
         text = read_input_bytes(path).decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(f"{path}: not UTF-8 text, expected a JSON file") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    obj = parse_json_text(text, str(path))
     if not isinstance(obj, dict):
         raise FormatError(f"{path}: expected a JSON object, found {type(obj).__name__}")
     if kind is not None:
