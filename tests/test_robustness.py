@@ -173,3 +173,176 @@ def test_deeply_nested_inputs_are_one_line_exit_2(runner, tmp_path, argv):
     lines = err_lines(result)
     assert len(lines) == 1 and lines[0].startswith("error: ") and "levels deep" in lines[0], result.output
     assert "Traceback" not in result.output
+
+
+# ------------------------------------------------------------------------------------------------ memory bombs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import forge  # noqa: E402  (tests/forge.py: forged headers and deflate bombs)
+
+_DRIVER = """
+import json, sys
+from typer.testing import CliRunner
+from rfbench.cli import app
+out = []
+for argv in json.loads(sys.argv[1]):
+    r = CliRunner().invoke(app, argv)
+    exc = r.exception if r.exception is not None and not isinstance(r.exception, SystemExit) else None
+    out.append({"argv": argv, "code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr,
+                "exception": repr(exc) if exc is not None else None})
+print(json.dumps(out))
+"""
+
+
+def run_capped(argvs: list[list[str]], cwd: Path, cap_bytes: int = 1536 * 1024**2) -> list[dict]:
+    """Run rfbench command lines in one child process whose address space is capped (RLIMIT_AS)."""
+    resource = pytest.importorskip("resource")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(argvs)], cwd=cwd, preexec_fn=limit,
+                              capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
+    except (OSError, ValueError) as exc:  # pragma: no cover - a platform without RLIMIT_AS
+        pytest.skip(f"cannot cap the address space here: {exc}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def test_load_npy_checks_the_declared_size_before_allocating(tmp_path):
+    from rfbench.errors import FormatError
+    from rfbench.io.files import load_npy
+
+    bomb = tmp_path / "bomb.npy"
+    bomb.write_bytes(forge.npy_header((10**12,)))
+    with pytest.raises(FormatError, match=r"declares a 1000000000000 float64 array \(7450.6 GiB\) but the file "
+                                          r"holds only 0 bytes"):
+        load_npy(bomb, "--pred")
+    short = tmp_path / "short.npy"
+    short.write_bytes(forge.npy_header((3, 4)) + bytes(8 * 11))  # one float missing
+    with pytest.raises(FormatError, match="3x4 float64 array .96 bytes. but the file holds only 88 bytes"):
+        load_npy(short)
+    # what np.load reads, load_npy reads identically: dtypes, byte order, Fortran order, empty, scalar, max_rows
+    for arr in (np.arange(12.0).reshape(3, 4), np.asfortranarray(np.arange(6).reshape(2, 3)),
+                np.arange(5, dtype=">i4"), np.array(["ab", "c"]), np.zeros((0, 3)), np.float32(2.5),
+                np.zeros(2, dtype=[("a", "<i4"), ("b", "<f8")])):
+        np.save(tmp_path / "a.npy", arr)
+        got = load_npy(tmp_path / "a.npy")
+        assert got.dtype == arr.dtype and got.shape == arr.shape and np.array_equal(got, arr)
+        assert got.flags.writeable
+    np.save(tmp_path / "a.npy", np.arange(12.0).reshape(6, 2))
+    assert load_npy(tmp_path / "a.npy", max_rows=2).tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    (tmp_path / "passwd.npy").write_text("secret:x:0:0:secret:/secret:/bin/bash\n")
+    with pytest.raises(FormatError, match=r"no NumPy header\)$") as info:
+        load_npy(tmp_path / "passwd.npy")
+    assert "secret" not in str(info.value)  # the file's bytes are not echoed
+
+
+def test_the_array_cap_is_documented_and_configurable(tmp_path, monkeypatch):
+    from rfbench.errors import FormatError
+    from rfbench.io.files import MAX_ARRAY_BYTES, load_npy, max_array_bytes
+
+    assert MAX_ARRAY_BYTES == 4 * 1024**3 and max_array_bytes() == MAX_ARRAY_BYTES
+    np.save(tmp_path / "a.npy", np.zeros(1000))
+    monkeypatch.setenv("RFBENCH_MAX_ARRAY_BYTES", "4000")
+    with pytest.raises(FormatError, match=r"is 7.8 KiB, above rfbench's limit of 3.9 KiB per array \(set "
+                                          r"RFBENCH_MAX_ARRAY_BYTES"):
+        load_npy(tmp_path / "a.npy")
+    assert load_npy(tmp_path / "a.npy", max_rows=500).shape == (500,)  # what is read counts
+
+
+SCORE_NPY_OPTIONS = ["--pred", "--gt", "--vis", "--groups", "--train-gt", "--train-groups", "--train-vis"]
+
+
+def test_every_npy_option_of_score_refuses_a_huge_declared_shape_under_a_memory_cap(tmp_path):
+    (tmp_path / "bomb.npy").write_bytes(forge.npy_header((10**12,)))
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "gt.npy", rng.uniform(0, 1, (4, 17, 3)))
+    np.save(tmp_path / "pred.npy", rng.uniform(0, 1, (4, 17, 3)))
+    np.save(tmp_path / "labels.npy", np.array(["a", "b", "a", "b"]))
+    base = ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--skeleton", "h36m17"]
+    argvs = []
+    for option in SCORE_NPY_OPTIONS:
+        argv = list(base)
+        if option in ("--pred", "--gt"):
+            argv[argv.index(option) + 1] = "bomb.npy"
+        else:
+            argv += [option, "bomb.npy"]
+            if option == "--train-groups":
+                argv += ["--train-gt", "gt.npy"]
+        argvs.append(argv)
+    for option in ("--pred", "--gt", "--groups", "--train-gt"):
+        argv = ["score", "--task", "gesture", "--pred", "labels.npy", "--gt", "labels.npy"]
+        if option in ("--pred", "--gt"):
+            argv[argv.index(option) + 1] = "bomb.npy"
+        else:
+            argv += [option, "bomb.npy"]
+        argvs.append(argv)
+    for r in run_capped(argvs, tmp_path):
+        assert r["exception"] is None, r
+        assert r["code"] == 2, r
+        lines = [x for x in r["stderr"].splitlines() if x.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "bomb.npy" in lines[0] \
+            and "declares" in lines[0], r
+
+
+def test_adapt_reads_only_max_frames_of_a_deflate_bomb_under_a_memory_cap(tmp_path):
+    # 1.5 GB of zeros in 9.5 MB: an archive with honest zip sizes and CRC, at a ratio deflate really reaches.
+    size = forge.npz_bomb(tmp_path / "bomb.npz", "csi", (700_000, 30, 3, 3), "<c8")
+    assert size > 1.5e9 and (tmp_path / "bomb.npz").stat().st_size < 10e6
+    cap = 1024**3  # far below what inflating the member would need
+    quick = ["--steps", "0", "--json"]  # reading is under test, not the descent
+    results = run_capped([["adapt", "bomb.npz", *quick], ["adapt", "bomb.npz", "--max-frames", "100", *quick]],
+                         tmp_path, cap)
+    for r, frames in zip(results, (64, 100)):
+        assert r["exception"] is None and r["code"] == 0, r
+        assert json.loads(r["stdout"])["frames"] == frames
+
+
+def _npz(path, **arrays):
+    np.savez(path, **arrays)
+    return path.name
+
+
+def test_adapt_refuses_forged_and_malformed_archives(runner, tmp_path, monkeypatch):
+    import io
+    import zipfile
+
+    monkeypatch.chdir(tmp_path)
+    cases = {}
+    # an object array inside an .npz (np.load without pickles raises ValueError today)
+    with zipfile.ZipFile("object.npz", "w") as z:
+        buf = io.BytesIO()
+        np.save(buf, np.array([1, "a"], dtype=object), allow_pickle=True)
+        z.writestr("csi.npy", buf.getvalue())
+    cases["object.npz"] = "object.npz [csi]: not a plain .npy array (it holds Python objects"
+    cases[_npz(tmp_path / "empty.npz", csi=np.zeros((0, 30, 3, 3), np.complex64))] = \
+        "empty.npz: the archive holds 0 CSI record(s); adaptation needs at least 2"
+    cases[_npz(tmp_path / "int8.npz", csi_int8=np.zeros((5, 30, 3, 3, 1), np.int8))] = \
+        "int8.npz: csi_int8 must be (records, subcarriers, ..., 2) integers"
+    cases[_npz(tmp_path / "flat.npz", csi_int8=np.zeros(5, np.int8))] = "flat.npz: csi_int8 must be"
+    cases[_npz(tmp_path / "text.npz", csi=np.array([["a", "b"], ["c", "d"]]))] = "text.npz: csi must be numeric"
+    cases[_npz(tmp_path / "one.npz", csi=np.ones((1, 30, 3, 3), np.complex64))] = "holds 1 CSI record(s)"
+    # a member whose .npy header declares more than the member holds
+    header = forge.npy_header((10**9, 30, 3, 3), "<c8")
+    with zipfile.ZipFile("liar.npz", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("csi.npy", header + bytes(64))
+    cases["liar.npz"] = "liar.npz [csi]: its header declares a 1000000000x30x3x3 complex64 array"
+    # a zip directory that claims an expansion deflate cannot produce
+    forge.npz_bomb(tmp_path / "claim.npz", "csi", (100, 30, 3, 3))
+    data = bytearray((tmp_path / "claim.npz").read_bytes())
+    for sig, at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):  # uncompressed-size fields
+        pos = data.index(sig) + at
+        data[pos:pos + 4] = (3_000_000_000).to_bytes(4, "little")
+    (tmp_path / "claim.npz").write_bytes(bytes(data))
+    cases["claim.npz"] = "claim.npz [csi]: claims 2.8 GiB from"
+    (tmp_path / "trunc.npz").write_bytes((tmp_path / "empty.npz").read_bytes()[:100])
+    cases["trunc.npz"] = "trunc.npz: not an .npz archive"
+    (tmp_path / "bomb.npy").write_bytes(forge.npy_header((10**12, 2)))
+    cases["bomb.npy"] = "bomb.npy: its header declares"
+    for name, words in cases.items():
+        result = runner.invoke(app, ["adapt", name])
+        assert result.exit_code == 2, (name, result.output)
+        lines = err_lines(result)
+        assert len(lines) == 1 and words in lines[0], (name, lines)

@@ -161,7 +161,7 @@ def click_error_exit(exc: BaseException, command_path: str | None = None) -> int
     if isinstance(exc, E.ClickException):
         fail(exc.format_message(), exc.exit_code)
         return exc.exit_code
-    if isinstance(exc, (typer.Abort, E.Abort)):
+    if isinstance(exc, (typer.Abort, getattr(E, "Abort", typer.Abort))):
         fail("aborted", 1)
         return 1
     return None

@@ -9,7 +9,9 @@ JSON files that pass between stages carry ``"schema": "rfbench.<kind>/<major>"``
 
 Untrusted input is bounded before it is parsed: JSON (and TOML, :func:`check_nesting`) may nest arrays and
 objects at most :data:`MAX_NESTING` levels deep, so a file of ``[[[[...`` is one clear error, not a
-``RecursionError``.
+``RecursionError``; a ``.npy`` array (:func:`load_npy`) or ``.npz`` member (:func:`load_npz_member`) is read
+only after the size its header declares has been checked against the bytes the file (or the member's
+compressed data) can hold and against :func:`max_array_bytes`, and only what is needed is inflated.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import io
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -41,6 +44,10 @@ __all__ = [
     "input_errors",
     "read_input_bytes",
     "load_npy",
+    "npz_members",
+    "load_npz_member",
+    "max_array_bytes",
+    "MAX_ARRAY_BYTES",
     "check_nesting",
     "parse_json_text",
     "SCHEMA_MAJOR",
@@ -49,6 +56,13 @@ __all__ = [
 
 #: Current major version of each JSON kind rfbench writes.
 SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1}
+
+#: Largest array (in bytes) rfbench reads from one ``.npy`` file or ``.npz`` member, unless the environment
+#: variable ``RFBENCH_MAX_ARRAY_BYTES`` sets another limit (:func:`max_array_bytes`).
+MAX_ARRAY_BYTES = 4 * 1024**3
+
+#: Deflate expands data by at most about 1032:1; an ``.npz`` member claiming more is not a deflate stream.
+_MAX_DEFLATE_RATIO = 1032
 
 #: Deepest nesting of arrays and objects (JSON) or arrays and inline tables (TOML) rfbench parses. Its own
 #: files nest less than 10 levels; a deeper file is refused before the parser (which recurses) sees it.
@@ -162,26 +176,220 @@ def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = Form
         return Path(path).read_bytes()
 
 
-def load_npy(path: str | os.PathLike, what: str = ""):
-    """One plain ``.npy`` array (no pickles, not an ``.npz``), or :class:`FormatError` with one line."""
+def max_array_bytes() -> int:
+    """The per-array read limit: ``RFBENCH_MAX_ARRAY_BYTES`` (an integer number of bytes) if set, else
+    :data:`MAX_ARRAY_BYTES` (4 GiB)."""
+    text = os.environ.get("RFBENCH_MAX_ARRAY_BYTES", "").strip()
+    if not text:
+        return MAX_ARRAY_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise FormatError(f"RFBENCH_MAX_ARRAY_BYTES={text!r}: expected a number of bytes >= 0")
+    return value
+
+
+def _size_text(n: int) -> str:
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _npy_header(fh, where: str):
+    """``(shape, fortran_order, dtype)`` from the ``.npy`` header at the stream's position (no data read)."""
+    from numpy.lib import format as npy_format
+
+    magic = fh.read(8)
+    if len(magic) < 8 or magic[:6] != b"\x93NUMPY":  # said without echoing the file's bytes
+        raise FormatError(f"{where}: not a plain .npy array (no NumPy header)")
+    version = (magic[6], magic[7])
+    try:
+        if version == (1, 0):
+            shape, fortran, dtype = npy_format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = npy_format.read_array_header_2_0(fh)
+        elif version == (3, 0):  # UTF-8 field names; numpy reads it with a private helper only
+            shape, fortran, dtype = npy_format._read_array_header(fh, version)
+        else:
+            raise ValueError(f"unknown .npy format version {version[0]}.{version[1]}")
+    except Exception as exc:  # any failure to parse an untrusted header means the same thing  # noqa: BLE001
+        raise FormatError(f"{where}: not a plain .npy array ({_reason(exc)})") from None
+    if any(d < 0 for d in shape):
+        raise FormatError(f"{where}: not a plain .npy array (negative dimension in shape {shape})")
+    if dtype.hasobject:
+        raise FormatError(f"{where}: not a plain .npy array (it holds Python objects, dtype {dtype}; rfbench "
+                          "reads no pickles)")
+    return shape, fortran, dtype
+
+
+def _reason(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _read_npy_data(fh, where: str, available: int, max_rows: int | None, inflated: str = "holds"):
+    """The array whose header starts at the stream's position, after checking its declared size against the
+    ``available`` data bytes and :func:`max_array_bytes`; with ``max_rows``, only the first rows are read."""
     import numpy as np
 
+    shape, fortran, dtype = _npy_header(fh, where)
+    available -= fh.tell()
+    count = 1
+    for d in shape:
+        count *= d
+    declared = count * dtype.itemsize
+    if declared > max(available, 0):
+        raise FormatError(f"{where}: its header declares a {'x'.join(map(str, shape)) or 'scalar'} {dtype} array "
+                          f"({_size_text(declared)}) but the file {inflated} only {_size_text(max(available, 0))} "
+                          "of data (truncated, or a forged header)")
+    if max_rows is not None and shape and shape[0] > max_rows and not fortran:
+        shape = (max_rows,) + tuple(shape[1:])
+        count = 1
+        for d in shape:
+            count *= d
+    wanted = count * dtype.itemsize
+    limit = max_array_bytes()
+    if wanted > limit:
+        raise FormatError(f"{where}: a {'x'.join(map(str, shape))} {dtype} array is {_size_text(wanted)}, above "
+                          f"rfbench's limit of {_size_text(limit)} per array (set RFBENCH_MAX_ARRAY_BYTES to "
+                          "change it)")
+    if wanted == 0:
+        return np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+    buf = bytearray(wanted)
+    view = memoryview(buf)
+    got = 0
+    while got < wanted:
+        n = fh.readinto(view[got:got + (1 << 24)])
+        if not n:
+            raise FormatError(f"{where}: the data ends after {got} of {wanted} bytes (truncated)")
+        got += n
+    arr = np.frombuffer(buf, dtype=dtype, count=count).reshape(shape, order="F" if fortran else "C")
+    if max_rows is not None and arr.ndim and arr.shape[0] > max_rows:  # Fortran order: read whole, keep rows
+        arr = np.array(arr[:max_rows])
+    return arr
+
+
+def load_npy(path: str | os.PathLike, what: str = "", max_rows: int | None = None):
+    """One plain ``.npy`` array (no pickles, not an ``.npz``), or :class:`FormatError` with one line.
+
+    The header is read first (``numpy.lib.format``) and the array is allocated only when the size it declares
+    fits in the file and in :func:`max_array_bytes`, so a 128-byte file declaring 10**12 elements is an error,
+    not a MemoryError. ``max_rows`` reads only the first rows (of a C-ordered array; a Fortran-ordered one is
+    read whole, within the limit, and cut).
+    """
     where = f"{what} {path}" if what else str(path)
     try:
-        arr = np.load(path, allow_pickle=False)
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise FormatError(f"{where}: is a directory, expected a .npy file")
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"{where}: not a regular file, expected a .npy file")
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+            if head[:4] == b"PK\x03\x04":
+                raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
+            fh.seek(0)
+            return _read_npy_data(fh, where, os.fstat(fh.fileno()).st_size, max_rows)
     except FileNotFoundError:
         raise FormatError(f"{where}: no such file") from None
     except IsADirectoryError:
         raise FormatError(f"{where}: is a directory, expected a .npy file") from None
     except PermissionError:
         raise FormatError(f"{where}: permission denied") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise FormatError(f"{where}: not a plain .npy array ({exc})") from None
-    if not isinstance(arr, np.ndarray):
-        if hasattr(arr, "close"):
-            arr.close()
-        raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
-    return arr
+    except OSError as exc:
+        raise FormatError(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+def _open_npz(path, where: str):
+    import zipfile
+
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise FormatError(f"{where}: is a directory, expected an .npz archive")
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"{where}: not a regular file, expected an .npz archive")
+        return zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise FormatError(f"{where}: no such file") from None
+    except PermissionError:
+        raise FormatError(f"{where}: permission denied") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        raise FormatError(f"{where}: not an .npz archive ({_reason(exc)})") from None
+
+
+def npz_members(path: str | os.PathLike, what: str = "") -> list[str]:
+    """The array names of an ``.npz`` archive (``csi`` for the member ``csi.npy``), read from its directory."""
+    where = f"{what} {path}" if what else str(path)
+    with _open_npz(path, where) as zf:
+        return [n[:-4] if n.endswith(".npy") else n for n in zf.namelist()]
+
+
+def load_npz_member(path: str | os.PathLike, name: str, what: str = "", max_rows: int | None = None):
+    """One array of an ``.npz`` archive, inflating no more than it needs.
+
+    The member's size in the zip directory must be one a stored or deflated member of its compressed size can
+    have (deflate expands at most ~1032:1), the ``.npy`` header inside it must declare no more than that, and
+    what is read must fit in :func:`max_array_bytes`; ``max_rows`` reads (and inflates) only the first rows.
+    Object arrays are refused. Every problem is a :class:`FormatError` naming the archive and the member.
+    """
+    import zipfile
+    import zlib
+
+    where = f"{what} {path}" if what else str(path)
+    member = f"{where} [{name}]"
+    with _open_npz(path, where) as zf:
+        try:
+            info = zf.getinfo(f"{name}.npy")
+        except KeyError:
+            try:
+                info = zf.getinfo(name)
+            except KeyError:
+                raise FormatError(f"{where}: no array {name!r}") from None
+        if info.flag_bits & 0x1:
+            raise FormatError(f"{member}: encrypted members are not read")
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.file_size != info.compress_size:
+                raise FormatError(f"{member}: a stored member of {info.compress_size} bytes claims "
+                                  f"{info.file_size} bytes")
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            if info.file_size > _MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+                raise FormatError(f"{member}: claims {_size_text(info.file_size)} from "
+                                  f"{_size_text(info.compress_size)} of deflated data, more than deflate can "
+                                  "expand (a forged or bombed archive)")
+        else:
+            raise FormatError(f"{member}: compression method {info.compress_type} is not one numpy writes "
+                              "(stored or deflated)")
+        try:
+            with zf.open(info) as fh:
+                return _read_npy_data(_Counted(fh), member, info.file_size, max_rows, inflated="inflates to")
+        except FormatError:
+            raise
+        except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, OSError, RuntimeError) as exc:
+            raise FormatError(f"{member}: damaged ({_reason(exc)})") from None
+
+
+class _Counted:
+    """A read-only stream that knows how many bytes it has given (``tell``), whatever the stream below."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(n)
+        self._pos += len(data)
+        return data
+
+    def readinto(self, view) -> int:
+        n = self._fh.readinto(view)
+        self._pos += n or 0
+        return n
+
+    def tell(self) -> int:
+        return self._pos
 
 
 # What cannot hold a bracket that counts in TOML: strings (basic, literal, multi-line) and comments.
