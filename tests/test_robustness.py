@@ -346,3 +346,39 @@ def test_adapt_refuses_forged_and_malformed_archives(runner, tmp_path, monkeypat
         assert result.exit_code == 2, (name, result.output)
         lines = err_lines(result)
         assert len(lines) == 1 and words in lines[0], (name, lines)
+
+
+# ------------------------------------------------------------------------------------------------ scoring edge cases
+
+
+def test_score_counts_a_1e308_prediction_wrong_instead_of_crashing(runner, tmp_path):
+    rng = np.random.default_rng(3)
+    gt = rng.normal(size=(5, 17, 3))
+    pred = gt + rng.normal(scale=0.05, size=gt.shape)
+    pred[3] = gt[3] / np.abs(gt[3]).max() * 1e308  # finite, but its Procrustes moments overflow
+    np.save(tmp_path / "pred.npy", pred)
+    np.save(tmp_path / "gt.npy", gt)
+    result = runner.invoke(app, ["score", "--pred", str(tmp_path / "pred.npy"), "--gt", str(tmp_path / "gt.npy"),
+                                 "--skeleton", "h36m17", "--norm", "bbox", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    pa = [r for r in report["results"] if r["metric"] == "pa-mpjpe"]
+    assert pa and all(r["model"]["value"] in ("inf", None, math.inf) for r in pa), pa
+    mp = [r for r in report["results"] if r["metric"] == "mpjpe"]
+    assert all(r["model"]["value"] in ("inf", None, math.inf) for r in mp)  # as wrong as an overflowing MPJPE
+
+
+@pytest.mark.parametrize("task", ["pose", "gesture"])
+def test_zero_rows_are_refused_by_both_tasks(runner, tmp_path, task):
+    if task == "pose":
+        np.save(tmp_path / "p.npy", np.zeros((0, 17, 3)))
+        args = ["--skeleton", "h36m17"]
+    else:
+        np.save(tmp_path / "p.npy", np.array([], dtype="<U4"))
+        args = []
+    out = tmp_path / "report.json"
+    result = runner.invoke(app, ["score", "--task", task, "--pred", str(tmp_path / "p.npy"), "--gt",
+                                 str(tmp_path / "p.npy"), *args, "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert err_lines(result) == ["error: the ground truth has no rows; there is nothing to score"]
+    assert not out.exists() and not out.with_suffix(".md").exists()
