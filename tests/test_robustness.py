@@ -382,3 +382,102 @@ def test_zero_rows_are_refused_by_both_tasks(runner, tmp_path, task):
     assert result.exit_code == 2, result.output
     assert err_lines(result) == ["error: the ground truth has no rows; there is nothing to score"]
     assert not out.exists() and not out.with_suffix(".md").exists()
+
+
+# ------------------------------------------------------------------------------------------------ outputs
+
+
+def _read_only_mkstemp(*args, dir=None, prefix="", suffix="", **kw):
+    """mkstemp as a read-only folder answers it: EACCES naming the temporary file."""
+    import errno
+
+    raise PermissionError(errno.EACCES, "Permission denied", os.path.join(dir or ".", f"{prefix}k3j2h1{suffix}"))
+
+
+def _pose_inputs(tmp_path):
+    rng = np.random.default_rng(0)
+    gt = rng.normal(size=(3, 17, 3))
+    np.save(tmp_path / "gt.npy", gt)
+    return ["score", "--pred", str(tmp_path / "gt.npy"), "--gt", str(tmp_path / "gt.npy"), "--skeleton", "h36m17",
+            "--norm", "bbox"]
+
+
+@pytest.mark.parametrize("command", ["score", "adapt", "proof"])
+def test_an_unwritable_output_folder_is_one_line_naming_the_output(runner, tmp_path, monkeypatch, command):
+    import types
+
+    import rfbench.io.files as files_mod
+
+    out = tmp_path / "ro" / ("r.json" if command == "score" else "a.npz" if command == "adapt" else "p.sha256")
+    out.parent.mkdir()
+    argv = {"score": _pose_inputs(tmp_path) + ["-o", str(out)],
+            "adapt": ["adapt", "--synthetic", "--steps", "0", "-o", str(out)],
+            "proof": ["proof", "--generate-hash", "--hash-file", str(out), "--steps", "2", "--samples", "4"]}[command]
+    monkeypatch.setattr(files_mod, "tempfile", types.SimpleNamespace(mkstemp=_read_only_mkstemp))
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    lines = err_lines(result)
+    assert lines == [f"error: cannot write {out}: permission denied: the folder {out.parent} is not writable"]
+    assert ".tmp" not in result.output and "k3j2h1" not in result.output
+    assert list(out.parent.iterdir()) == []
+
+
+def test_a_failed_rename_removes_the_temporary_file_and_names_the_output(tmp_path, monkeypatch):
+    import errno
+
+    from rfbench.errors import OutputError
+    from rfbench.io.files import write_text
+
+    def read_only_fs(src, dst):
+        raise OSError(errno.EROFS, "Read-only file system", src)
+
+    monkeypatch.setattr(os, "replace", read_only_fs)
+    with pytest.raises(OutputError, match=r"cannot write .*out.txt: the folder .* is on a read-only file system$"):
+        write_text(tmp_path / "out.txt", "x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_where_the_output_folder_should_be(runner, tmp_path):
+    (tmp_path / "afile").write_text("")
+    out = tmp_path / "afile" / "sub" / "r.json"
+    result = runner.invoke(app, _pose_inputs(tmp_path) + ["-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert err_lines(result) == [f"error: cannot write {out}: {tmp_path / 'afile'} is a file, not a folder"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_really_read_only_folder(runner, tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        result = runner.invoke(app, _pose_inputs(tmp_path) + ["-o", str(ro / "r.json")])
+    finally:
+        ro.chmod(0o755)
+    assert result.exit_code == 2, result.output
+    assert err_lines(result) == [f"error: cannot write {ro / 'r.json'}: permission denied: the folder {ro} is not "
+                                 "writable"]
+
+
+def test_a_pred_path_that_is_not_utf8_gets_a_report_that_verifies(tmp_path):
+    # Python holds the name b"pred\xff.npy" as "pred\udcff.npy"; the report (JSON, Markdown) must still be written
+    # as UTF-8 and `rfbench verify` must find the file again from the recorded reproducer.
+    if sys.platform == "darwin":  # pragma: no cover - macOS refuses names that are not UTF-8
+        pytest.skip("the file system refuses non-UTF-8 names")
+    rng = np.random.default_rng(1)
+    raw = os.fsencode(str(tmp_path)) + b"/pred\xff.npy"
+    with open(raw, "wb") as fh:
+        np.save(fh, rng.normal(size=(3, 17, 3)))
+    np.save(tmp_path / "gt.npy", rng.normal(size=(3, 17, 3)))
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}  # a strict UTF-8 terminal
+    score = subprocess.run([sys.executable, "-m", "rfbench", "score", "--pred", os.fsdecode(raw), "--gt",
+                            str(tmp_path / "gt.npy"), "--skeleton", "h36m17", "--norm", "bbox", "-o",
+                            str(tmp_path / "out" / "r.json")], capture_output=True, env=env, timeout=300)
+    assert score.returncode == 0, score.stderr.decode(errors="replace")[-2000:]
+    text = (tmp_path / "out" / "r.json").read_bytes().decode("utf-8")  # valid UTF-8
+    assert "pred\\udcff.npy" in text
+    (tmp_path / "out" / "r.md").read_bytes().decode("utf-8")
+    verify = subprocess.run([sys.executable, "-m", "rfbench", "verify", str(tmp_path / "out" / "r.json")],
+                            capture_output=True, env=env, timeout=300)
+    assert verify.returncode == 0, verify.stderr.decode(errors="replace")[-2000:]
+    assert verify.stdout.startswith(b"MATCH")

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from rfbench.errors import FormatError, OutputExistsError, SchemaError
+from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
 
 __all__ = [
     "atomic_write",
@@ -91,23 +91,56 @@ def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], N
     force : bool
         Overwrite an existing destination. Without it, an existing file raises :class:`OutputExistsError`
         and nothing is written.
+
+    Raises
+    ------
+    OutputError
+        The destination cannot be written (read-only folder, no space, a parent that is a file): one line
+        naming ``path`` — never the temporary file — and why.
     """
     path = check_writable(path, force)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except OSError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, RfbenchError):
+            raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
         raise
     return path
+
+
+def _output_reason(exc: OSError, path: Path) -> str:
+    """Why ``path`` could not be written, in words about the output (not the temporary file)."""
+    import errno
+
+    folder = path.parent if str(path.parent) else Path(".")
+    if isinstance(exc, (FileExistsError, NotADirectoryError)) or exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        blocker = next((p for p in (path.parent, *path.parent.parents) if p.exists() and not p.is_dir()), None)
+        return f"{blocker if blocker is not None else folder} is a file, not a folder"
+    if exc.errno == errno.EROFS:
+        return f"the folder {folder} is on a read-only file system"
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied: the folder {folder} is not writable"
+    if exc.errno == errno.ENOSPC:
+        return "no space left on the device"
+    if exc.errno == errno.EDQUOT:
+        return "disk quota exceeded"
+    return exc.strerror or type(exc).__name__
 
 
 def write_bytes(path, data: bytes, force: bool = False) -> Path:
@@ -116,8 +149,9 @@ def write_bytes(path, data: bytes, force: bool = False) -> Path:
 
 
 def write_text(path, text: str, force: bool = False) -> Path:
-    """Atomically write UTF-8 ``text`` to ``path``."""
-    return write_bytes(path, text.encode("utf-8"), force)
+    """Atomically write UTF-8 ``text`` to ``path``. A character UTF-8 cannot hold (a lone surrogate: a file
+    name that is not valid UTF-8) is written as its ``\\udcXX`` escape, so the file stays UTF-8."""
+    return write_bytes(path, text.encode("utf-8", "backslashreplace"), force)
 
 
 def schema_id(kind: str, major: int | None = None) -> str:
@@ -129,8 +163,14 @@ def dumps_json(obj: Any) -> str:
     """Canonical JSON text: sorted keys, two-space indent, no NaN (NaN/inf become null), trailing newline.
 
     The same object always gives the same bytes, so split and report files are byte-identical across runs.
+    A lone surrogate (how Python holds a file name that is not valid UTF-8) is written as a ``\\udcXX``
+    escape, which JSON readers turn back into the same string, so the text is always valid UTF-8.
     """
-    return json.dumps(_finite(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(_finite(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _finite(obj: Any) -> Any:
