@@ -481,3 +481,61 @@ def test_a_pred_path_that_is_not_utf8_gets_a_report_that_verifies(tmp_path):
                             capture_output=True, env=env, timeout=300)
     assert verify.returncode == 0, verify.stderr.decode(errors="replace")[-2000:]
     assert verify.stdout.startswith(b"MATCH")
+
+
+# ------------------------------------------------------------------------------------------------ split names
+
+
+def _lodo_manifest(tmp_path, rooms):
+    from rfbench.datasets.manifest import Manifest
+
+    recs = [{"id": f"r{i}", "subject": f"s{i}", "room": room, "frames": 10, "files": [{"path": "x.dat", "bytes": 1}]}
+            for i, room in enumerate(rooms)]
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(Manifest("toy", "/w", recs).to_dict()))
+    return path
+
+
+def test_leave_one_domain_out_file_names_never_collide(runner, tmp_path):
+    import hashlib
+
+    def h8(value):  # the documented suffix: SHA-256 of the value's JSON text, 8 hex digits
+        return hashlib.sha256(json.dumps(value).encode()).hexdigest()[:8]
+
+    manifest = _lodo_manifest(tmp_path, ["a/b", "a_b", "c", "Alice", "alice"])
+    out = tmp_path / "folds"
+    argv = ["split", str(manifest), "-p", "leave-one-domain-out", "--domain", "room", "-o", str(out), "--json"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    expected = {f"split-room-a_b-{h8('a/b')}.json": "a/b", "split-room-a_b.json": "a_b", "split-room-c.json": "c",
+                f"split-room-Alice-{h8('Alice')}.json": "Alice", f"split-room-alice-{h8('alice')}.json": "alice"}
+    assert {p.name for p in out.iterdir()} == set(expected)
+    for name, value in expected.items():
+        assert json.loads((out / name).read_text())["held_out"] == [value]
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    again = runner.invoke(app, argv)  # every target exists: refused before anything is written
+    assert again.exit_code == 2 and "already exists" in again.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    forced = runner.invoke(app, argv + ["--force"])
+    assert forced.exit_code == 0, forced.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # each fold rewrote its own file
+
+
+def test_fold_names_are_stable_whatever_folds_are_asked_for(runner, tmp_path):
+    manifest = _lodo_manifest(tmp_path, ["a/b", "a_b", "c"])
+    out = tmp_path / "one"
+    result = runner.invoke(app, ["split", str(manifest), "-p", "leave-one-domain-out", "--domain", "room", "--test",
+                                 "a/b", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    (name,) = [p.name for p in out.iterdir()]
+    assert name.startswith("split-room-a_b-") and name != "split-room-a_b.json"
+
+
+def test_split_targets_are_all_checked_before_any_is_written(tmp_path):
+    from rfbench.commands.split import _check_targets
+    from rfbench.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="are the same file; nothing was written"):
+        _check_targets([tmp_path / "a.json", tmp_path / "b.json", tmp_path / "." / "a.json"], tmp_path / "m.json")
+    with pytest.raises(ValidationError, match="is the manifest itself"):
+        _check_targets([tmp_path / "m.json"], tmp_path / "m.json")

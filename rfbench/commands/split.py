@@ -65,6 +65,7 @@ def split(
         outcomes = make_splits(m, protocol, manifest_ref=ref, seed=seed, test=test or None,
                                test_fraction=test_fraction, domain=domain, actions=actions, allow_leaky=allow_leaky)
         targets = [folder / o.filename if lodo else (out or Path("split.json")) for o in outcomes]
+        _check_targets(targets, manifest)
         for t in targets:
             check_writable(t, force)
         for t, o in zip(targets, outcomes):
@@ -86,6 +87,28 @@ def split(
         for t, o in failed:
             fail(f"{t}: {o.audit.error()}", 1)
         raise typer.Exit(1)
+
+
+def _check_targets(targets: list, manifest: Path) -> None:
+    """Every split file distinct (also on a case-insensitive file system) and none of them the manifest, checked
+    before anything is written."""
+    import os
+
+    from rfbench.errors import ValidationError
+
+    def key(p: Path) -> str:
+        return os.path.normcase(os.path.abspath(p)).casefold()
+
+    own = key(manifest)
+    seen: dict[str, Path] = {}
+    for t in targets:
+        k = key(t)
+        if k == own:
+            raise ValidationError(f"{t} is the manifest itself; write the splits elsewhere (--out); nothing was "
+                                  "written")
+        if k in seen:
+            raise ValidationError(f"{seen[k]} and {t} are the same file; nothing was written")
+        seen[k] = t
 
 
 def _render(path: Path, outcome) -> None:
