@@ -18,8 +18,10 @@ SIZES = ("standard", "tiny")
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for everything the demo makes.")]
     = Path("demo-out"),
-    force: Annotated[bool, typer.Option("--force", help="Use a non-empty --out folder: the demo's own files there "
-                                        "are replaced, nothing else is touched.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Use a non-empty --out folder: the files an earlier demo "
+                                        "wrote there (listed in its RFBENCH_DEMO.json) are replaced, nothing else "
+                                        "is touched; a folder with anything else and no such list is refused.")]
+    = False,
     size: Annotated[str, typer.Option("--size", help="Corpus size: standard, or tiny (seconds; for tests).")]
     = "standard",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the generated corpora (>= 0).")] = 0,
@@ -63,21 +65,22 @@ def demo(
 
 def _run(out: Path, force: bool, size: str, seed: int, bar: "_Progress") -> dict:
     from rfbench.commands.score import run_score
-    from rfbench.demo import STEPS, build_inputs
+    from rfbench.demo import STEPS, build_inputs, demo_folder
     from rfbench.errors import VerificationError
     from rfbench.report.plots import PLOT_HINT, have_matplotlib
     from rfbench.report.verify import verify_report
 
     bar.start(len(STEPS))
-    inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.advance_detail)
     plots = have_matplotlib()
     reports = []
-    for task, options in (("pose", inputs.pose_options), ("gesture", inputs.gesture_options)):
-        bar.step(f"score {task}")
-        run = run_score(**options, plots=plots)
-        reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
-                        "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
-                        "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
+    with demo_folder(out, force) as layout:  # records every file the run writes, for the next --force
+        inputs = build_inputs(layout, size=size, seed=seed, step=bar.step, advance=bar.advance_detail)
+        for task, options in (("pose", inputs.pose_options), ("gesture", inputs.gesture_options)):
+            bar.step(f"score {task}")
+            run = run_score(**options, plots=plots)
+            reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
+                            "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
+                            "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
     bar.step("verify")
 
     def check(r: dict) -> dict:
@@ -228,6 +231,7 @@ def _tree(root: Path, result: dict) -> list[str]:
         ("mmfi-manifest.json", "rfbench ingest mmfi"),
         ("widar-split.json", "rfbench split: cross-room, room 3 held out, with its audit"),
         ("mmfi-split.json", "rfbench split: mmfi-s2 (cross-subject), with its audit"),
+        ("RFBENCH_DEMO.json", "the list of every file the demo wrote here: --force replaces exactly these"),
     ]
     for r in result["reports"]:
         folder = Path(r["report"]).parent.name
