@@ -153,3 +153,32 @@ def npz_bomb(path, name: str, shape, dtype="<c8") -> int:
     crc = crc32_combine(zlib.crc32(header), crc32_zeros(zeros), zeros)
     write_zip(path, f"{name}.npy", stream, size, crc)
     return size
+
+
+def mat_bomb(path, name: str = "CSIamp", shape=(3, 114, 800_000)) -> int:
+    """A MATLAB v5 file whose one variable (double zeros of ``shape``) sits in a miCOMPRESSED element: a valid
+    zlib stream (header, the deflate stream of :func:`deflate_zeros`, Adler-32) that inflates ~160:1. Returns
+    the inflated size in bytes."""
+    n = 1
+    for d in shape:
+        n *= d
+    padded = name.encode() + b"\0" * (-len(name) % 8)
+
+    def element(mi_type: int, payload: bytes) -> bytes:
+        return struct.pack("<II", mi_type, len(payload)) + payload + b"\0" * (-len(payload) % 8)
+
+    body = (element(6, struct.pack("<II", 6, 0))  # array flags: mxDOUBLE_CLASS
+            + element(5, struct.pack(f"<{len(shape)}i", *shape))
+            + struct.pack("<II", 1, len(name)) + padded
+            + struct.pack("<II", 9, n * 8))  # miDOUBLE real part, then its n * 8 zero bytes
+    matrix_tag = struct.pack("<II", 14, len(body) + n * 8)
+    prefix = matrix_tag + body
+    a0 = zlib.adler32(prefix)
+    low, high = a0 & 0xFFFF, a0 >> 16
+    adler = ((high + (n * 8) * low) % 65521) << 16 | low
+    stream = b"\x78\x01" + deflate_zeros(prefix, n * 8) + struct.pack(">I", adler)
+    header = b"MATLAB 5.0 MAT-file, written by tests/forge.py".ljust(116, b" ") + b"\0" * 8 + struct.pack("<H", 0x0100) \
+        + b"IM"
+    with open(path, "wb") as fh:
+        fh.write(header + struct.pack("<II", 15, len(stream)) + stream)
+    return len(prefix) + n * 8
