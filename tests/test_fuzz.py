@@ -589,3 +589,11 @@ def test_known_crashes_fixed_on_other_branches(corpus, case):
             result = run_clean(["ingest", "mmfi", "mmfi", "-o", "m.json", "--verify-frames", "--json"], work)
             # today the guard's MemoryError ends up as the frame's problem: the read was not bounded
             assert "MemoryError" not in result.stdout, result.stdout
+
+
+def test_cases_run_are_counted(capsys):
+    """Runs last: the number of cases each target ran (shown with ``-s`` in the large run)."""
+    if LARGE:
+        with capsys.disabled():
+            print(f"\nfuzz cases run: {sum(COUNTS.values())} {json.dumps(COUNTS, sort_keys=True)}")
+    assert set(COUNTS) <= set(TARGETS)
