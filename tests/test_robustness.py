@@ -539,3 +539,54 @@ def test_split_targets_are_all_checked_before_any_is_written(tmp_path):
         _check_targets([tmp_path / "a.json", tmp_path / "b.json", tmp_path / "." / "a.json"], tmp_path / "m.json")
     with pytest.raises(ValidationError, match="is the manifest itself"):
         _check_targets([tmp_path / "m.json"], tmp_path / "m.json")
+
+
+# ------------------------------------------------------------------------------------------------ found by the fuzz
+
+
+@pytest.mark.parametrize("option", ["--gt", "--train-gt"])
+def test_ground_truth_beyond_1e100_is_refused_not_warned_about(runner, tmp_path, option):
+    # A ground truth of 1e308 used to pass (it is finite) and spill overflow warnings while scoring garbage.
+    from rfbench.datasets.manifest import Manifest
+
+    recs = [{"id": f"r{i}", "subject": f"s{i}", "frames": 2, "files": []} for i in range(4)]
+    (tmp_path / "m.json").write_text(json.dumps(Manifest("toy", "/", recs).to_dict()))
+    split = runner.invoke(app, ["split", str(tmp_path / "m.json"), "-p", "cross-subject", "--test", "s0", "--test",
+                                "s1", "-o", str(tmp_path / "s.json")])
+    assert split.exit_code == 0, split.output
+    rng = np.random.default_rng(4)
+    gt = rng.normal(size=(4, 17, 3))
+    bad = gt.copy()
+    bad[1, 2, 0] = 1e308
+    for name, arr in (("gt", gt), ("bad", bad), ("groups", np.array(["r0", "r0", "r1", "r1"])),
+                      ("train_groups", np.array(["r2", "r2", "r3", "r3"]))):
+        np.save(tmp_path / f"{name}.npy", arr)
+    files = {"--pred": "gt", "--gt": "gt", "--groups": "groups", "--train-gt": "gt", "--train-groups": "train_groups"}
+    files[option] = "bad"
+    argv = ["score", "--skeleton", "h36m17", "--norm", "bbox", "--split", str(tmp_path / "s.json")]
+    for opt, name in files.items():
+        argv += [opt, str(tmp_path / f"{name}.npy")]
+    result = runner.invoke(app, argv)  # (a warning would be an error here: pytest runs with -W error)
+    assert result.exit_code == 2, result.output
+    expected = {"--gt": "error: ground truth has coordinates beyond ±1e+100 at 1 visible joint(s), first at row 1 "
+                        "joint 2; check its units",
+                "--train-gt": "error: training ground truth holds NaN, inf or a coordinate beyond ±1e+100 at a "
+                              "visible joint (row 1, joint 2); fix it or mark the joint invisible with --train-vis"}
+    assert err_lines(result) == [expected[option]]
+
+
+def test_a_header_with_a_zero_and_a_huge_dimension_is_refused(runner, tmp_path):
+    (tmp_path / "z.npy").write_bytes(forge.npy_header((0, 2**62)))
+    result = runner.invoke(app, ["score", "--task", "gesture", "--pred", str(tmp_path / "z.npy"), "--gt",
+                                 str(tmp_path / "z.npy")])
+    assert result.exit_code == 2, result.output
+    assert err_lines(result) == [f"error: --pred {tmp_path / 'z.npy'}: its header declares shape (0, "
+                                 "4611686018427387904), which no array can have"]
+
+
+def test_adapt_refuses_features_whose_squares_overflow(runner, tmp_path):
+    np.save(tmp_path / "f.npy", np.full((8, 3), 1e300))
+    result = runner.invoke(app, ["adapt", str(tmp_path / "f.npy")])
+    assert result.exit_code == 2, result.output
+    assert err_lines(result) == ["error: features holds values beyond ±1e+100 (their squares overflow); check the "
+                                 "input's scale"]

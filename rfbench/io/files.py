@@ -295,9 +295,14 @@ def _read_npy_data(fh, where: str, available: int, max_rows: int | None, inflate
         raise FormatError(f"{where}: a {'x'.join(map(str, shape))} {dtype} array is {_size_text(wanted)}, above "
                           f"rfbench's limit of {_size_text(limit)} per array (set RFBENCH_MAX_ARRAY_BYTES to "
                           "change it)")
-    if wanted == 0:
-        return np.empty(shape, dtype=dtype, order="F" if fortran else "C")
-    buf = bytearray(wanted)
+    try:
+        if wanted == 0:
+            return np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+        buf = bytearray(wanted)
+    except ValueError:  # e.g. (0, 2**62): no data, but a shape numpy cannot index
+        raise FormatError(f"{where}: its header declares shape {shape}, which no array can have") from None
+    except MemoryError:
+        raise FormatError(f"{where}: not enough memory to read {_size_text(wanted)}") from None
     view = memoryview(buf)
     got = 0
     while got < wanted:

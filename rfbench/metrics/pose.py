@@ -26,6 +26,8 @@ Semantics (each pinned by a hand-computed test):
   prediction is first aligned to its ground truth by the similarity transform (rotation with reflection
   correction, uniform scale, translation) fitted on its visible joints; frames with fewer than 3 visible
   joints or a single-point ground truth are unscoreable.
+- **Ground truth** must be finite at visible joints and within ±:data:`MAX_COORDINATE` (1e100, in any unit
+  system far beyond a body; squares of larger values overflow), else it is refused naming the first joint.
 - **NaN/inf predictions** are wrong, never an exception: PCK miss, OKS term 0, error +inf. A frame whose
   Procrustes alignment cannot be computed in floating point (its moments, the SVD or the fitted transform
   overflow or are not finite, e.g. predictions near 1e308) is wrong the same way: every visible joint's
@@ -74,6 +76,8 @@ METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
 NORMALIZATIONS = ("hip-width", "torso", "bbox", "bbox-max-side", "abs:T")
 COMPARISONS = ("<=", "<")
 AVERAGINGS = ("micro", "macro")
+#: Largest ground-truth coordinate magnitude accepted at a visible joint (distances of larger ones overflow).
+MAX_COORDINATE = 1e100
 #: A joint-pair normalizer below this fraction of the box diagonal is degenerate.
 REL_FLOOR = 1e-6
 HIGHER_IS_BETTER = {"pck": True, "pck-auc": True, "oks": True, "mpjpe": False, "pa-mpjpe": False}
@@ -263,7 +267,7 @@ def validate_poses(pred, gt, vis=None, n_joints: int | None = None, check_finite
             vis = np.ascontiguousarray(v).view(np.uint8)
         else:
             vis = np.ascontiguousarray(v > 0, dtype=np.uint8)
-    if check_finite and not np.isfinite(gt).all():
+    if check_finite and not (np.abs(gt) <= MAX_COORDINATE).all():  # False for NaN too
         _refuse_nonfinite(gt, vis)
     return pred, gt, vis
 
@@ -275,6 +279,13 @@ def _refuse_nonfinite(gt, vis) -> None:
         raise ValidationError(
             f"ground truth holds NaN or inf at {int(bad.sum())} visible joint(s), first at row {int(i)} joint "
             f"{int(j)}; fix the ground truth or mark those joints invisible"
+        )
+    huge = ~(np.abs(gt) <= MAX_COORDINATE).all(axis=2) & (vis != 0)
+    if huge.any():
+        i, j = np.argwhere(huge)[0]
+        raise ValidationError(
+            f"ground truth has coordinates beyond ±{MAX_COORDINATE:g} at {int(huge.sum())} visible joint(s), "
+            f"first at row {int(i)} joint {int(j)}; check its units"
         )
 
 

@@ -50,6 +50,9 @@ __all__ = [
     "adapt",
 ]
 
+#: Largest feature magnitude adapted on: standardising squares the values, which overflows beyond ~1e154.
+MAX_FEATURE = 1e100
+
 NO_POSE_GAIN = ("No pose gain is claimed: adaptation lowers a self-supervised proxy objective "
                 "(temporal-contrastive + entropy), which says nothing about pose accuracy.")
 
@@ -235,8 +238,11 @@ def _features(name: str, arr) -> np.ndarray:
     if not np.issubdtype(arr.dtype, np.floating) and not np.issubdtype(arr.dtype, np.integer):
         raise ValidationError(f"{name} must be real-valued, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.isfinite(arr).all():
-        raise ValidationError(f"{name} holds NaN or inf; drop or repair those frames first")
+    if not (np.abs(arr) <= MAX_FEATURE).all():  # False for NaN too
+        if not np.isfinite(arr).all():
+            raise ValidationError(f"{name} holds NaN or inf; drop or repair those frames first")
+        raise ValidationError(f"{name} holds values beyond ±{MAX_FEATURE:g} (their squares overflow); check the "
+                              "input's scale")
     return arr
 
 
