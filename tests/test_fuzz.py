@@ -495,7 +495,7 @@ def fuzz_verify(data, corpus):
 def _input_path_not_text(raw: bytes) -> bool:
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     inputs = doc.get("inputs") if isinstance(doc, dict) else None
     return isinstance(inputs, list) and any(isinstance(i, dict) and not isinstance(i.get("path"), str)

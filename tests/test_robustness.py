@@ -590,3 +590,14 @@ def test_adapt_refuses_features_whose_squares_overflow(runner, tmp_path):
     assert result.exit_code == 2, result.output
     assert err_lines(result) == ["error: features holds values beyond ±1e+100 (their squares overflow); check the "
                                  "input's scale"]
+
+
+@pytest.mark.parametrize("checks", [None, 3, "x", [1], {"a": 1}])
+def test_a_split_whose_audit_checks_are_not_a_list_is_refused(tmp_path, checks):
+    from rfbench.errors import FormatError
+    from rfbench.protocols.splitfile import split_from_dict
+
+    doc = {"schema": "rfbench.split/1", "train": ["a"], "test": ["b"], "protocol": "cross-subject",
+           "leakage_prone": False, "audit": {"passed": True, "checks": checks}}
+    with pytest.raises(FormatError, match=r"audit.checks must be a list of \{name, passed, detail\} objects"):
+        split_from_dict(doc, "s.json").to_report()

@@ -107,6 +107,8 @@ def split_from_dict(obj: Mapping[str, Any], where: str = "split", path: Path | N
     if manifest is not None and not isinstance(manifest, dict):
         raise FormatError(f"{where}: split key 'manifest' must be an object {{path, sha256}}")
     checks = audit.get("checks", [])
+    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+        raise FormatError(f"{where}: split audit.checks must be a list of {{name, passed, detail}} objects")
     if not audit["passed"]:
         failed = [c for c in checks if isinstance(c, dict) and not c.get("passed")]
         detail = "; ".join(f"{c.get('name')}: {c.get('detail')}" for c in failed) or "no detail given"
