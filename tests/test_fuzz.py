@@ -517,7 +517,7 @@ def _input_path_not_text(raw: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     inputs = doc.get("inputs") if isinstance(doc, dict) else None
-    return isinstance(inputs, list) and any(isinstance(i, dict) and not isinstance(i.get("path"), str)
+    return isinstance(inputs, list) and any(not isinstance(i, dict) or not isinstance(i.get("path"), str)
                                             for i in inputs)
 
 
@@ -600,9 +600,9 @@ KNOWN_CRASHES = [
         strict=True, reason="ingest mmfi: a ground_truth.npy whose header holds a stray quote raises "
                             "tokenize.TokenError in datasets.mmfi._npy_shape (found by this fuzz; wt/ingest)")),
     pytest.param("verify-input-path-not-text", marks=pytest.mark.xfail(
-        strict=True, reason="verify: a SYNTHETIC report whose inputs[i].path is null raises TypeError in "
-                            "report.verify._resolve_inputs (found by this fuzz; verify is being rewritten on the "
-                            "lead's branch)")),
+        strict=True, reason="verify: a SYNTHETIC report whose inputs[i] is not a record with a text path (null "
+                            "path, null record) raises TypeError in report.verify._resolve_inputs (found by this "
+                            "fuzz; verify is being rewritten on the lead's branch)")),
     pytest.param("ingest-mmfi-huge-ground-truth-empty-wifi-csi", marks=pytest.mark.xfail(
         strict=True, reason="ingest mmfi: a ground_truth.npy declaring (10**10, 17, 3) beside an empty wifi-csi/ is "
                             "loaded through np.load (MemoryError traceback; issue 13 MM-Fi bombs, wt/ingest)")),
@@ -620,6 +620,9 @@ def test_known_crashes_fixed_on_other_branches(corpus, case):
             report = json.loads((work / "report.json").read_text())
             assert report["evidence"] == "SYNTHETIC"
             report["inputs"][1]["path"] = None
+            (work / "report.json").write_text(json.dumps(report))
+            run_clean(["verify", "report.json"], work)
+            report["inputs"][1] = None
             (work / "report.json").write_text(json.dumps(report))
             run_clean(["verify", "report.json"], work)
     elif case == "ingest-mmfi-damaged-npy-header":
