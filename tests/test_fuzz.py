@@ -512,13 +512,25 @@ def fuzz_verify(data, corpus):
 
 
 def _input_path_not_text(raw: bytes) -> bool:
+    """The report's inputs or reproducer have fields of the wrong type (what the known verify crash is about)."""
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError):
         return False
-    inputs = doc.get("inputs") if isinstance(doc, dict) else None
-    return isinstance(inputs, list) and any(not isinstance(i, dict) or not isinstance(i.get("path"), str)
-                                            for i in inputs)
+    if not isinstance(doc, dict):
+        return False
+    inputs, rep = doc.get("inputs"), doc.get("reproducer")
+
+    def text_or_none(x):
+        return x is None or isinstance(x, str)
+
+    bad_inputs = isinstance(inputs, list) and any(
+        not isinstance(i, dict) or not isinstance(i.get("path"), str) or not text_or_none(i.get("role"))
+        or not text_or_none(i.get("option")) for i in inputs)
+    bad_rep = rep is not None and (not isinstance(rep, dict) or not text_or_none(rep.get("cwd"))
+                                   or not isinstance(rep.get("argv", []), list)
+                                   or not all(isinstance(a, str) for a in rep.get("argv", [])))
+    return bad_inputs or bad_rep
 
 
 def fuzz_adapt(data, corpus):
@@ -600,9 +612,9 @@ KNOWN_CRASHES = [
         strict=True, reason="ingest mmfi: a ground_truth.npy whose header holds a stray quote raises "
                             "tokenize.TokenError in datasets.mmfi._npy_shape (found by this fuzz; wt/ingest)")),
     pytest.param("verify-input-path-not-text", marks=pytest.mark.xfail(
-        strict=True, reason="verify: a SYNTHETIC report whose inputs[i] is not a record with a text path (null "
-                            "path, null record) raises TypeError in report.verify._resolve_inputs (found by this "
-                            "fuzz; verify is being rewritten on the lead's branch)")),
+        strict=True, reason="verify: a SYNTHETIC report's inputs and reproducer are used unchecked: a null "
+                            "inputs[i].path, a null record or a list as option raises TypeError in report.verify "
+                            "(found by this fuzz; verify is being rewritten on the lead's branch)")),
     pytest.param("ingest-mmfi-huge-ground-truth-empty-wifi-csi", marks=pytest.mark.xfail(
         strict=True, reason="ingest mmfi: a ground_truth.npy declaring (10**10, 17, 3) beside an empty wifi-csi/ is "
                             "loaded through np.load (MemoryError traceback; issue 13 MM-Fi bombs, wt/ingest)")),
@@ -622,9 +634,10 @@ def test_known_crashes_fixed_on_other_branches(corpus, case):
             report["inputs"][1]["path"] = None
             (work / "report.json").write_text(json.dumps(report))
             run_clean(["verify", "report.json"], work)
-            report["inputs"][1] = None
-            (work / "report.json").write_text(json.dumps(report))
-            run_clean(["verify", "report.json"], work)
+            for damage in (None, {**report["inputs"][0], "option": [None]}):
+                report["inputs"][1] = damage
+                (work / "report.json").write_text(json.dumps(report))
+                run_clean(["verify", "report.json"], work)
     elif case == "ingest-mmfi-damaged-npy-header":
         with workdir(corpus, "mmfi") as work:
             gt = sorted((work / "mmfi").rglob("ground_truth.npy"))[0]
