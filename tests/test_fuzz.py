@@ -525,7 +525,7 @@ def _input_path_not_text(raw: bytes) -> bool:
         return x is None or isinstance(x, str)
 
     bad_inputs = isinstance(inputs, list) and any(
-        not isinstance(i, dict) or not isinstance(i.get("path"), str) or not text_or_none(i.get("role"))
+        not isinstance(i, dict) or not isinstance(i.get("path"), str) or not isinstance(i.get("role"), str)
         or not text_or_none(i.get("option")) for i in inputs)
     bad_rep = rep is not None and (not isinstance(rep, dict) or not text_or_none(rep.get("cwd"))
                                    or not isinstance(rep.get("argv", []), list)
@@ -613,7 +613,8 @@ KNOWN_CRASHES = [
                             "tokenize.TokenError in datasets.mmfi._npy_shape (found by this fuzz; wt/ingest)")),
     pytest.param("verify-input-path-not-text", marks=pytest.mark.xfail(
         strict=True, reason="verify: a SYNTHETIC report's inputs and reproducer are used unchecked: a null "
-                            "inputs[i].path, a null record or a list as option raises TypeError in report.verify "
+                            "inputs[i].path, a null record, a list as option or no role raises TypeError or "
+                            "KeyError in report.verify "
                             "(found by this fuzz; verify is being rewritten on the lead's branch)")),
     pytest.param("ingest-mmfi-huge-ground-truth-empty-wifi-csi", marks=pytest.mark.xfail(
         strict=True, reason="ingest mmfi: a ground_truth.npy declaring (10**10, 17, 3) beside an empty wifi-csi/ is "
@@ -634,7 +635,8 @@ def test_known_crashes_fixed_on_other_branches(corpus, case):
             report["inputs"][1]["path"] = None
             (work / "report.json").write_text(json.dumps(report))
             run_clean(["verify", "report.json"], work)
-            for damage in (None, {**report["inputs"][0], "option": [None]}):
+            no_role = {k: v for k, v in report["inputs"][0].items() if k != "role"}
+            for damage in (None, {**report["inputs"][0], "option": [None]}, no_role):
                 report["inputs"][1] = damage
                 (work / "report.json").write_text(json.dumps(report))
                 run_clean(["verify", "report.json"], work)
