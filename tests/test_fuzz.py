@@ -14,7 +14,8 @@ input) or 3 (proof SKIP); and no temporary file left behind.
 
 Size: ``RFBENCH_FUZZ_EXAMPLES`` examples per target (default 5, a few seconds in the normal suite,
 derandomised so it is the same run every time; verify, whose intact reports re-run a subprocess, gets 40 %). The larger run documented in docs/robustness.md:
-``RFBENCH_FUZZ_EXAMPLES=400 .venv/bin/python -m pytest -q tests/test_fuzz.py`` (random, not derandomised).
+``RFBENCH_FUZZ_EXAMPLES=1000 .venv/bin/python -m pytest -q -s tests/test_fuzz.py`` (random, not derandomised;
+it prints the cases run per target).
 
 Inputs that still crash commands other branches are fixing are not drawn by the fuzz; each is pinned by a
 ``xfail(strict=True)`` case in :data:`KNOWN_CRASHES` naming the bug, so the suite passes now and fails (XPASS)
