@@ -8,16 +8,71 @@ Nothing in the library imports this module.
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Optional
+import sys
+from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from rfbench import __version__
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
+
+class _Group(TyperGroup):
+    """The root command: every usage error of every command, present and future, is reported here in two lines.
+
+    Click/Typer would print the usage line, a hint and the message in a box (5-6 lines). Instead the parse runs
+    in non-standalone mode and a usage error becomes ``error: <message>`` and ``Try 'rfbench CMD -h' for
+    help.`` on stderr, exit 2 (:func:`rfbench.commands._common.usage_error`).
+    """
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode: bool = True, **extra: Any):
+        if not standalone_mode:
+            return super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                                standalone_mode=False, **extra)
+        from rfbench.commands._common import click_error_exit
+
+        _tolerant_streams()
+        try:
+            code = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                                standalone_mode=False, **extra)
+        except Exception as exc:  # only Click's own errors are handled here; anything else propagates
+            code = click_error_exit(exc, self._command_path(sys.argv[1:] if args is None else list(args),
+                                                           prog_name or "rfbench"))
+            if code is None:
+                raise
+        sys.exit(code if isinstance(code, int) else 0)
+
+    def _command_path(self, args: list, prog_name: str) -> str:
+        """``rfbench ingest widar`` for ``args`` that name that command (for the help hint of an error raised
+        before Click knew the command's context)."""
+        path, command = [prog_name], self
+        for token in args:
+            if str(token).startswith("-"):
+                continue
+            sub = getattr(command, "commands", {}).get(token)
+            if sub is None:
+                break
+            path.append(str(token))
+            command = sub
+        return " ".join(path)
+
+
+def _tolerant_streams() -> None:
+    """Let stdout/stderr print any file name: a name that is not valid UTF-8 (held as lone surrogates) is
+    shown escaped instead of raising UnicodeEncodeError under a strict UTF-8 locale."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot change its handler keeps it
+                pass
+
+
 app = typer.Typer(
     name="rfbench",
+    cls=_Group,
     help=(
         "Trustworthy WiFi-sensing results: exact Intel 5300 CSI parsing, leakage-audited splits, "
         "pose and gesture metrics under a declared spec, and evidence-tagged reports you can re-verify.\n\n"
@@ -83,5 +138,5 @@ _register()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point (also ``python -m rfbench``, which names itself ``rfbench`` in usage and hints)."""
+    app(prog_name="rfbench")

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rfbench.errors import ConfigError
-from rfbench.io.files import read_input_bytes
+from rfbench.io.files import check_nesting, read_input_bytes
 
 __all__ = ["Field", "FIELDS", "Config", "find_config", "load_config", "parse_toml",
            "validate", "override", "check_paths"]
@@ -117,11 +117,15 @@ def parse_toml(path: str | os.PathLike) -> dict:
     toml = _toml_module()
     data = read_input_bytes(path, "config file", ConfigError)
     try:
-        return toml.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        check_nesting(text, str(path), toml=True, error=ConfigError)
+        return toml.loads(text)
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read") from None
 
 
 def _table_of(path: Path, document: dict) -> dict:

@@ -25,7 +25,9 @@ says anything about real WiFi sensing.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +37,8 @@ import numpy as np
 
 from rfbench.errors import OutputExistsError, ValidationError
 
-__all__ = ["SIZES", "STEPS", "DemoLayout", "DemoInputs", "prepare_folder", "build_inputs", "run_demo", "ridge_fit",
-           "nearest_centroid_scores"]
+__all__ = ["SIZES", "STEPS", "MARKER", "DemoLayout", "DemoInputs", "prepare_folder", "demo_folder", "build_inputs",
+           "run_demo", "ridge_fit", "nearest_centroid_scores"]
 
 #: Corpus sizes. ``standard`` is the default; ``tiny`` keeps the test suite fast.
 SIZES = {
@@ -59,9 +61,43 @@ ONNX_HINT = "onnxruntime is not installed: pip install 'rfbench[onnx]'"
 #: Ridge penalty of the pose model, fixed in advance (no tuning on the test side).
 RIDGE_PENALTY = 10.0
 
-#: What the demo writes at the top of its folder; ``--force`` removes exactly these before writing.
+#: What the demo writes at the top of its folder (it writes nothing anywhere else).
 _OWNED = ("data", "archives", "windows", "pose", "gesture", "widar-manifest.json", "mmfi-manifest.json",
           "widar-split.json", "mmfi-split.json")
+
+#: The file in the demo folder listing every file and folder the demo created there; ``--force`` removes
+#: exactly those (:func:`prepare_folder`).
+MARKER = "RFBENCH_DEMO.json"
+_MARKER_SCHEMA = "rfbench.demo-files/1"
+
+_DATE = r"\d{8}(?:_\d+)?"
+_MMFI = r"data/mmfi/E\d\d/S\d\d/A\d\d"
+#: Every path (relative, "/"-separated) the demo writes in its folder. A folder without :data:`MARKER` (written
+#: by an older rfbench) is cleared by ``--force`` only when every entry in it matches one of these.
+_DEMO_PATH = re.compile("|".join(f"(?:{p})" for p in (
+    r"data", r"data/(?:widar|mmfi)", r"data/(?:widar|mmfi)/RFBENCH_SYNTHETIC\.json", r"data/widar/CSI",
+    rf"data/widar/CSI/{_DATE}", rf"data/widar/CSI/{_DATE}/user\d+", rf"data/widar/CSI/{_DATE}/user\d+/"
+    r"user\d+(?:-\d+){4}-r\d+\.dat",
+    r"data/mmfi/E\d\d", r"data/mmfi/E\d\d/S\d\d", _MMFI, rf"{_MMFI}/ground_truth\.npy", rf"{_MMFI}/wifi-csi",
+    rf"{_MMFI}/wifi-csi/frame\d{{3}}\.mat",
+    r"archives", r"archives/widar", rf"archives/widar/{_DATE}", rf"archives/widar/{_DATE}/user\d+",
+    rf"archives/widar/{_DATE}/user\d+/user\d+(?:-\d+){{4}}-r\d+\.npz",
+    r"windows", r"windows/(?:mmfi|widar)-(?:train|test)", r"windows/(?:mmfi|widar)-(?:train|test)/(?:X\.npy|y\.npy|index\.json)",
+    r"pose", r"pose/(?:pred|gt|groups|train_gt|train_groups)\.npy", r"pose/pred\.json", r"pose/ridge\.onnx", r"gesture",
+    r"gesture/(?:scores|gt|groups|train_gt|train_groups)\.npy", r"gesture/scores\.json", r"gesture/centroid\.onnx",
+    r"gesture/names\.txt",
+    r"(?:pose|gesture)/report\.(?:json|md)", r"(?:pose|gesture)/report-[a-z]+\.png",
+    r"(?:widar|mmfi)-(?:manifest|split)\.json", re.escape(MARKER))))
+_TEMPORARY = re.compile(r"^\.(.+)\.[A-Za-z0-9_]{8}\.tmp$")  # atomic_write's, left by a killed run
+
+
+def _is_demo_path(rel: str) -> bool:
+    """Whether the demo writes ``rel`` (or a temporary file of it)."""
+    head, _, last = rel.rpartition("/")
+    m = _TEMPORARY.match(last)
+    if m:
+        rel = f"{head}/{m.group(1)}" if head else m.group(1)
+    return _DEMO_PATH.fullmatch(rel) is not None
 
 
 @dataclass(frozen=True)
@@ -112,16 +148,23 @@ class DemoInputs:
 
 
 def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
-    """Check (and with ``force`` clear) the demo folder.
+    """Check (and with ``force`` clear) the demo folder; nothing the demo did not write is ever removed.
 
-    An existing non-empty folder is refused unless ``force``; with ``force`` only what the demo itself writes
-    there (``data/``, ``archives/``, ``pose/``, ``gesture/`` and the manifests and splits) is removed first,
-    never anything else.
+    An existing non-empty folder is refused unless ``force``. With ``force``:
+
+    - when the folder holds :data:`MARKER` (every demo run writes it, see :func:`demo_folder`), exactly the
+      files it lists are removed, then the folders it lists that are now empty; anything else stays, also
+      inside the demo's folders (``data/my_real_dataset.csv``). A marker listing a path the demo never writes,
+      or one outside the folder, is refused;
+    - without a marker (a folder from an older rfbench), the folder is cleared only when every entry in it,
+      at any depth, is one of the demo's own names; otherwise it is refused, naming the first foreign entry.
 
     Raises
     ------
     OutputExistsError
-        ``root`` is a file, or a non-empty folder without ``force``.
+        ``root`` is a file; a non-empty folder without ``force``; a foreign entry in a folder without marker.
+    FormatError
+        The marker is not the demo's (unreadable, or it lists a path the demo does not write).
     """
     root = Path(root)
     if root.exists() and not root.is_dir():
@@ -130,14 +173,140 @@ def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
         if not force:
             raise OutputExistsError(f"{root} is not empty; pass --force to replace the demo's files there, or "
                                     f"choose another --out")
-        for name in _OWNED:
-            p = root / name
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            elif p.exists() or p.is_symlink():
-                p.unlink()
+        if (root / MARKER).exists() or (root / MARKER).is_symlink():
+            files, folders = _read_marker(root)
+            _remove_listed(root, files, folders)
+        else:
+            foreign = _first_foreign(root)
+            if foreign is not None:
+                raise OutputExistsError(
+                    f"{root} holds {foreign}, which rfbench demo did not write (and no {MARKER} lists the demo's "
+                    f"files there); --force replaces only the demo's own files: move it, or choose another --out")
+            for name in _OWNED:  # every entry below is a demo name and none is a link
+                p = root / name
+                if p.is_dir():
+                    shutil.rmtree(p)
+                elif p.exists():
+                    p.unlink()
     root.mkdir(parents=True, exist_ok=True)
     return DemoLayout(root)
+
+
+@contextlib.contextmanager
+def demo_folder(root: str | os.PathLike, force: bool = False):
+    """:func:`prepare_folder`, then yield the layout; on leaving (after an error too) write :data:`MARKER`
+    listing every file and folder created in between (and only paths the demo writes)."""
+    lay = prepare_folder(root, force)
+    before = _entries(lay.root)
+    try:
+        yield lay
+    except BaseException:
+        with contextlib.suppress(Exception):  # the run's own error is the one to report
+            _write_marker(lay.root, before)
+        raise
+    _write_marker(lay.root, before)
+
+
+def _first_foreign(root: Path) -> str | None:
+    """The first entry under ``root`` (top level first, then depth first) the demo does not write, or None."""
+    pending = [""]
+    while pending:
+        prefix = pending.pop(0)
+        with os.scandir(root / prefix if prefix else root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            rel = f"{prefix}{e.name}"
+            if e.is_symlink() or not _is_demo_path(rel):
+                return rel
+            if e.is_dir(follow_symlinks=False):
+                pending.append(rel + "/")
+    return None
+
+
+def _entries(root: Path) -> dict[str, bool]:
+    """``{relative path: is a folder}`` of everything under the demo's top-level names (links not followed)."""
+    out: dict[str, bool] = {}
+    for name in _OWNED:
+        top = root / name
+        if top.is_symlink() or not top.exists():
+            continue
+        out[name] = top.is_dir()
+        if top.is_dir():
+            for folder, dirs, files in os.walk(top):
+                rel = Path(folder).relative_to(root).as_posix()
+                for d in dirs:
+                    out[f"{rel}/{d}"] = not os.path.islink(os.path.join(folder, d))
+                for f in files:
+                    out[f"{rel}/{f}"] = False
+    return out
+
+
+def _write_marker(root: Path, before: dict[str, bool]) -> None:
+    from rfbench.io.files import write_json
+
+    now = _entries(root)
+    created = {rel: is_dir for rel, is_dir in now.items() if rel not in before and _is_demo_path(rel)}
+    write_json(root / MARKER, {
+        "schema": _MARKER_SCHEMA,
+        "about": "Written by rfbench demo: the files and folders it created in this folder. `rfbench demo --force` "
+                 "removes exactly these (folders only when empty) and leaves everything else alone.",
+        "files": sorted(rel for rel, is_dir in created.items() if not is_dir),
+        "folders": sorted(rel for rel, is_dir in created.items() if is_dir),
+    }, force=True)
+
+
+def _read_marker(root: Path) -> tuple[list[str], list[str]]:
+    from rfbench.errors import FormatError
+    from rfbench.io.files import parse_json_text, read_input_bytes
+
+    path = root / MARKER
+    if path.is_symlink() or not path.is_file():
+        raise FormatError(f"{path} is not the demo's file list (not a plain file); remove it, or choose another "
+                          "--out")
+    data = read_input_bytes(path, "demo file list")
+    if len(data) > 64 * 1024 * 1024:
+        raise FormatError(f"{path} is too large to be the demo's file list")
+    try:
+        doc = parse_json_text(data.decode("utf-8"), str(path))
+    except UnicodeDecodeError:
+        raise FormatError(f"{path}: not UTF-8 text") from None
+    if not isinstance(doc, dict) or doc.get("schema") != _MARKER_SCHEMA:
+        raise FormatError(f"{path} is not the demo's file list (schema {_MARKER_SCHEMA!r} expected)")
+    lists = []
+    for key in ("files", "folders"):
+        entries = doc.get(key)
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise FormatError(f"{path}: {key!r} must be a list of paths")
+        for e in entries:
+            parts = e.split("/")
+            if e.startswith("/") or "\\" in e or any(p in ("", ".", "..") for p in parts) or not _is_demo_path(e):
+                raise FormatError(f"{path} lists {e!r}, which is not a path rfbench demo writes; --force refuses "
+                                  "to use this list: remove it, or choose another --out")
+        lists.append(entries)
+    return lists[0], lists[1]
+
+
+def _inside(root: Path, rel: str) -> bool:
+    """No folder on the way from ``root`` to ``rel`` is a link (so removing ``rel`` stays inside ``root``)."""
+    here = root
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink() or not here.is_dir():
+            return False
+    return True
+
+
+def _remove_listed(root: Path, files: list[str], folders: list[str]) -> None:
+    for rel in files:
+        p = root / rel
+        if _inside(root, rel) and (p.is_symlink() or p.is_file()):
+            p.unlink()
+    for rel in sorted(folders, key=lambda r: r.count("/"), reverse=True):
+        p = root / rel
+        if _inside(root, rel) and p.is_dir() and not p.is_symlink():
+            with contextlib.suppress(OSError):  # not empty: it holds something the demo did not write
+                p.rmdir()
+    (root / MARKER).unlink()
 
 
 def ridge_fit(x_train: np.ndarray, y_train: np.ndarray, penalty: float = RIDGE_PENALTY):
@@ -228,9 +397,11 @@ def build_inputs(root: str | os.PathLike, *, size: str = "standard", seed: int =
 
     Parameters
     ----------
-    root : path-like
+    root : path-like or DemoLayout
         The demo folder (see :func:`prepare_folder`). Paths in the returned options start with it, as given,
-        so the recorded command lines work from the current folder.
+        so the recorded command lines work from the current folder. A :class:`DemoLayout` is a folder already
+        prepared by :func:`demo_folder` (which records what the whole run writes); a path is prepared here and
+        its :data:`MARKER` written when this returns.
     size : {"standard", "tiny"}
         Corpus size (:data:`SIZES`).
     seed : int
@@ -245,19 +416,25 @@ def build_inputs(root: str | os.PathLike, *, size: str = "standard", seed: int =
     -------
     DemoInputs
     """
+    if size not in SIZES:
+        raise ValidationError(f"unknown demo size {size!r}; choose {' or '.join(SIZES)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValidationError(f"the demo seed must be an integer >= 0, got {seed!r}")
+    step = step or (lambda name: None)
+    advance = advance or (lambda n=1: None)
+    if isinstance(root, DemoLayout):
+        return _build_inputs(root, size, seed, step, advance)
+    with demo_folder(root, force) as lay:
+        return _build_inputs(lay, size, seed, step, advance)
+
+
+def _build_inputs(lay: DemoLayout, size: str, seed: int, step, advance) -> DemoInputs:
     from rfbench.datasets import mmfi, widar
     from rfbench.datasets.manifest import read_manifest
     from rfbench.datasets.synthetic import make_mmfi_tree, make_widar_tree
     from rfbench.io import parse_files
 
-    if size not in SIZES:
-        raise ValidationError(f"unknown demo size {size!r}; choose {' or '.join(SIZES)}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValidationError(f"the demo seed must be an integer >= 0, got {seed!r}")
     cfg = SIZES[size]
-    step = step or (lambda name: None)
-    advance = advance or (lambda n=1: None)
-    lay = prepare_folder(root, force)
     facts: dict = {"size": size, "seed": seed}
 
     step("generate corpora")
@@ -384,16 +561,17 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
 
     bar = progress if progress is not None else _NoProgress()
     bar.start(len(STEPS))
-    inputs = build_inputs(out, size=size, seed=seed, force=force, step=bar.step, advance=bar.detail)
     plots = have_matplotlib()
     reports = []
-    for task, scorer, options in (("pose", score_pose, inputs.pose_options),
-                                  ("gesture", score_gesture, inputs.gesture_options)):
-        bar.step(f"score {task}")
-        run = scorer(**options, plots=plots)
-        reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
-                        "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
-                        "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
+    with demo_folder(out, force) as lay:  # records every file the run writes, for the next --force
+        inputs = build_inputs(lay, size=size, seed=seed, step=bar.step, advance=bar.detail)
+        for task, scorer, options in (("pose", score_pose, inputs.pose_options),
+                                      ("gesture", score_gesture, inputs.gesture_options)):
+            bar.step(f"score {task}")
+            run = scorer(**options, plots=plots)
+            reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
+                            "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
+                            "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
     bar.step("verify")
 
     def check(r: dict) -> dict:
@@ -475,6 +653,7 @@ def _tree(root: Path, reports: list, facts: dict) -> list[tuple[str, str]]:
         ("widar-split.json", "rfbench split: cross-room, room 3 held out, with its audit"),
         ("mmfi-split.json", "rfbench split: mmfi-s2 (cross-subject), with its audit"),
         ("windows/", "rfbench windows: each side's model inputs (X.npy, y.npy, index.json), read from the dataset"),
+        (MARKER, "the list of every file the demo wrote here: --force replaces exactly these"),
     ]
     onnx = facts["predict"]["onnx"]
     for r in reports:

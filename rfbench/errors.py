@@ -13,6 +13,7 @@ __all__ = [
     "ValidationError",
     "ConfigError",
     "OutputExistsError",
+    "OutputError",
     "MissingDependencyError",
     "SchemaError",
     "CheckFailed",
@@ -54,6 +55,11 @@ class ConfigError(ValidationError):
 
 class OutputExistsError(RfbenchError):
     """An output file already exists and overwriting was not requested (``--force``)."""
+
+
+class OutputError(RfbenchError, OSError):
+    """An output cannot be written (a read-only folder, no space left, a file where a folder should be); the
+    message names the output the user asked for. Also an ``OSError``, which callers caught before."""
 
 
 class MissingDependencyError(RfbenchError):

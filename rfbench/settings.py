@@ -305,13 +305,19 @@ def typer_parameters(*classes, only: Mapping[type, Iterable[str]] | None = None,
         if o.metavar:
             kw["metavar"] = o.metavar
         default = f.default
-        if kind in ("int", "float"):
-            py = int if kind == "int" else float
+        if kind == "int":
+            py = int
             # closed bounds are checked by the parser too; open ones by the settings class alone
             if o.min is not None and not o.min_open:
-                kw["min"] = py(o.min)
+                kw["min"] = int(o.min)
             if o.max is not None and not o.max_open:
-                kw["max"] = py(o.max)
+                kw["max"] = int(o.max)
+        elif kind == "float":
+            from rfbench.commands._common import finite_float
+
+            py = float  # parsed by finite_float: NaN and inf are refused, closed bounds checked
+            kw["parser"] = finite_float(None if o.min is None or o.min_open else float(o.min),
+                                        None if o.max is None or o.max_open else float(o.max))
         elif kind == "bool":
             py = bool
         elif kind == "path":

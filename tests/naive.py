@@ -618,7 +618,8 @@ def naive_pa_errors(pred, gt, vis):
     """Per-frame PA-MPJPE inputs by a direct per-frame SVD (Umeyama, reflection corrected).
 
     Returns a list per frame: None when unscoreable (fewer than 3 visible joints or single-point ground
-    truth), else the list of aligned errors of its visible joints (inf when the prediction is not finite).
+    truth), else the list of aligned errors of its visible joints (inf when the prediction is not finite, or
+    when the alignment cannot be computed in floating point: moments, SVD or transform not finite).
     """
     out = []
     for i in range(gt.shape[0]):
@@ -628,21 +629,35 @@ def naive_pa_errors(pred, gt, vis):
         if v.sum() < 3 or np.sum((y - y.mean(axis=0)) ** 2) == 0:
             out.append(None)
             continue
+        wrong = [math.inf] * int(v.sum())
         if not np.isfinite(x).all():
-            out.append([math.inf] * int(v.sum()))
+            out.append(wrong)
             continue
-        mx, my = x.mean(axis=0), y.mean(axis=0)
-        xc, yc = x - mx, y - my
-        cov = xc.T @ yc  # D x D: sum_j x_j y_j^T
-        u, s, vt = np.linalg.svd(cov)
-        d = np.ones(len(s))
-        if np.linalg.det(vt.T @ u.T) < 0:
-            d[-1] = -1.0
-        rot = vt.T @ np.diag(d) @ u.T
-        var_x = np.sum(xc ** 2)
-        scale = float(np.sum(s * d) / var_x) if var_x > 0 else 0.0
-        aligned = scale * (x - mx) @ rot.T + my
-        out.append([float(np.linalg.norm(aligned[j] - y[j])) for j in range(len(y))])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            mx, my = x.mean(axis=0), y.mean(axis=0)
+            xc, yc = x - mx, y - my
+            cov = xc.T @ yc  # D x D: sum_j x_j y_j^T
+            var_x = np.sum(xc ** 2)
+            if not (np.isfinite(mx).all() and np.isfinite(my).all() and np.isfinite(cov).all()
+                    and np.isfinite(var_x)):
+                out.append(wrong)
+                continue
+            try:
+                u, s, vt = np.linalg.svd(cov)
+            except np.linalg.LinAlgError:
+                out.append(wrong)
+                continue
+            d = np.ones(len(s))
+            if np.linalg.det(vt.T @ u.T) < 0:
+                d[-1] = -1.0
+            rot = vt.T @ np.diag(d) @ u.T
+            scale = float(np.sum(s * d) / var_x) if var_x > 0 else 0.0
+            shift = my - scale * rot @ mx
+            if not (np.isfinite(rot).all() and math.isfinite(scale) and np.isfinite(shift).all()):
+                out.append(wrong)
+                continue
+            aligned = scale * x @ rot.T + shift
+            out.append([float(np.linalg.norm(aligned[j] - y[j])) for j in range(len(y))])
     return out
 
 

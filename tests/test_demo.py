@@ -134,7 +134,7 @@ def test_a_report_edited_by_hand_fails_verification_the_others_pass(demo_run, ru
             assert ok.output.startswith("MATCH")
 
 
-def test_an_existing_folder_needs_force_and_force_touches_only_the_demos_files(demo_run, runner, tmp_path):
+def test_an_existing_folder_needs_force(runner, tmp_path):
     with in_dir(tmp_path):
         Path("mine").mkdir()
         Path("mine/notes.txt").write_text("keep me")
@@ -143,13 +143,114 @@ def test_an_existing_folder_needs_force_and_force_touches_only_the_demos_files(d
         lines = [x for x in result.output.splitlines() if x.strip()]
         assert len(lines) == 1 and lines[0].startswith("error: mine is not empty; pass --force")
         assert not Path("mine/pose").exists()
-        Path("mine/pose").mkdir()
-        Path("mine/pose/stale.npy").write_text("old")
-        result = runner.invoke(app, ["demo", "--out", "mine", "--size", "tiny", "--force", "--json"])
-        assert result.exit_code == 0, result.output
-        assert Path("mine/notes.txt").read_text() == "keep me"
-        assert not Path("mine/pose/stale.npy").exists()  # the demo's own folder was replaced
-        assert json.loads(result.stdout)["out"] == "mine"
+
+
+def test_force_refuses_a_folder_holding_the_users_own_data(runner, tmp_path):
+    # `rfbench demo --out . --force` in a project whose data/ is the user's: refused, nothing deleted.
+    with in_dir(tmp_path):
+        Path("data").mkdir()
+        Path("data/my_real_dataset.csv").write_text("subject,value\n1,2\n")
+        Path("pose").mkdir()
+        Path("pose/pred.npy").write_text("looks like the demo's, is in a folder that is not")
+        result = runner.invoke(app, ["demo", "--out", ".", "--force", "--size", "tiny"])
+    assert result.exit_code == 2, result.output
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert lines == ["error: . holds data/my_real_dataset.csv, which rfbench demo did not write (and no "
+                     "RFBENCH_DEMO.json lists the demo's files there); --force replaces only the demo's own files: "
+                     "move it, or choose another --out"]
+    assert (tmp_path / "data" / "my_real_dataset.csv").read_text() == "subject,value\n1,2\n"
+    assert (tmp_path / "pose" / "pred.npy").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "pose"]
+
+
+def test_the_marker_lists_every_file_the_demo_wrote(demo_run):
+    from rfbench.demo import MARKER, _first_foreign
+
+    home, _ = demo_run
+    root = home / "demo-out"
+    marker = json.loads((root / MARKER).read_text())
+    assert marker["schema"] == "rfbench.demo-files/1"
+    files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} - {MARKER}
+    folders = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir()}
+    assert set(marker["files"]) == files and set(marker["folders"]) == folders
+    assert {"pose/report.json", "gesture/report.md", "mmfi-split.json", "data/mmfi/RFBENCH_SYNTHETIC.json"} <= files
+    assert _first_foreign(root) is None  # and an unmarked copy is recognised as the demo's, name by name
+
+
+def test_force_with_a_marker_removes_exactly_the_listed_files(demo_run, tmp_path):
+    from rfbench.demo import MARKER, prepare_folder
+
+    home, _ = demo_run
+    root = tmp_path / "demo-out"
+    shutil.copytree(home / "demo-out", root)
+    (root / "data" / "my_real_dataset.csv").write_text("mine")  # inside a folder the demo created
+    (root / "notes.txt").write_text("mine too")
+    (root / "pose" / "extra.npy").write_text("mine as well")
+    listed = json.loads((root / MARKER).read_text())
+    prepare_folder(root, force=True)
+    left = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    assert left == ["data", "data/my_real_dataset.csv", "notes.txt", "pose", "pose/extra.npy"]
+    assert not any((root / f).exists() for f in listed["files"])
+
+
+def test_force_without_a_marker_clears_a_folder_of_demo_names_only(demo_run, tmp_path):
+    from rfbench.demo import MARKER, prepare_folder
+
+    home, _ = demo_run
+    root = tmp_path / "old-demo-out"
+    shutil.copytree(home / "demo-out", root)
+    (root / MARKER).unlink()  # written by an rfbench from before the marker
+    (root / "pose" / ".report.json.ab12cd_3.tmp").write_text("left by a killed run")
+    prepare_folder(root, force=True)
+    assert list(root.iterdir()) == []
+
+
+@pytest.mark.parametrize("entry", ["../outside.txt", "/etc/hostname", "notes.txt", "data/../../outside.txt",
+                                   "data/my_real_dataset.csv"])
+def test_a_marker_listing_what_the_demo_does_not_write_is_refused(tmp_path, entry):
+    from rfbench.demo import MARKER, prepare_folder
+    from rfbench.errors import FormatError
+
+    root = tmp_path / "d"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "my_real_dataset.csv").write_text("mine")
+    (root / "notes.txt").write_text("mine")
+    (tmp_path / "outside.txt").write_text("not even in the folder")
+    (root / MARKER).write_text(json.dumps({"schema": "rfbench.demo-files/1", "files": [entry], "folders": []}))
+    with pytest.raises(FormatError, match="which is not a path rfbench demo writes"):
+        prepare_folder(root, force=True)
+    assert (root / "data" / "my_real_dataset.csv").exists() and (root / "notes.txt").exists()
+    assert (tmp_path / "outside.txt").exists()
+
+
+def test_a_link_in_the_demo_folder_is_foreign(tmp_path):
+    from rfbench.demo import prepare_folder
+    from rfbench.errors import OutputExistsError
+
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "widar").mkdir(parents=True)
+    (elsewhere / "widar" / "precious.dat").write_text("mine")
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "data").symlink_to(elsewhere)
+    with pytest.raises(OutputExistsError, match="d holds data, which rfbench demo did not write"):
+        prepare_folder(root, force=True)
+    assert (elsewhere / "widar" / "precious.dat").exists()
+
+
+def test_demo_force_rewrites_its_own_files_and_keeps_the_users(demo_run, runner, tmp_path):
+    home, _ = demo_run
+    shutil.copytree(home / "demo-out", tmp_path / "demo-out")
+    (tmp_path / "demo-out" / "data" / "my_real_dataset.csv").write_text("mine")
+    (tmp_path / "demo-out" / "pose" / "report.json").write_text("stale")
+    with in_dir(tmp_path):
+        result = runner.invoke(app, ["demo", "--size", "tiny", "--force", "--json"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "demo-out" / "data" / "my_real_dataset.csv").read_text() == "mine"
+    assert json.loads((tmp_path / "demo-out" / "pose" / "report.json").read_text())["evidence"] == "SYNTHETIC"
+    marker = json.loads((tmp_path / "demo-out" / "RFBENCH_DEMO.json").read_text())
+    assert "data/my_real_dataset.csv" not in marker["files"] and "pose/report.json" in marker["files"]
+    assert "data" not in marker["folders"]  # it held the user's file, so this run did not create it
 
 
 @pytest.mark.parametrize("args, words", [

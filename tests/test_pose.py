@@ -486,3 +486,49 @@ def test_results_do_not_depend_on_the_thread_count(monkeypatch):
     assert numba.get_num_threads() >= 1
     np.testing.assert_array_equal(serial.table, parallel.table)
     assert [s.value for s in serial.scores] == [s.value for s in parallel.scores]
+
+
+@pytest.mark.parametrize("factor", [1e308, 1e200, 1e160])
+def test_pa_mpjpe_counts_an_overflowing_alignment_wrong_like_the_twin(factor):
+    # A frame of finite predictions near 1e308 overflows the Procrustes moments (and the SVD would not
+    # converge): it is wrong, error +inf on each visible joint, never an exception; the other frames keep
+    # their exact value.
+    rng = np.random.default_rng(7)
+    gt = rng.normal(size=(6, 17, 3))
+    pred = gt + rng.normal(scale=0.1, size=gt.shape)
+    pred[1] = gt[1] / np.abs(gt[1]).max() * factor
+    assert np.isfinite(pred).all()
+    vis = np.ones((6, 17), bool)
+    frames = naive.naive_pa_errors(pred, gt, vis)
+    assert frames[1] == [math.inf] * 17
+    assert all(math.isfinite(e) for f in frames[:1] + frames[2:] for e in f)
+    s = value("pa_mpjpe", pred, gt)
+    assert s.value == math.inf and s.scoreable == 6 * 17 and s.unscoreable_samples == 0
+    keep = np.arange(6) != 1
+    finite = [e for f in frames[:1] + frames[2:] for e in f]
+    assert value("pa_mpjpe", pred[keep], gt[keep]).value == pytest.approx(np.mean(finite), rel=1e-10)
+
+
+def test_pa_mpjpe_survives_an_svd_that_does_not_converge(monkeypatch):
+    # LAPACK refusing one frame's matrix: the batched call fails, each frame is retried alone, the refused one
+    # (frame 2) counts wrong and the others keep their value.
+    rng = np.random.default_rng(8)
+    gt = rng.normal(size=(4, 17, 3))
+    pred = gt + rng.normal(scale=0.1, size=gt.shape)
+    real_svd = np.linalg.svd
+    calls = []
+
+    def flaky_svd(a, *args, **kw):
+        calls.append(np.ndim(a))
+        if np.ndim(a) == 3 or len(calls) == 4:  # the batch, then frame 2 alone (calls: batch, 0, 1, 2, 3)
+            raise np.linalg.LinAlgError("SVD did not converge")
+        return real_svd(a, *args, **kw)
+
+    monkeypatch.setattr(np.linalg, "svd", flaky_svd)
+    s = value("pa_mpjpe", pred, gt)
+    monkeypatch.setattr(np.linalg, "svd", real_svd)
+    assert calls == [3, 2, 2, 2, 2] and s.value == math.inf and s.scoreable == 4 * 17
+    frames = naive.naive_pa_errors(pred, gt, np.ones((4, 17)))
+    keep = np.arange(4) != 2
+    assert value("pa_mpjpe", pred[keep], gt[keep]).value == pytest.approx(
+        np.mean([e for i, f in enumerate(frames) if i != 2 for e in f]), rel=1e-10)

@@ -17,13 +17,14 @@ from rfbench.cli import app
 from rfbench.datasets.synthetic_settings import MmfiTreeSettings, WidarTreeSettings
 from rfbench.io.writer_settings import BfeeLogSettings
 from rfbench.nn.predict_settings import PredictSettings
+from rfbench.report.verify import Limits
 from rfbench.report.settings import BootstrapSettings, GestureSettings, PoseSettings, ReportOptions, ScoreInputs
 from rfbench.settings import Settings, SettingError, _kind, flag_of, options_of
 
 #: Settings class → the command that takes it.
 COMMANDS = {ScoreInputs: "score", PoseSettings: "score", GestureSettings: "score", BootstrapSettings: "score",
             ReportOptions: "score", PredictSettings: "predict", WidarTreeSettings: "generate widar",
-            MmfiTreeSettings: "generate mmfi", BfeeLogSettings: "generate bfee"}
+            MmfiTreeSettings: "generate mmfi", BfeeLogSettings: "generate bfee", Limits: "verify"}
 
 
 def all_settings_classes():
@@ -95,6 +96,7 @@ def _changed(cls):
         WidarTreeSettings: dict(seed=3, repetitions=2, records=(5, 9), clean=True),
         MmfiTreeSettings: dict(seed=3, subjects=("S02", "S13"), actions=("A05",), frames=4, clean=True),
         BfeeLogSettings: dict(seed=3, records=40, random=True, nrx=2, ntx=3, non_csi_every=4, non_csi_bytes=16),
+        Limits: dict(timeout=30.5, cpu_seconds=60, memory_mb=2048),
     }[cls]
     return cls(**values), values
 
@@ -110,7 +112,8 @@ def test_settings_round_trip_through_the_argv_they_record(cls):
     argv = obj.argv()
     command = _click_command(COMMANDS[cls])
     extra = {"score": ["--pred", "p.npy", "--gt", "g.npy"], "predict": ["m.onnx", "--windows", "w", "-o", "p.npy"],
-             "generate widar": ["tree"], "generate mmfi": ["tree"], "generate bfee": ["log.dat"]}
+             "generate widar": ["tree"], "generate mmfi": ["tree"], "generate bfee": ["log.dat"],
+             "verify": ["report.json"]}
     ctx = command.make_context(COMMANDS[cls].split()[-1], extra[COMMANDS[cls]] + argv, resilient_parsing=True)
     parsed = cls.from_cli(**{k: v for k, v in ctx.params.items() if k in names})
     assert parsed == obj

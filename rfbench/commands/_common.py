@@ -1,22 +1,29 @@
 """Shared CLI plumbing: one-line errors with the right exit code, JSON on stdout, progress bars.
 
 Errors go to stderr as a single line (``error: <message>``) and the process exits with the error's
-``exit_code`` (DESIGN.md §1). Progress bars appear only when stderr is a terminal and ``--json`` is off.
+``exit_code`` (DESIGN.md §1). A usage error (a missing argument, an unknown option or command, a value an
+option does not allow) is at most two lines, ``error: <message>`` and ``Try 'rfbench CMD -h' for help.``, exit
+2, for every command: the root command hands Click's errors to :func:`click_error_exit`. Every float option
+parses with :func:`finite_float`, which refuses NaN and inf. Progress bars appear only when stderr is a
+terminal and ``--json`` is off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
+import re
 import signal
 import sys
 import threading
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import typer
 
 from rfbench.errors import RfbenchError
 
-__all__ = ["guard", "fail", "emit_json", "Bar", "progress", "stdout_console", "stderr_console"]
+__all__ = ["guard", "fail", "emit_json", "Bar", "progress", "stdout_console", "stderr_console", "one_line",
+           "finite_float", "usage_error", "click_error_exit", "stop_on_signals", "sigterm_as_interrupt"]
 
 
 def stderr_console():
@@ -29,6 +36,16 @@ def stdout_console():
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=True)  # long lines stay whole when piped; tables fit the width
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def one_line(message: Any) -> str:
+    """``message`` as one line: runs of whitespace (line breaks included) become one space, and other control
+    characters (a terminal escape in a file name) are shown as ``\\xNN``."""
+    text = " ".join(str(message).split())
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def cli_message(exc: RfbenchError) -> str:
@@ -46,11 +63,123 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
     from rfbench.errors import for_cli
     from rfbench.settings import declared_flags
 
-    one_line = " ".join(for_cli(str(message), declared_flags()).split())
     from rich.markup import escape
 
-    stderr_console().print(f"[bold red]error:[/] {escape(one_line)}")
+    stderr_console().print(f"[bold red]error:[/] {escape(one_line(for_cli(str(message), declared_flags())))}")
     return typer.Exit(code)
+
+
+def usage_error(message: str, command_path: str | None = None) -> int:
+    """Print a usage error in two lines: ``error: message`` and ``Try 'COMMAND -h' for help.``; return 2."""
+    from rich.markup import escape
+
+    console = stderr_console()
+    console.print(f"[bold red]error:[/] {escape(one_line(message))}")
+    console.print(f"Try '{escape(one_line(command_path or 'rfbench'))} -h' for help.")
+    return 2
+
+
+def finite_float(minimum: float | None = None, maximum: float | None = None) -> Callable[[Any], float]:
+    """The parser of every float option (``typer.Option(..., parser=finite_float(0.0, 10.0))``).
+
+    It accepts a finite number within ``[minimum, maximum]`` (either bound optional) and refuses NaN and inf
+    with a message saying so (a NaN would otherwise pass or fail range checks by accident: every comparison
+    with it is false). Typer's own ``min=``/``max=`` are not used with it: the bounds are given here.
+    """
+
+    def parse(value: Any) -> float:
+        if isinstance(value, bool):
+            raise typer.BadParameter(f"must be a number, got {value!r}")
+        if isinstance(value, (int, float)):
+            number = float(value)
+        else:
+            try:
+                number = float(str(value).strip())
+            except ValueError:
+                raise typer.BadParameter(f"must be a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise typer.BadParameter(f"must be a finite number (NaN and inf are not allowed), got {value!r}")
+        if minimum is not None and number < minimum:
+            raise typer.BadParameter(f"must be >= {minimum:g}, got {value!r}")
+        if maximum is not None and number > maximum:
+            raise typer.BadParameter(f"must be <= {maximum:g}, got {value!r}")
+        return number
+
+    parse.rfbench_finite_float = (minimum, maximum)  # type: ignore[attr-defined]  # found by the tests' walk
+    return parse
+
+
+def _click_exceptions():
+    try:
+        from typer._click import exceptions  # Typer versions that vendor Click
+    except ImportError:  # pragma: no cover - older Typer on the click package
+        from click import exceptions
+    return exceptions
+
+
+# Typer validates numbers with pydantic; its messages become "must be ..." phrases.
+_PHRASES = (
+    (re.compile(r"^Input should be greater than or equal to (\S+?)\.?$"), r"must be >= \1"),
+    (re.compile(r"^Input should be greater than (\S+?)\.?$"), r"must be > \1"),
+    (re.compile(r"^Input should be less than or equal to (\S+?)\.?$"), r"must be <= \1"),
+    (re.compile(r"^Input should be less than (\S+?)\.?$"), r"must be < \1"),
+    (re.compile(r"^Input should be a valid integer.*$"), "must be an integer"),
+    (re.compile(r"^Input should be a finite number.*$"), "must be a finite number (NaN and inf are not allowed)"),
+    (re.compile(r"^Input should be a valid number.*$"), "must be a number"),
+    (re.compile(r"^Input should be a valid boolean.*$"), "must be true or false"),
+    (re.compile(r"^Value error, "), ""),
+)
+
+
+def _param_name(param) -> str:
+    opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("--")] or getattr(param, "opts", None)
+    if getattr(param, "param_type_name", "") == "argument" or not opts:
+        return str(getattr(param, "name", None) or "value").upper()
+    return opts[0]
+
+
+def usage_message(exc) -> str:
+    """One line for a Click usage error: what was wrong, naming the option or argument and what it allows."""
+    E = _click_exceptions()
+    param = getattr(exc, "param", None)
+    if isinstance(exc, E.MissingParameter) and param is not None:
+        extra = f": {exc.message}" if exc.message else ""
+        return f"missing {param.param_type_name} {_param_name(param)}{extra}"
+    if isinstance(exc, E.BadParameter) and param is not None:
+        text = one_line(exc.message)
+        for pattern, phrase in _PHRASES:
+            text = pattern.sub(phrase, text)
+        cause = exc.__cause__
+        errors = getattr(cause, "errors", None)
+        if callable(errors) and ", got " not in text:
+            try:
+                value = errors()[0].get("input")
+            except (IndexError, AttributeError, TypeError):
+                value = None
+            if value is not None:
+                text += f", got {value!r}"
+        return f"invalid value for {_param_name(param)}: {text}"
+    message = one_line(exc.format_message())
+    return message[:1].lower() + message[1:]
+
+
+def click_error_exit(exc: BaseException, command_path: str | None = None) -> int | None:
+    """Report a Click error raised while parsing or running a command; return the exit code, or None when
+    ``exc`` is not Click's (the caller re-raises it). ``command_path`` names the command for the help hint
+    when the error carries no context."""
+    E = _click_exceptions()
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed: a bare group or `rfbench` alone
+        return 2
+    if isinstance(exc, E.UsageError):
+        ctx = getattr(exc, "ctx", None)
+        return usage_error(usage_message(exc), ctx.command_path if ctx is not None else command_path)
+    if isinstance(exc, E.ClickException):
+        fail(exc.format_message(), exc.exit_code)
+        return exc.exit_code
+    if isinstance(exc, (typer.Abort, getattr(E, "Abort", typer.Abort))):
+        fail("aborted", 1)
+        return 1
+    return None
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, fail, finite_float, guard, progress, stdout_console
 
 
 def adapt(
@@ -29,13 +29,13 @@ def adapt(
     ] = None,
     rank: Annotated[Optional[int], typer.Option("--rank", help="Adapter rank (config key adapt.rank).")] = None,
     steps: Annotated[Optional[int], typer.Option("--steps", help="Steps (config key adapt.steps).")] = None,
-    lr: Annotated[Optional[float], typer.Option("--lr", help="First step length tried per step "
+    lr: Annotated[Optional[float], typer.Option("--lr", parser=finite_float(), help="First step length tried per step "
                                                              "(config key adapt.learning_rate).")] = None,
-    fd_step: Annotated[Optional[float], typer.Option("--fd-step", help="Finite-difference step "
+    fd_step: Annotated[Optional[float], typer.Option("--fd-step", parser=finite_float(), help="Finite-difference step "
                                                                        "(config key adapt.fd_step).")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Softmax temperature "
+    temperature: Annotated[Optional[float], typer.Option("--temperature", parser=finite_float(), help="Softmax temperature "
                                                                                "(config key adapt.temperature).")] = None,
-    entropy_weight: Annotated[Optional[float], typer.Option("--entropy-weight", help="Weight of the entropy "
+    entropy_weight: Annotated[Optional[float], typer.Option("--entropy-weight", parser=finite_float(), help="Weight of the entropy "
                                                             "term (config key adapt.entropy_weight).")] = None,
     prototypes: Annotated[Optional[int], typer.Option("--prototypes", help="Prototypes of the entropy term "
                                                                            "(config key adapt.prototypes).")] = None,
@@ -61,7 +61,6 @@ def adapt(
         import numpy as np
 
         from rfbench import config as C
-        from rfbench.errors import FormatError
         from rfbench.io.files import check_writable, dumps_json, save_npz
         from rfbench.train import adapt as A
 
@@ -80,7 +79,7 @@ def adapt(
             mean = scale = None
             described = f"synthetic features (seed {s['seed']})"
         else:
-            amplitude = _load(np, A, FormatError, source, s["max_frames"])
+            amplitude = A.load_amplitude(source, s["max_frames"])
             features, mean, scale = A.standardize(amplitude)
             described = str(source)
         settings = A.AdaptSettings(rank=s["rank"], steps=s["steps"], learning_rate=s["learning_rate"],
@@ -120,32 +119,6 @@ def adapt(
         emit_json(summary)
     else:
         _render(summary)
-
-
-def _load(np, A, FormatError, source: Path, max_frames: int):
-    """Amplitude features (frames, dims) from a parse archive (.npz) or a features array (.npy)."""
-    if source.is_dir():
-        raise FormatError(f"{source} is a folder; give one .npz archive or .npy file")
-    if not source.exists():
-        raise FileNotFoundError(2, "no such file", str(source))
-    try:
-        loaded = np.load(source, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise FormatError(f"{source}: not a NumPy .npz/.npy file ({exc})") from None
-    if isinstance(loaded, np.ndarray):
-        if loaded.ndim != 2:
-            raise FormatError(f"{source}: a features .npy must be 2-D (frames, dims), got shape {loaded.shape}")
-        return loaded[:max_frames]
-    with loaded:
-        if "csi" in loaded.files:
-            csi = loaded["csi"]
-        elif "csi_int8" in loaded.files:
-            raw = loaded["csi_int8"].astype(np.float64)
-            csi = raw[..., 0] + 1j * raw[..., 1]
-        else:
-            raise FormatError(f"{source}: no 'csi' or 'csi_int8' array (found {', '.join(loaded.files) or 'none'}); "
-                              "give an archive written by `rfbench parse`")
-    return A.csi_amplitude(csi, max_frames)
 
 
 def _render(summary: dict) -> None:

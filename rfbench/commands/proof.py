@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, fail, finite_float, guard, progress, stdout_console
 
 
 def proof(
@@ -22,7 +22,8 @@ def proof(
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="With --generate-hash: replace an existing baseline.")] = False,
     steps: Annotated[int, typer.Option("--steps", min=0, max=10000, help="Gradient steps.")] = 40,
-    lr: Annotated[float, typer.Option("--lr", "--learning-rate", min=0.0, max=10.0, help="Learning rate.")] = 0.1,
+    lr: Annotated[float, typer.Option("--lr", "--learning-rate", parser=finite_float(0.0, 10.0),
+                                      help="Learning rate (0 to 10).")] = 0.1,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of data and weights.")] = 0,
     samples: Annotated[int, typer.Option("--samples", min=1, max=4096, help="Synthetic training samples.")] = 64,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, fail, finite_float, guard, progress, stdout_console
 
 
 def split(
@@ -25,7 +25,7 @@ def split(
         "--test", help="A value to hold out for test (repeatable), e.g. --test 3 with cross-room. For "
                        "leave-one-domain-out: only these folds.")] = None,
     test_fraction: Annotated[Optional[float], typer.Option(
-        "--test-fraction", help="Fraction of values (cross-*) or recordings (random) drawn for test with the "
+        "--test-fraction", parser=finite_float(), help="Fraction of values (cross-*) or recordings (random) drawn for test with the "
                                 "seed; default 0.2.")] = None,
     domain: Annotated[Optional[str], typer.Option(
         "--domain", help="Key of leave-one-domain-out: subject, room, location, orientation, …")] = None,
@@ -74,6 +74,7 @@ def split(
         outcomes = make_splits(m, protocol, manifest_ref=ref, seed=seed, test=test or None,
                                test_fraction=test_fraction, domain=domain, actions=actions, allow_leaky=allow_leaky)
         targets = [folder / o.filename if lodo else (out or Path("split.json")) for o in outcomes]
+        _check_targets(targets, manifest)
         for t in targets:
             check_writable(t, force)
         if content or min_shared is not None:
@@ -97,6 +98,28 @@ def split(
         for t, o in failed:
             fail(f"{t}: {o.audit.error()}", 1)
         raise typer.Exit(1)
+
+
+def _check_targets(targets: list, manifest: Path) -> None:
+    """Every split file distinct (also on a case-insensitive file system) and none of them the manifest, checked
+    before anything is written."""
+    import os
+
+    from rfbench.errors import ValidationError
+
+    def key(p: Path) -> str:
+        return os.path.normcase(os.path.abspath(p)).casefold()
+
+    own = key(manifest)
+    seen: dict[str, Path] = {}
+    for t in targets:
+        k = key(t)
+        if k == own:
+            raise ValidationError(f"{t} is the manifest itself; write the splits elsewhere (--out); nothing was "
+                                  "written")
+        if k in seen:
+            raise ValidationError(f"{seen[k]} and {t} are the same file; nothing was written")
+        seen[k] = t
 
 
 def _render(path: Path, outcome) -> None:

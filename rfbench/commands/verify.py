@@ -8,23 +8,20 @@ from typing import Annotated, Optional
 import typer
 
 from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.report.verify import Limits
+from rfbench.settings import typer_parameters
 
 COMMAND_NAME = "verify"
 
 
-def verify(
+def _verify(
     report: Annotated[Path, typer.Argument(help="A report.json written by rfbench score.", show_default=False)],
     root: Annotated[Optional[Path], typer.Option("--root", help="The verify root: inputs are read only from "
                                                  "under this folder (default: the report's folder). E.g. the "
                                                  "demo's folder, whose reports use the split beside them.")]
     = None,
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0, max=86400.0,
-                                           help="Wall-clock seconds before the re-run is killed.")] = 900.0,
-    cpu_seconds: Annotated[int, typer.Option("--cpu-seconds", min=1, max=172800,
-                                             help="CPU-time limit of the re-run.")] = 1800,
-    memory_mb: Annotated[int, typer.Option("--memory-mb", min=64, max=1 << 20,
-                                           help="Address-space limit of the re-run, MiB.")] = 16384,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    **limit_values,
 ) -> None:
     """Re-run REPORT's reproducer and compare every number, hash and setting exactly.
 
@@ -41,9 +38,9 @@ def verify(
     from rfbench.errors import VerificationError
 
     with guard():
-        from rfbench.report.verify import Limits, rerun_guard, verify_report
+        from rfbench.report.verify import rerun_guard, verify_report
 
-        limits = Limits(timeout=timeout, cpu_seconds=cpu_seconds, memory_mb=memory_mb)
+        limits = Limits(**limit_values)
         try:
             with rerun_guard():
                 result = verify_report(report, root=root, limits=limits)
@@ -61,6 +58,23 @@ def verify(
     for note in result.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
 
+
+
+
+def verify(**values) -> None:
+    _verify(**values)
+
+
+def _signature():
+    import inspect
+
+    own = [p for p in inspect.signature(_verify, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    report, rest = own[0], [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own[1:]]
+    return inspect.Signature([report] + rest + typer_parameters(Limits))
+
+
+verify.__signature__ = _signature()
+verify.__doc__ = _verify.__doc__
 
 def _mismatch(report: Path, exc, json_out: bool) -> None:
     if json_out:

@@ -6,6 +6,12 @@ output. An existing target is refused unless ``force=True``.
 
 JSON files that pass between stages carry ``"schema": "rfbench.<kind>/<major>"`` (DESIGN.md §11);
 :func:`read_json` refuses a missing schema, another kind, or an unknown major version.
+
+Untrusted input is bounded before it is parsed: JSON (and TOML, :func:`check_nesting`) may nest arrays and
+objects at most :data:`MAX_NESTING` levels deep, so a file of ``[[[[...`` is one clear error, not a
+``RecursionError``; a ``.npy`` array (:func:`load_npy`) or ``.npz`` member (:func:`load_npz_member`) is read
+only after the size its header declares has been checked against the bytes the file (or the member's
+compressed data) can hold and against :func:`max_array_bytes`, and only what is needed is inflated.
 """
 
 from __future__ import annotations
@@ -15,11 +21,13 @@ import hashlib
 import io
 import json
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from rfbench.errors import FormatError, OutputExistsError, SchemaError
+from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
 
 __all__ = [
     "atomic_write",
@@ -36,11 +44,29 @@ __all__ = [
     "input_errors",
     "read_input_bytes",
     "load_npy",
+    "npz_members",
+    "load_npz_member",
+    "max_array_bytes",
+    "MAX_ARRAY_BYTES",
+    "check_nesting",
+    "parse_json_text",
     "SCHEMA_MAJOR",
+    "MAX_NESTING",
 ]
 
 #: Current major version of each JSON kind rfbench writes.
 SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1, "windows": 1, "prediction": 1}
+
+#: Largest array (in bytes) rfbench reads from one ``.npy`` file or ``.npz`` member, unless the environment
+#: variable ``RFBENCH_MAX_ARRAY_BYTES`` sets another limit (:func:`max_array_bytes`).
+MAX_ARRAY_BYTES = 4 * 1024**3
+
+#: Deflate expands data by at most about 1032:1; an ``.npz`` member claiming more is not a deflate stream.
+_MAX_DEFLATE_RATIO = 1032
+
+#: Deepest nesting of arrays and objects (JSON) or arrays and inline tables (TOML) rfbench parses. Its own
+#: files nest less than 10 levels; a deeper file is refused before the parser (which recurses) sees it.
+MAX_NESTING = 64
 
 
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
@@ -65,23 +91,56 @@ def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], N
     force : bool
         Overwrite an existing destination. Without it, an existing file raises :class:`OutputExistsError`
         and nothing is written.
+
+    Raises
+    ------
+    OutputError
+        The destination cannot be written (read-only folder, no space, a parent that is a file): one line
+        naming ``path`` — never the temporary file — and why.
     """
     path = check_writable(path, force)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except OSError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, RfbenchError):
+            raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
         raise
     return path
+
+
+def _output_reason(exc: OSError, path: Path) -> str:
+    """Why ``path`` could not be written, in words about the output (not the temporary file)."""
+    import errno
+
+    folder = path.parent if str(path.parent) else Path(".")
+    if isinstance(exc, (FileExistsError, NotADirectoryError)) or exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        blocker = next((p for p in (path.parent, *path.parent.parents) if p.exists() and not p.is_dir()), None)
+        return f"{blocker if blocker is not None else folder} is a file, not a folder"
+    if exc.errno == errno.EROFS:
+        return f"the folder {folder} is on a read-only file system"
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied: the folder {folder} is not writable"
+    if exc.errno == errno.ENOSPC:
+        return "no space left on the device"
+    if exc.errno == errno.EDQUOT:
+        return "disk quota exceeded"
+    return exc.strerror or type(exc).__name__
 
 
 def write_bytes(path, data: bytes, force: bool = False) -> Path:
@@ -90,8 +149,9 @@ def write_bytes(path, data: bytes, force: bool = False) -> Path:
 
 
 def write_text(path, text: str, force: bool = False) -> Path:
-    """Atomically write UTF-8 ``text`` to ``path``."""
-    return write_bytes(path, text.encode("utf-8"), force)
+    """Atomically write UTF-8 ``text`` to ``path``. A character UTF-8 cannot hold (a lone surrogate: a file
+    name that is not valid UTF-8) is written as its ``\\udcXX`` escape, so the file stays UTF-8."""
+    return write_bytes(path, text.encode("utf-8", "backslashreplace"), force)
 
 
 def schema_id(kind: str, major: int | None = None) -> str:
@@ -103,8 +163,14 @@ def dumps_json(obj: Any) -> str:
     """Canonical JSON text: sorted keys, two-space indent, no NaN (NaN/inf become null), trailing newline.
 
     The same object always gives the same bytes, so split and report files are byte-identical across runs.
+    A lone surrogate (how Python holds a file name that is not valid UTF-8) is written as a ``\\udcXX``
+    escape, which JSON readers turn back into the same string, so the text is always valid UTF-8.
     """
-    return json.dumps(_finite(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(_finite(obj), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _finite(obj: Any) -> Any:
@@ -150,26 +216,283 @@ def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = Form
         return Path(path).read_bytes()
 
 
-def load_npy(path: str | os.PathLike, what: str = ""):
-    """One plain ``.npy`` array (no pickles, not an ``.npz``), or :class:`FormatError` with one line."""
+def max_array_bytes() -> int:
+    """The per-array read limit: ``RFBENCH_MAX_ARRAY_BYTES`` (an integer number of bytes) if set, else
+    :data:`MAX_ARRAY_BYTES` (4 GiB)."""
+    text = os.environ.get("RFBENCH_MAX_ARRAY_BYTES", "").strip()
+    if not text:
+        return MAX_ARRAY_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise FormatError(f"RFBENCH_MAX_ARRAY_BYTES={text!r}: expected a number of bytes >= 0")
+    return value
+
+
+def _size_text(n: int) -> str:
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _npy_header(fh, where: str):
+    """``(shape, fortran_order, dtype)`` from the ``.npy`` header at the stream's position (no data read)."""
+    from numpy.lib import format as npy_format
+
+    magic = fh.read(8)
+    if len(magic) < 8 or magic[:6] != b"\x93NUMPY":  # said without echoing the file's bytes
+        raise FormatError(f"{where}: not a plain .npy array (no NumPy header)")
+    version = (magic[6], magic[7])
+    try:
+        if version == (1, 0):
+            shape, fortran, dtype = npy_format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = npy_format.read_array_header_2_0(fh)
+        elif version == (3, 0):  # UTF-8 field names; numpy reads it with a private helper only
+            shape, fortran, dtype = npy_format._read_array_header(fh, version)
+        else:
+            raise ValueError(f"unknown .npy format version {version[0]}.{version[1]}")
+    except Exception as exc:  # any failure to parse an untrusted header means the same thing  # noqa: BLE001
+        raise FormatError(f"{where}: not a plain .npy array ({_reason(exc)})") from None
+    if any(d < 0 for d in shape):
+        raise FormatError(f"{where}: not a plain .npy array (negative dimension in shape {shape})")
+    if dtype.hasobject:
+        raise FormatError(f"{where}: not a plain .npy array (it holds Python objects, dtype {dtype}; rfbench "
+                          "reads no pickles)")
+    return shape, fortran, dtype
+
+
+def _reason(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _read_npy_data(fh, where: str, available: int, max_rows: int | None, inflated: str = "holds"):
+    """The array whose header starts at the stream's position, after checking its declared size against the
+    ``available`` data bytes and :func:`max_array_bytes`; with ``max_rows``, only the first rows are read."""
     import numpy as np
 
+    shape, fortran, dtype = _npy_header(fh, where)
+    available -= fh.tell()
+    count = 1
+    for d in shape:
+        count *= d
+    declared = count * dtype.itemsize
+    if declared > max(available, 0):
+        raise FormatError(f"{where}: its header declares a {'x'.join(map(str, shape)) or 'scalar'} {dtype} array "
+                          f"({_size_text(declared)}) but the file {inflated} only {_size_text(max(available, 0))} "
+                          "of data (truncated, or a forged header)")
+    if max_rows is not None and shape and shape[0] > max_rows and not fortran:
+        shape = (max_rows,) + tuple(shape[1:])
+        count = 1
+        for d in shape:
+            count *= d
+    wanted = count * dtype.itemsize
+    limit = max_array_bytes()
+    if wanted > limit:
+        raise FormatError(f"{where}: a {'x'.join(map(str, shape))} {dtype} array is {_size_text(wanted)}, above "
+                          f"rfbench's limit of {_size_text(limit)} per array (set RFBENCH_MAX_ARRAY_BYTES to "
+                          "change it)")
+    try:
+        if wanted == 0:
+            return np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+        buf = bytearray(wanted)
+    except ValueError:  # e.g. (0, 2**62): no data, but a shape numpy cannot index
+        raise FormatError(f"{where}: its header declares shape {shape}, which no array can have") from None
+    except MemoryError:
+        raise FormatError(f"{where}: not enough memory to read {_size_text(wanted)}") from None
+    view = memoryview(buf)
+    got = 0
+    while got < wanted:
+        n = fh.readinto(view[got:got + (1 << 24)])
+        if not n:
+            raise FormatError(f"{where}: the data ends after {got} of {wanted} bytes (truncated)")
+        got += n
+    arr = np.frombuffer(buf, dtype=dtype, count=count).reshape(shape, order="F" if fortran else "C")
+    if max_rows is not None and arr.ndim and arr.shape[0] > max_rows:  # Fortran order: read whole, keep rows
+        arr = np.array(arr[:max_rows])
+    return arr
+
+
+def load_npy(path: str | os.PathLike, what: str = "", max_rows: int | None = None):
+    """One plain ``.npy`` array (no pickles, not an ``.npz``), or :class:`FormatError` with one line.
+
+    The header is read first (``numpy.lib.format``) and the array is allocated only when the size it declares
+    fits in the file and in :func:`max_array_bytes`, so a 128-byte file declaring 10**12 elements is an error,
+    not a MemoryError. ``max_rows`` reads only the first rows (of a C-ordered array; a Fortran-ordered one is
+    read whole, within the limit, and cut).
+    """
     where = f"{what} {path}" if what else str(path)
     try:
-        arr = np.load(path, allow_pickle=False)
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise FormatError(f"{where}: is a directory, expected a .npy file")
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"{where}: not a regular file, expected a .npy file")
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+            if head[:4] == b"PK\x03\x04":
+                raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
+            fh.seek(0)
+            return _read_npy_data(fh, where, os.fstat(fh.fileno()).st_size, max_rows)
     except FileNotFoundError:
         raise FormatError(f"{where}: no such file") from None
     except IsADirectoryError:
         raise FormatError(f"{where}: is a directory, expected a .npy file") from None
     except PermissionError:
         raise FormatError(f"{where}: permission denied") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise FormatError(f"{where}: not a plain .npy array ({exc})") from None
-    if not isinstance(arr, np.ndarray):
-        if hasattr(arr, "close"):
-            arr.close()
-        raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
-    return arr
+    except OSError as exc:
+        raise FormatError(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+def _open_npz(path, where: str):
+    import zipfile
+
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise FormatError(f"{where}: is a directory, expected an .npz archive")
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"{where}: not a regular file, expected an .npz archive")
+        return zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise FormatError(f"{where}: no such file") from None
+    except PermissionError:
+        raise FormatError(f"{where}: permission denied") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        raise FormatError(f"{where}: not an .npz archive ({_reason(exc)})") from None
+
+
+def npz_members(path: str | os.PathLike, what: str = "") -> list[str]:
+    """The array names of an ``.npz`` archive (``csi`` for the member ``csi.npy``), read from its directory."""
+    where = f"{what} {path}" if what else str(path)
+    with _open_npz(path, where) as zf:
+        return [n[:-4] if n.endswith(".npy") else n for n in zf.namelist()]
+
+
+def load_npz_member(path: str | os.PathLike, name: str, what: str = "", max_rows: int | None = None):
+    """One array of an ``.npz`` archive, inflating no more than it needs.
+
+    The member's size in the zip directory must be one a stored or deflated member of its compressed size can
+    have (deflate expands at most ~1032:1), the ``.npy`` header inside it must declare no more than that, and
+    what is read must fit in :func:`max_array_bytes`; ``max_rows`` reads (and inflates) only the first rows.
+    Object arrays are refused. Every problem is a :class:`FormatError` naming the archive and the member.
+    """
+    import zipfile
+    import zlib
+
+    where = f"{what} {path}" if what else str(path)
+    member = f"{where} [{name}]"
+    with _open_npz(path, where) as zf:
+        try:
+            info = zf.getinfo(f"{name}.npy")
+        except KeyError:
+            try:
+                info = zf.getinfo(name)
+            except KeyError:
+                raise FormatError(f"{where}: no array {name!r}") from None
+        if info.flag_bits & 0x1:
+            raise FormatError(f"{member}: encrypted members are not read")
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.file_size != info.compress_size:
+                raise FormatError(f"{member}: a stored member of {info.compress_size} bytes claims "
+                                  f"{info.file_size} bytes")
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            if info.file_size > _MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+                raise FormatError(f"{member}: claims {_size_text(info.file_size)} from "
+                                  f"{_size_text(info.compress_size)} of deflated data, more than deflate can "
+                                  "expand (a forged or bombed archive)")
+        else:
+            raise FormatError(f"{member}: compression method {info.compress_type} is not one numpy writes "
+                              "(stored or deflated)")
+        try:
+            with zf.open(info) as fh:
+                return _read_npy_data(_Counted(fh), member, info.file_size, max_rows, inflated="inflates to")
+        except FormatError:
+            raise
+        except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, OSError, RuntimeError) as exc:
+            raise FormatError(f"{member}: damaged ({_reason(exc)})") from None
+
+
+class _Counted:
+    """A read-only stream that knows how many bytes it has given (``tell``), whatever the stream below."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(n)
+        self._pos += len(data)
+        return data
+
+    def readinto(self, view) -> int:
+        n = self._fh.readinto(view)
+        self._pos += n or 0
+        return n
+
+    def tell(self) -> int:
+        return self._pos
+
+
+# What cannot hold a bracket that counts in TOML: strings (basic, literal, multi-line) and comments.
+_TOML_SKIP = re.compile(r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""+|\'\'\'[\s\S]*?\'\'\'+|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+                        r"|'[^'\n]*'|#[^\n]*")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+_JSON_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+
+
+def _json_depth(text: str) -> int:
+    """Deepest nesting of ``[]``/``{}`` outside JSON strings, at C speed (manifests can be large): escaped
+    backslashes, then escaped quotes, are removed (left to right, as JSON reads them), every byte but quotes
+    and brackets is dropped, and the brackets after an even number of quotes are counted."""
+    import numpy as np
+
+    raw = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = np.frombuffer(raw.translate(None, _JSON_NOT_STRUCTURE), np.uint8)
+    is_quote = marks == 0x22
+    kind = marks[~is_quote & (np.cumsum(is_quote) % 2 == 0)]
+    if kind.size == 0:
+        return 0
+    steps = np.where((kind == 0x5B) | (kind == 0x7B), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps, dtype=np.int64).max())
+
+
+def _toml_depth(text: str) -> int:
+    depth = peak = 0
+    for ch in _NOT_BRACKET.sub("", _TOML_SKIP.sub("", text)):
+        depth += 1 if ch in "[{" else -1
+        peak = max(peak, depth)
+    return peak
+
+
+def check_nesting(text: str, where: str, *, toml: bool = False, limit: int = MAX_NESTING,
+                  error: type = FormatError) -> None:
+    """Raise ``error`` when ``text`` nests arrays/objects (JSON) or arrays/inline tables (TOML, ``toml=True``)
+    deeper than ``limit`` levels, counting brackets outside strings (and TOML comments). Call it before a
+    parser that recurses (``json.loads``, ``tomllib.loads``)."""
+    if text.count("[") + text.count("{") <= limit:
+        return
+    depth = _toml_depth(text) if toml else _json_depth(text)
+    if depth > limit:
+        raise error(f"{where}: nested {depth} levels deep; rfbench reads at most {limit} levels of arrays and "
+                    "objects")
+
+
+def parse_json_text(text: str, where: str, error: type = FormatError) -> Any:
+    """``json.loads(text)`` after :func:`check_nesting`; invalid JSON raises ``error`` naming the line."""
+    check_nesting(text, where, error=error)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:  # a nesting the scan could not see (it cannot happen for valid JSON)
+        raise error(f"{where}: nested too deeply; rfbench reads at most {MAX_NESTING} levels of arrays and "
+                    "objects") from None
 
 
 def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
@@ -186,7 +509,7 @@ def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
     Raises
     ------
     FormatError
-        The file is missing, unreadable or not a JSON object.
+        The file is missing, unreadable, not a JSON object, or nested more than :data:`MAX_NESTING` levels.
     SchemaError
         Wrong or missing schema, or an unknown major version.
     """
@@ -195,10 +518,7 @@ def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
         text = read_input_bytes(path).decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(f"{path}: not UTF-8 text, expected a JSON file") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    obj = parse_json_text(text, str(path))
     if not isinstance(obj, dict):
         raise FormatError(f"{path}: expected a JSON object, found {type(obj).__name__}")
     if kind is not None:

@@ -22,6 +22,9 @@ VISIBILITIES = ("used", "ignored")
 PRECISIONS = ("float64", "float32")
 #: The joints PA-MPJPE's alignment is fitted on.
 PA_FITS = ("visible", "all")
+#: Largest ground-truth coordinate magnitude accepted at a visible joint (in any unit system far beyond a
+#: body; squares of larger values overflow).
+MAX_COORDINATE = 1e100
 #: Most PCK-AUC thresholds a spec may ask for (mmpose uses 20).
 MAX_AUC_N = 1000
 #: Classification metrics.

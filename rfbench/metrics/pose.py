@@ -29,7 +29,12 @@ Semantics (each pinned by a hand-computed test):
   prediction is first aligned to its ground truth by the similarity transform (rotation with reflection
   correction, uniform scale, translation) fitted on its visible joints; frames with fewer than 3 visible
   joints or a single-point ground truth are unscoreable.
-- **NaN/inf predictions** are wrong, never an exception: PCK miss, OKS term 0, error +inf.
+- **Ground truth** must be finite at visible joints and within ±:data:`MAX_COORDINATE` (1e100, in any unit
+  system far beyond a body; squares of larger values overflow), else it is refused naming the first joint.
+- **NaN/inf predictions** are wrong, never an exception: PCK miss, OKS term 0, error +inf. A frame whose
+  Procrustes alignment cannot be computed in floating point (its moments, the SVD or the fitted transform
+  overflow or are not finite, e.g. predictions near 1e308) is wrong the same way: every visible joint's
+  PA error is +inf.
 
 Spec pieces beyond these defaults, each a field of :class:`MetricSpec` rendered in the label when it is not
 the default (the published conventions of :mod:`rfbench.metrics.conventions` are built from them):
@@ -93,6 +98,7 @@ from rfbench.metrics.limits import (  # noqa: E402
     COMPARISONS,
     FLOORS,
     MAX_AUC_N,
+    MAX_COORDINATE,
     NORMALIZATIONS,
     PA_FITS,
     PRECISIONS,
@@ -383,7 +389,7 @@ def validate_poses(pred, gt, vis=None, n_joints: int | None = None, check_finite
             vis = np.ascontiguousarray(v).view(np.uint8)
         else:
             vis = np.ascontiguousarray(v > 0, dtype=np.uint8)
-    if check_finite and not np.isfinite(gt).all():
+    if check_finite and not (np.abs(gt) <= MAX_COORDINATE).all():  # False for NaN too
         _refuse_nonfinite(gt, vis)
     return pred, gt, vis
 
@@ -401,6 +407,13 @@ def _refuse_nonfinite(gt, vis, all_joints: bool = False) -> None:
         raise ValidationError(
             f"ground truth holds NaN or inf at {int(bad.sum())} visible joint(s), first at row {int(i)} joint "
             f"{int(j)}; fix the ground truth or mark those joints invisible"
+        )
+    huge = ~(np.abs(gt) <= MAX_COORDINATE).all(axis=2) & (vis != 0)
+    if huge.any():
+        i, j = np.argwhere(huge)[0]
+        raise ValidationError(
+            f"ground truth has coordinates beyond ±{MAX_COORDINATE:g} at {int(huge.sum())} visible joint(s), "
+            f"first at row {int(i)} joint {int(j)}; check its units"
         )
 
 
@@ -1057,7 +1070,18 @@ def _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad, fit_vis=None) -> Non
     finite = np.empty(n, np.uint8)
     with serial_below(gt.shape[0] * gt.shape[1]):
         _k._procrustes_moments(pred, gt, fit_vis, mu_p, mu_g, var_p, var_g, cov, n_vis, finite)
-    rot, scale, trans = _similarity(cov, mu_p, mu_g, var_p)
+    # A frame whose moments overflowed cannot be aligned: it is wrong (error +inf) like a NaN prediction, and
+    # the SVD never sees a non-finite matrix.
+    overflow = ~(np.isfinite(mu_p).all(axis=1) & np.isfinite(mu_g).all(axis=1) & np.isfinite(var_p)
+                 & np.isfinite(cov).all(axis=(1, 2)))
+    if overflow.any():
+        finite[overflow] = 0
+        mu_p[overflow] = 0.0
+        mu_g[overflow] = 0.0
+        var_p[overflow] = 0.0
+        cov[overflow] = 0.0
+    rot, scale, trans, aligned = _similarity(cov, mu_p, mu_g, var_p)
+    finite[~aligned] = 0
     scoreable = ((n_vis >= 3) & (var_g > 0)).astype(np.uint8)
     with serial_below(gt.shape[0] * gt.shape[1]):
         _k._aligned_error_sums(pred, gt, vis, rot, scale, trans, scoreable, finite, segments.order,
@@ -1067,11 +1091,29 @@ def _pa_sums(pred, gt, vis, segments, pa_sum, pa_n, pa_bad, fit_vis=None) -> Non
 def _similarity(cov, mu_p, mu_g, var_p):
     """Rotation (reflection-corrected), scale and translation mapping centred predictions onto ground
     truth, from the cross-covariance (Umeyama 1991; the same as mmpose's ``batch_compute_similarity_transform``).
-    A prediction collapsed to one point (var_p = 0) gets scale 0: it is moved to the ground-truth centroid."""
+    A prediction collapsed to one point (var_p = 0) gets scale 0: it is moved to the ground-truth centroid.
+
+    Returns ``(rot, scale, trans, aligned)``; ``aligned[i]`` is False when frame i's SVD failed or its
+    transform is not finite (its values are then zeros and the frame must count as wrong)."""
     n, d = mu_p.shape
     if n == 0:
-        return np.empty((0, d, d)), np.empty(0), np.empty((0, d))
-    u, sv, vh = np.linalg.svd(cov)
+        return np.empty((0, d, d)), np.empty(0), np.empty((0, d)), np.ones(0, dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _fit_similarity(cov, mu_p, mu_g, var_p)
+
+
+def _fit_similarity(cov, mu_p, mu_g, var_p):
+    n, d = mu_p.shape
+    aligned = np.ones(n, dtype=bool)
+    try:
+        u, sv, vh = np.linalg.svd(cov)
+    except np.linalg.LinAlgError:  # one frame did not converge: find it, the others keep their exact result
+        u, sv, vh = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros((n, d, d))
+        for i in range(n):
+            try:
+                u[i], sv[i], vh[i] = np.linalg.svd(cov[i])
+            except np.linalg.LinAlgError:
+                aligned[i] = False
     v = np.swapaxes(vh, 1, 2)
     ut = np.swapaxes(u, 1, 2)
     sign = np.sign(np.linalg.det(u) * np.linalg.det(v))
@@ -1083,7 +1125,11 @@ def _similarity(cov, mu_p, mu_g, var_p):
     scale = np.zeros(n)
     np.divide(trace, var_p, out=scale, where=var_p > 0)
     trans = np.ascontiguousarray(mu_g - scale[:, None] * np.einsum("nij,nj->ni", rot, mu_p))
-    return rot, np.ascontiguousarray(scale), trans
+    aligned &= np.isfinite(rot).all(axis=(1, 2)) & np.isfinite(scale) & np.isfinite(trans).all(axis=1)
+    rot[~aligned] = 0.0
+    scale[~aligned] = 0.0
+    trans[~aligned] = 0.0
+    return rot, np.ascontiguousarray(scale), trans, aligned
 
 
 @dataclass

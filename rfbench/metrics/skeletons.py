@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from rfbench.errors import FormatError, ValidationError
-from rfbench.io.files import read_input_bytes
+from rfbench.io.files import check_nesting, read_input_bytes
 
 __all__ = [
     "Skeleton",
@@ -262,12 +262,17 @@ def load_skeleton(path: str | Path) -> Skeleton:
     path = Path(path)
     raw = read_input_bytes(path, "skeleton file")
     try:
-        if path.suffix.lower() == ".toml":
+        text = raw.decode("utf-8")
+        is_toml = path.suffix.lower() == ".toml"
+        check_nesting(text, str(path), toml=is_toml)
+        if is_toml:
             import tomllib
 
-            data = tomllib.loads(raw.decode("utf-8"))
+            data = tomllib.loads(text)
         else:
-            data = json.loads(raw.decode("utf-8"))
+            data = json.loads(text)
+    except RecursionError:
+        raise FormatError(f"{path}: nested too deeply to read") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise FormatError(f"{path}: not a valid {path.suffix.lstrip('.').upper()} layout file ({exc})") from None
     if not isinstance(data, dict):

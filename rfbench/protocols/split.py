@@ -8,7 +8,8 @@ Protocols (``PROTOCOLS``):
 - ``cross-subject``, ``cross-room``, ``cross-location``, ``cross-orientation``: whole values of one key held out
   for test, listed (``test=[...]``) or drawn with ``test_fraction`` and the seed; the split claims that key
   disjoint.
-- ``leave-one-domain-out`` (``domain=KEY``): one split per value of the key, that value held out.
+- ``leave-one-domain-out`` (``domain=KEY``): one split per value of the key, that value held out; fold names
+  (and files ``split-<key>-<value>.json``) are collision-free, see :func:`fold_names`.
 - ``mmfi-s1``, ``mmfi-s2``, ``mmfi-s3`` with ``actions="p1"|"p2"|"p3"``: the MM-Fi toolbox's settings, exactly.
   S1 is its per-action random subject split (leakage-prone: the same subject is in train for one action and in
   test for another); S2 holds out S05 S10 … S40; S3 trains on E01–E03 (S01–S30) and tests on E04 (S31–S40).
@@ -26,6 +27,8 @@ A split file (``rfbench.split/1``) holds ``manifest`` {path, sha256}, ``protocol
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import re
@@ -48,6 +51,7 @@ __all__ = [
     "split_document",
     "make_splits",
     "split_filename",
+    "fold_names",
     "side_counts",
     "ProtocolSplitter",
     "mmfi_s1_subjects",
@@ -242,12 +246,13 @@ def _assign_lodo(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, 
     if len(col.values) < 2:
         raise ValidationError(f"leave-one-domain-out needs at least 2 values of {domain}; found {len(col.values)}")
     folds = _match_values(col, test, domain) if test else list(range(len(col.values)))
+    names = fold_names(domain, col.values)  # over every value, so a fold's name does not depend on `test`
     out = []
     for code in sorted(folds):
         side = np.where(col.codes < 0, EXCLUDED, np.where(col.codes == code, TEST, TRAIN)).astype(np.int8)
         value = col.values[code]
         out.append(Assignment(spec.name, seed, {"domain": domain}, (domain,), False, side, (value,),
-                              f"{domain}-{_safe(value)}"))
+                              names[code]))
     return out
 
 
@@ -348,8 +353,51 @@ def _safe(value: Any) -> str:
     return _UNSAFE.sub("_", str(value)).strip("._") or "value"
 
 
+#: Longest sanitised key or value kept whole in a fold name (longer ones are cut and get the hash suffix).
+_NAME_PART_MAX = 64
+
+
+def _digest8(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, ensure_ascii=True).encode()).hexdigest()[:8]
+
+
+def _name_part(value: Any, crowded: bool) -> str:
+    text = str(value)
+    safe = _safe(text)[:_NAME_PART_MAX]
+    return safe if safe == text and not crowded else f"{safe}-{_digest8(value)}"
+
+
+def fold_names(key: str, values: Sequence) -> list[str]:
+    """The ``<key>-<value>`` name of the leave-one-domain-out fold of each value (its file is
+    ``split-<name>.json``), distinct even on a case-insensitive file system.
+
+    The rule: a key or value made only of letters, digits, ``_``, ``.`` and ``-`` (not starting or ending with
+    ``.`` or ``_``, at most 64 characters) is kept as it is. Otherwise it is sanitised — each run of other
+    characters becomes ``_``, leading and trailing ``.``/``_`` are dropped, it is cut to 64 characters — and
+    gets ``-`` and the first 8 hex digits of the SHA-256 of its JSON text: ``a/b`` becomes ``a_b-<8 hex>`` and
+    cannot meet the value ``a_b``, which keeps its name. Kept values that differ only by case (``Alice``,
+    ``alice``) both get the suffix, so no two files differ only by case. A value's name depends only on the
+    values of the key, never on the folds asked for; a remaining collision (astronomically unlikely) is an
+    error, never an overwrite.
+    """
+    key_part = _name_part(key, False)
+    kept = [str(v) for v in values if _safe(str(v))[:_NAME_PART_MAX] == str(v)]
+    counts: dict[str, int] = {}
+    for text in kept:
+        counts[text.casefold()] = counts.get(text.casefold(), 0) + 1
+    names = [f"{key_part}-{_name_part(v, counts.get(str(v).casefold(), 0) > 1)}" for v in values]
+    seen: dict[str, Any] = {}
+    for v, n in zip(values, names):
+        if n.casefold() in seen:
+            raise ValidationError(f"leave-one-domain-out: values {seen[n.casefold()]!r} and {v!r} of {key} would "
+                                  f"share the file split-{n}.json; rename one of them in the manifest")
+        seen[n.casefold()] = v
+    return names
+
+
 def split_filename(assignment: Assignment) -> str:
-    """``split-<key>-<value>.json`` for a leave-one-domain-out fold, ``split.json`` otherwise."""
+    """``split-<key>-<value>.json`` for a leave-one-domain-out fold (:func:`fold_names`), ``split.json``
+    otherwise."""
     return f"split-{assignment.name}.json" if assignment.name else "split.json"
 
 

@@ -93,11 +93,14 @@ def mean_pose_baseline(train_gt, train_groups, split: SplitInfo, test_groups, tr
             raise ValidationError(f"training visibility must be a numeric (rows, joints) array {gt.shape[:2]}, "
                                   f"got {vis.dtype} {vis.shape}")
         vis = vis > 0
-    bad = ~np.isfinite(gt).all(axis=2) & vis
+    from rfbench.metrics.pose import MAX_COORDINATE
+
+    bad = ~(np.abs(gt) <= MAX_COORDINATE).all(axis=2) & vis  # NaN, inf, or sums that would overflow
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise ValidationError(f"training ground truth holds NaN or inf at a visible joint (row {int(i)}, joint "
-                              f"{int(j)}); fix it or mark the joint invisible with `train_vis`")
+        raise ValidationError(f"training ground truth holds NaN, inf or a coordinate beyond ±{MAX_COORDINATE:g} "
+                              f"at a visible joint (row {int(i)}, joint {int(j)}); fix it or mark the joint "
+                              "invisible with `train_vis`")
     counts = vis.sum(axis=0)
     sums = np.where(vis[..., None], gt, 0.0).sum(axis=0)
     pose = np.full(sums.shape, np.nan)

@@ -346,7 +346,7 @@ def _input_files(report: Mapping[str, Any], report_path: str | os.PathLike, role
         rel = item.get("path")
         where = "the report's folder" if root is None else f"the root {root}"
         if not isinstance(rel, str) or not rel or os.path.isabs(rel):
-            raise _Unavailable(f"input {role} is recorded as {rel!r}, not a path relative to the report's folder")
+            raise _Unavailable(f"input {role} is recorded as {rel!r}, not a path inside the report's folder")
         real = Path(os.path.realpath(folder / rel))
         if real != base and base not in real.parents:
             raise _Unavailable(f"input {role} ({rel}) resolves outside {where}; it is not read"

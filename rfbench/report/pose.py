@@ -99,6 +99,8 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     skel = get_skeleton(skeleton)
     pred, gt, vis = validate_poses(pred, gt, vis, skel.n_joints)
     n_rows, _, dims = gt.shape
+    if n_rows == 0:  # every number would be unscoreable; refused like gesture's zero rows
+        raise ValidationError("the ground truth has no rows; there is nothing to score")
     plan = PosePlan.create(skeleton=skel, units=units, dims=dims, metrics=metrics, normalizations=normalizations,
                            ks=ks, comparison=comparison, averaging=averaging, auc_n=auc_n, auc_max=auc_max,
                            oks_area=oks_area, sigmas=sigmas, convention=convention, batch_size=batch_size)

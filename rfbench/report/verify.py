@@ -45,6 +45,7 @@ from typing import Any, Iterator
 from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError
 from rfbench.io.files import read_json
 from rfbench.report.build import validate_report
+from rfbench.settings import Settings, setting
 
 __all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "rerun_argv", "resolve_input",
            "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted"]
@@ -68,7 +69,7 @@ MAX_REPORT_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
-class Limits:
+class Limits(Settings):
     """Bounds on one re-run. Defaults fit every report rfbench's own commands make on this kind of machine
     with room to spare; raise them for very large inputs.
 
@@ -84,24 +85,13 @@ class Limits:
     Examples
     --------
     >>> import rfbench
-    >>> rfbench.VerifyLimits(timeout=60, memory_mb=4096)
-    Limits(timeout=60, cpu_seconds=1800, memory_mb=4096)
+    >>> rfbench.VerifyLimits(timeout=60.0, memory_mb=4096)
+    Limits(timeout=60.0, cpu_seconds=1800, memory_mb=4096)
     """
 
-    timeout: float = 900.0
-    cpu_seconds: int = 1800
-    memory_mb: int = 16384
-
-    MAX_TIMEOUT = 86_400.0
-    MAX_CPU_SECONDS = 172_800
-    MAX_MEMORY_MB = 1 << 20
-
-    def __post_init__(self):
-        for name, hi in (("timeout", self.MAX_TIMEOUT), ("cpu_seconds", self.MAX_CPU_SECONDS),
-                         ("memory_mb", self.MAX_MEMORY_MB)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v <= hi) or v != v:
-                raise ValidationError(f"verify limit {name} must be a number in (0, {hi:g}], got {v!r}")
+    timeout: float = setting(900.0, "Wall-clock seconds before the re-run is killed.", min=1.0, max=86_400.0)
+    cpu_seconds: int = setting(1800, "CPU-time limit of the re-run, seconds.", min=1, max=172_800)
+    memory_mb: int = setting(16384, "Address-space limit of the re-run, MiB.", min=64, max=1 << 20)
 
 
 @dataclass
@@ -615,7 +605,8 @@ def _markdown_difference(report: dict, md_path: Path, root: Path) -> tuple[str, 
         return "absent", None
     real = resolve_input(md_path.name, md_path.parent, root, "report.md")
     have = _read_regular(real, MAX_REPORT_BYTES, "report.md").decode("utf-8", errors="replace")
-    want = render_markdown(report)
+    # as write_text stores it: a lone surrogate (a file name that is not UTF-8) as its \udcXX escape
+    want = render_markdown(report).encode("utf-8", "backslashreplace").decode("utf-8")
     if have == want:
         return "identical", None
     a, b = have.splitlines(), want.splitlines()

@@ -30,13 +30,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rfbench._jit import njit
-from rfbench.errors import ValidationError
+from rfbench.errors import FormatError, ValidationError
 
 __all__ = [
     "AdaptSettings",
     "AdaptResult",
     "NO_POSE_GAIN",
     "csi_amplitude",
+    "load_amplitude",
     "standardize",
     "csi_features",
     "synthetic_features",
@@ -48,6 +49,9 @@ __all__ = [
     "fd_gradient",
     "adapt",
 ]
+
+#: Largest feature magnitude adapted on: standardising squares the values, which overflows beyond ~1e154.
+MAX_FEATURE = 1e100
 
 NO_POSE_GAIN = ("No pose gain is claimed: adaptation lowers a self-supervised proxy objective "
                 "(temporal-contrastive + entropy), which says nothing about pose accuracy.")
@@ -234,8 +238,11 @@ def _features(name: str, arr) -> np.ndarray:
     if not np.issubdtype(arr.dtype, np.floating) and not np.issubdtype(arr.dtype, np.integer):
         raise ValidationError(f"{name} must be real-valued, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.isfinite(arr).all():
-        raise ValidationError(f"{name} holds NaN or inf; drop or repair those frames first")
+    if not (np.abs(arr) <= MAX_FEATURE).all():  # False for NaN too
+        if not np.isfinite(arr).all():
+            raise ValidationError(f"{name} holds NaN or inf; drop or repair those frames first")
+        raise ValidationError(f"{name} holds values beyond ±{MAX_FEATURE:g} (their squares overflow); check the "
+                              "input's scale")
     return arr
 
 
@@ -254,6 +261,76 @@ def csi_amplitude(csi, max_frames: int | None = None) -> np.ndarray:
     if max_frames is not None:
         csi = csi[:max_frames]
     return _features("csi amplitude", np.abs(csi).reshape(csi.shape[0], -1).astype(np.float64))
+
+
+def load_amplitude(path, max_frames: int) -> np.ndarray:
+    """Amplitude features (frames, dims) of the first ``max_frames`` records of a file.
+
+    Parameters
+    ----------
+    path : path-like
+        A CSI archive from ``rfbench parse`` (``.npz`` with ``csi`` (records, subcarriers, ...) complex, or
+        ``csi_int8`` (records, subcarriers, ..., 2) integers: real and imaginary parts), or a ``.npy`` of
+        features (frames, dims).
+    max_frames : int
+        Records read: only these are inflated and allocated, whatever the archive holds.
+
+    Raises
+    ------
+    FormatError
+        Not a NumPy file, no ``csi``/``csi_int8``, an object array, a mis-shaped or non-numeric array, fewer
+        than 2 records, or a declared size that the file cannot hold (:func:`rfbench.io.files.load_npy`).
+    """
+    from pathlib import Path
+
+    from rfbench.io.files import load_npy, load_npz_member, npz_members
+
+    path = Path(path)
+    if isinstance(max_frames, bool) or not isinstance(max_frames, (int, np.integer)) or max_frames < 2:
+        raise ValidationError(f"max_frames must be an integer >= 2, got {max_frames!r}")
+    if path.is_dir():
+        raise FormatError(f"{path} is a folder; give one .npz archive or .npy file")
+    if not path.exists():
+        raise FormatError(f"{path}: no such file")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if head == b"\x93NUMPY":
+        features = load_npy(path, max_rows=int(max_frames))
+        if features.ndim != 2:
+            raise FormatError(f"{path}: a features .npy must be 2-D (frames, dims), got shape {features.shape}")
+        _check_numeric(path, "features", features)
+        return features
+    if head[:4] != b"PK\x03\x04":
+        raise FormatError(f"{path}: not a NumPy .npz/.npy file (no NumPy or zip header)")
+    names = npz_members(path)
+    if "csi" in names:
+        csi = load_npz_member(path, "csi", max_rows=int(max_frames))
+        if csi.ndim < 2:
+            raise FormatError(f"{path}: csi must be (records, subcarriers, ...), got shape {csi.shape}")
+        _check_numeric(path, "csi", csi)
+    elif "csi_int8" in names:
+        raw = load_npz_member(path, "csi_int8", max_rows=int(max_frames))
+        if raw.ndim < 3 or raw.shape[-1] != 2 or not np.issubdtype(raw.dtype, np.integer):
+            raise FormatError(f"{path}: csi_int8 must be (records, subcarriers, ..., 2) integers (real and "
+                              f"imaginary parts), got shape {raw.shape} {raw.dtype}")
+        raw = raw.astype(np.float64)
+        csi = raw[..., 0] + 1j * raw[..., 1]
+    else:
+        raise FormatError(f"{path}: no 'csi' or 'csi_int8' array (found {', '.join(names) or 'none'}); "
+                          "give an archive written by `rfbench parse`")
+    if csi.shape[0] < 2:
+        raise FormatError(f"{path}: the archive holds {csi.shape[0]} CSI record(s); adaptation needs at least 2")
+    if 0 in csi.shape[1:]:
+        raise FormatError(f"{path}: csi has an empty dimension (shape {csi.shape})")
+    return csi_amplitude(csi, max_frames)
+
+
+def _check_numeric(path, name: str, arr: np.ndarray) -> None:
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.number)):
+        raise FormatError(f"{path}: {name} must be numeric, got dtype {arr.dtype}")
 
 
 def standardize(features) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
