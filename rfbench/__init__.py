@@ -36,6 +36,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Manifest": ("rfbench.datasets.manifest", "Manifest"),
     # split and audit
     "make_splits": ("rfbench.protocols.split", "make_splits"),
+    "write_splits": ("rfbench.protocols.split", "write_splits"),
     "ProtocolSplitter": ("rfbench.protocols.split", "ProtocolSplitter"),
     "load_split": ("rfbench.protocols.splitfile", "load_split"),
     "audit_split": ("rfbench.protocols.audit", "audit_split"),

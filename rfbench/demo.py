@@ -168,11 +168,11 @@ def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
     """
     root = Path(root)
     if root.exists() and not root.is_dir():
-        raise OutputExistsError(f"{root} exists and is not a folder; choose another --out")
+        raise OutputExistsError(f"{root} exists and is not a folder; choose another `out`")
     if root.exists() and any(root.iterdir()):
         if not force:
-            raise OutputExistsError(f"{root} is not empty; pass --force to replace the demo's files there, or "
-                                    f"choose another --out")
+            raise OutputExistsError(f"{root} is not empty; pass `force` to replace the demo's files there, or "
+                                    f"choose another `out`")
         if (root / MARKER).exists() or (root / MARKER).is_symlink():
             files, folders = _read_marker(root)
             _remove_listed(root, files, folders)
@@ -181,7 +181,7 @@ def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
             if foreign is not None:
                 raise OutputExistsError(
                     f"{root} holds {foreign}, which rfbench demo did not write (and no {MARKER} lists the demo's "
-                    f"files there); --force replaces only the demo's own files: move it, or choose another --out")
+                    f"files there); --force replaces only the demo's own files: move it, or choose another `out`")
             for name in _OWNED:  # every entry below is a demo name and none is a link
                 p = root / name
                 if p.is_dir():
@@ -280,8 +280,8 @@ def _read_marker(root: Path) -> tuple[list[str], list[str]]:
         for e in entries:
             parts = e.split("/")
             if e.startswith("/") or "\\" in e or any(p in ("", ".", "..") for p in parts) or not _is_demo_path(e):
-                raise FormatError(f"{path} lists {e!r}, which is not a path rfbench demo writes; --force refuses "
-                                  "to use this list: remove it, or choose another --out")
+                raise FormatError(f"{path} lists {e!r}, which is not a path rfbench demo writes; `force` refuses "
+                                  "to use this list: remove it, or choose another `out`")
         lists.append(entries)
     return lists[0], lists[1]
 
@@ -331,15 +331,10 @@ def nearest_centroid_scores(x_train: np.ndarray, y_train: np.ndarray, x_test: np
 
 
 def _write_split(manifest_path: Path, split_path: Path, protocol: str, **kwargs) -> dict:
-    from rfbench.io.files import sha256_file, write_json
-    from rfbench.protocols.split import make_splits
+    from rfbench.protocols.split import write_splits
 
-    digest, _ = sha256_file(manifest_path)
-    ref = {"path": Path(os.path.relpath(manifest_path.resolve(), split_path.parent.resolve())).as_posix(),
-           "sha256": digest}
-    (outcome,) = make_splits(manifest_path, protocol, manifest_ref=ref, **kwargs)
+    ((_, outcome),) = write_splits(manifest_path, protocol, split_path, **kwargs)
     outcome.audit.raise_if_failed()
-    write_json(split_path, outcome.document)
     return outcome.document
 
 

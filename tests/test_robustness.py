@@ -535,7 +535,7 @@ def test_fold_names_are_stable_whatever_folds_are_asked_for(runner, tmp_path):
 
 
 def test_split_targets_are_all_checked_before_any_is_written(tmp_path):
-    from rfbench.commands.split import _check_targets
+    from rfbench.protocols.split import _check_targets
     from rfbench.errors import ValidationError
 
     with pytest.raises(ValidationError, match="are the same file; nothing was written"):

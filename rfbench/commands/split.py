@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, finite_float, guard, progress, stdout_console
+from rfbench.commands._common import Bar, emit_json, fail, finite_float, guard, stdout_console
 
 
 def split(
@@ -56,31 +56,15 @@ def split(
     still written, with audit.passed false, so it can be inspected); exit 2 on bad input.
     """
     with guard():
-        from rfbench.datasets.manifest import read_manifest
-        from rfbench.io.files import check_writable, sha256_file, write_json
-        from rfbench.protocols.split import make_splits
-        import os
+        from rfbench.protocols.split import write_splits
 
-        m = read_manifest(manifest)
-        lodo = protocol == "leave-one-domain-out"
-        if lodo:
-            folder = Path(".") if out is None else out
-            if folder.suffix == ".json" or (folder.exists() and not folder.is_dir()):
-                raise fail(f"--out {folder}: leave-one-domain-out writes one file per held-out value; give a folder")
-        else:
-            folder = (Path("split.json") if out is None else out).parent
-        digest, _ = sha256_file(manifest)
-        ref = {"path": Path(os.path.relpath(manifest.resolve(), folder.resolve())).as_posix(), "sha256": digest}
-        outcomes = make_splits(m, protocol, manifest_ref=ref, seed=seed, test=test or None,
-                               test_fraction=test_fraction, domain=domain, actions=actions, allow_leaky=allow_leaky)
-        targets = [folder / o.filename if lodo else (out or Path("split.json")) for o in outcomes]
-        _check_targets(targets, manifest)
-        for t in targets:
-            check_writable(t, force)
-        if content or min_shared is not None:
-            _add_content(outcomes, m, manifest, content, min_shared, json_out)
-        for t, o in zip(targets, outcomes):
-            write_json(t, o.document, force=force)
+        with Bar("fingerprinting", enabled=not json_out) as bar:
+            written = write_splits(manifest, protocol, out, force=force, content=content, min_shared=min_shared,
+                                   progress=bar.advance, on_total=bar.start, seed=seed, test=test or None,
+                                   test_fraction=test_fraction, domain=domain, actions=actions,
+                                   allow_leaky=allow_leaky)
+    targets = [t for t, _ in written]
+    outcomes = [o for _, o in written]
     failed = [(t, o) for t, o in zip(targets, outcomes) if not o.audit.passed]
     if json_out:
         emit_json({
@@ -98,28 +82,6 @@ def split(
         for t, o in failed:
             fail(f"{t}: {o.audit.error()}", 1)
         raise typer.Exit(1)
-
-
-def _check_targets(targets: list, manifest: Path) -> None:
-    """Every split file distinct (also on a case-insensitive file system) and none of them the manifest, checked
-    before anything is written."""
-    import os
-
-    from rfbench.errors import ValidationError
-
-    def key(p: Path) -> str:
-        return os.path.normcase(os.path.abspath(p)).casefold()
-
-    own = key(manifest)
-    seen: dict[str, Path] = {}
-    for t in targets:
-        k = key(t)
-        if k == own:
-            raise ValidationError(f"{t} is the manifest itself; write the splits elsewhere (--out); nothing was "
-                                  "written")
-        if k in seen:
-            raise ValidationError(f"{seen[k]} and {t} are the same file; nothing was written")
-        seen[k] = t
 
 
 def _render(path: Path, outcome) -> None:
@@ -166,16 +128,3 @@ def _render(path: Path, outcome) -> None:
     console.print(verdict + (" — leakage-prone protocol: do not compare its numbers with cross-domain ones"
                              if doc["leakage_prone"] else ""))
 
-
-def _add_content(outcomes, manifest, manifest_path: Path, content: bool, min_shared, json_out: bool) -> None:
-    """Fingerprint the recordings the splits assign and add the content check to each (``--content``)."""
-    from rfbench.errors import ValidationError
-    from rfbench.protocols.content import DEFAULT_MIN_SHARED, add_content, check_min_shared
-
-    if not content:
-        raise ValidationError("--min-shared applies only with --content")
-    n = check_min_shared(DEFAULT_MIN_SHARED if min_shared is None else min_shared)
-    ids = {rid for o in outcomes for side in ("train", "test") for rid in o.document[side]}
-    total = sum(len(r["files"]) for r in manifest.recordings if r["id"] in ids)
-    with progress(total, "fingerprinting", enabled=not json_out) as advance:
-        add_content(outcomes, manifest, manifest_path=manifest_path, min_shared=n, progress=advance)

@@ -114,7 +114,7 @@ def _target_state(root: Path, force: bool) -> bool:
     if not root.exists() or not any(root.iterdir()):
         return False
     if not force:
-        raise OutputExistsError(f"{root} is not empty; pass force=True (--force) to replace a tree generated "
+        raise OutputExistsError(f"{root} is not empty; pass `force` to replace a tree generated "
                                 f"there before, or choose an empty or new folder")
     if not (root / MARKER).is_file():
         raise OutputExistsError(f"{root} is not empty and holds no {MARKER}, so it is not a tree rfbench "

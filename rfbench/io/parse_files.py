@@ -507,7 +507,7 @@ class _Job:
         if exists and os.path.isdir(target):
             raise _Failed(f"output {target} is a folder, not a file")
         if exists and existing == "refuse":
-            raise OutputExistsError(f"output {target} already exists; pass --force to overwrite it "
+            raise OutputExistsError(f"output {target} already exists; pass `force` to overwrite it "
                                     "or --skip-existing to keep it when it was made from this input")
         try:
             data = scratch.read(path)
@@ -527,10 +527,10 @@ class _Job:
                 return None
             if recorded is None:
                 raise OutputExistsError(f"output {target} exists but records no source input (not made by "
-                                        "this rfbench); pass --force to replace it")
+                                        "this rfbench); pass `force` to replace it")
             raise OutputExistsError(f"output {target} was made from a different input (sha256 {recorded[0][:12]}…, "
                                     f"{recorded[1]} bytes; this input: {digest[:12]}…, {data.shape[0]} bytes); "
-                                    "pass --force to replace it")
+                                    "pass `force` to replace it")
         log = intel5300._parse(data, str(path), self.options.raw_int8, self.unpack_threads, out=scratch.csi_out,
                                records=scratch.record_outputs(data.shape[0]))
         summary = log.summary()
@@ -678,7 +678,7 @@ class _Job:
         for p in ready:
             try:
                 if self.options.existing != "replace" and os.path.lexists(p.target):
-                    raise OutputExistsError(f"output {p.target} appeared while this job ran; pass --force to "
+                    raise OutputExistsError(f"output {p.target} appeared while this job ran; pass `force` to "
                                             "overwrite it")
                 os.replace(p.tmp, p.target)
             except (OSError, OutputExistsError) as exc:

@@ -150,12 +150,12 @@ class LabelSet:
         try:
             text = read_input_bytes(path, "--label-set").decode("utf-8")
         except UnicodeDecodeError:
-            raise FormatError(f"--label-set {path}: not UTF-8 text; list one class name per line") from None
+            raise FormatError(f"`label_set` {path}: not UTF-8 text; list one class name per line") from None
         names = tuple(line.strip() for line in text.splitlines() if line.strip())
         try:
             return cls(names, "declared")
         except ValidationError as exc:
-            raise ValidationError(f"--label-set {path}: {exc}") from None
+            raise ValidationError(f"`label_set` {path}: {exc}") from None
 
     @classmethod
     def infer(cls, *arrays) -> "LabelSet":
@@ -398,7 +398,7 @@ def prepare_labels(pred, gt, labels=None, *, extra=(), need_rank: bool = True) -
     from_scores = pred.ndim == 2
     if label_set is None:
         if from_scores:
-            raise ValidationError("scores need a declared label set (--label-set names.txt) saying which column is "
+            raise ValidationError("scores need a declared label set (`label_set`, e.g. names.txt) saying which column is "
                                   "which class")
         label_set = LabelSet.infer(gt, pred, *extra)
     c = label_set.size
@@ -461,12 +461,12 @@ class ClassPlan:
         ks: tuple[int, ...] = ()
         if top_k is not None and "top-k" not in metrics:
             if not has_scores:
-                raise ValidationError("top-k accuracy needs scores: give --pred as an (N, C) float array, one column "
+                raise ValidationError("top-k accuracy needs scores: give `pred` as an (N, C) float array, one column "
                                       "per class of the label set")
             raise ValidationError("top-k thresholds were given but top-k is not among the requested metrics")
         if "top-k" in metrics:
             if not has_scores:
-                raise ValidationError("top-k accuracy needs scores: give --pred as an (N, C) float array, one column "
+                raise ValidationError("top-k accuracy needs scores: give `pred` as an (N, C) float array, one column "
                                       "per class of the label set")
             if top_k is None:
                 ks = tuple(k for k in DEFAULT_TOP_K if k < c)

@@ -33,7 +33,8 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -50,6 +51,8 @@ __all__ = [
     "assign",
     "split_document",
     "make_splits",
+    "write_splits",
+    "split_targets",
     "split_filename",
     "fold_names",
     "side_counts",
@@ -507,6 +510,116 @@ def make_splits(manifest: "Manifest | Mapping | str | os.PathLike", protocol: st
         outcomes.append(SplitOutcome(a, audit, doc, side_counts(table, a.side)))
     return outcomes
 
+
+
+def split_targets(protocol: str, out: str | os.PathLike | None = None) -> tuple[Path, Path | None]:
+    """Where :func:`write_splits` writes: ``(folder, file)``. One split goes to ``out`` (default ``split.json``);
+    ``leave-one-domain-out`` writes one file per held-out value into the folder ``out`` (default ``.``), and
+    ``file`` is None."""
+    if protocol == "leave-one-domain-out":
+        folder = Path(".") if out is None else Path(out)
+        if folder.suffix == ".json" or (folder.exists() and not folder.is_dir()):
+            raise ValidationError(f"`out` {folder}: leave-one-domain-out writes one file per held-out value; "
+                                  "give a folder")
+        return folder, None
+    target = Path("split.json") if out is None else Path(out)
+    return target.parent, target
+
+
+def _check_targets(targets: Sequence[Path], manifest: Path) -> None:
+    """Every split file distinct (also on a case-insensitive file system) and none of them the manifest, checked
+    before anything is written."""
+
+    def key(p: Path) -> str:
+        return os.path.normcase(os.path.abspath(p)).casefold()
+
+    own = key(manifest)
+    seen: dict[str, Path] = {}
+    for t in targets:
+        k = key(t)
+        if k == own:
+            raise ValidationError(f"{t} is the manifest itself; write the splits elsewhere (`out`); nothing was "
+                                  "written")
+        if k in seen:
+            raise ValidationError(f"{seen[k]} and {t} are the same file; nothing was written")
+        seen[k] = t
+
+
+def write_splits(manifest: str | os.PathLike, protocol: str, out: str | os.PathLike | None = None, *,
+                 force: bool = False, content: bool = False, min_shared: int | None = None,
+                 progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
+                 **kwargs) -> list[tuple[Path, SplitOutcome]]:
+    """Make, audit and write the split file(s) of a manifest file — what ``rfbench split`` does.
+
+    Each document records the manifest's path relative to the split file and its sha256. Every target is checked
+    (distinct, not the manifest, absent unless ``force``) before anything is written. A split whose audit fails
+    is still written, with ``audit.passed`` false, so the evidence can be inspected: check
+    ``outcome.audit.passed`` (or call ``outcome.audit.raise_if_failed()``).
+
+    Parameters
+    ----------
+    manifest : path-like
+        A manifest written by ``rfbench ingest``.
+    protocol : str
+        One of :data:`PROTOCOLS`.
+    out : path-like, optional
+        The split file (default ``split.json``); for ``leave-one-domain-out`` a folder receiving
+        ``split-<key>-<value>.json`` per held-out value (default ``.``).
+    force : bool
+        Overwrite existing split files.
+    content : bool
+        Also fingerprint both sides' files (:mod:`rfbench.protocols.content`); shared content fails the audit.
+    min_shared : int, optional
+        With ``content``: the records or frames two recordings must share to count as a leak (default 1).
+    progress, on_total : callable, optional
+        With ``content``: ``on_total(n)`` once, then ``progress(1)`` per file fingerprinted.
+    **kwargs
+        ``seed``, ``test``, ``test_fraction``, ``domain``, ``actions``, ``allow_leaky``, as for :func:`assign`.
+
+    Returns
+    -------
+    list of (Path, SplitOutcome)
+        Each file written and its split.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> import rfbench
+    >>> folder = tempfile.mkdtemp()
+    >>> recordings = [{"id": f"r{i}", "files": [], "frames": 10, "subject": f"s{i % 4}"} for i in range(8)]
+    >>> with open(os.path.join(folder, "manifest.json"), "w") as f:
+    ...     json.dump({"schema": "rfbench.manifest/1", "dataset": "mine", "root": ".", "recordings": recordings}, f)
+    >>> ((path, outcome),) = rfbench.write_splits(os.path.join(folder, "manifest.json"), "cross-subject",
+    ...                                           os.path.join(folder, "split.json"), test=["s3"])
+    >>> path.name, outcome.audit.passed, json.load(open(path))["manifest"]["path"]
+    ('split.json', True, 'manifest.json')
+    """
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.io.files import check_writable, sha256_file, write_json
+
+    manifest = Path(manifest)
+    if min_shared is not None and not content:
+        raise ValidationError("`min_shared` applies only with `content`")
+    m = read_manifest(manifest)
+    folder, single = split_targets(protocol, out)
+    digest, _ = sha256_file(manifest)
+    ref = {"path": Path(os.path.relpath(manifest.resolve(), folder.resolve())).as_posix(), "sha256": digest}
+    outcomes = make_splits(m, protocol, manifest_ref=ref, **kwargs)
+    targets = [single if single is not None else folder / o.filename for o in outcomes]
+    _check_targets(targets, manifest)
+    for t in targets:
+        check_writable(t, force)
+    if content:
+        from rfbench.protocols.content import DEFAULT_MIN_SHARED, add_content, check_min_shared
+
+        n = check_min_shared(DEFAULT_MIN_SHARED if min_shared is None else min_shared)
+        if on_total is not None:
+            ids = {rid for o in outcomes for side in ("train", "test") for rid in o.document[side]}
+            on_total(sum(len(r["files"]) for r in m.recordings if r["id"] in ids))
+        add_content(outcomes, m, manifest_path=manifest, min_shared=n, progress=progress)
+    for t, o in zip(targets, outcomes):
+        write_json(t, o.document, force=force)
+    return list(zip(targets, outcomes))
 
 class ProtocolSplitter:
     """A scikit-learn-compatible splitter running an rfbench protocol over a manifest's windows (or recordings).

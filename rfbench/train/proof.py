@@ -311,7 +311,7 @@ def read_baseline(path: str | Path) -> Baseline | None:
     """
     path = Path(path)
     if path.is_dir():
-        raise ValidationError(f"{path} is a folder; --hash-file needs a file path")
+        raise ValidationError(f"{path} is a folder; `hash_file` needs a file path")
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:

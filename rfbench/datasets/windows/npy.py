@@ -121,7 +121,7 @@ class NpyWriter:
                  force: bool = False, defer: bool = False):
         self.path = Path(path)
         if self.path.exists() and not force:
-            raise OutputExistsError(f"{self.path} already exists; pass --force to replace it")
+            raise OutputExistsError(f"{self.path} already exists; pass `force` to replace it")
         if self.path.is_dir():
             raise OutputExistsError(f"{self.path} is a folder, not a file")
         self.dtype = np.dtype(dtype)
