@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, finite_float, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, finite_float, guard, progress, stdout_console
 
 
 def proof(
@@ -45,88 +45,34 @@ def proof(
     with; changing --steps, --lr, --seed or --samples changes the hash.
     """
     with guard():
-        from rfbench.io.files import write_text
         from rfbench.train import proof as P
 
-        path = hash_file if hash_file is not None else P.DEFAULT_HASH_FILE
-        baseline = P.read_baseline(path)
-        if generate_hash and baseline is not None and not force:
-            raise fail(f"{path} already holds a baseline; pass --force to replace it")
         with progress(steps, "training", enabled=not json_out) as advance:
-            run = P.run_proof(seed=seed, steps=steps, lr=lr, samples=samples, advance=advance)
-        if generate_hash:
-            verdict = P.judge(run, None)
-            if verdict.verdict == "FAIL":
-                outcome = ("FAIL", 1, verdict.reasons + ["no baseline written: a run that does not lower the "
-                                                         "loss must not become the reference"])
-            else:
-                write_text(path, P.format_baseline(run), force=True)
-                outcome = ("GENERATED", 0, [f"baseline written to {path}; commit it, then `rfbench proof` "
-                                            "checks every run against it"])
-            checks = verdict.checks
-        else:
-            verdict = P.judge(run, baseline)
-            outcome = (verdict.verdict, verdict.exit_code, verdict.reasons)
-            checks = verdict.checks
-    name, code, reasons = outcome
+            result = P.prove(hash_file, generate=generate_hash, force=force, seed=seed, steps=steps, lr=lr,
+                             samples=samples, advance=advance)
     if json_out:
-        emit_json(_as_json(P, run, name, code, reasons, checks, path))
+        emit_json(result.to_dict())
     else:
-        _render(P, run, name, reasons, checks, path)
-    raise typer.Exit(code)
+        _render(result)
+    raise typer.Exit(result.exit_code)
 
 
-def _as_json(P, run, name, code, reasons, checks, path) -> dict:
-    from rfbench.nn.model import param_count
-
-    return {
-        "verdict": name,
-        "exit_code": code,
-        "reasons": reasons,
-        "checks": checks,
-        "loss_initial": run.loss_initial,
-        "loss_final": run.loss_final,
-        "loss_decrease": run.loss_decrease,
-        "min_loss_decrease": P.MIN_LOSS_DECREASE,
-        "losses": run.losses,
-        "weights_sha256": run.weights_sha256,
-        "data_sha256": run.data_sha256,
-        "hash_file": str(path),
-        "settings": run.settings,
-        "parameters": param_count(P.PROOF_SPEC),
-        "wall_time_s": run.wall_time_s,
-        "proves": P.PROVES,
-        "does_not_prove": P.DOES_NOT_PROVE,
-        "determinism_depends_on": list(P.DETERMINISM_DEPENDS_ON),
-        "versions": _versions(),
-    }
-
-
-def _versions() -> dict:
-    import llvmlite
-    import numba
-    import numpy
-
-    return {"numpy": numpy.__version__, "numba": numba.__version__, "llvmlite": llvmlite.__version__}
-
-
-def _margin(P) -> str:
-    return f"{P.MIN_LOSS_DECREASE:.0e}".replace("e-0", "e-")
-
-
-def _render(P, run, name, reasons, checks, path) -> None:
+def _render(result) -> None:
     from rich.markup import escape
 
     from rfbench.nn.model import param_count
+    from rfbench.train import proof as P
 
+    run, name, path = result.run, result.verdict, result.hash_file
+    margin = f"{P.MIN_LOSS_DECREASE:.0e}".replace("e-0", "e-")
     console = stdout_console()
     style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "bold yellow", "GENERATED": "bold cyan"}[name]
     label = {"SKIP": "SKIP (not a pass: nothing was compared)", "GENERATED": "baseline generated"}.get(name, name)
     console.print(f"rfbench proof: [{style}]{label}[/]")
     s = run.settings
     console.print(f"  loss            {run.loss_initial:.6f} -> {run.loss_final:.6f} "
-                  f"(decrease {run.loss_decrease:.6g}, margin {_margin(P)})")
-    by_name = {c["name"]: c for c in checks}
+                  f"(decrease {run.loss_decrease:.6g}, margin {margin})")
+    by_name = {c["name"]: c for c in result.checks}
 
     def mark(check_name):
         c = by_name.get(check_name)
@@ -139,7 +85,7 @@ def _render(P, run, name, reasons, checks, path) -> None:
     console.print(f"  baseline        {escape(str(path))}")
     console.print(f"  run             seed {s['seed']}, {s['steps']} steps, lr {s['lr']:g}, {s['samples']} samples, "
                   f"{param_count(P.PROOF_SPEC)} parameters, {run.wall_time_s:.2f} s")
-    for r in reasons:
+    for r in result.reasons:
         console.print(f"  - {escape(r)}")
     console.print(f"Proves: {P.PROVES}.")
     console.print(f"Does not prove: {P.DOES_NOT_PROVE}.")

@@ -588,10 +588,10 @@ def write_splits(manifest: str | os.PathLike, protocol: str, out: str | os.PathL
     >>> folder = tempfile.mkdtemp()
     >>> recordings = [{"id": f"r{i}", "files": [], "frames": 10, "subject": f"s{i % 4}"} for i in range(8)]
     >>> with open(os.path.join(folder, "manifest.json"), "w") as f:
-    ...     json.dump({"schema": "rfbench.manifest/1", "dataset": "mine", "root": ".", "recordings": recordings}, f)
+    ...     json.dump(rfbench.Manifest(dataset="mine", root=".", recordings=recordings).to_dict(), f)
     >>> ((path, outcome),) = rfbench.write_splits(os.path.join(folder, "manifest.json"), "cross-subject",
     ...                                           os.path.join(folder, "split.json"), test=["s3"])
-    >>> path.name, outcome.audit.passed, json.load(open(path))["manifest"]["path"]
+    >>> path.name, outcome.audit.passed, json.loads(path.read_text())["manifest"]["path"]
     ('split.json', True, 'manifest.json')
     """
     from rfbench.datasets.manifest import read_manifest

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import struct
 import time
@@ -73,6 +74,8 @@ __all__ = [
     "format_baseline",
     "judge",
     "Verdict",
+    "prove",
+    "Proof",
 ]
 
 #: The smallest loss decrease that counts as the optimiser moving the loss.
@@ -421,3 +424,103 @@ def judge(run: ProofRun, baseline: Baseline | None) -> Verdict:
     if fails:
         return Verdict("FAIL", 1, fails, checks)
     return Verdict("PASS", 0, [], checks)
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What ``rfbench proof`` decided: the ``verdict`` (PASS, FAIL, SKIP, or GENERATED when a baseline was
+    written), its ``exit_code`` (0, 1, 3; 0 for GENERATED), the reasons and checks, the run and the baseline
+    file."""
+
+    verdict: str
+    exit_code: int
+    reasons: list
+    checks: list
+    run: ProofRun
+    hash_file: Path
+
+    def to_dict(self) -> dict:
+        """The proof as ``rfbench proof --json`` prints it: verdict, checks, losses, digests, settings, what it
+        proves and does not, and the versions determinism depends on."""
+        import llvmlite
+        import numba
+
+        run = self.run
+        return {
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "reasons": list(self.reasons),
+            "checks": list(self.checks),
+            "loss_initial": run.loss_initial,
+            "loss_final": run.loss_final,
+            "loss_decrease": run.loss_decrease,
+            "min_loss_decrease": MIN_LOSS_DECREASE,
+            "losses": run.losses,
+            "weights_sha256": run.weights_sha256,
+            "data_sha256": run.data_sha256,
+            "hash_file": str(self.hash_file),
+            "settings": run.settings,
+            "parameters": _model.param_count(PROOF_SPEC),
+            "wall_time_s": run.wall_time_s,
+            "proves": PROVES,
+            "does_not_prove": DOES_NOT_PROVE,
+            "determinism_depends_on": list(DETERMINISM_DEPENDS_ON),
+            "versions": {"numpy": np.__version__, "numba": numba.__version__, "llvmlite": llvmlite.__version__},
+        }
+
+
+def prove(hash_file: str | os.PathLike | None = None, *, generate: bool = False, force: bool = False,
+          seed: int = DEFAULTS["seed"], steps: int = DEFAULTS["steps"], lr: float = DEFAULTS["lr"],
+          samples: int = DEFAULTS["samples"], advance: Callable[[int], None] | None = None) -> Proof:
+    """Run the training proof and judge it against the baseline in ``hash_file`` — or, with ``generate``,
+    write that baseline from this run.
+
+    A run whose loss does not fall by :data:`MIN_LOSS_DECREASE` is FAIL and, with ``generate``, writes nothing:
+    it must not become the reference. An existing baseline is replaced only with ``force``.
+
+    Parameters
+    ----------
+    hash_file : path-like, optional
+        The baseline (default :data:`DEFAULT_HASH_FILE`, the committed one).
+    generate, force : bool
+        Write the baseline instead of checking it; replace an existing one.
+    seed, steps, lr, samples
+        The run's settings, as for :func:`run_proof`; the committed baseline was made with :data:`DEFAULTS`.
+    advance : callable, optional
+        Called (without arguments) after each gradient step.
+
+    Returns
+    -------
+    Proof
+        The verdict (PASS, FAIL, SKIP or GENERATED), its exit code, reasons, checks and the run.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rfbench.train.proof import prove
+    >>> path = os.path.join(tempfile.mkdtemp(), "proof.sha256")
+    >>> prove(path, steps=3, samples=8).verdict
+    'SKIP'
+    >>> prove(path, generate=True, steps=3, samples=8).verdict
+    'GENERATED'
+    >>> prove(path, steps=3, samples=8).verdict
+    'PASS'
+    """
+    from rfbench.errors import OutputExistsError
+    from rfbench.io.files import write_text
+
+    path = Path(hash_file) if hash_file is not None else DEFAULT_HASH_FILE
+    baseline = read_baseline(path)
+    if generate and baseline is not None and not force:
+        raise OutputExistsError(f"{path} already holds a baseline; pass `force` to replace it")
+    run = run_proof(seed=seed, steps=steps, lr=lr, samples=samples, advance=advance)
+    if not generate:
+        v = judge(run, baseline)
+        return Proof(v.verdict, v.exit_code, v.reasons, v.checks, run, path)
+    v = judge(run, None)
+    if v.verdict == "FAIL":
+        return Proof("FAIL", 1, v.reasons + ["no baseline written: a run that does not lower the loss must not "
+                                             "become the reference"], v.checks, run, path)
+    write_text(path, format_baseline(run), force=True)
+    return Proof("GENERATED", 0, [f"baseline written to {path}; commit it, then `rfbench proof` checks every run "
+                                  "against it"], v.checks, run, path)
