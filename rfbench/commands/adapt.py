@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, finite_float, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, finite_float, guard, progress, stdout_console
 
 
 def adapt(
@@ -58,63 +58,19 @@ def adapt(
     against the same bounds.
     """
     with guard():
-        import numpy as np
-
         from rfbench import config as C
-        from rfbench.io.files import check_writable, dumps_json, save_npz
         from rfbench.train import adapt as A
 
-        if (source is None) == (not synthetic):
-            raise fail("give a CSI archive or a .npy of features, or --synthetic (not both)")
         cfg = C.load_config(config)
         cfg = C.override(cfg, {"adapt.rank": rank, "adapt.steps": steps, "adapt.learning_rate": lr,
                                "adapt.fd_step": fd_step, "adapt.temperature": temperature,
                                "adapt.entropy_weight": entropy_weight, "adapt.prototypes": prototypes,
                                "adapt.max_frames": max_frames, "adapt.seed": seed})
         s = cfg.section("adapt")
-        if out is not None:
-            check_writable(out, force)
-        if synthetic:
-            features = A.synthetic_features(min(64, s["max_frames"]), 30, s["seed"])
-            mean = scale = None
-            described = f"synthetic features (seed {s['seed']})"
-        else:
-            amplitude = A.load_amplitude(source, s["max_frames"])
-            features, mean, scale = A.standardize(amplitude)
-            described = str(source)
-        settings = A.AdaptSettings(rank=s["rank"], steps=s["steps"], learning_rate=s["learning_rate"],
-                                   fd_step=s["fd_step"], temperature=s["temperature"],
-                                   entropy_weight=s["entropy_weight"], prototypes=s["prototypes"],
-                                   max_halvings=s["max_halvings"], seed=s["seed"])
+        settings = A.AdaptSettings(**{k: s[k] for k in A.AdaptSettings.__dataclass_fields__})
         with progress(settings.steps, "adapting", enabled=not json_out) as advance:
-            result = A.adapt(features, settings, advance)
-        summary = {
-            "source": described,
-            "frames": int(features.shape[0]),
-            "dims": int(features.shape[1]),
-            "parameters": int(result.a.size + result.b.size),
-            "loss_initial": result.loss_initial,
-            "loss_final": result.loss_final,
-            "loss_final_recomputed_at_returned_weights": True,
-            "temporal_contrastive_final": result.temporal_contrastive_final,
-            "entropy_final": result.entropy_final,
-            "history": result.history,
-            "steps_requested": settings.steps,
-            "steps_accepted": result.steps_accepted,
-            "stopped_early": result.stopped_early,
-            "evaluations": result.evaluations,
-            "settings": {k: getattr(settings, k) for k in settings.__dataclass_fields__},
-            "config": str(cfg.source) if cfg.source else None,
-            "pose_gain_claimed": False,
-            "notes": result.notes,
-            "out": str(out) if out is not None else None,
-        }
-        if out is not None:
-            arrays = {"a": result.a, "b": result.b, "prototypes": result.prototypes,
-                      "history": np.asarray(result.history), "summary_json": np.asarray(dumps_json(summary))}
-            if mean is not None:
-                arrays.update(feature_mean=mean, feature_scale=scale)
-            save_npz(out, arrays, force=force)
+            summary = A.adapt_file(source, settings, synthetic=synthetic, max_frames=s["max_frames"], out=out,
+                                   force=force, config_source=cfg.source, advance=advance)
     if json_out:
         emit_json(summary)
     else:

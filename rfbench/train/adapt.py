@@ -48,6 +48,7 @@ __all__ = [
     "objective",
     "fd_gradient",
     "adapt",
+    "adapt_file",
 ]
 
 #: Largest feature magnitude adapted on: standardising squares the values, which overflows beyond ~1e154.
@@ -526,3 +527,83 @@ def adapt(features, settings: AdaptSettings = AdaptSettings(), advance=None) -> 
         notes.append("stopped early: no step along the finite-difference gradient lowered the objective")
     return AdaptResult(a, b, protos, history[0], final, tc, ent, history, accepted, stopped_early,
                        evaluations + 1, s, notes)
+
+
+def adapt_file(source=None, settings: AdaptSettings | None = None, *, synthetic: bool = False,
+               max_frames: int = 4096, out=None, force: bool = False, config_source=None, advance=None) -> dict:
+    """What ``rfbench adapt`` does: load the features (a CSI archive, a ``.npy`` of features, or seeded synthetic
+    ones), fit the adapter, and write it to ``out`` (a ``.npz`` with the weights, the feature standardisation and
+    the summary) when given.
+
+    Parameters
+    ----------
+    source : path-like, optional
+        A CSI archive from ``rfbench parse`` or a ``.npy`` of features ``(frames, dims)``; None with ``synthetic``.
+    settings : AdaptSettings, optional
+        The adapter's settings (default :class:`AdaptSettings`).
+    synthetic : bool
+        Adapt on seeded synthetic features (``min(64, max_frames)`` frames × 30 dims) instead.
+    max_frames : int
+        Frames read from ``source``, from the start.
+    out : path-like, optional
+        Where to write the adapter; checked before any work, replaced only with ``force``.
+    config_source : path-like, optional
+        The config file the settings came from, recorded in the summary.
+    advance : callable, optional
+        Called after each step.
+
+    Returns
+    -------
+    dict
+        The summary (``rfbench adapt --json``): losses, steps, settings, notes; ``pose_gain_claimed`` is False.
+
+    Examples
+    --------
+    >>> from rfbench.train.adapt import AdaptSettings, adapt_file
+    >>> summary = adapt_file(synthetic=True, settings=AdaptSettings(steps=2))
+    >>> summary["loss_final"] <= summary["loss_initial"], summary["pose_gain_claimed"]
+    (True, False)
+    """
+    from rfbench.io.files import check_writable, dumps_json, save_npz
+
+    settings = settings or AdaptSettings()
+    if (source is None) == (not synthetic):
+        raise ValidationError("give a CSI archive or a .npy of features, or `synthetic` (not both)")
+    if out is not None:
+        check_writable(out, force)
+    if synthetic:
+        features = synthetic_features(min(64, max_frames), 30, settings.seed)
+        mean = scale = None
+        described = f"synthetic features (seed {settings.seed})"
+    else:
+        features, mean, scale = standardize(load_amplitude(source, max_frames))
+        described = str(source)
+    result = adapt(features, settings, advance)
+    summary = {
+        "source": described,
+        "frames": int(features.shape[0]),
+        "dims": int(features.shape[1]),
+        "parameters": int(result.a.size + result.b.size),
+        "loss_initial": result.loss_initial,
+        "loss_final": result.loss_final,
+        "loss_final_recomputed_at_returned_weights": True,
+        "temporal_contrastive_final": result.temporal_contrastive_final,
+        "entropy_final": result.entropy_final,
+        "history": result.history,
+        "steps_requested": settings.steps,
+        "steps_accepted": result.steps_accepted,
+        "stopped_early": result.stopped_early,
+        "evaluations": result.evaluations,
+        "settings": {k: getattr(settings, k) for k in settings.__dataclass_fields__},
+        "config": str(config_source) if config_source else None,
+        "pose_gain_claimed": False,
+        "notes": result.notes,
+        "out": str(out) if out is not None else None,
+    }
+    if out is not None:
+        arrays = {"a": result.a, "b": result.b, "prototypes": result.prototypes,
+                  "history": np.asarray(result.history), "summary_json": np.asarray(dumps_json(summary))}
+        if mean is not None:
+            arrays.update(feature_mean=mean, feature_scale=scale)
+        save_npz(out, arrays, force=force)
+    return summary
