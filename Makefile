@@ -25,6 +25,7 @@ demo: $(VENV)/.runtime
 	$(BIN)/rfbench demo --out demo-out --force
 
 test: $(VENV)/.dev
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 # a quick run (each benchmark once) of every benchmark at its CI sizes against the working tree, in this environment

@@ -73,7 +73,7 @@ def _import():
     try:
         from rfbench.metrics import classify
     except ImportError:
-        raise NotImplementedError("rfbench.metrics.classify is not available at this commit")
+        raise NotImplementedError("rfbench.metrics.classify is not available at this commit") from None
     return classify
 
 
@@ -176,7 +176,7 @@ class ClassifyBootstrap:
         try:
             from rfbench.report.gesture import gesture_report  # noqa: F401
         except ImportError:
-            raise NotImplementedError("rfbench.report.gesture is not available at this commit")
+            raise NotImplementedError("rfbench.report.gesture is not available at this commit") from None
         try:
             from rfbench.protocols.splitfile import SplitInfo
         except ImportError:  # older commits
@@ -231,7 +231,7 @@ class ClassifyKernels:
         try:
             from rfbench.metrics.stats import make_segments
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         rng = np.random.default_rng(4)
         gt = rng.integers(0, CLASSES, rows)
         scores = rng.normal(size=(rows, CLASSES))

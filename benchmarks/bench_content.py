@@ -45,7 +45,7 @@ def _content():
     try:
         from rfbench.protocols import content
     except ImportError as exc:  # an older commit without the content check
-        raise NotImplementedError(str(exc))
+        raise NotImplementedError(str(exc)) from None
     return content
 
 

@@ -110,7 +110,7 @@ class _ConvCase:
         try:
             from rfbench.nn.conv import conv2d, conv2d_backward
         except ImportError as exc:
-            raise NotImplementedError(f"rfbench.nn.conv is not available at this commit ({exc})")
+            raise NotImplementedError(f"rfbench.nn.conv is not available at this commit ({exc})") from None
         self.conv2d, self.conv2d_backward = conv2d, conv2d_backward
         x_shape, w_shape, self.stride, self.padding, self.dilation = SHAPES[shape]
         rng = np.random.default_rng(0)
@@ -181,7 +181,7 @@ class Proof:
         try:
             from rfbench.train.proof import run_proof
         except ImportError as exc:
-            raise NotImplementedError(f"rfbench.train.proof is not available at this commit ({exc})")
+            raise NotImplementedError(f"rfbench.train.proof is not available at this commit ({exc})") from None
         self.run_proof = run_proof
         run_proof(steps=1, samples=2)
 
@@ -203,7 +203,7 @@ class AdaptStep:
         try:
             from rfbench.train import adapt as A
         except ImportError as exc:
-            raise NotImplementedError(f"rfbench.train.adapt is not available at this commit ({exc})")
+            raise NotImplementedError(f"rfbench.train.adapt is not available at this commit ({exc})") from None
         frames, dims = (int(v) for v in frames_dims.split("x"))
         self.A = A
         self.features = A.synthetic_features(frames, dims, 0)
@@ -220,7 +220,7 @@ def _modules(*names):
     try:
         return [importlib.import_module(n) for n in names]
     except ImportError as exc:
-        raise NotImplementedError(f"{exc} at this commit")
+        raise NotImplementedError(f"{exc} at this commit") from None
 
 
 class ConvKernels:

@@ -38,7 +38,7 @@ class SubcarrierKernels:
         try:
             from rfbench.csi.subcarrier import resample_subcarriers
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         rng = np.random.default_rng(6)
         csi = (rng.normal(size=(records, 30, 3, 1)) + 1j * rng.normal(size=(records, 30, 3, 1))).astype(np.complex64)
         return record_kernel_calls({"interp_rows": ("rfbench.csi.subcarrier", "_interp_rows")},

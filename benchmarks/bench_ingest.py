@@ -8,7 +8,8 @@ assembly are serial; only framing and hashing run on the workers. Skipped when t
 (``RFBENCH_SHARED`` points at another ``shared`` folder).
 
 ``IngestFiles.track_hash_share``: the fraction of the whole ingest that hashing takes (the same ingest timed
-with the counting read told not to hash). ``HashCost``: what sha256 adds to framing the same bytes: ``rfbench.io.intel5300.count_files`` with and without
+with the counting read told not to hash). ``HashCost``: what sha256 adds to framing the same bytes:
+``rfbench.io.intel5300.count_files`` with and without
 ``sha256=True`` on one thread, over a generated tree (always) and the real corpora (when present);
 ``track_hash_overhead`` is (count + hash) / count − 1.
 
@@ -45,7 +46,7 @@ def _files_ingest():
     try:
         from rfbench.datasets.files import ingest
     except ImportError as exc:  # an older commit without ingest files
-        raise NotImplementedError(str(exc))
+        raise NotImplementedError(str(exc)) from None
     return ingest
 
 
@@ -139,7 +140,7 @@ class HashCost:
             from rfbench.io.intel5300 import count_files
             count_files([], sha256=True)
         except (ImportError, TypeError) as exc:  # an older commit: no hashing in the counting read
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         if source == "generated":
             if not cache:
                 raise NotImplementedError("no synthetic tree generator on this commit")
@@ -176,7 +177,7 @@ class TemplateMatch:
         try:
             from rfbench.datasets.template import compile_template
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         self.template = compile_template("{distance}_alldata/csi_a{activity}_{sample}.dat")
         rng = np.random.default_rng(0)
         d, a, s = rng.integers(1, 7, n), rng.integers(1, 17, n), rng.integers(1, 101, n)

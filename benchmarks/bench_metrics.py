@@ -95,7 +95,7 @@ class PoseMetrics:
         try:
             from rfbench.metrics import pose  # noqa: F401
         except ImportError:
-            raise NotImplementedError("rfbench.metrics.pose is not available at this commit")
+            raise NotImplementedError("rfbench.metrics.pose is not available at this commit") from None
         self.pred, self.gt, self.vis = _data(frames)
         small = _data(64, seed=1)
         ev = _rfbench(*small)  # compile (or load) the kernels outside the timed region
@@ -141,12 +141,12 @@ class PoseVsPycocotools:
         try:
             from rfbench.metrics import pose  # noqa: F401
         except ImportError:
-            raise NotImplementedError("rfbench.metrics.pose is not available at this commit")
+            raise NotImplementedError("rfbench.metrics.pose is not available at this commit") from None
         try:
             from pycocotools.coco import COCO
             from pycocotools.cocoeval import COCOeval
         except ImportError:
-            raise NotImplementedError("pycocotools is not installed")
+            raise NotImplementedError("pycocotools is not installed") from None
         import contextlib
         import io
 
@@ -211,7 +211,7 @@ def _capture(module_name, attr, run):
         module = importlib.import_module(module_name)
         kernel = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
-        raise NotImplementedError(f"{module_name}.{attr} is not available at this commit ({exc})")
+        raise NotImplementedError(f"{module_name}.{attr} is not available at this commit ({exc})") from None
     calls = []
 
     def recorder(*args, **kwargs):
@@ -248,7 +248,7 @@ class MetricKernels:
             from rfbench.metrics import stats
             from rfbench.metrics.pose import evaluate_pose
         except ImportError as exc:
-            raise NotImplementedError(f"the pose metrics are not available at this commit ({exc})")
+            raise NotImplementedError(f"the pose metrics are not available at this commit ({exc})") from None
         self.threads = numba.get_num_threads()
         numba.set_num_threads(1)  # the kernels' own cost; wrappers run these sizes on one thread as well
         if frames not in _KERNEL_CALLS:
@@ -329,7 +329,7 @@ class ConventionMetrics:
         try:
             from rfbench.metrics.conventions import get_convention
         except ImportError as exc:
-            raise NotImplementedError(f"named conventions are not available at this commit ({exc})")
+            raise NotImplementedError(f"named conventions are not available at this commit ({exc})") from None
         get_convention(convention)
         self.pred, self.gt, self.vis = _data(frames)
         _convention(*_data(64, seed=1), convention)  # compile (or load) the kernels outside the timed region
@@ -356,7 +356,7 @@ class ConventionKernels:
 
             from rfbench.metrics.conventions import get_convention  # noqa: F401
         except ImportError as exc:
-            raise NotImplementedError(f"named conventions are not available at this commit ({exc})")
+            raise NotImplementedError(f"named conventions are not available at this commit ({exc})") from None
         self.threads = numba.get_num_threads()
         numba.set_num_threads(1)
         if frames not in _CONVENTION_CALLS:

@@ -55,7 +55,7 @@ def _make(case: str) -> bytes:
     try:
         from rfbench.io.writer import encode_log, sample_0x5_like
     except ImportError as exc:  # an older commit without the encoder or the mimic
-        raise NotImplementedError(str(exc))
+        raise NotImplementedError(str(exc)) from None
     if case == "sample_0x5":
         return sample_0x5_like(0)
     if case == "large":
@@ -84,7 +84,7 @@ class _LogCase:
         try:
             from rfbench.io import intel5300
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         self.intel5300 = intel5300
         self.data = _make(case)
         self.tmp = tempfile.TemporaryDirectory()
@@ -138,7 +138,7 @@ class Kernels(_LogCase):
         try:
             from rfbench.csi.scaling import scaled_csi
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         self.scaled_csi = scaled_csi
         self.csi = self.log.csi
 
@@ -167,7 +167,7 @@ class VersusCsiread(_LogCase):
         try:
             import csiread
         except ImportError:
-            raise NotImplementedError("csiread is not installed")
+            raise NotImplementedError("csiread is not installed") from None
         self.csiread = csiread
         log = self.log
         self.nrx, self.ntx = int(log.nrx.max()), int(log.ntx.max())
@@ -241,7 +241,7 @@ class UnpackKernels:
         try:
             from rfbench.io import intel5300
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         sample, mixed = _make("sample_0x5"), _make("mixed")
         module = "rfbench.io.intel5300"
         calls = record_kernel_calls({"fast_tx1": (module, "_unpack_fast_tx1")},
@@ -276,7 +276,7 @@ class ScanFiles:
             from rfbench.io import intel5300
             from rfbench.io.writer import synthetic_log
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         if not hasattr(intel5300, "count_files"):
             raise NotImplementedError("no count_files at this commit")
         with tempfile.TemporaryDirectory() as tmp:  # the recorded call holds the batch's bytes, not the files
@@ -307,7 +307,7 @@ class TotalRss:
         try:
             from rfbench.csi.scaling import total_rss
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         rng = np.random.default_rng(5)
         rssi = [rng.integers(0, 60, records) for _ in range(3)]
         agc = rng.integers(30, 64, records)

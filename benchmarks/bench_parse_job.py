@@ -142,7 +142,7 @@ class ParseJob:
         try:
             import csiread  # noqa: F401
         except ImportError:
-            raise NotImplementedError("csiread is not installed")
+            raise NotImplementedError("csiread is not installed") from None
 
     def track_speedup_vs_csiread_script(self, cache, case):
         """Median over A/B pairs of the csiread script's wall-clock time over rfbench's, whole processes."""

@@ -43,12 +43,12 @@ def _import():
     try:
         from rfbench.nn import predict as P
     except ImportError:
-        raise NotImplementedError("rfbench.nn.predict is not available at this commit")
+        raise NotImplementedError("rfbench.nn.predict is not available at this commit") from None
     try:
         import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
     except ImportError:
-        raise NotImplementedError("onnxruntime and onnx (the 'onnx' extra) are not installed")
+        raise NotImplementedError("onnxruntime and onnx (the 'onnx' extra) are not installed") from None
     return P
 
 

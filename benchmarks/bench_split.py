@@ -50,7 +50,7 @@ def _imports():
         from rfbench.protocols.leakage import audit_rows
         from rfbench.protocols.split import assign
     except ImportError as exc:  # an older commit without split protocols
-        raise NotImplementedError(str(exc))
+        raise NotImplementedError(str(exc)) from None
     return make_windows, RecordingTable, audit_rows, assign
 
 

@@ -8,7 +8,8 @@ frame read, checked against the manifest, hashed, decoded and streamed into ``X.
 the MM-Fi toolbox does), NumPy stacking of the amplitude and phase, the pose row of each frame, ``numpy.save``.
 
 ``WidarWindows``: the same for a Widar-like tree of real bfee logs (:func:`make_widar_tree`; packet windows of 64
-(16 on the CI tree, whose logs hold 20–40 packets) per receiver, amplitude of the raw CSI, gesture label indices). The peer (:func:`widar_script`): csiread per
+(16 on the CI tree, whose logs hold 20–40 packets) per receiver, amplitude of the raw CSI, gesture label indices).
+The peer (:func:`widar_script`): csiread per
 receiver file, ``numpy.abs``, windows stacked with NumPy, labels from the sorted gesture names, ``numpy.save``.
 
 Sizes (``ci`` ones are what the regression gate compares): MM-Fi ``ci`` 4 recordings × 30 frames and ``ci4``
@@ -153,7 +154,7 @@ def _imports():
     try:
         from rfbench.datasets.windows import WindowSettings, write_windows
     except ImportError as exc:  # an older commit without rfbench windows
-        raise NotImplementedError(str(exc))
+        raise NotImplementedError(str(exc)) from None
     return WindowSettings, write_windows
 
 
@@ -281,7 +282,7 @@ class Kernels:
         try:
             from rfbench.datasets.windows.features import int8_amplitude
         except ImportError as exc:
-            raise NotImplementedError(str(exc))
+            raise NotImplementedError(str(exc)) from None
         rng = np.random.default_rng(0)
         self.pairs = rng.integers(-128, 128, size=(packets, 30, 3, 1, 2), dtype=np.int8)
         self.out = np.empty((packets, 30, 3, 1), dtype=np.float32)

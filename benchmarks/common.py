@@ -43,7 +43,7 @@ def record_kernel_calls(targets, run):
             module = importlib.import_module(module_name)
             kernels[key] = (module, attr, getattr(module, attr))
         except (ImportError, AttributeError) as exc:
-            raise NotImplementedError(f"{module_name}.{attr} is not available at this commit ({exc})")
+            raise NotImplementedError(f"{module_name}.{attr} is not available at this commit ({exc})") from None
     run()
     calls = {}
 

@@ -30,7 +30,7 @@ def apply_rerun_limits() -> None:
         parent = int(spec["parent"])
     except (ValueError, KeyError, TypeError):
         sys.stderr.write(f"error: {ENV} is malformed; it is set by rfbench verify only\n")
-        raise SystemExit(2)
+        raise SystemExit(2) from None
     try:
         import resource
 

@@ -82,7 +82,8 @@ _DEMO_PATH = re.compile("|".join(f"(?:{p})" for p in (
     rf"{_MMFI}/wifi-csi/frame\d{{3}}\.mat",
     r"archives", r"archives/widar", rf"archives/widar/{_DATE}", rf"archives/widar/{_DATE}/user\d+",
     rf"archives/widar/{_DATE}/user\d+/user\d+(?:-\d+){{4}}-r\d+\.npz",
-    r"windows", r"windows/(?:mmfi|widar)-(?:train|test)", r"windows/(?:mmfi|widar)-(?:train|test)/(?:X\.npy|y\.npy|index\.json)",
+    r"windows", r"windows/(?:mmfi|widar)-(?:train|test)",
+    r"windows/(?:mmfi|widar)-(?:train|test)/(?:X\.npy|y\.npy|index\.json)",
     r"pose", r"pose/(?:pred|gt|groups|train_gt|train_groups)\.npy", r"pose/pred\.json", r"pose/ridge\.onnx", r"gesture",
     r"gesture/(?:scores|gt|groups|train_gt|train_groups)\.npy", r"gesture/scores\.json", r"gesture/centroid\.onnx",
     r"gesture/names\.txt",
@@ -425,7 +426,6 @@ def build_inputs(root: str | os.PathLike, *, size: str = "standard", seed: int =
 
 def _build_inputs(lay: DemoLayout, size: str, seed: int, step, advance) -> DemoInputs:
     from rfbench.datasets import mmfi, widar
-    from rfbench.datasets.manifest import read_manifest
     from rfbench.datasets.synthetic import make_mmfi_tree, make_widar_tree
     from rfbench.io import parse_files
 
@@ -476,7 +476,8 @@ def _build_inputs(lay: DemoLayout, size: str, seed: int, step, advance) -> DemoI
     from rfbench.datasets.windows import WindowSettings, write_windows
 
     gesture_windows = WindowSettings(resample=GESTURE_PACKETS)
-    for name, split_path, settings in (("mmfi", lay.split("mmfi"), None), ("widar", lay.split("widar"), gesture_windows)):
+    for name, split_path, settings in (("mmfi", lay.split("mmfi"), None),
+                                       ("widar", lay.split("widar"), gesture_windows)):
         for side in ("train", "test"):
             write_windows(split_path, side, lay.windows(name, side), settings)
     facts["windows"] = {name: {side: _rows(lay.windows(name, side)) for side in ("train", "test")}
@@ -550,8 +551,8 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
     import shlex
 
     from rfbench.errors import VerificationError
-    from rfbench.report.score import score_gesture, score_pose
     from rfbench.report.plots import PLOT_HINT, have_matplotlib
+    from rfbench.report.score import score_gesture, score_pose
     from rfbench.report.verify import rerun_guard, verify_report
 
     bar = progress if progress is not None else _NoProgress()
@@ -657,7 +658,7 @@ def _tree(root: Path, reports: list, facts: dict) -> list[tuple[str, str]]:
         pred = "pred.npy" if r["task"] == "pose" else "scores.npy"
         if model:
             rows.append((f"{folder}/{model}", f"the {r['task']} model, trained on the train side's windows"))
-        rows.append((f"{folder}/{pred}", f"its predictions over the test windows" + (" (+ .json: rfbench predict's "
+        rows.append((f"{folder}/{pred}", "its predictions over the test windows" + (" (+ .json: rfbench predict's "
                                                                                      "record)" if onnx else "")))
         rows.append((f"{folder}/report.json", f"the {r['task']} report ({r['evidence']}); report.md renders it"))
         for pic in r["pictures"]:

@@ -143,7 +143,7 @@ class Settings:
         for f, o in options_of(type(self)):
             value = getattr(self, f.name)
             kind = _kind(f)
-            fail = lambda detail: SettingError(owner, f.name, flag_of(f), detail)  # noqa: E731
+            fail = lambda detail: SettingError(owner, f.name, flag_of(f), detail)  # noqa: E731, B023 (used in this pass)
             if value is None:
                 if f.default is not None:
                     raise fail("a value is required")
@@ -211,7 +211,7 @@ class Settings:
         chosen = [(f, o) for f, o in options_of(type(self)) if wanted is None or f.name in wanted]
         if wanted is not None:
             chosen.sort(key=lambda fo: wanted.index(fo[0].name))
-        for f, o in chosen:
+        for f, _o in chosen:
             value = getattr(self, f.name)
             kind = _kind(f)
             if value is None:

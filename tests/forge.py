@@ -177,8 +177,8 @@ def mat_bomb(path, name: str = "CSIamp", shape=(3, 114, 800_000)) -> int:
     low, high = a0 & 0xFFFF, a0 >> 16
     adler = ((high + (n * 8) * low) % 65521) << 16 | low
     stream = b"\x78\x01" + deflate_zeros(prefix, n * 8) + struct.pack(">I", adler)
-    header = b"MATLAB 5.0 MAT-file, written by tests/forge.py".ljust(116, b" ") + b"\0" * 8 + struct.pack("<H", 0x0100) \
-        + b"IM"
+    header = (b"MATLAB 5.0 MAT-file, written by tests/forge.py".ljust(116, b" ") + b"\0" * 8
+              + struct.pack("<H", 0x0100) + b"IM")
     with open(path, "wb") as fh:
         fh.write(header + struct.pack("<II", 15, len(stream)) + stream)
     return len(prefix) + n * 8

@@ -951,7 +951,8 @@ def naive_pose_spec_totals(pred, gt, vis, norms, ks, strict, auc_n=0, auc_max=1.
                     out["pck_hit"][mi, ti, j] += passes(r, thr)
                 out["auc_pass"][mi, j] += sum(passes(r, thr) for thr in auc)
     return out
-# ===================================================================================================# Content fingerprints (rfbench.protocols.content): XXH64, bfee record bodies, MM-Fi frame arrays
+# ==================================================================================================
+# Content fingerprints (rfbench.protocols.content): XXH64, bfee record bodies, MM-Fi frame arrays
 # ==========================================================================================================
 
 _M64 = (1 << 64) - 1
@@ -1042,7 +1043,8 @@ def naive_record_fingerprints(data: bytes) -> list:
             index += 3
             remainder = index % 8
             for _ in range(nrx * ntx):
-                values.append(((payload[index // 8] >> remainder) | (payload[index // 8 + 1] << (8 - remainder))) & 0xFF)
+                lo, hi = payload[index // 8], payload[index // 8 + 1]
+                values.append(((lo >> remainder) | (hi << (8 - remainder))) & 0xFF)
                 values.append(((payload[index // 8 + 1] >> remainder) | (payload[index // 8 + 2] << (8 - remainder)))
                               & 0xFF)
                 index += 16

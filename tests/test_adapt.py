@@ -166,7 +166,8 @@ def test_cli_on_a_parse_archive_writes_the_adapter(runner, tmp_path):
         features = A.standardize(A.csi_amplitude(csi))[0]
         again = A.objective(features, saved["a"], saved["b"], saved["prototypes"], 0.5, 0.1)[0]
         assert summary["loss_final"] == again  # the saved weights give the reported loss
-        np.testing.assert_allclose(saved["feature_mean"], np.abs(csi).reshape(20, -1).astype(np.float64).mean(axis=0), rtol=1e-12)
+        expected_mean = np.abs(csi).reshape(20, -1).astype(np.float64).mean(axis=0)
+        np.testing.assert_allclose(saved["feature_mean"], expected_mean, rtol=1e-12)
     refused = runner.invoke(app, args)
     assert refused.exit_code == 2 and "--force" in refused.output
 

@@ -7,7 +7,6 @@ The small Widar-like data set below is shared with tests/test_score_gesture_cli.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posedata import coco_poses, h36m_poses, write_manifest, write_split
+from posedata import coco_poses, h36m_poses, write_manifest
 from rfbench.cli import app
 from rfbench.errors import FormatError
 from rfbench.metrics import pose
@@ -30,7 +30,8 @@ dataset = "MM-Fi"
 protocol = "mmfi-s2"
 setting = "actions p1"
 leakage_prone = false
-spec = { normalization = "torso", k = 0.2, comparison = "<=", averaging = "micro", floor = "relative", visibility = "used", per_axis = false, precision = "float64", result_precision = "float64", skeleton = "coco17" }
+spec = { normalization = "torso", k = 0.2, comparison = "<=", averaging = "micro", floor = "relative", \
+visibility = "used", per_axis = false, precision = "float64", result_precision = "float64", skeleton = "coco17" }
 source = { citation = "a test", table = "T1" }
 """
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import naive
 from rfbench.cli import app
 from rfbench.datasets import mmfi, widar
 from rfbench.datasets.manifest import Manifest
@@ -22,9 +23,15 @@ from rfbench.io.intel5300 import read, record_spans
 from rfbench.io.matv5 import read_mat
 from rfbench.io.writer import LogBuilder, encode_record, sample_0x5_like, synthetic_log
 from rfbench.protocols import content
-from rfbench.protocols.content import (DEFAULT_MIN_SHARED, audit_content, bfee_fingerprints, fingerprint,
-                                       frame_values, hash_spans, xxh64)
-import naive
+from rfbench.protocols.content import (
+    DEFAULT_MIN_SHARED,
+    audit_content,
+    bfee_fingerprints,
+    fingerprint,
+    frame_values,
+    hash_spans,
+    xxh64,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from rfbench.cli import app
@@ -281,8 +280,8 @@ def test_demo_without_matplotlib_says_plots_were_skipped(runner, tmp_path, monke
 
 
 def test_a_report_that_does_not_verify_makes_the_demo_exit_1(runner, tmp_path, monkeypatch):
-    from rfbench.errors import VerificationError
     import rfbench.report.verify as verify_mod
+    from rfbench.errors import VerificationError
 
     def mismatch(path, **kw):
         raise VerificationError(f"{path}: 1 value(s) differ on re-run (made up for this test)", differences=[])

@@ -13,7 +13,8 @@ that failed, with ``error:`` lines), 2 (bad input: ``error:`` lines only on stde
 input) or 3 (proof SKIP); and no temporary file left behind.
 
 Size: ``RFBENCH_FUZZ_EXAMPLES`` examples per target (default 5, a few seconds in the normal suite,
-derandomised so it is the same run every time; verify, whose intact reports re-run a subprocess, gets 40 %). The larger run documented in docs/robustness.md:
+derandomised so it is the same run every time; verify, whose intact reports re-run a subprocess, gets 40 %).
+The larger run documented in docs/robustness.md:
 ``RFBENCH_FUZZ_EXAMPLES=1000 .venv/bin/python -m pytest -q -s tests/test_fuzz.py`` (random, not derandomised;
 it prints the cases run per target).
 

@@ -2,7 +2,8 @@
 
 - Numba options are set in one place: no module outside ``rfbench/_jit.py`` writes ``fastmath=`` or ``cache=``;
 - ``tests/naive.py`` is imported one way (``import naive``) and so loads as one module;
-- every Numba kernel has a gated ``time_`` benchmark of its own (the convention is in benchmarks/README.md).
+- every Numba kernel has a gated ``time_`` benchmark of its own (the convention is in benchmarks/README.md);
+- ruff (pinned in constraints.txt, configured in pyproject.toml) passes, and ``make test`` runs it first.
 """
 
 from __future__ import annotations
@@ -195,8 +196,9 @@ def compiled_kernels() -> dict:
     import importlib
     import pkgutil
 
-    import rfbench
     from numba.core.dispatcher import Dispatcher
+
+    import rfbench
 
     found = {}
     for info in pkgutil.walk_packages(rfbench.__path__, "rfbench."):
@@ -229,7 +231,7 @@ def kernel_callers(kernels) -> dict[str, set[str]]:
             for child in ast.iter_child_nodes(node):
                 inner = enclosing
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and enclosing is None:
-                    inner = f"{module}.{child.name}"
+                    inner = f"{module}.{child.name}"  # noqa: B023 (visit runs inside this iteration)
                 ref = child.id if isinstance(child, ast.Name) else (
                     child.attr if isinstance(child, ast.Attribute) else None)
                 for target in by_short.get(ref, ()):
@@ -385,3 +387,30 @@ def test_the_suite_hint_prefers_a_suite_named_like_the_module():
 
 def test_gate_excludes_are_read():
     assert "time_csiread" in gate_excludes() and r"Ingest\.time_ingest\('ci', 2\)" in gate_excludes()
+
+
+# -------------------------------------------------------------------------------------------------------------
+# Lint: ruff, pinned, configured once, run by make test
+# -------------------------------------------------------------------------------------------------------------
+
+
+def test_ruff_is_pinned_configured_and_run_by_make_test():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert any(req.startswith("ruff") for req in project["project"]["optional-dependencies"]["dev"])
+    assert any(line.startswith("ruff==") for line in (ROOT / "constraints.txt").read_text().splitlines())
+    lint = project["tool"]["ruff"]
+    assert lint["line-length"] == 120 and {"E", "F", "I", "B"} <= set(lint["lint"]["select"])
+    make = (ROOT / "Makefile").read_text()
+    recipe = make[make.index("\ntest:"):].split("\n\n")[0]
+    assert "ruff check ." in recipe and recipe.index("ruff check") < recipe.index("pytest")
+
+
+def test_the_tree_passes_ruff():
+    ruff = Path(sys.executable).with_name("ruff")
+    if not ruff.exists():
+        pytest.skip("ruff is not installed beside this Python (make test installs it)")
+    proc = subprocess.run([str(ruff), "check", "--no-cache", "--output-format", "concise", "."], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

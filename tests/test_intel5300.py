@@ -8,7 +8,7 @@ import pytest
 import naive
 from rfbench.io import intel5300
 from rfbench.io.intel5300 import HEADER_FIELDS, SKIP_REASONS, calc_len, read
-from rfbench.io.writer import LogBuilder, MPDU_CODE, encode_log, encode_record, sample_0x5_like, synthetic_log
+from rfbench.io.writer import MPDU_CODE, LogBuilder, encode_log, encode_record, sample_0x5_like, synthetic_log
 from tests.conftest import conformance_path
 
 REAL_LOGS = ["example.dat", "log.all_csi.6.7.6", "los_100.dat", "los_40.dat", "los_5.dat", "sample_0x1_ap.dat",

@@ -12,7 +12,6 @@ from rfbench.errors import ValidationError
 from rfbench.nn import layers
 from rfbench.nn.layers import attention, attention_backward, exp, linear, linear_backward, softmax
 
-
 # --------------------------------------------------------------------------------------------------- exp
 
 

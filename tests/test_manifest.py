@@ -39,7 +39,7 @@ def test_round_trip_keeps_required_and_extra_keys(tmp_path):
     written = json.loads(path.read_text())
     assert set(written) == {"schema", "dataset", "root", "recordings", "problems", "synthetic", "receivers_expected"}
     assert load_manifest(path).ids == ["r2", "r1"] and load_manifest(written).dataset == "toy"
-    with pytest.raises(Exception, match="--force"):
+    with pytest.raises(Exception, match="pass `force` to overwrite"):
         m.write(path)
 
 

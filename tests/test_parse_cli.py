@@ -218,7 +218,8 @@ def test_a_signal_mid_folder_cleans_up_and_says_which_inputs_finished(tmp_path, 
     for k in range(1, n):
         os.link(first, src / f"f{k:04d}.dat")
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "rfbench", "parse", str(src), "-o", str(out)] + (["--json"] if sig == "SIGTERM" else [])
+    args = [sys.executable, "-m", "rfbench", "parse", str(src), "-o", str(out)]
+    args += ["--json"] if sig == "SIGTERM" else []
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 180
     while proc.poll() is None and time.monotonic() < deadline:
@@ -262,7 +263,8 @@ def test_skip_existing_keeps_matching_outputs_and_refuses_others(runner, tmp_pat
     result = runner.invoke(app, ["parse", str(a), str(b), "-o", str(out), "--skip-existing"])
     assert result.exit_code == 2, result.output
     errors = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(errors) == 1 and errors[0].startswith(f"error: {b}: output {out / 'b.npz'} was made from a different input")
+    assert len(errors) == 1
+    assert errors[0].startswith(f"error: {b}: output {out / 'b.npz'} was made from a different input")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == {k: v[0] for k, v in before.items()}
     result = runner.invoke(app, ["parse", str(a), "-o", str(out)])
     assert result.exit_code == 2 and "already exists" in result.stderr
@@ -318,7 +320,8 @@ def test_summary_at_80_columns_keeps_paths_and_reasons_whole(runner, tmp_path):
 
 
 def test_json_output_still_prints_one_error_line_per_failed_input(runner, tmp_path, logfile):
-    result = runner.invoke(app, ["parse", str(logfile), str(tmp_path / "nope.dat"), "-o", str(tmp_path / "o"), "--json"])
+    result = runner.invoke(app, ["parse", str(logfile), str(tmp_path / "nope.dat"), "-o", str(tmp_path / "o"),
+                                 "--json"])
     assert result.exit_code == 2
     assert json.loads(result.stdout)["failed"] == 1
     assert [line for line in result.stderr.splitlines() if line.strip()] == \

@@ -99,7 +99,8 @@ def test_data_reach_the_disk_before_the_rename_and_folders_are_synced_once_per_b
     of its batch, and a batch shares one folder fsync (per-file durable writes would sync the folder per file)."""
     events = []
     real_replace = os.replace
-    monkeypatch.setattr(parse_files, "_datasync", lambda fd: events.append(("datasync", os.readlink(f"/proc/self/fd/{fd}"))))
+    monkeypatch.setattr(parse_files, "_datasync",
+                        lambda fd: events.append(("datasync", os.readlink(f"/proc/self/fd/{fd}"))))
     monkeypatch.setattr(parse_files, "_fsync_dir", lambda d: events.append(("fsync_dir", str(d))))
 
     def replace(src, dst):

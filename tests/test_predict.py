@@ -3,7 +3,6 @@ the same weights, no copy of a memory-mapped X, identical bits on a re-run, and 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 
 import predict_models as pm
 from predict_models import TensorProto, helper, numpy_helper
-from rfbench.errors import ConfigError, FormatError, SchemaError, ValidationError, VerificationError
+from rfbench.errors import FormatError, SchemaError, ValidationError, VerificationError
 from rfbench.nn import onnx_file
 from rfbench.nn import predict as P
 
@@ -623,7 +622,8 @@ def test_reader_refuses_a_changed_pred_npy(tmp_path, pose):
     (lambda d: d.pop("model"), FormatError, "missing keys ['model']"),
     (lambda d: d["pred"].update(file="../pred.npy"), FormatError, "plain file name"),
     (lambda d: d["model"].update(path="/abs/model.onnx"), FormatError, "relative to the record"),
-    (lambda d: d["settings"].update(batch_size=0), FormatError, "PredictSettings.batch_size: 0 is not allowed (1 <= x <= 65536)"),
+    (lambda d: d["settings"].update(batch_size=0), FormatError,
+     "PredictSettings.batch_size: 0 is not allowed (1 <= x <= 65536)"),
     (lambda d: d["settings"].update(colour="red"), FormatError, "unknown keys ['colour']"),
     (lambda d: d["pred"].update(shape=[10, 51]), ValidationError, "the record says float32 [10, 51]"),
     (lambda d: d["x"].update(sha256="xyz"), FormatError, "sha256 hex digest"),

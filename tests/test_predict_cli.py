@@ -3,7 +3,6 @@ written, --json, --force, the recorded argv re-running the same prediction, and 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -27,7 +26,7 @@ def run(runner, args, cwd=None):
 
 
 def one_error_line(result) -> str:
-    lines = [l for l in result.output.splitlines() if l.strip()]
+    lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     return lines[0]
 
@@ -198,6 +197,6 @@ def test_onnxruntime_failures_are_one_line_even_at_the_file_descriptor(setup):
         proc = subprocess.run([sys.executable, "-m", "rfbench", "predict", str(model), "--windows", str(folder),
                                "-o", str(tmp / "out" / "pred.npy")], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2, proc.stderr
-        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc.stderr
         assert proc.stdout == "" and not (tmp / "out").exists()

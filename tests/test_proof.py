@@ -123,8 +123,8 @@ def test_corrupted_hash_fails(runner, tmp_path):
     assert "differs from the baseline" in result.output
 
 
-@pytest.mark.parametrize("content", ["not a hash\n", "deadbeef  weights\n", "0" * 64 + "  weights\n" + "1" * 64 + "  weights\n",
-                                     "0" * 64 + "  data\n"])
+@pytest.mark.parametrize("content", ["not a hash\n", "deadbeef  weights\n",
+                                     "0" * 64 + "  weights\n" + "1" * 64 + "  weights\n", "0" * 64 + "  data\n"])
 def test_unreadable_or_partial_baseline_fails(runner, tmp_path, content):
     path = tmp_path / "expected.sha256"
     path.write_text(content)

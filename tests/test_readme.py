@@ -6,7 +6,6 @@ and ``<!-- not-run -->`` markers) are described in ``tests/readme_runner.py`` an
 
 from __future__ import annotations
 
-
 import readme_runner as rr
 
 TEXT = rr.README.read_text(encoding="utf-8")

@@ -29,7 +29,8 @@ def err_lines(result) -> list[str]:
 @pytest.mark.parametrize("argv, command, words", [
     (["parse"], "rfbench parse", "missing argument INPUTS"),
     (["ingest", "foo"], "rfbench ingest", "no such command 'foo'"),
-    (["ingest", "widar", "root", "--workers", "0"], "rfbench ingest widar", "invalid value for --workers: must be >= 1"),
+    (["ingest", "widar", "root", "--workers", "0"], "rfbench ingest widar",
+     "invalid value for --workers: must be >= 1"),
     (["split", "m.json", "-p", "random", "--seed", "-1"], "rfbench split", "invalid value for --seed: must be >= 0"),
     (["split", "m.json", "--seed", "x"], "rfbench split", "invalid value for --seed: must be an integer, got 'x'"),
     (["proof", "--lr", "nan"], "rfbench proof", "invalid value for --lr: must be a finite number (NaN and inf are "
@@ -151,7 +152,8 @@ def test_brackets_inside_strings_do_not_count(tmp_path):
     ["split", "{deep}", "-p", "random", "--allow-leaky"],
     ["audit", "{deep}"],
     ["verify", "{deep}"],
-    ["score", "--pred", "{pred}", "--gt", "{pred}", "--skeleton", "h36m17", "--split", "{deep}", "--groups", "{groups}"],
+    ["score", "--pred", "{pred}", "--gt", "{pred}", "--skeleton", "h36m17", "--split", "{deep}",
+     "--groups", "{groups}"],
     ["score", "--pred", "{pred}", "--gt", "{pred}", "--skeleton", "{deep_layout}"],
     ["config", "check", "{deep_toml}"],
     ["adapt", "--synthetic", "--config", "{deep_toml}"],
@@ -535,8 +537,8 @@ def test_fold_names_are_stable_whatever_folds_are_asked_for(runner, tmp_path):
 
 
 def test_split_targets_are_all_checked_before_any_is_written(tmp_path):
-    from rfbench.protocols.split import _check_targets
     from rfbench.errors import ValidationError
+    from rfbench.protocols.split import _check_targets
 
     with pytest.raises(ValidationError, match="are the same file; nothing was written"):
         _check_targets([tmp_path / "a.json", tmp_path / "b.json", tmp_path / "." / "a.json"], tmp_path / "m.json")

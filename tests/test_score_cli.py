@@ -47,7 +47,7 @@ def test_full_run_writes_a_measured_report_and_markdown(runner, files, tmp_path)
     assert str(tmp_path) not in json.dumps(rep)
     roles = {i["role"]: i for i in rep["inputs"]}
     assert set(roles) == {"pred", "gt", "vis", "split", "manifest", "groups", "train-gt", "train-groups"}
-    for role, i in roles.items():
+    for i in roles.values():
         data = (tmp_path / "out" / i["path"]).read_bytes()  # paths are relative to the report's folder
         assert i["sha256"] == hashlib.sha256(data).hexdigest() and i["bytes"] == len(data)
     assert rep["baseline"]["kind"] == "mean-pose" and rep["split"]["audit"]["passed"] is True

@@ -12,9 +12,9 @@ import sys
 import numpy as np
 import pytest
 
-from tests.windowsdata import edit_manifest, mmfi_case
 from rfbench.cli import app
 from rfbench.datasets.windows import build as build_module
+from tests.windowsdata import edit_manifest, mmfi_case
 
 
 @pytest.fixture(scope="module")

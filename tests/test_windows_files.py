@@ -11,13 +11,14 @@ import struct
 import numpy as np
 import pytest
 
-from tests.windowsdata import mmfi_case
 from rfbench.datasets.synthetic import mat_v5_bytes
 from rfbench.datasets.windows import build_windows, write_windows
 from rfbench.datasets.windows.dataset_files import DatasetFiles, parse_npy
 from rfbench.datasets.windows.npy import NpyWriter
 from rfbench.errors import FormatError, OutputExistsError, ValidationError
-from rfbench.io.matv5 import MAX_MAT_BYTES as MAX_INFLATED_BYTES, mat_layout, read_mat_bytes
+from rfbench.io.matv5 import MAX_MAT_BYTES as MAX_INFLATED_BYTES
+from rfbench.io.matv5 import mat_layout, read_mat_bytes
+from tests.windowsdata import mmfi_case
 
 
 def _entry(root, rel):

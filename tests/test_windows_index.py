@@ -9,12 +9,20 @@ import os
 import numpy as np
 import pytest
 
-from tests.windowsdata import mmfi_case, widar_case, write_split
-from rfbench.datasets.windows import (WindowSettings, build_windows, check_index_files, load_index, side_targets,
-                                      test_truth, train_targets, write_windows)
+from rfbench.datasets.windows import (
+    WindowSettings,
+    build_windows,
+    check_index_files,
+    load_index,
+    side_targets,
+    test_truth,
+    train_targets,
+    write_windows,
+)
 from rfbench.datasets.windows.index import INDEX_KEYS
 from rfbench.errors import FormatError, SchemaError, ValidationError
 from rfbench.io.files import SCHEMA_MAJOR, sha256_file
+from tests.windowsdata import mmfi_case, widar_case, write_split
 
 
 @pytest.fixture(scope="module")

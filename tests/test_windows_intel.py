@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.windowsdata import widar_case
 from rfbench.csi.subcarrier import resample_subcarriers
 from rfbench.datasets.windows import WindowSettings, build_windows, side_targets, write_windows
 from rfbench.errors import ValidationError
 from rfbench.io import intel5300
+from tests.windowsdata import widar_case
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,8 @@ def test_resampled_recordings_interpolate_each_receiver_over_its_packet_index(cl
     n = csi.shape[0]
     pos = np.linspace(0, n - 1, 7)
     flat = csi.reshape(n, -1).astype(np.complex128)
-    interp = np.stack([np.interp(pos, np.arange(n), flat[:, j].real) + 1j * np.interp(pos, np.arange(n), flat[:, j].imag)
+    at = np.arange(n)
+    interp = np.stack([np.interp(pos, at, flat[:, j].real) + 1j * np.interp(pos, at, flat[:, j].imag)
                        for j in range(flat.shape[1])], axis=1).reshape(7, *csi.shape[1:])
     np.testing.assert_allclose(w.x[2, 3, :, 0], np.abs(interp), rtol=1e-6)
     np.testing.assert_allclose(w.x[2, 3, :, 1], np.angle(interp), rtol=1e-5, atol=1e-6)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import naive
-from tests.windowsdata import mmfi_case, write_frame
 from rfbench.datasets.windows import WindowSettings, build_windows, side_targets, toolbox_fill, write_windows
 from rfbench.errors import FormatError, ValidationError
 from rfbench.io.matv5 import read_mat
+from tests.windowsdata import mmfi_case, write_frame
 
 
 def _frame(root, rid, number):
@@ -52,7 +52,8 @@ def test_frames_are_matched_by_number_not_by_position_in_the_manifest(tmp_path):
     root, _, split = mmfi_case(tmp_path, edit=reverse)
     w = build_windows(split, "test")
     for k, row in enumerate(w.index["rows"]):
-        np.testing.assert_array_equal(w.x[k, 0, 0], _frame(root, row["id"], row["start"] + 1)["CSIamp"].astype(np.float32))
+        first = _frame(root, row["id"], row["start"] + 1)["CSIamp"].astype(np.float32)
+        np.testing.assert_array_equal(w.x[k, 0, 0], first)
         assert np.array_equal(w.y[k], np.load(root / row["id"] / "ground_truth.npy")[row["start"]])
 
 

@@ -9,9 +9,9 @@ import pickle
 import numpy as np
 import pytest
 
-from tests.windowsdata import mmfi_case
 from rfbench.datasets.windows import WindowSequence, WindowSettings, build_windows, write_windows
 from rfbench.errors import ValidationError
+from tests.windowsdata import mmfi_case
 
 
 @pytest.fixture(scope="module")

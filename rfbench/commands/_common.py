@@ -60,10 +60,10 @@ def cli_message(exc: RfbenchError) -> str:
 def fail(message: str, code: int = 2) -> "typer.Exit":
     """Print ``error: message`` on stderr as one line and return the ``typer.Exit`` to raise; parameters a
     library message names in backticks are shown as their options."""
+    from rich.markup import escape
+
     from rfbench.errors import for_cli
     from rfbench.settings import declared_flags
-
-    from rich.markup import escape
 
     stderr_console().print(f"[bold red]error:[/] {escape(one_line(for_cli(str(message), declared_flags())))}")
     return typer.Exit(code)

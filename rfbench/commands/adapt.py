@@ -24,8 +24,9 @@ def adapt(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     config: Annotated[
-        Optional[Path], typer.Option("--config", help="Config file (default: rfbench.toml, or pyproject.toml with a "
-                                                      "tool.rfbench table, from the current folder up).", show_default=False)
+        Optional[Path], typer.Option("--config", show_default=False, help=(
+            "Config file (default: rfbench.toml, or pyproject.toml with a tool.rfbench table, from the current "
+            "folder up)."))
     ] = None,
     rank: Annotated[Optional[int], typer.Option("--rank", help="Adapter rank (config key adapt.rank).")] = None,
     steps: Annotated[Optional[int], typer.Option("--steps", help="Steps (config key adapt.steps).")] = None,
@@ -33,10 +34,11 @@ def adapt(
                                                              "(config key adapt.learning_rate).")] = None,
     fd_step: Annotated[Optional[float], typer.Option("--fd-step", parser=finite_float(), help="Finite-difference step "
                                                                        "(config key adapt.fd_step).")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", parser=finite_float(), help="Softmax temperature "
-                                                                               "(config key adapt.temperature).")] = None,
-    entropy_weight: Annotated[Optional[float], typer.Option("--entropy-weight", parser=finite_float(), help="Weight of the entropy "
-                                                            "term (config key adapt.entropy_weight).")] = None,
+    temperature: Annotated[Optional[float], typer.Option(
+        "--temperature", parser=finite_float(), help="Softmax temperature (config key adapt.temperature).")] = None,
+    entropy_weight: Annotated[Optional[float], typer.Option(
+        "--entropy-weight", parser=finite_float(),
+        help="Weight of the entropy term (config key adapt.entropy_weight).")] = None,
     prototypes: Annotated[Optional[int], typer.Option("--prototypes", help="Prototypes of the entropy term "
                                                                            "(config key adapt.prototypes).")] = None,
     max_frames: Annotated[Optional[int], typer.Option("--max-frames", help="Frames used, from the start "
@@ -54,8 +56,8 @@ def adapt(
     No pose gain is claimed: a lower proxy objective says nothing about pose accuracy. Measure that on
     labelled data with `rfbench score`.
 
-    Settings come from the adapt table of the config (rfbench config show); options given here override it, and are checked
-    against the same bounds.
+    Settings come from the adapt table of the config (rfbench config show); options given here override it, and
+    are checked against the same bounds.
     """
     with guard():
         from rfbench import config as C

@@ -174,7 +174,8 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
     table.add_column("values", justify="right")
     table.add_column("recordings per value")
     for key, shown in values.items():
-        text = ", ".join(f"{'(none)' if v is None else v}: {n}" for v, n in shown[:12]) + (" …" if len(shown) > 12 else "")
+        text = ", ".join(f"{'(none)' if v is None else v}: {n}" for v, n in shown[:12])
+        text += " …" if len(shown) > 12 else ""
         table.add_row(key, str(len(shown)), escape(text))
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "

@@ -7,7 +7,7 @@ and bounds come from the field metadata, and the recorded argv from the same fie
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 

@@ -25,8 +25,8 @@ def split(
         "--test", help="A value to hold out for test (repeatable), e.g. --test 3 with cross-room. For "
                        "leave-one-domain-out: only these folds.")] = None,
     test_fraction: Annotated[Optional[float], typer.Option(
-        "--test-fraction", parser=finite_float(), help="Fraction of values (cross-*) or recordings (random) drawn for test with the "
-                                "seed; default 0.2.")] = None,
+        "--test-fraction", parser=finite_float(),
+        help="Fraction of values (cross-*) or recordings (random) drawn for test with the seed; default 0.2.")] = None,
     domain: Annotated[Optional[str], typer.Option(
         "--domain", help="Key of leave-one-domain-out: subject, room, location, orientation, …")] = None,
     actions: Annotated[Optional[str], typer.Option(

@@ -122,7 +122,8 @@ class Manifest:
         keys = [k for k in ("room", "subject", "location", "orientation", "gesture", "action")
                 if any(k in r for r in recs)]
         template = self.extra.get("template") or {}
-        keys += [f["name"] for f in template.get("fields", []) if f["name"] not in keys and any(f["name"] in r for r in recs)]
+        keys += [f["name"] for f in template.get("fields", [])
+                 if f["name"] not in keys and any(f["name"] in r for r in recs)]
         if "label" in self.extra.get("roles", {}):
             keys.append("label")
         values = {}

@@ -352,8 +352,8 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
                     continue
                 folders.append((env.name, subj.name, act.name, act))
     if not folders:
-        raise ValidationError(f"{display_path(str(root))}: no MM-Fi recording found (expected E0x/Syy/Azz folders; {len(walk.problems)} "
-                              "problem(s) in the tree)")
+        raise ValidationError(f"{display_path(str(root))}: no MM-Fi recording found (expected E0x/Syy/Azz folders; "
+                              f"{len(walk.problems)} problem(s) in the tree)")
     if on_total is not None:
         on_total(len(folders))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rfbench.settings import Settings, SettingError, setting
+from rfbench.settings import SettingError, Settings, setting
 
 __all__ = ["WidarTreeSettings", "MmfiTreeSettings", "MMFI_SUBJECTS", "MMFI_ACTIONS", "DEFAULT_MMFI_SUBJECTS",
            "DEFAULT_MMFI_ACTIONS", "MAX_WIDAR_REPETITIONS", "MAX_WIDAR_RECORDS", "MAX_MMFI_FRAMES"]

@@ -292,7 +292,8 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
             "frames": min((n for _, n in usable), default=0),
         })
     if not recordings:
-        raise ValidationError(f"{display_path(str(root))}: no Widar3.0 recording found (expected CSI/<date>/<user>/<user>-<gesture>-"
+        raise ValidationError(f"{display_path(str(root))}: no Widar3.0 recording found (expected "
+                              "CSI/<date>/<user>/<user>-<gesture>-"
                               f"<location>-<orientation>-<repetition>-r<N>.dat; {len(problems)} problem(s) in the "
                               "tree)")
     problems.extend(duplicate_problems((f["path"], f["sha256"], f["bytes"]) for r in recordings

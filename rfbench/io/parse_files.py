@@ -45,7 +45,6 @@ cannot prove it wrote, so remove them by hand.
 from __future__ import annotations
 
 import contextlib
-
 import errno
 import fnmatch
 import hashlib
@@ -62,7 +61,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
+from rfbench.errors import OutputExistsError, RfbenchError, ValidationError
 from rfbench.io import intel5300
 
 __all__ = [
@@ -447,7 +446,7 @@ class _Job:
     def plan(self) -> list:
         """Result records for every input, with duplicate outputs failed up front (the later inputs)."""
         seen: dict = {}
-        for i, (path, under) in enumerate(self.files):
+        for path, under in self.files:
             target = output_path(path, under, self.options.out_dir)
             name = str(path.relative_to(under)) if under is not None else str(path)
             rec = {"input": os.path.abspath(path), "path": str(path), "name": name, "output": None,
@@ -702,7 +701,7 @@ class _Job:
 
     def run(self) -> ParseJob:
         self.plan()
-        for i, rec in enumerate(self.results):
+        for rec in self.results:
             if rec["status"] != "not finished":
                 self.progress(1)
         threads = [threading.Thread(target=self.worker, name=f"rfbench-parse-{k}", daemon=True)

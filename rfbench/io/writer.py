@@ -124,8 +124,8 @@ def _header(timestamp_low=0, bfee_count=0, nrx=3, ntx=1, rssi_a=0, rssi_b=0, rss
 
 
 def encode_bfee(csi, *, timestamp_low=0, bfee_count=0, rssi_a=0, rssi_b=0, rssi_c=0, noise=-127, agc=0,
-                antenna_sel=IDENTITY_ANTENNA_SEL, rate=0, permuted: bool = True, nrx_field=None, ntx_field=None, len_field=None,
-                field_len=None, body_cut=None) -> bytes:
+                antenna_sel=IDENTITY_ANTENNA_SEL, rate=0, permuted: bool = True, nrx_field=None, ntx_field=None,
+                len_field=None, field_len=None, body_cut=None) -> bytes:
     """One bfee record (code 0xBB) from a record's CSI and header values.
 
     Parameters

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from rfbench.settings import Settings, SettingError, flag_of, setting
+from rfbench.settings import SettingError, Settings, flag_of, setting
 
 __all__ = ["BfeeLogSettings", "MAX_LOG_RECORDS", "RANDOM_ONLY"]
 

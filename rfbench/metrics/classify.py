@@ -82,6 +82,7 @@ __all__ = [
 
 from rfbench.metrics.limits import CLASSIFY_METRICS as METRICS  # noqa: E402
 from rfbench.metrics.limits import DEFAULT_TOP_K  # noqa: E402
+
 #: Unclustered rows are counted in at most this many fixed blocks (counts are integers: any grouping gives
 #: the same totals; blocks only let threads share the work).
 MAX_BLOCKS = 64
@@ -209,8 +210,8 @@ class LabelSet:
             ok = names[idx] == a
             if not ok.all():
                 unknown = np.unique(a[~ok])
-                raise ValidationError(f"{what}: {unknown.size} label(s) not in the label set (e.g. {str(unknown[0])!r}); "
-                                      f"add them to the label set or fix the labels")
+                raise ValidationError(f"{what}: {unknown.size} label(s) not in the label set "
+                                      f"(e.g. {str(unknown[0])!r}); add them to the label set or fix the labels")
             return idx.astype(np.int64)
         if a.dtype.kind == "b":
             raise ValidationError(f"{what}: boolean labels are ambiguous; give class names or integer indices")
@@ -398,8 +399,8 @@ def prepare_labels(pred, gt, labels=None, *, extra=(), need_rank: bool = True) -
     from_scores = pred.ndim == 2
     if label_set is None:
         if from_scores:
-            raise ValidationError("scores need a declared label set (`label_set`, e.g. names.txt) saying which column is "
-                                  "which class")
+            raise ValidationError("scores need a declared label set (`label_set`, e.g. names.txt) saying which "
+                                  "column is which class")
         label_set = LabelSet.infer(gt, pred, *extra)
     c = label_set.size
     true = label_set.encode(gt, "ground truth", check_range=from_scores)
@@ -471,8 +472,9 @@ class ClassPlan:
             if top_k is None:
                 ks = tuple(k for k in DEFAULT_TOP_K if k < c)
                 if not ks:
-                    notes.append(f"top-k not computed: with {c} classes every default k ({', '.join(map(str, DEFAULT_TOP_K))}) "
-                                 f"is trivially 1; ask for one with --top-k")
+                    defaults = ", ".join(map(str, DEFAULT_TOP_K))
+                    notes.append(f"top-k not computed: with {c} classes every default k ({defaults}) is trivially 1; "
+                                 "ask for one with --top-k")
                     metrics = tuple(m for m in metrics if m != "top-k")
             else:
                 top_k = list(top_k)

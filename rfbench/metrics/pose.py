@@ -96,7 +96,6 @@ from rfbench.metrics.limits import (  # noqa: E402
     ALL_AVERAGINGS,
     AVERAGINGS,
     COMPARISONS,
-    FLOORS,
     MAX_AUC_N,
     MAX_COORDINATE,
     NORMALIZATIONS,
@@ -105,6 +104,7 @@ from rfbench.metrics.limits import (  # noqa: E402
     VISIBILITIES,
 )
 from rfbench.metrics.limits import POSE_METRICS as METRICS  # noqa: E402
+
 #: A joint-pair normalizer below this fraction of the box diagonal is degenerate.
 REL_FLOOR = 1e-6
 HIGHER_IS_BETTER = {"pck": True, "pck-auc": True, "oks": True, "mpjpe": False, "pa-mpjpe": False}
@@ -975,7 +975,7 @@ class PosePlan:
             # btable's columns are laid out like the table's first ones (rows, novis, norm_bad, pck_n, pck_hit,
             # auc_pass), so the micro statistics index it directly.
             owner = _segment_of_rows(segments, n)[batches.start[:-1]] if n else np.empty(0, np.int64)
-            for i, (family, mi, ti, bi) in batch_specs:
+            for _i, (family, mi, ti, bi) in batch_specs:
                 per_batch = self._micro(family, mi, ti)(btable)
                 ok = ~np.isnan(per_batch)
                 np.add.at(batch_sum[:, bi], owner[ok], per_batch[ok])

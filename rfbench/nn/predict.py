@@ -243,8 +243,9 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
     ValidationError
         ``X.npy`` is not the file the index describes (size or sha256).
     """
-    from rfbench.io.files import check_schema, read_input_bytes, sha256_file
     import json
+
+    from rfbench.io.files import check_schema, read_input_bytes, sha256_file
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -455,7 +456,8 @@ def _fits(dims: Sequence, shape: tuple) -> bool:
 
 
 def _row_text(dims) -> str:
-    return "(" + ", ".join("?" if not isinstance(d, int) else str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+    inner = ", ".join("?" if not isinstance(d, int) else str(d) for d in dims)
+    return "(" + inner + ("," if len(dims) == 1 else "") + ")"
 
 
 def _expected_text(allowed: dict, target_kind: str | None) -> str:
@@ -669,7 +671,8 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         The ``.onnx`` file (read with a size check, refused with external data or custom operators).
     windows : path-like, WindowsFolder or numpy.ndarray
         A folder written by ``rfbench windows`` (its ``X.npy`` memory-mapped and checked against the index;
-        or the same already opened by :func:`open_windows`), or an array ``(N, ...)`` (a memory-mapped one is fed without copying when C-contiguous).
+        or the same already opened by :func:`open_windows`), or an array ``(N, ...)`` (a memory-mapped one is fed
+        without copying when C-contiguous).
     settings : PredictSettings, optional
         Batch size, threads, sessions, input/output names, tolerance (defaults when None).
     target_shape, n_classes, axes : optional

@@ -891,7 +891,7 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
                         n += 1
         # units of a file listed by several recordings belong to each of them: classes of their own
         classed = set(occ_unit)
-        for k, f in enumerate(files):
+        for f in files:
             if f.kind == name and len(f.recordings) > 1:
                 for u in range(f.start, f.start + f.count):
                     if kd.unit_status[u] == _OK and u not in classed:
@@ -1103,7 +1103,7 @@ class ContentAudit:
             items += [f"{side} {x['a']} and {x['b']} share {_amount(x)}" for x in within[side]]
             items += [f"{side} {x['recording']} repeats {_amount(x)}" for x in within[f"{side}_repeated"]]
         n_within = sum(within[f"{s}_pairs"] + within[f"{s}_recordings"] for s in ("train", "test"))
-        dup = (f"; within one side (not a leak, but repeated samples): " + "; ".join(items[:3])
+        dup = ("; within one side (not a leak, but repeated samples): " + "; ".join(items[:3])
                + (f"; … ({n_within} in all)" if n_within > 3 else "")) if n_within else ""
         if self.passed:
             return f"no content shared across sides ({scope}){dup}"
@@ -1284,7 +1284,7 @@ def _widespread(index: ContentIndex, in_train: np.ndarray, in_test: np.ndarray, 
                 e[name] = int(per_rec[r])
                 e["other_side_recordings"] = max(e["other_side_recordings"], int(most_other[r]))
     out = []
-    for (side, r), e in sorted(found.items(), key=lambda kv: (kv[0][0], index.ids[kv[0][1]])):
+    for (_side, _r), e in sorted(found.items(), key=lambda kv: (kv[0][0], index.ids[kv[0][1]])):
         e["leak"] = bool(e["files"] >= 1 or e["records"] >= min_shared or e["frames"] >= min_shared)
         out.append(e)
     return out

@@ -15,9 +15,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from rfbench.errors import FormatError, ValidationError
+from rfbench.io.files import load_npy
 from rfbench.metrics.stats import MAX_CLUSTERS, MAX_REPLICATES, METHOD, cluster_bootstrap
 from rfbench.protocols.splitfile import SplitInfo, as_groups, check_side, load_split
-from rfbench.io.files import load_npy
 from rfbench.report.evidence import input_record
 
 __all__ = [
@@ -129,13 +129,19 @@ def paired_intervals(model: np.ndarray, baselines: Mapping[str, np.ndarray],
     full = np.hstack([model] + [baselines[name] for name in baselines])
     offsets = {name: width * (k + 1) for k, name in enumerate(baselines)}
     stats = {}
+    def columns(f, o):
+        return lambda x: f(x[..., o:o + width])
+
+    def delta(f, o):
+        return lambda x: f(x[..., :width]) - f(x[..., o:o + width])
+
     for i, f in enumerate(statistics):
-        stats[("model", i)] = (lambda f: lambda x: f(x[..., :width]))(f)
+        stats[("model", i)] = columns(f, 0)
         for name, off in offsets.items():
             if skip(name, i):
                 continue
-            stats[(name, i)] = (lambda f, o: lambda x: f(x[..., o:o + width]))(f, off)
-            stats[("delta", name, i)] = (lambda f, o: lambda x: f(x[..., :width]) - f(x[..., o:o + width]))(f, off)
+            stats[(name, i)] = columns(f, off)
+            stats[("delta", name, i)] = delta(f, off)
     return cluster_bootstrap(full, stats, n_boot=int(n_boot), level=level, seed=seed)
 
 

@@ -15,8 +15,8 @@ real data) beside the claim's value (CLAIMED). Spec pieces the claim does not gi
 defaults and listed as assumptions; a claim without its normalization (PCK) cannot be re-scored.
 
 Inputs are read under the rules ``rfbench verify`` follows: a path the report records is resolved inside the
-report's folder, or a ``root`` given (absolute paths, escapes and symlinks leading out are refused), it must be a regular
-file of the recorded size (checked before reading, at most :data:`MAX_INPUT_BYTES`) and its sha256 must be the
+report's folder, or a ``root`` given (absolute paths, escapes and symlinks leading out are refused), it must be a
+regular file of the recorded size (checked before reading, at most :data:`MAX_INPUT_BYTES`) and its sha256 must be the
 recorded one. Anything else makes the re-score *unavailable*, with the reason; it is never an error, and no path
 outside the folder is opened.
 """

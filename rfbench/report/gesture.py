@@ -21,7 +21,6 @@ dates, so the manifest names them from the per-date table and rfbench refuses la
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -108,8 +107,8 @@ def check_labels_against_manifest(codes: np.ndarray, groups: np.ndarray, recordi
         if name is None:
             continue
         if str(name) not in index:
-            raise ValidationError(f"{option}: the manifest names {key} {name!r} for recording {str(rid)!r}, which is not "
-                                  f"in the label set; add it to `label_set`")
+            raise ValidationError(f"{option}: the manifest names {key} {name!r} for recording {str(rid)!r}, which "
+                                  "is not in the label set; add it to `label_set`")
         expected[u] = index[str(name)]
     want = expected[inverse]
     checked = want >= 0

@@ -86,7 +86,8 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     if labels:
         text = f"{labels.get('size')} classes, {labels.get('source')} (sha256 {str(labels.get('sha256'))[:12]}…)"
         if labels.get("checked_against_manifest"):
-            text += f"; every label checked against its recording's {labels['checked_against_manifest']} in the manifest"
+            text += (f"; every label checked against its recording's {labels['checked_against_manifest']} in the "
+                     "manifest")
         rows.append(("Labels", text))
     base = report.get("baseline") or {}
     if base.get("kinds"):
@@ -288,13 +289,15 @@ def _gesture_markdown(report: Mapping[str, Any], lvl: str) -> list[str]:
                 for side in ("model", "majority-class", "class-prior"):
                     d = v.get(side) or {}
                     cells += [fmt_value(d.get("accuracy")), fmt_value(d.get("macro_f1"), "undefined" if d else "—")]
-                out.append(f"| {_md(block['key'])} | {_md(v['value'])} | {'yes' if v.get('held_out') else ''} | {v['rows']} | "
+                held = "yes" if v.get("held_out") else ""
+                out.append(f"| {_md(block['key'])} | {_md(v['value'])} | {held} | {v['rows']} | "
                            f"{v['recordings']} | " + " | ".join(cells) + " |")
     else:
         out.append(f"None — {domains.get('reason')}")
     classes = report.get("classes") or []
     if classes:
-        out += ["", "## Per class (model)", "", "| class | train | test support | predicted | precision | recall | F1 |",
+        out += ["", "## Per class (model)", "",
+                "| class | train | test support | predicted | precision | recall | F1 |",
                 "|---|---:|---:|---:|---:|---:|---:|"]
         for c in classes:
             out.append(f"| {_md(c['class'])} | {fmt_value(c.get('train'))} | {c['support']} | {c['predicted']} | "

@@ -150,8 +150,9 @@ def _claimed_note() -> str:
 
 
 def score_pose(pred, gt=None, *, rows=None, vis=None, split=None, manifest=None, groups=None, train_gt=None,
-               train_groups=None, train_vis=None, settings: PoseSettings | None = None, bootstrap: BootstrapSettings | None = None,
-               options: ReportOptions | None = None, out=None, plots: bool = False, force: bool = False) -> ScoreRun:
+               train_groups=None, train_vis=None, settings: PoseSettings | None = None,
+               bootstrap: BootstrapSettings | None = None, options: ReportOptions | None = None, out=None,
+               plots: bool = False, force: bool = False) -> ScoreRun:
     """Score pose predictions under a declared metric spec, beside the mean training pose.
 
     Parameters
@@ -204,8 +205,9 @@ def score_pose(pred, gt=None, *, rows=None, vis=None, split=None, manifest=None,
 
 
 def score_gesture(pred, gt=None, *, rows=None, label_set=None, split=None, manifest=None, groups=None, train_gt=None,
-                  train_groups=None, settings: GestureSettings | None = None, bootstrap: BootstrapSettings | None = None,
-                  options: ReportOptions | None = None, out=None, plots: bool = False, force: bool = False) -> ScoreRun:
+                  train_groups=None, settings: GestureSettings | None = None,
+                  bootstrap: BootstrapSettings | None = None, options: ReportOptions | None = None, out=None,
+               plots: bool = False, force: bool = False) -> ScoreRun:
     """Score class predictions (gesture, activity) over a label set, beside the majority-class and class-prior
     baselines from the training split.
 

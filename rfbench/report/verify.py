@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError
+from rfbench.errors import FormatError, RfbenchError, VerificationError
 from rfbench.io.files import read_json
 from rfbench.report.build import validate_report
 from rfbench.settings import Settings, setting
@@ -64,6 +64,7 @@ def _file_options() -> tuple[str, ...]:
     return tuple(flag_of(f) for f, o in options_of(ScoreInputs) if o.kind == "path") + ("--skeleton",)
 #: Environment variable through which verify hands its limits to the child (read by ``python -m rfbench``).
 from rfbench._rerun import ENV as LIMITS_ENV  # noqa: E402  (the child reads it before anything else)
+
 #: Largest report (and report.md) verify reads.
 MAX_REPORT_BYTES = 256 << 20
 

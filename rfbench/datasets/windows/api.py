@@ -10,8 +10,18 @@ from typing import Callable
 
 import numpy as np
 
-from rfbench.datasets.windows.build import (Plan, Produced, SideJob, announced_rows, default_workers, open_side,
-                                            plan_side, progress_total, side_batches, start_plan)
+from rfbench.datasets.windows.build import (
+    Plan,
+    Produced,
+    SideJob,
+    announced_rows,
+    default_workers,
+    open_side,
+    plan_side,
+    progress_total,
+    side_batches,
+    start_plan,
+)
 from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, iter_index, load_index
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import OutputExistsError, ValidationError

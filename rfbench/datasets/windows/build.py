@@ -600,7 +600,8 @@ class Produced:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def side_batches(plan: Plan, produced: Produced, workers: int, progress=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def side_batches(plan: Plan, produced: Produced, workers: int,
+                 progress=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``(x, y)`` batches of consecutive rows of ``plan``'s side, in row order (``x`` float32). An MM-Fi plan
     is complete beforehand; an Intel 5300 plan (from :func:`_intel_plan`) is filled as its recordings are read,
     and complete once the batches are exhausted."""

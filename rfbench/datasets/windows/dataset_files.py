@@ -51,7 +51,8 @@ class DatasetFiles:
             raise ValidationError(f"{root}: the manifest's dataset root does not exist; move the tree back or "
                                   f"re-run rfbench ingest") from None
         except OSError as exc:
-            raise ValidationError(f"{root}: cannot resolve the manifest's dataset root ({exc.strerror or exc})") from None
+            raise ValidationError(f"{root}: cannot resolve the manifest's dataset root "
+                                  f"({exc.strerror or exc})") from None
         if not self.root.is_dir():
             raise ValidationError(f"{root}: the manifest's dataset root is not a folder")
         self._lock = threading.Lock()

@@ -29,8 +29,8 @@ from typing import Any, Mapping
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
-__all__ = ["WindowIndex", "load_index", "validate_index", "check_index_files", "dumps_index", "iter_index", "INDEX_KEYS",
-           "X_FILE", "Y_FILE", "INDEX_FILE"]
+__all__ = ["WindowIndex", "load_index", "validate_index", "check_index_files", "dumps_index", "iter_index",
+           "INDEX_KEYS", "X_FILE", "Y_FILE", "INDEX_FILE"]
 
 X_FILE, Y_FILE, INDEX_FILE = "X.npy", "y.npy", "index.json"
 INDEX_KEYS = ("schema", "rfbench_version", "split", "manifest", "dataset", "side", "task", "settings", "x", "y",
