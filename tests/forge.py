@@ -97,22 +97,14 @@ def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
     """CRC-32 of A + B from crc32(A), crc32(B) and len(B) (zlib's crc32_combine)."""
     if len2 <= 0:
         return crc1
-    odd = [0xEDB88320] + [1 << n for n in range(31)]
-    even = _gf2_square(odd)
-    odd = _gf2_square(even)
-    while True:
-        even = _gf2_square(odd)
+    op = [0xEDB88320] + [1 << n for n in range(31)]  # the CRC of one more zero bit
+    for _ in range(3):
+        op = _gf2_square(op)  # ... of 2, 4, then 8 zero bits: one zero byte
+    while len2:
         if len2 & 1:
-            crc1 = _gf2_times(even, crc1)
+            crc1 = _gf2_times(op, crc1)
         len2 >>= 1
-        if not len2:
-            break
-        odd = _gf2_square(even)
-        if len2 & 1:
-            crc1 = _gf2_times(odd, crc1)
-        len2 >>= 1
-        if not len2:
-            break
+        op = _gf2_square(op)
     return crc1 ^ crc2
 
 

@@ -321,3 +321,16 @@ class sigterm_as_interrupt:
         if self._old is not None:
             signal.signal(signal.SIGTERM, self._old)
         return False
+
+
+def with_settings(command, impl, *settings_classes) -> None:
+    """Give ``command`` (``def command(**values)``) the options Typer reads: ``impl``'s own parameters (the first
+    positional, the rest keyword-only) followed by the fields of ``settings_classes``, and ``impl``'s docstring."""
+    import inspect
+
+    from rfbench.settings import typer_parameters
+
+    own = [p for p in inspect.signature(impl, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    first, rest = own[0], [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own[1:]]
+    command.__signature__ = inspect.Signature([first] + rest + typer_parameters(*settings_classes))
+    command.__doc__ = impl.__doc__

@@ -11,9 +11,8 @@ from typing import Annotated
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, guard, progress, stdout_console, with_settings
 from rfbench.nn.predict_settings import PredictSettings
-from rfbench.settings import typer_parameters
 
 
 def _predict(
@@ -81,13 +80,4 @@ def predict(**values) -> None:
     _predict(**values)
 
 
-def _signature():
-    import inspect
-
-    own = [p for p in inspect.signature(_predict, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
-    model, rest = own[0], [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own[1:]]
-    return inspect.Signature([model] + rest + typer_parameters(PredictSettings))
-
-
-predict.__signature__ = _signature()
-predict.__doc__ = _predict.__doc__
+with_settings(predict, _predict, PredictSettings)

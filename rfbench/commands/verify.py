@@ -7,9 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.commands._common import emit_json, guard, stdout_console, with_settings
 from rfbench.report.verify import Limits
-from rfbench.settings import typer_parameters
 
 COMMAND_NAME = "verify"
 
@@ -65,16 +64,7 @@ def verify(**values) -> None:
     _verify(**values)
 
 
-def _signature():
-    import inspect
-
-    own = [p for p in inspect.signature(_verify, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
-    report, rest = own[0], [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own[1:]]
-    return inspect.Signature([report] + rest + typer_parameters(Limits))
-
-
-verify.__signature__ = _signature()
-verify.__doc__ = _verify.__doc__
+with_settings(verify, _verify, Limits)
 
 def _mismatch(report: Path, exc, json_out: bool) -> None:
     if json_out:

@@ -42,6 +42,7 @@ __all__ = [
     "dumps_json",
     "sha256_file",
     "input_errors",
+    "check_regular",
     "read_input_bytes",
     "load_npy",
     "npz_members",
@@ -193,21 +194,30 @@ def write_json(path, obj: Mapping[str, Any], force: bool = False) -> Path:
 
 
 @contextlib.contextmanager
-def input_errors(path: str | os.PathLike, what: str = "", error: type = FormatError):
+def input_errors(path: str | os.PathLike, what: str = "", error: type = FormatError, expected: str = "a file"):
     """Turn an ``OSError`` raised while opening or reading the input ``path`` into ``error`` with one line
-    saying why: ``"<what> <path>: no such file"`` (or ``is a directory``, ``permission denied``,
-    ``cannot read (...)``); ``what`` names the input (``"--label-set"``, ``"skeleton file"``...)."""
+    saying why: ``"<what> <path>: no such file"`` (or ``is a directory, expected <expected>``, ``permission
+    denied``, ``cannot read (...)``); ``what`` names the input (``"--label-set"``, ``"skeleton file"``...)."""
     where = f"{what} {path}" if what else str(path)
     try:
         yield
     except FileNotFoundError:
         raise error(f"{where}: no such file") from None
     except IsADirectoryError:
-        raise error(f"{where}: is a directory, not a file") from None
+        raise error(f"{where}: is a directory, expected {expected}") from None
     except PermissionError:
         raise error(f"{where}: permission denied") from None
     except OSError as exc:
         raise error(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+def check_regular(info: os.stat_result, where: str, expected: str, error: type = FormatError) -> None:
+    """Refuse what ``os.stat`` or ``os.fstat`` says is not a regular file (a folder, a FIFO, a device): reading
+    one could block or never end."""
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{where}: is a directory, expected {expected}")
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{where}: not a regular file, expected {expected}")
 
 
 def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = FormatError) -> bytes:
@@ -325,37 +335,21 @@ def load_npy(path: str | os.PathLike, what: str = "", max_rows: int | None = Non
     read whole, within the limit, and cut).
     """
     where = f"{what} {path}" if what else str(path)
-    try:
-        info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise FormatError(f"{where}: is a directory, expected a .npy file")
-        if not stat.S_ISREG(info.st_mode):
-            raise FormatError(f"{where}: not a regular file, expected a .npy file")
+    with input_errors(path, what, expected="a .npy file"):
+        check_regular(os.stat(path), where, "a .npy file")
         with open(path, "rb") as fh:
             head = fh.read(6)
             if head[:4] == b"PK\x03\x04":
                 raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
             fh.seek(0)
             return _read_npy_data(fh, where, os.fstat(fh.fileno()).st_size, max_rows)
-    except FileNotFoundError:
-        raise FormatError(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise FormatError(f"{where}: is a directory, expected a .npy file") from None
-    except PermissionError:
-        raise FormatError(f"{where}: permission denied") from None
-    except OSError as exc:
-        raise FormatError(f"{where}: cannot read ({exc.strerror or exc})") from None
 
 
 def _open_npz(path, where: str):
     import zipfile
 
     try:
-        info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise FormatError(f"{where}: is a directory, expected an .npz archive")
-        if not stat.S_ISREG(info.st_mode):
-            raise FormatError(f"{where}: not a regular file, expected an .npz archive")
+        check_regular(os.stat(path), where, "an .npz archive")
         return zipfile.ZipFile(path)
     except FileNotFoundError:
         raise FormatError(f"{where}: no such file") from None

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from rfbench.errors import FormatError, ValidationError
+from rfbench.io.files import check_regular, input_errors
 
 __all__ = ["MAX_MODEL_BYTES", "MAX_GRAPH_DEPTH", "STANDARD_DOMAINS", "ELEMENT_TYPES", "TensorInfo", "ModelFile",
            "read_model_file", "parse_model", "load_model"]
@@ -145,23 +145,12 @@ def read_model_file(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -
         Missing, not a regular file, empty, larger than ``max_bytes``, or changed size while being read.
     """
     path = Path(path)
-    try:
+    with input_errors(path, "model", expected="an .onnx file"):
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below as not a regular file)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise FormatError(f"model {path}: no such file") from None
-    except IsADirectoryError:
-        raise FormatError(f"model {path}: is a directory, expected an .onnx file") from None
-    except PermissionError:
-        raise FormatError(f"model {path}: permission denied") from None
-    except OSError as exc:
-        raise FormatError(f"model {path}: cannot open ({exc.strerror or exc})") from None
     try:
         info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise FormatError(f"model {path}: is a directory, expected an .onnx file")
-        if not stat.S_ISREG(info.st_mode):
-            raise FormatError(f"model {path}: not a regular file")
+        check_regular(info, f"model {path}", "an .onnx file")
         size = info.st_size
         if size == 0:
             raise FormatError(f"model {path}: empty file, expected an ONNX model")
