@@ -24,14 +24,14 @@ class _Group(TyperGroup):
 
     Click/Typer would print the usage line, a hint and the message in a box (5-6 lines). Instead the parse runs
     in non-standalone mode and a usage error becomes ``error: <message>`` and ``Try 'rfbench CMD -h' for
-    help.`` on stderr, exit 2 (:func:`rfbench.commands._common.usage_error`).
+    help.`` on stderr, exit 2 (:func:`rfbench.commands._usage.usage_error`).
     """
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode: bool = True, **extra: Any):
         if not standalone_mode:
             return super().main(args=args, prog_name=prog_name, complete_var=complete_var,
                                 standalone_mode=False, **extra)
-        from rfbench.commands._common import click_error_exit
+        from rfbench.commands._usage import click_error_exit
 
         _tolerant_streams()
         try:

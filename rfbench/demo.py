@@ -540,7 +540,7 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
     force, size, seed
         As :func:`build_inputs`.
     progress : object, optional
-        With ``start(total)``, ``step(name)`` and ``detail(n)`` (``rfbench.commands._common.Bar``).
+        With ``start(total)``, ``step(name)`` and ``detail(n)`` (``rfbench.commands._progress.Bar``).
 
     Returns
     -------

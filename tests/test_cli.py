@@ -45,7 +45,7 @@ def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch, capsys):
     unit of work; its total may come later (ingest learns it after walking the tree)."""
     import sys
 
-    from rfbench.commands._common import Bar
+    from rfbench.commands._progress import Bar
 
     with Bar("piped") as bar:
         bar.start(10)

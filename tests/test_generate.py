@@ -186,7 +186,7 @@ def test_the_command_asks_for_a_progress_bar_with_the_total(runner, tmp_path, mo
     seen = []
 
     @contextlib.contextmanager
-    def bar(total, description, enabled=True):  # rfbench.commands._common.progress, recorded
+    def bar(total, description, enabled=True):  # rfbench.commands._progress.progress, recorded
         steps = []
         seen.append((total, enabled))
         yield lambda n=1: steps.append(n)

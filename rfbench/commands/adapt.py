@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, finite_float, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, finite_float, guard, stdout_console
+from rfbench.commands._progress import progress
 
 
 def adapt(

@@ -7,7 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, fail, guard, stdout_console
+from rfbench.commands._progress import progress
 
 
 def audit(

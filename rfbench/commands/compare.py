@@ -7,7 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.commands._progress import progress
 
 COMMAND_NAME = "compare"
 

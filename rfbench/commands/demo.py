@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from rfbench.commands._common import Bar, emit_json, fail, guard, stdout_console
+from rfbench.commands._common import emit_json, fail, guard, stdout_console
+from rfbench.commands._progress import Bar
 
 COMMAND_NAME = "demo"
 SIZES = ("standard", "tiny")

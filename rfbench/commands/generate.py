@@ -15,7 +15,8 @@ from typing import Annotated
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, progress, stdout_console
+from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.commands._progress import progress
 from rfbench.datasets.synthetic_settings import MmfiTreeSettings, WidarTreeSettings
 from rfbench.io.writer_settings import BfeeLogSettings
 from rfbench.settings import typer_parameters

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import Bar, emit_json, guard, stdout_console
+from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.commands._progress import Bar
 
 COMMAND_NAME = "ingest"
 _CONTEXT = {"help_option_names": ["-h", "--help"]}

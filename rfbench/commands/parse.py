@@ -10,7 +10,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard, progress, stop_on_signals
+from rfbench.commands._common import emit_json, fail, guard
+from rfbench.commands._progress import progress, stop_on_signals
 
 # Typer labels every option with its type; a flag takes no value, so it gets no label (`--scaled`, never
 # `--scaled <bool>`: `--scaled true` would read `true` as an input).

@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, progress, stdout_console, with_settings
+from rfbench.commands._common import emit_json, guard, stdout_console, with_settings
+from rfbench.commands._progress import progress
 from rfbench.nn.predict_settings import PredictSettings
 
 

@@ -7,7 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import Bar, emit_json, fail, finite_float, guard, stdout_console
+from rfbench.commands._common import emit_json, fail, finite_float, guard, stdout_console
+from rfbench.commands._progress import Bar
 
 
 def split(

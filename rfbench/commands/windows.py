@@ -13,7 +13,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import Bar, emit_json, guard, sigterm_as_interrupt, stdout_console
+from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.commands._progress import Bar, sigterm_as_interrupt
 from rfbench.datasets.windows.settings import WindowSettings, describe, option_name, setting_fields
 
 COMMAND_NAME = "windows"
