@@ -8,7 +8,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from rfbench.commands._common import emit_json, fail, guard, stdout_console
-from rfbench.commands._progress import progress
+from rfbench.commands._progress import Bar
 
 
 def audit(
@@ -42,19 +42,11 @@ def audit(
     Exit 0 when every check passes, 1 on any leak (naming the offending groups), 2 on bad input.
     """
     with guard():
-        from rfbench.errors import ValidationError
         from rfbench.protocols.audit import audit_split
-        from rfbench.protocols.content import check_min_shared, split_files
-        from rfbench.protocols.splitfile import named_manifest
 
-        if min_shared is not None and not content:
-            raise ValidationError("--min-shared applies only with --content")
-        if min_shared is not None:
-            check_min_shared(min_shared)
-        total = split_files(split_file, manifest or named_manifest(split_file)) if content else 0
-        with progress(total, "fingerprinting", enabled=content and not json_out) as advance:
+        with Bar("fingerprinting", enabled=content and not json_out) as bar:
             outcome = audit_split(split_file, manifest, claims=claim or (), content=content, min_shared=min_shared,
-                                  progress=advance)
+                                  progress=bar.advance, on_total=bar.start)
         result = outcome.result
         found = outcome.content
     payload = {"split": str(split_file), "manifest": str(outcome.manifest), "plain": outcome.plain,

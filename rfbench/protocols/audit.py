@@ -34,7 +34,7 @@ class AuditOutcome:
 
 def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None, *,
                 claims: Iterable[str] = (), content: bool = False, min_shared: int | None = None,
-                progress=None) -> AuditOutcome:
+                progress=None, on_total=None) -> AuditOutcome:
     """Audit a split file (see the module docstring); a failed check is in ``result``, not raised.
 
     Parameters
@@ -49,8 +49,9 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
         Also fingerprint both sides' files: the same file, Intel 5300 record or MM-Fi frame on both sides under
         any ids fails the audit (:mod:`rfbench.protocols.content`; ``min_shared`` records or frames make a leak,
         default 1). A split made with a content audit is always re-checked for content.
-    progress : callable, optional
-        ``progress(n_files)`` while fingerprinting.
+    progress, on_total : callable, optional
+        With ``content``: ``on_total(n)`` once (the files to fingerprint), then ``progress(n_files)`` while
+        fingerprinting.
 
     Returns
     -------
@@ -82,7 +83,18 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
     from rfbench.protocols.splitfile import check_split_file
 
     path = Path(path)
+    if min_shared is not None:
+        from rfbench.protocols.content import check_min_shared
+
+        if not content:
+            raise ValidationError("`min_shared` applies only with `content`")
+        check_min_shared(min_shared)
     doc = read_json(path)
+    if content and on_total is not None and ("schema" in doc or manifest is not None):
+        from rfbench.protocols.content import split_files
+        from rfbench.protocols.splitfile import named_manifest
+
+        on_total(split_files(path, manifest or named_manifest(path)))
     if "schema" in doc:
         check_schema(doc, "split", str(path))
         check = check_split_file(path, manifest, doc=doc, claims=claims, content=content, min_shared=min_shared,
