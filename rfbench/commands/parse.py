@@ -72,18 +72,19 @@ def parse(
                        "--skip-existing keeps those made from the same input")
         if out is not None and out.exists() and not out.is_dir():
             raise fail(f"--out {out} exists and is not a folder")
+        from rfbench._process import cheap_exit, collector_paused, load_kernels
         from rfbench.io import parse_files
 
         found = parse_files.find_inputs(inputs, glob or parse_files.DEFAULT_GLOBS)
-        parse_files.load_kernels()
-        parse_files.cheap_exit()
+        load_kernels()
+        cheap_exit()
         options = parse_files.ParseOptions(
             out_dir=out, scaled=scaled, raw_int8=raw_int8, workers=workers,
             existing="replace" if force else ("keep-matching" if skip_existing else "refuse"))
         import threading
 
         cancel = threading.Event()
-        with stop_on_signals(cancel) as caught, parse_files.collector_paused(), \
+        with stop_on_signals(cancel) as caught, collector_paused(), \
                 progress(len(found.files), "parsing", enabled=not json_out) as advance:
             job = parse_files.parse_many(found.files, options, progress=advance, cancel=cancel)
     files = job.files

@@ -76,14 +76,17 @@ _SETTING_NAMES = [f.name for f in setting_fields()]
 def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = False, json_out: bool = False,
              **values) -> None:
     with guard():
+        from rfbench._process import cheap_exit, collector_paused, load_kernels
         from rfbench.datasets.windows import write_windows
         from rfbench.errors import ValidationError
 
         if side not in ("train", "test"):
             raise ValidationError(f"--side must be train or test, not {side!r}")
         settings = WindowSettings(**{name: values.get(name) for name in _SETTING_NAMES})
+        load_kernels()
+        cheap_exit()
         bar = Bar("reading recordings", enabled=not json_out)
-        with bar, sigterm_as_interrupt():
+        with bar, sigterm_as_interrupt(), collector_paused():
             doc = write_windows(split, side, out, settings, force=force, workers=workers, progress=bar.advance,
                                 on_total=bar.start)
     _render(doc, split, Path(out), json_out)

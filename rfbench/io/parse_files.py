@@ -44,7 +44,6 @@ cannot prove it wrote, so remove them by hand.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fnmatch
 import hashlib
@@ -793,57 +792,3 @@ def parse_one(path: Path, found_under: Path | None = None, out_dir: Path | None 
     return parse_many([(path, found_under)], options).files[0]
 
 # -- the process around a job: kernels loaded first, no collector passes over Numba's objects ---------------
-
-
-def load_kernels() -> None:
-    """Load the parser's compiled kernels before the job starts, without letting Numba import SciPy.
-
-    When Numba's CPU target first starts it imports ``scipy.linalg`` only to learn whether BLAS is there for
-    ``np.correlate``/``np.convolve`` (``numba.np.arraymath._HAVE_BLAS``; every other BLAS use imports it when
-    compiling). The parser needs no BLAS, and that import is a large part of this command's start-up: hidden
-    for that moment, the start-up took 16 % less CPU (whole-process measurement, 10 paired runs).
-    """
-    import sys
-
-    from rfbench.io import intel5300
-
-    hide = "scipy.linalg" not in sys.modules
-    if hide:
-        sys.modules["scipy.linalg"] = None  # an import of it raises ImportError meanwhile
-    try:
-        intel5300.read(b"")  # frames and unpacks nothing: loads the kernels and starts the target
-    finally:
-        if hide and sys.modules.get("scipy.linalg", False) is None:
-            del sys.modules["scipy.linalg"]
-
-
-def cheap_exit() -> None:
-    """Skip the garbage collector's passes over Numba's objects when the interpreter exits.
-
-    At exit Python collects cyclic garbage over every tracked object, and after Numba has started that is a
-    large part of a short job's time: freezing the tracked objects first (``gc.freeze``, once, from ``atexit``,
-    which runs before those passes) made the process of a one-file parse take 20 % less CPU (whole-process
-    measurement, 8 paired runs). It only changes what happens at exit: output is flushed and files are closed
-    as before (their objects are freed by reference counting, not by the collector).
-    """
-    import atexit
-    import gc
-
-    if not getattr(cheap_exit, "registered", False):
-        atexit.register(gc.freeze)
-        cheap_exit.registered = True
-
-
-@contextlib.contextmanager
-def collector_paused():
-    """No cyclic garbage collection while the job runs (its objects are freed by reference counting): a full
-    collection would traverse every object Numba created at start-up, again and again. Restored afterwards."""
-    import gc
-
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
