@@ -87,7 +87,6 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SI
 def stop_on_signals(cancel):
     """While the job runs, SIGINT, SIGTERM and SIGHUP set ``cancel`` (the job then stops and cleans up)
     instead of killing the process; yields the list the first signal caught is appended to."""
-    import threading
 
     caught: list = []
     if threading.current_thread() is not threading.main_thread():  # signals are only delivered to the main thread
