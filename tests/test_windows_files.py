@@ -192,23 +192,6 @@ def test_the_writer_starts_the_disk_writes_early_and_still_fsyncs_before_the_ren
     assert np.array_equal(np.load(path), np.concatenate(batches))
 
 
-def test_replacing_a_file_frees_the_old_one_off_the_critical_path_and_leaks_nothing(tmp_path):
-    # The replaced X is held open across the rename and closed on a thread of its own (freeing a large file's
-    # blocks took 0.1 s inside the rename); the new contents are in place and no descriptor stays open.
-    import threading
-
-    path = tmp_path / "X.npy"
-    np.save(path, np.zeros((1000, 8), np.float32))
-    before = len(os.listdir("/proc/self/fd"))
-    with NpyWriter(path, np.float32, (8,), n_rows=2, force=True) as w:
-        w.write(np.ones((2, 8), np.float32))
-    for thread in threading.enumerate():
-        if thread.name == "rfbench-release":
-            thread.join()
-    assert len(os.listdir("/proc/self/fd")) == before
-    assert np.array_equal(np.load(path), np.ones((2, 8), np.float32)) and os.listdir(tmp_path) == ["X.npy"]
-
-
 def test_an_error_while_writing_leaves_no_file(tmp_path):
     path = tmp_path / "X.npy"
     with pytest.raises(RuntimeError):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
-import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -131,26 +130,6 @@ class _Writeback:
             self._done = True
             self._kick.set()
             self._thread.join()
-
-
-def _hold(path: Path) -> int | None:
-    """An open descriptor of the regular file ``path`` is about to replace (None if there is none): holding it
-    keeps the replaced file's blocks from being freed inside the rename."""
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
-    return fd
-
-
-def _release_later(fd: int) -> None:
-    """Close ``fd`` on a thread of its own: the last reference to a replaced file goes, and the file system frees
-    its blocks (0.1 s for a 520 MB X) while the job goes on. Not a daemon: the process waits for it at exit."""
-    threading.Thread(target=os.close, args=(fd,), name="rfbench-release").start()
 
 
 class NpyWriter:
@@ -280,11 +259,8 @@ class NpyWriter:
         """Rename the completed temporary file to ``path`` (called by the context manager unless ``defer``)."""
         if self._tmp is None or self.sha256 is None:
             raise ValidationError("nothing complete to commit")
-        old = _hold(self.path)
         os.replace(self._tmp, self.path)
         self._tmp = None
-        if old is not None:
-            _release_later(old)
         return self.path
 
     def discard(self) -> None:
