@@ -847,3 +847,18 @@ def test_score_redoes_the_content_check_of_a_split_made_with_one(runner, leaky_w
         else:
             checks = {c["name"]: c for c in json.loads(r.stdout)["split"]["audit"]["checks"]}
             assert checks["content-disjoint"]["passed"] and "within one side" in checks["content-disjoint"]["detail"]
+
+
+def test_the_progress_total_of_a_content_audit_is_what_it_then_reads(leaky_widar, tmp_path):
+    # split --content and audit --content announce the total of their bar and then advance it: the total is the
+    # fingerprinting's own count of the files it reads, so the bar ends exactly full.
+    from rfbench.protocols.audit import audit_split
+    from rfbench.protocols.split import write_splits
+
+    manifest, split = leaky_widar
+    for run in (lambda total, advance: audit_split(split, content=True, on_total=total, progress=advance),
+                lambda total, advance: write_splits(manifest, "cross-room", tmp_path / "s.json", test=["3"],
+                                                    content=True, on_total=total, progress=advance)):
+        totals, steps = [], []
+        run(totals.append, steps.append)
+        assert len(totals) == 1 and totals[0] > 0 and sum(steps) == totals[0]

@@ -50,8 +50,7 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
         any ids fails the audit (:mod:`rfbench.protocols.content`; ``min_shared`` records or frames make a leak,
         default 1). A split made with a content audit is always re-checked for content.
     progress, on_total : callable, optional
-        With ``content``: ``on_total(n)`` once (the files to fingerprint), then ``progress(n_files)`` while
-        fingerprinting.
+        While fingerprinting: ``on_total(n)`` once (the files to read), then ``progress(n_files)``.
 
     Returns
     -------
@@ -90,15 +89,10 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
             raise ValidationError("`min_shared` applies only with `content`")
         check_min_shared(min_shared)
     doc = read_json(path)
-    if content and on_total is not None and ("schema" in doc or manifest is not None):
-        from rfbench.protocols.content import split_files
-        from rfbench.protocols.splitfile import named_manifest
-
-        on_total(split_files(path, manifest or named_manifest(path)))
     if "schema" in doc:
         check_schema(doc, "split", str(path))
         check = check_split_file(path, manifest, doc=doc, claims=claims, content=content, min_shared=min_shared,
-                                 progress=progress)
+                                 progress=progress, on_total=on_total)
         return AuditOutcome(check.audit, check.manifest_file, False, check.assignment.protocol,
                             bool(check.assignment.leakage_prone), check.content)
     if manifest is None:
@@ -109,7 +103,7 @@ def audit_split(path: str | os.PathLike, manifest: str | os.PathLike | None = No
     if content:
         from rfbench.protocols.content import DEFAULT_MIN_SHARED, audit_split_content, with_content
 
-        found = audit_split_content(path, manifest, progress=progress,
+        found = audit_split_content(path, manifest, progress=progress, on_total=on_total,
                                     min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared)
         result = with_content(result, found)
     return AuditOutcome(result, Path(manifest), True, None, None, found)

@@ -84,7 +84,6 @@ __all__ = [
     "fingerprint",
     "audit_content",
     "audit_split_content",
-    "split_files",
     "with_content",
     "add_content",
     "document_sides",
@@ -1317,20 +1316,15 @@ def _split_sides(split_file, manifest_path) -> tuple[Any, list[str], list[str]]:
     return read_manifest(manifest_path), train, test
 
 
-def split_files(split_file: str | os.PathLike, manifest_path: str | os.PathLike) -> int:
-    """How many file entries the recordings of a split file's two sides list (a progress bar's total)."""
-    m, train, test = _split_sides(split_file, manifest_path)
-    ids = set(train) | set(test)
-    return sum(len(r["files"]) for r in m.recordings if r["id"] in ids)
-
-
 def audit_split_content(split_file: str | os.PathLike, manifest_path: str | os.PathLike, *,
                         min_shared: int = DEFAULT_MIN_SHARED,
-                        progress: Callable[[int], None] | None = None) -> ContentAudit:
+                        progress: Callable[[int], None] | None = None,
+                        on_total: Callable[[int], None] | None = None) -> ContentAudit:
     """:func:`audit_content` of a split file's two sides (an rfbench split or a plain ``{"train", "test"}``
     document; windows count as their recording) against the manifest at ``manifest_path``."""
     m, train, test = _split_sides(split_file, manifest_path)
-    return audit_content(m, train, test, manifest_path=manifest_path, min_shared=min_shared, progress=progress)
+    return audit_content(m, train, test, manifest_path=manifest_path, min_shared=min_shared, progress=progress,
+                         on_total=on_total)
 
 
 def audit_content(manifest, train: Iterable[str], test: Iterable[str], *,
@@ -1356,13 +1350,14 @@ def with_content(result, content: ContentAudit):
 
 
 def add_content(outcomes, manifest, *, manifest_path: str | os.PathLike | None = None,
-                min_shared: int = DEFAULT_MIN_SHARED, progress: Callable[[int], None] | None = None) -> ContentIndex:
+                min_shared: int = DEFAULT_MIN_SHARED, progress: Callable[[int], None] | None = None,
+                on_total: Callable[[int], None] | None = None) -> ContentIndex:
     """Add the content check to splits made by :func:`rfbench.protocols.split.make_splits`: the recordings they
     assign are fingerprinted once, each split judged; every outcome's ``audit`` gains the ``content-disjoint``
     check and its document's ``audit`` the ``content`` findings. Returns the fingerprints."""
     min_shared = check_min_shared(min_shared)
     ids = {rid for o in outcomes for side in ("train", "test") for rid in o.document[side]}
-    index = fingerprint(manifest, manifest_path, recordings=ids, progress=progress)
+    index = fingerprint(manifest, manifest_path, recordings=ids, progress=progress, on_total=on_total)
     for o in outcomes:
         found = index.audit(o.document["train"], o.document["test"], min_shared)
         o.audit = with_content(o.audit, found)

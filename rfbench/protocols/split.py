@@ -572,7 +572,7 @@ def write_splits(manifest: str | os.PathLike, protocol: str, out: str | os.PathL
     min_shared : int, optional
         With ``content``: the records or frames two recordings must share to count as a leak (default 1).
     progress, on_total : callable, optional
-        With ``content``: ``on_total(n)`` once, then ``progress(1)`` per file fingerprinted.
+        With ``content``: ``on_total(n)`` once (the distinct files to read), then ``progress(n)`` as they are.
     **kwargs
         ``seed``, ``test``, ``test_fraction``, ``domain``, ``actions``, ``allow_leaky``, as for :func:`assign`.
 
@@ -613,10 +613,7 @@ def write_splits(manifest: str | os.PathLike, protocol: str, out: str | os.PathL
         from rfbench.protocols.content import DEFAULT_MIN_SHARED, add_content, check_min_shared
 
         n = check_min_shared(DEFAULT_MIN_SHARED if min_shared is None else min_shared)
-        if on_total is not None:
-            ids = {rid for o in outcomes for side in ("train", "test") for rid in o.document[side]}
-            on_total(sum(len(r["files"]) for r in m.recordings if r["id"] in ids))
-        add_content(outcomes, m, manifest_path=manifest, min_shared=n, progress=progress)
+        add_content(outcomes, m, manifest_path=manifest, min_shared=n, progress=progress, on_total=on_total)
     for t, o in zip(targets, outcomes):
         write_json(t, o.document, force=force)
     return list(zip(targets, outcomes))

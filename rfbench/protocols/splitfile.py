@@ -200,7 +200,7 @@ def _reassign(doc: Mapping, table, where: str):
 
 def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike | None = None, *,
                      doc: Mapping | None = None, claims=(), content: bool = False, min_shared: int | None = None,
-                     progress=None) -> SplitCheck:
+                     progress=None, on_total=None) -> SplitCheck:
     """Read a split file and its manifest, recompute the assignment and audit the file's sides.
 
     Parameters
@@ -216,9 +216,9 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
         Also fingerprint both sides' files (:mod:`rfbench.protocols.content`): the same content on both sides
         under any ids fails the audit. Done too whenever the split was made with a content audit (its
         ``audit.content``), at the default threshold — a check the file asked for is redone, never trusted.
-    min_shared, progress
-        The content check's threshold (default :data:`rfbench.protocols.content.DEFAULT_MIN_SHARED`) and a
-        progress callback ``progress(n_files)``.
+    min_shared, progress, on_total
+        The content check's threshold (default :data:`rfbench.protocols.content.DEFAULT_MIN_SHARED`) and
+        progress callbacks: ``on_total(n_files)`` once, then ``progress(n_files)``.
 
     Raises
     ------
@@ -271,7 +271,7 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     if content or (isinstance(stored, Mapping) and stored.get("content") is not None):
         from rfbench.protocols.content import DEFAULT_MIN_SHARED, audit_content, with_content
 
-        found = audit_content(m, train, test, manifest_path=mfile, progress=progress,
+        found = audit_content(m, train, test, manifest_path=mfile, progress=progress, on_total=on_total,
                               min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared)
         audit = with_content(audit, found)
     else:
