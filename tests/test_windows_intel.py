@@ -78,6 +78,20 @@ def test_non_overlapping_windows_hold_every_receivers_amplitudes_in_order(clean,
                 np.testing.assert_array_equal(w.x[k, :, 0], _amp(csi[rows[k]["start"]:rows[k]["stop"]]))
 
 
+@pytest.mark.parametrize("kw", [{}, {"csi": "scaled"}, {"subcarriers": 56}, {"features": "amp,phase"},
+                                {"features": "phase", "csi": "scaled", "subcarriers": 114}])
+def test_non_overlapping_windows_equal_the_same_windows_taken_from_overlapping_ones(clean, kw):
+    # Non-overlapping windows (stride = length, the default) have their features computed straight into X; the
+    # windows they share with a half-stride run (computed per receiver, then cut out) must be the same bits.
+    _, _, split = clean
+    direct = build_windows(split, "test", WindowSettings(length=6, stride=6, **kw))
+    halves = build_windows(split, "test", WindowSettings(length=6, stride=3, **kw))
+    where = {(r["id"], r["receiver"], r["start"]): k for k, r in enumerate(halves.index["rows"])}
+    picked = [where[(r["id"], r["receiver"], r["start"])] for r in direct.index["rows"]]
+    assert len(picked) == len(direct.index["rows"]) > 0
+    np.testing.assert_array_equal(direct.x, halves.x[picked])
+
+
 def test_labels_are_the_gesture_names_of_the_whole_manifest(clean):
     _, manifest, split = clean
     w = build_windows(split, "test", WindowSettings(length=8))

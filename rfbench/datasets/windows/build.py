@@ -525,55 +525,47 @@ def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int
     return plan, _intel_x(s, logs, expected, rows, x_row)
 
 
-def _intel_amplitude_windows(s: WindowSettings, logs: dict, expected: list, x_row: tuple) -> np.ndarray | None:
-    """Non-overlapping amplitude windows of raw CSI computed straight into the recording's X rows (the general
-    path computes each receiver's amplitude, then copies its windows into X): the same values, one pass less over
-    them. None when the row shape is not ``(length, 1, *CSI shape)``."""
-    from rfbench.datasets.windows.features import int8_amplitude
+def _receiver_csi(s: WindowSettings, log) -> np.ndarray:
+    """One receiver's CSI as the settings ask: the logged int8 pairs as they are, or complex (raw or scaled),
+    interpolated to other subcarriers and resampled to ``s.resample`` packets when asked."""
+    if s.csi == "raw" and s.subcarriers == 30 and s.resample is None:
+        return log.csi_int8
+    from rfbench.csi.subcarrier import resample_subcarriers
 
-    counts = [logs[r][0].n_records // s.length for r in expected]
-    out = np.empty((sum(counts), *x_row), dtype=np.float32)
-    at = 0
-    for r, count in zip(expected, counts):
-        csi = logs[r][0].csi_int8
-        if tuple(x_row) != (s.length, 1, *csi.shape[1:-1]):
-            return None
-        used = count * s.length
-        int8_amplitude(csi[:used], out[at:at + count].reshape(used, *csi.shape[1:-1]))
-        at += count
-    return out
+    csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
+    if s.subcarriers != 30:
+        src, dst, span = _grids(s)
+        csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
+    if s.resample is not None:
+        n = csi.shape[0]
+        csi = resample_subcarriers(csi, np.arange(n, dtype=np.float64), np.linspace(0.0, n - 1.0, s.resample),
+                                   axis=0)
+    return csi
 
 
 def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: tuple) -> np.ndarray:
     from rfbench.datasets.windows.features import features
 
-    raw = s.csi == "raw" and s.subcarriers == 30 and s.resample is None  # the logged integers, as they are
-    if raw and s.stride == s.length and s.feature_names == ("amp",):
-        x = _intel_amplitude_windows(s, logs, expected, x_row)
-        if x is not None:
-            return x
-    per_receiver = {}
-    for r in expected:
-        log, where = logs[r]
-        if raw:
-            csi = log.csi_int8
-        else:
-            from rfbench.csi.subcarrier import resample_subcarriers
-
-            csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
-            if s.subcarriers != 30:
-                src, dst, span = _grids(s)
-                csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
-            if s.resample is not None:
-                n = csi.shape[0]
-                csi = resample_subcarriers(csi, np.arange(n, dtype=np.float64),
-                                           np.linspace(0.0, n - 1.0, s.resample), axis=0)
-        per_receiver[r] = features(csi, s.feature_names, where)
     if s.resample is not None:
-        return np.stack([per_receiver[r] for r in expected])[None]
+        return np.stack([features(_receiver_csi(s, logs[r][0]), s.feature_names, logs[r][1])
+                         for r in expected])[None]
+    if s.stride == s.length:
+        # Non-overlapping windows are the receiver's first count·length packets, reshaped: their features are
+        # computed straight into X, receiver after receiver (rows come in that order, see _intel_row_list).
+        counts = [logs[r][0].n_records // s.length for r in expected]
+        out = np.empty((sum(counts), *x_row), dtype=np.float32)
+        at = 0
+        for r, count in zip(expected, counts):
+            log, where = logs[r]
+            used = count * s.length
+            features(_receiver_csi(s, log)[:used], s.feature_names, where,
+                     out=out[at:at + count].reshape(used, *x_row[1:]))
+            at += count
+        return out
     parts = []
     for r in expected:  # rows come receiver by receiver, starts 0, stride, 2·stride, … (see _intel_row_list)
-        feats = per_receiver[r]
+        log, where = logs[r]
+        feats = features(_receiver_csi(s, log), s.feature_names, where)
         count = (feats.shape[0] - s.length) // s.stride + 1 if feats.shape[0] >= s.length else 0
         if count:
             parts.append(np.lib.stride_tricks.as_strided(

@@ -56,13 +56,18 @@ def int8_amplitude(pairs, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def features(csi: np.ndarray, names: tuple, where: str) -> np.ndarray:
+def features(csi: np.ndarray, names: tuple, where: str, out: np.ndarray | None = None) -> np.ndarray:
     """``(packets, feature, ...)`` float32 features of CSI ``(packets, ...)``: ``csi`` is int8 pairs (raw CSI,
-    last axis 2) or complex. ``names`` are ``amp`` and/or ``phase`` (radians). Raises
-    :class:`ValidationError` naming ``where`` when a feature is not finite (possible only for complex CSI)."""
+    last axis 2) or complex. ``names`` are ``amp`` and/or ``phase`` (radians); ``out``, when given, is the
+    C-contiguous float32 array to write them into. Raises :class:`ValidationError` naming ``where`` when a
+    feature is not finite (possible only for complex CSI)."""
     raw = csi.dtype == np.int8
     shape = csi.shape[:-1] if raw else csi.shape
-    out = np.empty((shape[0], len(names), *shape[1:]), dtype=np.float32)
+    want = (shape[0], len(names), *shape[1:])
+    if out is None:
+        out = np.empty(want, dtype=np.float32)
+    elif out.shape != want or out.dtype != np.float32 or not out.flags.c_contiguous:
+        raise ValidationError(f"out must be a C-contiguous float32 array of shape {want}")
     for k, name in enumerate(names):
         dst = out[:, k]
         if raw and name == "amp":
