@@ -33,6 +33,8 @@ def err_lines(result) -> list[str]:
      "invalid value for --workers: must be >= 1"),
     (["split", "m.json", "-p", "random", "--seed", "-1"], "rfbench split", "invalid value for --seed: must be >= 0"),
     (["split", "m.json", "--seed", "x"], "rfbench split", "invalid value for --seed: must be an integer, got 'x'"),
+    (["parse", "a.dat", "--workers", "0"], "rfbench parse", "invalid value for --workers: must be >= 1, got '0'"),
+    (["parse", "a.dat", "--workers", "65"], "rfbench parse", "invalid value for --workers: must be <= 64, got '65'"),
     (["proof", "--lr", "nan"], "rfbench proof", "invalid value for --lr: must be a finite number (NaN and inf are "
                                                 "not allowed), got 'nan'"),
     (["proof", "--lr", "11"], "rfbench proof", "invalid value for --lr: must be <= 10, got '11'"),
@@ -74,6 +76,15 @@ def test_bare_rfbench_still_prints_its_help(runner):
     assert "Commands" in result.stdout and "error:" not in result.output
 
 
+def _parser(param):
+    """The function that parses a parameter's value when one was given (``parser=``), under the pinned Typer
+    (Click's function type) and under Typer 0.29+ (its type descriptor)."""
+    td = getattr(param, "type_descriptor", None)
+    if td is not None:
+        return td.parameter_info.parser if td.annotation is float else None
+    return getattr(param.type, "func", None)
+
+
 def _float_parameters():
     """(command path, parameter) for every float option or argument of every command and sub-command."""
     import typer.main
@@ -84,8 +95,7 @@ def _float_parameters():
         for name, sub in sorted(getattr(command, "commands", {}).items()):
             walk(sub, path + [name])
         for param in command.params:
-            td = getattr(param, "type_descriptor", None)
-            if td is not None and td.annotation is float:
+            if _parser(param) is not None or getattr(param.type, "name", "") == "float":
                 found.append((path, param))
 
     walk(typer.main.get_command(app), [])
@@ -104,7 +114,7 @@ def test_every_float_option_refuses_nan_and_inf(runner, value):
     params = _float_parameters()
     assert params
     for path, param in params:
-        parser = param.type_descriptor.parameter_info.parser
+        parser = _parser(param)
         assert hasattr(parser, "rfbench_finite_float"), (path, param.opts)  # the one central float type
         name = param.opts[0]
         argv = path + ([name, value] if param.param_type_name == "option" else [value])

@@ -1,6 +1,7 @@
 """Usage errors in two lines for every command: ``error: <message>`` naming the option and what it allows, then
 ``Try 'rfbench CMD -h' for help.``, exit 2. The root command (:mod:`rfbench.cli`) hands Click's errors to
-:func:`click_error_exit`; Typer's pydantic messages become short "must be ..." phrases."""
+:func:`click_error_exit`; the number and range messages become short "must be ..." phrases, the same under the
+Typer constraints.txt pins (Click's own types) and under Typer 0.29+ (pydantic's messages)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,47 @@ _PHRASES = (
 )
 
 
+# Click's number types ("'x' is not a valid integer.", "0 is not in the range x>=1."): the same phrases.
+_CLICK_TYPES = (
+    (re.compile(r"^(?P<got>.+?) is not a valid int(?:eger)?(?: range)?\.$"), "must be an integer"),
+    (re.compile(r"^(?P<got>.+?) is not a valid float(?: range)?\.$"), "must be a number"),
+    (re.compile(r"^(?P<got>.+?) is not a valid boolean\..*$"), "must be true or false"),
+)
+_CLICK_RANGE = re.compile(r"^(?P<got>\S+) is not in the range \S+\.$")
+
+
+def _range_phrase(text: str, param) -> str | None:
+    """"must be >= 1, got '0'" for Click's range message, naming the bound the value is past."""
+    match = _CLICK_RANGE.match(text)
+    kind = getattr(param, "type", None)
+    if match is None or not hasattr(kind, "min") or not hasattr(kind, "max"):
+        return None
+    got = match["got"]
+    try:
+        value = float(got)
+    except ValueError:
+        return None
+    low, high = kind.min, kind.max
+    if low is not None and (value < low or (kind.min_open and value == low)):
+        phrase = f"must be {'>' if kind.min_open else '>='} {low}"
+    elif high is not None:
+        phrase = f"must be {'<' if kind.max_open else '<='} {high}"
+    else:  # pragma: no cover - Click reports a range only when a bound is crossed
+        return None
+    return f"{phrase}, got {got!r}"
+
+
+def _click_phrase(text: str, param) -> str:
+    ranged = _range_phrase(text, param)
+    if ranged is not None:
+        return ranged
+    for pattern, phrase in _CLICK_TYPES:
+        match = pattern.match(text)
+        if match is not None:
+            return f"{phrase}, got {match['got']}"
+    return text
+
+
 def _param_name(param) -> str:
     opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("--")] or getattr(param, "opts", None)
     if getattr(param, "param_type_name", "") == "argument" or not opts:
@@ -60,7 +102,7 @@ def usage_message(exc) -> str:
         extra = f": {exc.message}" if exc.message else ""
         return f"missing {param.param_type_name} {_param_name(param)}{extra}"
     if isinstance(exc, E.BadParameter) and param is not None:
-        text = one_line(exc.message)
+        text = _click_phrase(one_line(exc.message), param)
         for pattern, phrase in _PHRASES:
             text = pattern.sub(phrase, text)
         cause = exc.__cause__
