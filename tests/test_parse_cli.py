@@ -328,14 +328,12 @@ def test_json_output_still_prints_one_error_line_per_failed_input(runner, tmp_pa
         [f"error: {tmp_path / 'nope.dat'}: no such file"]
 
 
-def test_an_unwritable_output_folder_is_named_and_the_input_not_blamed(runner, logfile, tmp_path, monkeypatch):
-    import errno
-    import tempfile
+@pytest.mark.parametrize("route", ["unnamed", "named"])
+def test_an_unwritable_output_folder_is_named_and_the_input_not_blamed(runner, logfile, tmp_path, monkeypatch,
+                                                                       route):
+    from tests.test_parse_job import refuse_new_files
 
-    def refuse(*args, **kwargs):
-        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "out" / ".cap.npz.x1y2z3.tmp"))
-
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    refuse_new_files(monkeypatch, tmp_path / "out", route)
     result = runner.invoke(app, ["parse", str(logfile), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if line.strip()]

@@ -20,6 +20,27 @@ from rfbench.io.parse_files import ParseOptions, find_inputs, parse_many
 from rfbench.io.writer import LogBuilder, encode_log, synthetic_log
 
 
+def refuse_new_files(monkeypatch, folder: Path, route: str) -> None:
+    """A folder that refuses new files, as a read-only one answers root-less processes (EACCES): through
+    O_TMPFILE (``route="unnamed"``) or, on a file system without it, through mkstemp (``"named"``)."""
+    if route == "named" or not parse_files._O_TMPFILE:
+        _named_only(monkeypatch)
+
+        def refuse(*args, **kwargs):
+            raise PermissionError(errno.EACCES, "Permission denied", str(folder / ".cap.npz.abcd.tmp"))
+
+        monkeypatch.setattr(parse_files.tempfile, "mkstemp", refuse)
+        return
+    real_open = os.open
+
+    def refuse_tmpfile(path, flags, *args, **kwargs):
+        if flags & parse_files._O_TMPFILE == parse_files._O_TMPFILE:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(parse_files.os, "open", refuse_tmpfile)
+
+
 def _logs(folder: Path, sizes, **kwargs) -> list:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -94,36 +115,170 @@ def test_archives_do_not_depend_on_the_number_of_workers(tmp_path):
     assert got[1] == got[2] == got[4]
 
 
-def test_data_reach_the_disk_before_the_rename_and_folders_are_synced_once_per_batch(tmp_path, monkeypatch):
-    """The durability rule: each file's fdatasync precedes its rename, each folder's fsync follows the renames
-    of its batch, and a batch shares one folder fsync (per-file durable writes would sync the folder per file)."""
+def _named_only(monkeypatch):
+    """The job as it runs on a file system without O_TMPFILE: every archive a hidden temporary file."""
+    real_open = os.open
+
+    def no_tmpfile(path, flags, *args, **kwargs):
+        if parse_files._O_TMPFILE and flags & parse_files._O_TMPFILE == parse_files._O_TMPFILE:
+            raise OSError(errno.EOPNOTSUPP, "Operation not supported", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(parse_files.os, "open", no_tmpfile)
+
+
+def _record_durability(monkeypatch) -> list:
+    """Events of the commit, each naming the file (the inode) by what /proc says its descriptor is."""
+    if not os.path.exists("/proc/self/fd"):
+        pytest.skip("needs /proc to name the file a descriptor refers to")
     events = []
-    real_replace = os.replace
+    real_replace, real_link = os.replace, parse_files._link
     monkeypatch.setattr(parse_files, "_datasync",
                         lambda fd: events.append(("datasync", os.readlink(f"/proc/self/fd/{fd}"))))
     monkeypatch.setattr(parse_files, "_fsync_dir", lambda d: events.append(("fsync_dir", str(d))))
+
+    def link(fd_dir, fd, path):
+        events.append(("link", os.readlink(f"/proc/self/fd/{fd}"), str(path)))
+        real_link(fd_dir, fd, path)
 
     def replace(src, dst):
         events.append(("rename", str(src), str(dst)))
         real_replace(src, dst)
 
+    monkeypatch.setattr(parse_files, "_link", link)
     monkeypatch.setattr(parse_files.os, "replace", replace)
-    monkeypatch.setattr(parse_files, "BATCH_SECONDS", 30.0)  # every file of this job in one batch
-    if not os.path.exists("/proc/self/fd"):
-        pytest.skip("needs /proc to name the file a descriptor refers to")
+    monkeypatch.setattr(parse_files, "BATCH_SECONDS", 30.0)  # every file of a job in one batch
+    return events
+
+
+def _assert_one_folder_sync_per_batch(events, out, tmp_path, named):
+    dir_syncs = [e for e in events if e[0] == "fsync_dir"]
+    assert ("fsync_dir", str(out)) in dir_syncs
+    assert events.index(("fsync_dir", str(out))) > max(events.index(e) for e in named)
+    return dir_syncs
+
+
+@pytest.mark.skipif(not parse_files._O_TMPFILE, reason="O_TMPFILE is Linux's")
+def test_new_outputs_are_on_disk_before_they_get_a_name_and_folders_are_synced_once_per_batch(tmp_path,
+                                                                                             monkeypatch):
+    """The durability rule: each file's fdatasync precedes the link that names it, each folder's fsync follows
+    the names of its batch, and a batch shares one folder fsync (per-file durable writes would sync the folder
+    per file). A new output never had another name: it is linked at its own, and nothing is renamed."""
+    events = _record_durability(monkeypatch)
     paths = _logs(tmp_path / "in", [5] * 12)
     out = tmp_path / "out"
     job = parse_many([(p, None) for p in paths], ParseOptions(out_dir=out, workers=2))
     assert job.count("written") == 12
+    links = [e for e in events if e[0] == "link"]
+    assert sorted(Path(dst).name for _, _, dst in links) == sorted(p.stem + ".npz" for p in paths)
+    assert not [e for e in events if e[0] == "rename"]
+    for _, file, dst in links:
+        assert file.endswith("(deleted)")  # /proc's name for a file with no name yet
+        assert events.index(("datasync", file)) < events.index(("link", file, dst))
+    dir_syncs = _assert_one_folder_sync_per_batch(events, out, tmp_path, links)
+    assert ("fsync_dir", str(tmp_path)) in dir_syncs and len(dir_syncs) == 2  # out was created
+
+
+@pytest.mark.parametrize("route", ["unnamed", "named"])
+def test_a_replaced_output_is_renamed_over_once_its_replacement_is_on_disk(tmp_path, monkeypatch, route):
+    """``existing="replace"``: the new archive gets a hidden temporary name only once it is on disk (or has one
+    from the start without O_TMPFILE), and that name is renamed over the output, which stays whole until then."""
+    if route == "named":
+        _named_only(monkeypatch)
+    elif not parse_files._O_TMPFILE:
+        pytest.skip("O_TMPFILE is Linux's")
+    paths = _logs(tmp_path / "in", [5] * 6)
+    out = tmp_path / "out"
+    parse_many([(p, None) for p in paths], ParseOptions(out_dir=out))
+    for p in paths:
+        p.write_bytes(synthetic_log(7, seed=50))
+    events = _record_durability(monkeypatch)
+    job = parse_many([(p, None) for p in paths], ParseOptions(out_dir=out, existing="replace", workers=2))
+    assert job.count("written") == 6
     renames = [e for e in events if e[0] == "rename"]
-    assert len(renames) == 12
+    assert sorted(Path(dst).name for _, _, dst in renames) == sorted(p.stem + ".npz" for p in paths)
     for _, tmp, dst in renames:
         assert Path(tmp).name.startswith("." + Path(dst).name + ".") and tmp.endswith(".tmp")
-        assert events.index(("datasync", tmp)) < events.index(("rename", tmp, dst))
-    dir_syncs = [e for e in events if e[0] == "fsync_dir"]
-    assert ("fsync_dir", str(out)) in dir_syncs and ("fsync_dir", str(tmp_path)) in dir_syncs  # out was created
-    assert len(dir_syncs) == 2
-    assert events.index(("fsync_dir", str(out))) > max(events.index(r) for r in renames)
+        assert events.index(("datasync", tmp) if route == "named" else
+                            next(e for e in events if e[0] == "link" and e[2] == tmp)) < \
+            events.index(("rename", tmp, dst))
+    _assert_one_folder_sync_per_batch(events, out, tmp_path, renames)
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.stem + ".npz" for p in paths)  # no .tmp left
+    for p in paths:
+        _assert_archive_is_the_log(out / (p.stem + ".npz"), p)
+
+
+@pytest.mark.parametrize("route", ["unnamed", "named"])
+def test_outputs_get_the_permissions_numpy_save_would_give(tmp_path, monkeypatch, route):
+    if route == "named":
+        _named_only(monkeypatch)
+    paths = _logs(tmp_path / "in", [5, 5])
+    old = os.umask(0o027)
+    try:
+        job = parse_many([(p, None) for p in paths], ParseOptions(out_dir=tmp_path / "out"))
+        np.save(tmp_path / "numpy.npy", np.zeros(3))
+    finally:
+        os.umask(old)
+    assert job.count("written") == 2
+    modes = {oct(os.stat(f["output"]).st_mode & 0o777) for f in job.files}
+    assert modes == {oct(os.stat(tmp_path / "numpy.npy").st_mode & 0o777)} == {"0o640"}
+
+
+@pytest.mark.parametrize("route", ["unnamed", "named"])
+def test_an_output_that_appears_while_the_job_runs_is_not_replaced(tmp_path, monkeypatch, route):
+    """Without ``replace``, a file another process puts at an output's name before the commit stays as it is,
+    and that input fails; naming a new archive with a link never replaces a file."""
+    if route == "named":
+        _named_only(monkeypatch)
+    paths = _logs(tmp_path / "in", [5, 5])
+    out = tmp_path / "out"
+    real = parse_files._datasync
+
+    def intruder(fd):
+        (out / "log001.npz").write_bytes(b"someone else's")
+        real(fd)
+
+    monkeypatch.setattr(parse_files, "_datasync", intruder)
+    job = parse_many([(p, None) for p in paths], ParseOptions(out_dir=out, workers=1))
+    assert [f["status"] for f in job.files] == ["written", "failed"]
+    assert job.files[1]["error"] == f"output {out / 'log001.npz'} appeared while this job ran; pass `force` to " \
+                                    "overwrite it"
+    assert (out / "log001.npz").read_bytes() == b"someone else's"
+    assert sorted(p.name for p in out.iterdir()) == ["log000.npz", "log001.npz"]
+
+
+@pytest.mark.skipif(not parse_files._O_TMPFILE, reason="O_TMPFILE is Linux's")
+def test_a_killed_job_leaves_no_temporary_file(tmp_path):
+    """SIGKILL allows no clean-up: archives written but not yet committed must leave nothing behind (they have
+    no name until they are committed)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    paths = _logs(tmp_path / "in", [20] * 8)
+    out, flag = tmp_path / "out", tmp_path / "committing"
+    child = (
+        "import sys, time, pathlib\n"
+        "from rfbench.io import parse_files\n"
+        "def stuck(self, batch):\n"
+        f"    pathlib.Path({str(flag)!r}).write_text(str(len(batch)))\n"
+        "    time.sleep(120)\n"
+        "parse_files._Job._commit = stuck\n"
+        f"parse_files.parse_many([(pathlib.Path(p), None) for p in {[str(p) for p in paths]!r}],\n"
+        f"                       parse_files.ParseOptions(out_dir=pathlib.Path({str(out)!r}), workers=2))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child])
+    try:
+        deadline = time.monotonic() + 120
+        while not flag.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert flag.exists(), "the job never reached its first commit"
+        time.sleep(0.2)  # the workers write the rest meanwhile
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert out.is_dir() and list(out.iterdir()) == []
 
 
 def test_cancel_stops_the_job_and_leaves_no_temporary_file(tmp_path, monkeypatch):
@@ -173,11 +328,9 @@ def test_a_failed_write_names_the_output_and_cleans_up(tmp_path, monkeypatch):
                                                            if f["status"] == "written")
 
 
-def test_an_unwritable_folder_names_the_output_not_a_temporary_file(tmp_path, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "out" / ".cap.npz.abcd.tmp"))
-
-    monkeypatch.setattr(parse_files.tempfile, "mkstemp", refuse)
+@pytest.mark.parametrize("route", ["unnamed", "named"])
+def test_an_unwritable_folder_names_the_output_not_a_temporary_file(tmp_path, monkeypatch, route):
+    refuse_new_files(monkeypatch, tmp_path / "out", route)
     (tmp_path / "cap.dat").write_bytes(synthetic_log(4))
     job = parse_many([(tmp_path / "cap.dat", None)], ParseOptions(out_dir=tmp_path / "out"))
     error = job.files[0]["error"]

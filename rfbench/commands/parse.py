@@ -62,9 +62,10 @@ def parse(
     reason, never fatal. Inputs are independent: one that cannot be read or holds no valid record is listed
     and the exit code is 2.
 
-    Outputs appear only complete: each is written to a hidden temporary file and renamed once on disk, in
-    batches. Interrupted (Ctrl-C, SIGTERM, SIGHUP), rfbench deletes its temporary files, says which inputs
-    finished, and exits 128 + the signal number; --skip-existing then finishes the rest.
+    Outputs appear only complete: each is written to a file with no name yet (or a hidden temporary file)
+    and named once on disk, in batches. Interrupted (Ctrl-C, SIGTERM, SIGHUP), rfbench deletes its
+    temporary files, says which inputs finished, and exits 128 + the signal number; --skip-existing then
+    finishes the rest.
     """
     with guard():
         if force and skip_existing:
