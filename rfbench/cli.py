@@ -70,24 +70,29 @@ def _tolerant_streams() -> None:
                 pass
 
 
-app = typer.Typer(
-    name="rfbench",
-    cls=_Group,
-    help=(
-        "Trustworthy WiFi-sensing results: exact Intel 5300 CSI parsing, leakage-audited splits, "
-        "pose and gesture metrics under a declared spec, and evidence-tagged reports you can re-verify.\n\n"
-        "Exit codes: 0 success, 1 a check failed (leak, proof FAIL, verify mismatch), "
-        "2 bad input or usage, 3 proof SKIP."
-    ),
-    context_settings=CONTEXT,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="markdown",
-)
+def _new_app() -> typer.Typer:
+    """The root command with no sub-command yet: :func:`_register` adds them."""
+    root = typer.Typer(
+        name="rfbench",
+        cls=_Group,
+        help=(
+            "Trustworthy WiFi-sensing results: exact Intel 5300 CSI parsing, leakage-audited splits, "
+            "pose and gesture metrics under a declared spec, and evidence-tagged reports you can re-verify.\n\n"
+            "Exit codes: 0 success, 1 a check failed (leak, proof FAIL, verify mismatch), "
+            "2 bad input or usage, 3 proof SKIP."
+        ),
+        context_settings=CONTEXT,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="markdown",
+    )
+    root.callback()(_root)
+    return root
 
-# (module, attribute, kind): "command" registers a function, "group" a Typer sub-application.
-# Each module imports only typer and the standard library at import time.
+
+# (module, name, kind): "command" registers the module's function of that name, "group" its Typer
+# sub-application of that name. Each module imports only typer and the standard library at import time.
 _COMMANDS: list[tuple[str, str, str]] = [
     # in pipeline order, which is the order of `rfbench --help`
     ("rfbench.commands.parse", "parse", "command"),
@@ -105,17 +110,20 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.generate", "generate", "group"),
     ("rfbench.commands.demo", "demo", "command"),
 ]
+_NAMES = frozenset(name for _, name, _ in _COMMANDS)
 
 
-def _register() -> None:
-    for module_name, attr, kind in _COMMANDS:
-        module = importlib.import_module(module_name)
-        target = getattr(module, attr)
-        name = getattr(module, "COMMAND_NAME", attr)
+def _register(root: typer.Typer, only: str | None = None) -> typer.Typer:
+    """Add every command to ``root`` (or only the one named ``only``); returns ``root``."""
+    for module_name, name, kind in _COMMANDS:
+        if only is not None and name != only:
+            continue
+        target = getattr(importlib.import_module(module_name), name)
         if kind == "group":
-            app.add_typer(target, name=name)
+            root.add_typer(target, name=name)
         else:
-            app.command(name=name, context_settings=CONTEXT)(target)
+            root.command(name=name, context_settings=CONTEXT)(target)
+    return root
 
 
 def _version_callback(value: bool) -> None:
@@ -124,7 +132,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[
         Optional[bool],
@@ -134,9 +141,24 @@ def _root(
     """Trustworthy WiFi-sensing results."""
 
 
-_register()
+def __getattr__(name: str) -> Any:
+    """``rfbench.cli.app``: the whole command line, every command registered, built on first use."""
+    if name == "app":
+        whole = _register(_new_app())
+        globals()["app"] = whole
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def app_for(argv: list[str]) -> typer.Typer:
+    """The command line that runs ``argv``: when its first word names a command, a root holding that command
+    alone, so only that command's module is imported and only its options are built — the start-up of every
+    command; otherwise (the root's help, ``--version``, a name to correct) the whole ``app``."""
+    if argv and argv[0] in _NAMES:
+        return _register(_new_app(), only=argv[0])
+    return __getattr__("app") if "app" not in globals() else globals()["app"]
 
 
 def main() -> None:
     """Console-script entry point (also ``python -m rfbench``, which names itself ``rfbench`` in usage and hints)."""
-    app(prog_name="rfbench")
+    app_for(sys.argv[1:])(prog_name="rfbench")

@@ -66,3 +66,29 @@ def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch, capsys):
         bar.step("second")
         bar.advance(1)
         assert bar._bar.tasks[0].completed == 2
+
+
+def test_a_command_starts_with_its_own_module_only():
+    """`rfbench parse ...` imports the parse command's module alone (its start-up; the whole command line is built
+    for the root's help and for names to correct)."""
+    code = ("import sys\nsys.argv = ['rfbench', 'parse', '--help']\nfrom rfbench.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('rfbench.commands.') and m.count('.') == 2 "
+            "and not m.split('.')[-1].startswith('_')), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "['rfbench.commands.parse']"
+    assert "Usage: rfbench parse [OPTIONS]" in proc.stdout
+
+
+def test_the_one_command_line_answers_as_the_whole_one(runner):
+    """Help, usage errors and the hint name the same things whichever way a command is reached."""
+    from rfbench.cli import _COMMANDS, app_for
+
+    assert app_for(["no-such-command"]) is app and app_for(["--version"]) is app and app_for([]) is app
+    for _, name, _ in _COMMANDS:
+        for argv in ([name, "--help"], [name, "--no-such-option"]):
+            one = runner.invoke(app_for(argv), argv)
+            whole = runner.invoke(app, argv)
+            assert (one.exit_code, one.stdout, one.stderr) == (whole.exit_code, whole.stdout, whole.stderr), argv
+            assert one.exit_code in (0, 2) and (one.stdout or one.stderr)
