@@ -100,3 +100,42 @@ def test_the_crc_in_use_is_zlibs_crc32():
         data = rng.integers(0, 256, n, dtype=np.uint8)
         assert npz._crc32(data) == zlib.crc32(data)
         assert npz._crc32(data, 0x12345678) == zlib.crc32(data, 0x12345678)
+
+
+def _zipfile_archive(arrays) -> bytes:
+    """The same archive written by the standard library: zipfile's stored members holding numpy.save's bytes,
+    with the fixed date, Unix origin and rw-r--r-- attributes npz_buffers documents."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        for name, array in arrays.items():
+            member = io.BytesIO()
+            np.save(member, array, allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.create_system = 3
+            info.external_attr = 0o100644 << 16
+            zf.writestr(info, member.getvalue())
+    return out.getvalue()
+
+
+def test_archives_are_byte_for_byte_what_zipfile_and_numpy_save_write():
+    """The standard library is the reference for the zip framing, numpy.save for each member; archives of the
+    kind a parse job writes, one after another with the same shapes and new values, as it writes them."""
+    rng = np.random.default_rng(11)
+
+    def parse_like(n):
+        return {"csi": rng.standard_normal((n, 30, 3, 1)).astype(np.complex64),
+                "timestamp_low": rng.integers(0, 2**32, n, dtype=np.uint32),
+                "rssi_a": rng.integers(0, 256, n, dtype=np.uint8),
+                "perm": rng.integers(0, 3, (n, 3), dtype=np.int8),
+                "big_middle": rng.integers(0, 256, (1 << 16) + 1, dtype=np.uint8),
+                "perm_applied": rng.integers(0, 2, n).astype(bool),
+                "skipped_reasons": np.array(["truncated", "bad_len"], dtype="U16"),
+                "source_sha256": np.array(rng.bytes(32).hex()),
+                "source_bytes": np.array(int(rng.integers(1, 10**9)), dtype=np.int64),
+                "strided": rng.standard_normal((n, 6))[:, ::2]}  # not contiguous: written in C order, as numpy does
+
+    for n in (1119, 1119, 3, 1119, 0):
+        arrays = parse_like(n)
+        assert _bytes(arrays) == _zipfile_archive(arrays), n
+    for name in ARRAYS:
+        assert _bytes({name: ARRAYS[name]}) == _zipfile_archive({name: ARRAYS[name]}), name
