@@ -440,3 +440,29 @@ def test_an_exception_in_the_caller_stops_the_workers_and_cleans_up(tmp_path, mo
     assert len(seen) == 1
     left = sorted(p.name for p in out.iterdir())
     assert len(left) < 60 and not [n for n in left if n.endswith(".tmp")]
+
+
+def test_replaced_outputs_are_freed_by_the_release_thread_before_the_job_returns(tmp_path, monkeypatch):
+    """Renamed over, each old output is held open and closed by the job's release thread (freeing a file can
+    wait for the disk, which held up the committer); every one is closed before parse_many returns."""
+    if not os.path.exists("/proc/self/fd"):
+        pytest.skip("needs /proc to name the file a descriptor refers to")
+    paths = _logs(tmp_path / "in", [5] * 6)
+    out = tmp_path / "out"
+    parse_many([(p, None) for p in paths], ParseOptions(out_dir=out))
+    released = []
+    real_close = os.close
+
+    def close(fd):
+        if threading.current_thread().name == "rfbench-release":
+            released.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_close(fd)
+
+    monkeypatch.setattr(parse_files.os, "close", close)
+    open_before = len(os.listdir("/proc/self/fd"))
+    job = parse_many([(p, None) for p in paths], ParseOptions(out_dir=out, existing="replace", workers=2))
+    assert job.count("written") == 6
+    assert sorted(released) == sorted(f"{out / (p.stem + '.npz')} (deleted)" for p in paths)
+    assert len(os.listdir("/proc/self/fd")) == open_before
+    for p in paths:
+        _assert_archive_is_the_log(out / (p.stem + ".npz"), p)
