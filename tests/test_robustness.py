@@ -605,3 +605,36 @@ def test_adapt_refuses_features_whose_squares_overflow(runner, tmp_path):
     assert result.exit_code == 2, result.output
     assert err_lines(result) == ["error: features holds values beyond ±1e+100 (their squares overflow); check the "
                                  "input's scale"]
+
+
+# ------------------------------------------------------------------------------------------------ opening inputs
+
+
+def test_open_regular_refuses_what_is_not_a_regular_file_without_waiting_or_following(tmp_path):
+    """The one opener verify, compare, the windows dataset reader and parse's replacing share."""
+    import errno
+
+    from rfbench.errors import FormatError
+    from rfbench.io.files import NotRegularFile, open_regular, read_regular
+
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"x" * 100)
+    assert read_regular(data, 100, "input rows") == b"x" * 100
+    with pytest.raises(FormatError, match="100 bytes, more than the 99 rfbench reads"):
+        read_regular(data, 99, "input rows")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegularFile):  # would block without O_NONBLOCK: no writer ever comes
+        open_regular(fifo)
+    with pytest.raises(NotRegularFile):
+        open_regular(tmp_path)
+    link = tmp_path / "link"
+    link.symlink_to(data)
+    with pytest.raises(OSError) as caught:
+        open_regular(link)
+    assert caught.value.errno == errno.ELOOP and not isinstance(caught.value, NotRegularFile)
+    fd = open_regular(data)
+    try:
+        assert os.get_inheritable(fd) is False
+    finally:
+        os.close(fd)

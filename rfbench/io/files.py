@@ -30,6 +30,10 @@ from typing import Any, Callable, Mapping
 from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
 
 __all__ = [
+    "READ_FLAGS",
+    "NotRegularFile",
+    "open_regular",
+    "read_regular",
     "atomic_write",
     "write_bytes",
     "write_text",
@@ -218,6 +222,51 @@ def check_regular(info: os.stat_result, where: str, expected: str, error: type =
         raise error(f"{where}: is a directory, expected {expected}")
     if not stat.S_ISREG(info.st_mode):
         raise error(f"{where}: not a regular file, expected {expected}")
+
+
+#: How rfbench opens a file it must not be fooled by: read-only, never through a symbolic link as the last
+#: component (ELOOP), never waiting (a FIFO opened for reading would wait for a writer; it is refused right after
+#: as not a regular file), never inherited by a child process.
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegularFile(OSError):
+    """What :func:`open_regular` raises for a folder, a FIFO, a device or a socket (its descriptor closed)."""
+
+
+def open_regular(path: str | os.PathLike) -> int:
+    """A descriptor of the regular file at ``path``, opened with :data:`READ_FLAGS`; anything else is refused
+    after it was opened, without reading (:class:`NotRegularFile`). Other failures raise their ``OSError``."""
+    fd = os.open(path, READ_FLAGS)
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not regular:
+        os.close(fd)
+        raise NotRegularFile(f"{os.fspath(path)}: not a regular file")
+    return fd
+
+
+def read_regular(path: str | os.PathLike, cap: int, what: str, error: type = FormatError) -> bytes:
+    """The bytes of the regular file at ``path`` (:func:`open_regular`), refused with ``error`` before anything
+    is read when it holds more than ``cap`` bytes. ``OSError`` (and :class:`NotRegularFile`) propagate."""
+    fd = open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size > cap:
+            raise error(f"{what} {os.fspath(path)}: {size} bytes, more than the {cap} rfbench reads for it")
+        chunks, left = [], size
+        while left > 0:
+            block = os.read(fd, left)
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = FormatError) -> bytes:

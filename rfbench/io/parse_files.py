@@ -71,6 +71,7 @@ import numpy as np
 
 from rfbench.errors import OutputExistsError, RfbenchError, ValidationError
 from rfbench.io import intel5300
+from rfbench.io.files import open_regular
 
 __all__ = [
     "DEFAULT_GLOBS",
@@ -446,18 +447,9 @@ def _hold(path: Path) -> int | None:
     from: 0.3–0.4 ms a file), and in the committer that wait held up the next archives: the workers waited for
     room to hand theirs in, and a job of 600 replaced outputs took 5 % longer (docs/parse.md)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        return open_regular(path)
+    except OSError:  # nothing there, a symbolic link, not a regular file: nothing to hold
         return None
-    try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    except OSError:
-        regular = False
-    if not regular:
-        os.close(fd)
-        return None
-    return fd
 
 
 def _fsync_dir(path: Path) -> None:

@@ -27,13 +27,12 @@ import hashlib
 import io
 import math
 import os
-import stat as stat_
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from rfbench.errors import FormatError, RfbenchError
-from rfbench.io.files import read_json
+from rfbench.io.files import NotRegularFile, read_json, read_regular
 from rfbench.report.build import validate_report
 from rfbench.report.claims import UNKNOWN, Claim, ClaimsFile
 
@@ -332,11 +331,16 @@ def _closest(report: Mapping[str, Any], claim: Claim, cs) -> tuple[Mapping[str, 
 
 def _input_files(report: Mapping[str, Any], report_path: str | os.PathLike, roles: Sequence[str],
                  root: str | os.PathLike | None = None) -> dict[str, tuple[Path, bytes]]:
-    """The real path and bytes of each input with one of ``roles``, checked under verify's rules: the recorded
-    path is relative to the report's folder and must resolve under ``root`` (default: that folder), be a regular
-    file of the recorded size and have the recorded sha256. Raises ``_Unavailable`` with the reason."""
+    """The real path and bytes of each input with one of ``roles``, checked under verify's rules (verify's own
+    :func:`~rfbench.report.verify.resolve_input` and regular-file reader): the recorded path is relative to the
+    report's folder and must resolve under ``root`` (default: that folder), be a regular file of the recorded
+    size and have the recorded sha256. Raises ``_Unavailable`` with the reason."""
+    from rfbench.report.verify import resolve_input
+
     folder = Path(os.path.realpath(Path(report_path).parent))
     base = Path(os.path.realpath(root)) if root is not None else folder
+    outside = (f"the root {root}; it is not read" if root is not None else
+               "the report's folder; it is not read (give a root that holds it: --root)")
     out = {}
     for item in report.get("inputs", []):
         item = _mapping(item)
@@ -344,33 +348,21 @@ def _input_files(report: Mapping[str, Any], report_path: str | os.PathLike, role
         if role not in roles:
             continue
         rel = item.get("path")
-        where = "the report's folder" if root is None else f"the root {root}"
         if not isinstance(rel, str) or not rel or os.path.isabs(rel):
             raise _Unavailable(f"input {role} is recorded as {rel!r}, not a path inside the report's folder")
-        real = Path(os.path.realpath(folder / rel))
-        if real != base and base not in real.parents:
-            raise _Unavailable(f"input {role} ({rel}) resolves outside {where}; it is not read"
-                               + ("" if root is not None else " (give a root that holds it: --root)"))
         try:
-            st = os.stat(real)
-        except OSError:
-            raise _Unavailable(f"input {role} ({rel}) is missing beside the report") from None
-        if not stat_.S_ISREG(st.st_mode):
-            raise _Unavailable(f"input {role} ({rel}) is not a regular file")
-        if isinstance(item.get("bytes"), bool) or st.st_size != item.get("bytes"):
-            raise _Unavailable(f"input {role} ({rel}) has {st.st_size} bytes, the report recorded {item.get('bytes')}: "
-                               f"it changed since the report was made")
-        if st.st_size > MAX_INPUT_BYTES:
-            raise _Unavailable(f"input {role} ({rel}) is larger than {MAX_INPUT_BYTES} bytes")
-        try:
-            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as fh:
-                if not stat_.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    raise _Unavailable(f"input {role} ({rel}) is not a regular file")
-                data = fh.read(st.st_size + 1)
+            real = resolve_input(rel, folder, base, f"input {role}", outside=outside)
+            data = read_regular(real, MAX_INPUT_BYTES, f"input {role}")
+        except FormatError as exc:
+            raise _Unavailable(str(exc)) from None
+        except NotRegularFile:
+            raise _Unavailable(f"input {role} ({rel}) is not a regular file") from None
         except OSError as exc:
             raise _Unavailable(f"input {role} ({rel}) cannot be read ({exc.strerror or exc})") from None
-        if len(data) != st.st_size or hashlib.sha256(data).hexdigest() != item.get("sha256"):
+        if isinstance(item.get("bytes"), bool) or len(data) != item.get("bytes"):
+            raise _Unavailable(f"input {role} ({rel}) has {len(data)} bytes, the report recorded {item.get('bytes')}: "
+                               f"it changed since the report was made")
+        if hashlib.sha256(data).hexdigest() != item.get("sha256"):
             raise _Unavailable(f"input {role} ({rel}) no longer has the sha256 the report recorded")
         out[role] = (real, data)
     return out

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from rfbench.errors import FormatError, RfbenchError, VerificationError
-from rfbench.io.files import read_json
+from rfbench.io.files import NotRegularFile, open_regular, read_json, read_regular
 from rfbench.report.build import validate_report
 from rfbench.settings import Settings, setting
 
@@ -125,9 +125,10 @@ class Interrupted(RfbenchError):
 # -- paths under the verify root ------------------------------------------------------------------------
 
 
-def resolve_input(recorded: str, base: Path, root: Path, what: str) -> Path:
+def resolve_input(recorded: str, base: Path, root: Path, what: str, outside: str | None = None) -> Path:
     """The real path of a recorded input: ``base / recorded`` with symlinks resolved, which must lie under
-    ``root`` and be a regular file. Checked with ``stat`` only: nothing is opened.
+    ``root`` and be a regular file. Checked with ``stat`` only: nothing is opened. ``outside`` says what was
+    refused when the path resolves outside the root (default: verify's own words).
 
     Raises
     ------
@@ -146,8 +147,9 @@ def resolve_input(recorded: str, base: Path, root: Path, what: str) -> Path:
     except (RuntimeError, OSError) as exc:  # a symlink loop, a path component that is a file...
         raise FormatError(f"{what} {recorded}: cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
     if not real.is_relative_to(root):
-        raise FormatError(f"{what} {recorded}: resolves outside the verify root {root}; verify reads only files "
-                          f"under its root (pass `root` to widen it)")
+        raise FormatError(f"{what} {recorded}: resolves outside "
+                          + (outside or f"the verify root {root}; verify reads only files under its root (pass "
+                                        "`root` to widen it)"))
     try:
         mode = os.stat(real).st_mode
     except OSError as exc:
@@ -159,12 +161,10 @@ def resolve_input(recorded: str, base: Path, root: Path, what: str) -> Path:
 
 def _open_regular(path: Path) -> int:
     """A read-only descriptor of ``path``, refusing anything that is not a regular file (without blocking)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise FormatError(f"{path}: not a regular file; verify reads regular files only")
-    return fd
+    try:
+        return open_regular(path)
+    except NotRegularFile:
+        raise FormatError(f"{path}: not a regular file; verify reads regular files only") from None
 
 
 def _hash_if_size(path: Path, size: int) -> tuple[str | None, int]:
@@ -190,21 +190,10 @@ def _hash_if_size(path: Path, size: int) -> tuple[str | None, int]:
 
 
 def _read_regular(path: Path, cap: int, what: str) -> bytes:
-    fd = _open_regular(path)
     try:
-        size = os.fstat(fd).st_size
-        if size > cap:
-            raise FormatError(f"{what} {path}: {size} bytes, more than verify reads ({cap})")
-        chunks, left = [], size
-        while left > 0:
-            block = os.read(fd, left)
-            if not block:
-                break
-            chunks.append(block)
-            left -= len(block)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        return read_regular(path, cap, what)
+    except NotRegularFile:
+        raise FormatError(f"{path}: not a regular file; verify reads regular files only") from None
 
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")

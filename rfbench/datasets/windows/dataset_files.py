@@ -25,12 +25,11 @@ from typing import Mapping
 import numpy as np
 
 from rfbench.errors import FormatError, ValidationError
+from rfbench.io.files import READ_FLAGS
 
 __all__ = ["DatasetFiles", "parse_npy", "NPY_MAX_HEADER_BYTES"]
 
-# O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it is refused as not a regular file
-# right after (the flag changes nothing for regular files).
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_O_FLAGS = READ_FLAGS  # a FIFO is refused as not a regular file right after opening, without waiting
 _REREAD = "re-run rfbench ingest (and rfbench split) if the dataset was meant to change"
 
 
