@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import tempfile
 import threading
 import zipfile
 from pathlib import Path
@@ -29,7 +30,7 @@ def refuse_new_files(monkeypatch, folder: Path, route: str) -> None:
         def refuse(*args, **kwargs):
             raise PermissionError(errno.EACCES, "Permission denied", str(folder / ".cap.npz.abcd.tmp"))
 
-        monkeypatch.setattr(parse_files.tempfile, "mkstemp", refuse)
+        monkeypatch.setattr(tempfile, "mkstemp", refuse)
         return
     real_open = os.open
 

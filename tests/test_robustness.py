@@ -638,3 +638,22 @@ def test_open_regular_refuses_what_is_not_a_regular_file_without_waiting_or_foll
         assert os.get_inheritable(fd) is False
     finally:
         os.close(fd)
+
+
+def test_every_output_gets_the_permissions_numpy_save_would_give(tmp_path):
+    """Temporary files are created 0600 and renamed into place: each output is set to 0666 less the umask
+    first, like a file numpy.save or open() makes, not left readable by its owner alone."""
+    from rfbench.datasets.windows.npy import NpyWriter
+    from rfbench.io.files import file_mode, write_json
+
+    old = os.umask(0o027)
+    try:
+        assert file_mode() == 0o640
+        write_json(tmp_path / "report.json", {"a": 1})
+        with NpyWriter(tmp_path / "X.npy", np.dtype(np.float32), (3,)) as w:
+            w.write(np.zeros((2, 3), dtype=np.float32))
+        np.save(tmp_path / "numpy.npy", np.zeros(3))
+    finally:
+        os.umask(old)
+    modes = {name: oct(os.stat(tmp_path / name).st_mode & 0o777) for name in ("report.json", "X.npy", "numpy.npy")}
+    assert modes == {"report.json": "0o640", "X.npy": "0o640", "numpy.npy": "0o640"}

@@ -31,6 +31,8 @@ from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchE
 
 __all__ = [
     "READ_FLAGS",
+    "file_mode",
+    "new_temporary",
     "NotRegularFile",
     "open_regular",
     "read_regular",
@@ -84,6 +86,34 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     return path
 
 
+def file_mode() -> int:
+    """``0o666`` less the process's umask: the permissions :func:`open` gives a new file, and so ``numpy.save``;
+    rfbench gives them to every file it writes (a temporary file is created ``0o600``, then set to these)."""
+    try:  # Linux 4.7+: the umask without changing it
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it (and set it back at once)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def new_temporary(folder: str | os.PathLike, name: str, mode: int | None = None) -> tuple[int, str]:
+    """A new hidden temporary file ``.NAME.XXXXXXXX.tmp`` in ``folder`` for the output ``name``, with the
+    permissions of :func:`file_mode` (or ``mode``): ``(descriptor, path)``. Raises the ``OSError``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, file_mode() if mode is None else mode)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    return fd, tmp
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], None], force: bool = False) -> Path:
     """Call ``write(fileobj)`` on a temporary file beside ``path``, then rename it to ``path``.
 
@@ -109,7 +139,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], N
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = new_temporary(path.parent, path.name)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
     try:

@@ -60,7 +60,6 @@ import math
 import os
 import queue
 import stat
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -71,7 +70,7 @@ import numpy as np
 
 from rfbench.errors import OutputExistsError, RfbenchError, ValidationError
 from rfbench.io import intel5300
-from rfbench.io.files import open_regular
+from rfbench.io.files import file_mode, new_temporary, open_regular
 
 __all__ = [
     "DEFAULT_GLOBS",
@@ -409,20 +408,6 @@ def _start_writeback(fd: int) -> None:
             pass
 
 
-def _file_mode() -> int:
-    """``0o666`` less the process's umask: what :func:`open` gives a new file, and so ``numpy.save``."""
-    try:  # Linux 4.7+: the umask without changing it
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)  # elsewhere: read it by setting it (and set it back at once)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def _open_fd_dir() -> int | None:
     """A descriptor of ``/proc/self/fd``, through which :func:`_link` names a file that has none; None without
     ``/proc`` (the job then uses named temporary files)."""
@@ -492,7 +477,7 @@ class _Job:
         self.done_q: queue.Queue = queue.Queue()
         self.release_q: queue.Queue = queue.Queue(maxsize=BATCH_FILES)  # replaced outputs, held open
         self.crash: BaseException | None = None
-        self.mode = _file_mode()
+        self.mode = file_mode()
         self.fd_dir: int | None = None  # /proc/self/fd while the job runs: links an unnamed file by its descriptor
         self.named_only: set = set()  # folders whose file system refused O_TMPFILE
         n = len(files)
@@ -644,14 +629,9 @@ class _Job:
                 if exc.errno not in _NO_TMPFILE:
                     raise
                 self.named_only.add(parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+        fd, tmp = new_temporary(parent, target.name, self.mode)
         with self.lock:
             self.temps.add(tmp)
-        try:
-            os.fchmod(fd, self.mode)
-        except BaseException:
-            self._discard(fd, tmp)
-            raise
         return fd, tmp
 
     def _link_temp(self, p: _Pending) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -25,6 +24,7 @@ from rfbench.datasets.windows.build import (
 from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, iter_index, load_index
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import OutputExistsError, ValidationError
+from rfbench.io.files import new_temporary
 
 __all__ = ["Windows", "SideTargets", "build_windows", "write_windows", "side_targets", "test_truth",
            "train_targets"]
@@ -282,7 +282,7 @@ def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: i
         doc = index_document(plan, produced,
                              {"file": X_FILE, "shape": list(xw.shape), "bytes": xw.bytes, "sha256": xw.sha256},
                              {"file": Y_FILE, "shape": list(yw.shape), "bytes": yw.bytes, "sha256": yw.sha256}, out)
-        fd, index_tmp = tempfile.mkstemp(prefix=f".{INDEX_FILE}.", suffix=".tmp", dir=out)
+        fd, index_tmp = new_temporary(out, INDEX_FILE)
         with os.fdopen(fd, "wb") as fh:
             for piece in iter_index(doc):
                 fh.write(piece.encode("utf-8"))

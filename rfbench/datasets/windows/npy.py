@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
 from rfbench.errors import OutputExistsError, ValidationError
+from rfbench.io.files import new_temporary
 
 __all__ = ["NpyWriter", "npy_header", "read_npy_header"]
 
@@ -183,7 +183,7 @@ class NpyWriter:
 
     def __enter__(self) -> "NpyWriter":
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        fd, self._tmp = new_temporary(self.path.parent, self.path.name)
         self._fh = os.fdopen(fd, "wb")
         if hasattr(os, "fdatasync"):
             self._writeback = _Writeback(fd, self.WRITEBACK_STEP)
