@@ -82,7 +82,7 @@ def _parser(param):
     td = getattr(param, "type_descriptor", None)
     if td is not None:
         return td.parameter_info.parser if td.annotation is float else None
-    return getattr(param.type, "func", None)
+    return getattr(getattr(param, "type", None), "func", None)
 
 
 def _float_parameters():
@@ -95,7 +95,7 @@ def _float_parameters():
         for name, sub in sorted(getattr(command, "commands", {}).items()):
             walk(sub, path + [name])
         for param in command.params:
-            if _parser(param) is not None or getattr(param.type, "name", "") == "float":
+            if _parser(param) is not None or getattr(getattr(param, "type", None), "name", "") == "float":
                 found.append((path, param))
 
     walk(typer.main.get_command(app), [])
