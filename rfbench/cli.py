@@ -141,12 +141,17 @@ def _root(
     """Trustworthy WiFi-sensing results."""
 
 
+def _whole_app() -> typer.Typer:
+    """The whole command line, every command registered: built on first use, then kept as ``app``."""
+    if "app" not in globals():
+        globals()["app"] = _register(_new_app())
+    return globals()["app"]
+
+
 def __getattr__(name: str) -> Any:
-    """``rfbench.cli.app``: the whole command line, every command registered, built on first use."""
+    """``rfbench.cli.app``: :func:`_whole_app`."""
     if name == "app":
-        whole = _register(_new_app())
-        globals()["app"] = whole
-        return whole
+        return _whole_app()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -156,7 +161,7 @@ def app_for(argv: list[str]) -> typer.Typer:
     command; otherwise (the root's help, ``--version``, a name to correct) the whole ``app``."""
     if argv and argv[0] in _NAMES:
         return _register(_new_app(), only=argv[0])
-    return __getattr__("app") if "app" not in globals() else globals()["app"]
+    return _whole_app()
 
 
 def main() -> None:

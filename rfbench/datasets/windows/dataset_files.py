@@ -29,7 +29,6 @@ from rfbench.io.files import READ_FLAGS
 
 __all__ = ["DatasetFiles", "parse_npy", "NPY_MAX_HEADER_BYTES"]
 
-_O_FLAGS = READ_FLAGS  # a FIFO is refused as not a regular file right after opening, without waiting
 _REREAD = "re-run rfbench ingest (and rfbench split) if the dataset was meant to change"
 
 
@@ -157,7 +156,7 @@ class DatasetFiles:
             folder = self._folder(parent, rel)
         path = os.path.join(folder, name)
         try:
-            return os.open(path, _O_FLAGS)
+            return os.open(path, READ_FLAGS)
         except OSError as exc:
             if exc.errno == errno.ELOOP:  # the file itself is a symlink: follow it, then check where it lands
                 return self._open_resolved(Path(path), rel)
@@ -186,7 +185,7 @@ class DatasetFiles:
             raise ValidationError(f"{rel}: a symlink to {target}, outside the dataset root {self.root}; dataset "
                                   "files must be inside the tree the manifest describes")
         try:
-            return os.open(target, _O_FLAGS)
+            return os.open(target, READ_FLAGS)
         except OSError as exc:
             raise _missing(exc, rel) from None
 
