@@ -16,7 +16,7 @@ from the arrays) to a new file in the output's folder that has **no name yet** (
 the file system cannot, a hidden temporary file ``.NAME.npz.XXXXXXXX.tmp``). A committer thread makes the
 outputs durable and gives them their names, in batches. Workers therefore never change a folder: creating
 and renaming files in one folder from several threads serialises them on the folder's lock (two processes
-writing into one folder ran 20 % slower than into two; docs/parse.md).
+writing into one folder ran about 25 % slower than into two; docs/parse.md).
 
 Durability rule
 ---------------
