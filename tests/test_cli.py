@@ -92,3 +92,23 @@ def test_the_one_command_line_answers_as_the_whole_one(runner):
             whole = runner.invoke(app, argv)
             assert (one.exit_code, one.stdout, one.stderr) == (whole.exit_code, whole.stdout, whole.stderr), argv
             assert one.exit_code in (0, 2) and (one.stdout or one.stderr)
+
+
+def test_an_argument_that_takes_several_values_says_so_in_the_usage(runner):
+    """`{inputs}...`, not `{inputs}`: a metavar of our own made the pinned Typer drop the dots."""
+    import typer.main
+
+    found = []
+
+    def walk(command, path):
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk(sub, path + [name])
+        for param in command.params:
+            if getattr(param, "param_type_name", "") == "argument" and param.nargs != 1:
+                found.append((path, param.name, param.required))
+
+    walk(typer.main.get_command(app), [])
+    assert (["parse"], "inputs", True) in found
+    for path, name, required in found:
+        usage = next(line for line in runner.invoke(app, path + ["--help"]).stdout.splitlines() if "Usage:" in line)
+        assert (f"{{{name}}}..." if required else f"[{name}]...") in usage, (path, usage)

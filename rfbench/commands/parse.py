@@ -22,7 +22,7 @@ def parse(
     inputs: Annotated[
         List[Path],
         typer.Argument(help="bfee log files, or folders searched recursively for *.dat files (see --glob).",
-                       show_default=False, metavar="INPUT"),
+                       show_default=False),
     ],
     out: Annotated[
         Optional[Path],
