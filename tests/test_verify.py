@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,7 +66,11 @@ def test_a_fresh_report_matches_and_is_not_touched(runner, work):
     result = verify(runner, report, "--json")
     out = json.loads(result.stdout)
     assert out["status"] == "match" and out["compared"] > 500 and out["differences"] == []
-    assert "--force" not in out["rerun_argv"] and "-o" not in out["rerun_argv"]
+    argv = out["rerun_argv"]
+    assert "--force" not in argv and "--json" not in argv
+    # the re-run writes only into verify's private temporary folder, which is gone afterwards
+    written = Path(argv[argv.index("-o") + 1])
+    assert not written.is_relative_to(work) and not written.parent.exists()
 
 
 def test_a_moved_folder_still_verifies(runner, work, tmp_path):

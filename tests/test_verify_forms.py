@@ -1,5 +1,7 @@
-"""rfbench verify re-runs reproducers written with every option form the command line accepts
-(``--opt value``, ``--opt=value``, ``-o FILE``, ``-oFILE``) and never writes (``--plots``, ``--force`` dropped)."""
+"""The re-run's command is rfbench's, not the report's: score records every option form the command line
+accepts (``--opt=value``, ``-oFILE``) in one canonical form, and verify runs only a reproducer that is exactly
+that form for the settings it records — anything else (another form, an unknown, repeated or output option,
+``--``, ``--help``) is a MISMATCH and is never run."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from posedata import coco_poses
 from rfbench.cli import app
-from rfbench.report.verify import rerun_argv
+from rfbench.errors import VerificationError
+from rfbench.report.verify import rerun_plan
 
 
 def _report(runner, folder: Path, args: list[str]) -> dict:
@@ -39,22 +43,52 @@ def test_equals_forms_are_recorded_canonically(runner, tmp_path):
     assert not any("=" in a for a in argv if a.startswith("--"))
 
 
-def test_rerun_argv_maps_and_drops_every_form(tmp_path):
-    paths = {"pred": tmp_path / "p.npy", "gt": tmp_path / "g.npy"}
-    report = {"reproducer": {"argv": ["rfbench", "score", "--pred=old/p.npy", "--gt", "old/g.npy", "--k=0.2",
-                                      "-oout.json", "--plots", "--force", "--out=x.json", "-o", "y.json", "--json"]},
-              "inputs": [{"role": "pred", "option": "--pred"}, {"role": "gt", "option": "--gt"}]}
-    got = rerun_argv(report, paths)
-    assert got == ["score", "--pred", str(paths["pred"]), "--gt", str(paths["gt"]), "--k=0.2", "--json"]
+CANONICAL = ["rfbench", "score", "--task", "pose", "--pred", "p.npy", "--gt", "g.npy", "--skeleton", "coco17",
+             "--units", "m", "--norm", "bbox", "--k", "0.2", "--comparison", "<=", "--averaging", "micro,macro",
+             "--auc-n", "20", "--auc-max", "1.0", "--oks-area", "bbox", "--cluster-by", "recording", "--bootstrap",
+             "0", "--confidence", "0.95", "--seed", "0", "-o", "report.json"]
 
 
-def test_a_moved_report_written_with_equals_forms_still_verifies(runner, tmp_path):
+def _plan(argv):
+    return rerun_plan({"reproducer": {"argv": argv, "cwd": "."}})
+
+
+def test_the_canonical_reproducer_is_parsed_back_into_its_settings():
+    plan = _plan(CANONICAL)
+    assert plan.task == "pose" and plan.settings.k == (0.2,) and str(plan.inputs.pred) == "p.npy"
+    assert plan.bootstrap.replicates == 0 and plan.out == "report.json" and not plan.plots
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda a: a.__setitem__(slice(4, 6), ["--pred=p.npy"]), "'--pred=p.npy' is not an option"),
+    (lambda a: a.__setitem__(slice(-2, None), ["-oreport.json"]), "'-oreport.json' is not an option"),
+    (lambda a: a.append("--force"), "'--force' is not an option"),
+    (lambda a: a.append("--json"), "'--json' is not an option"),
+    (lambda a: a.append("--help"), "'--help' is not an option"),
+    (lambda a: a.extend(["--", "x"]), "'--' is not an option"),
+    (lambda a: a.extend(["--k", "0.5"]), "it passes --k twice"),
+    (lambda a: a.extend(["-o", "other.json"]), "it passes -o twice"),
+    (lambda a: a.extend(["--shell", "rm"]), "'--shell' is not an option"),
+    (lambda a: a.__setitem__(15, "0.20"), "at word 15 ('0.20', where rfbench writes '0.2')"),
+    (lambda a: a.__delitem__(slice(20, 22)), "at word 20"),  # a default left implicit
+    (lambda a: a.__setitem__(3, "classify"), "does not start with --task pose|gesture"),
+    (lambda a: a.__setitem__(33, "-3"), "seed"),
+])
+def test_a_reproducer_that_is_not_the_canonical_command_is_a_mismatch(edit, why):
+    argv = list(CANONICAL)
+    edit(argv)
+    with pytest.raises(VerificationError) as err:
+        _plan(argv)
+    assert why in str(err.value) and err.value.exit_code == 1
+
+
+def test_a_reproducer_rewritten_in_other_forms_is_refused_and_not_run(runner, tmp_path):
+    """Before, verify accepted any form it could map and re-ran it; now the recorded command must be exactly
+    the one rfbench writes, so a reproducer edited by hand — even into an equivalent form — is a mismatch."""
     first = tmp_path / "first"
     rep = _report(runner, first, ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--skeleton", "coco17",
                                   "--units", "m", "--norm", "bbox", "--k", "0.2", "--bootstrap", "0", "-o",
                                   "report.json"])
-    # Rewrite the reproducer as a person might have typed it, then move the folder: the recorded relative
-    # paths no longer resolve from the recorded cwd, so only the remapped options can find the inputs.
     argv = rep["reproducer"]["argv"]
     typed = ["rfbench", "score"]
     i = 2
@@ -69,16 +103,24 @@ def test_a_moved_report_written_with_equals_forms_still_verifies(runner, tmp_pat
             typed.append(argv[i])
             i += 1
     typed += ["--plots", "--force"]
-    assert "--pred=pred.npy" in typed and "-oreport.json" in typed
     rep["reproducer"]["argv"] = typed
     (first / "report.json").write_text(json.dumps(rep))
     from rfbench.report.render import render_markdown
 
     (first / "report.md").write_text(render_markdown(rep))  # the .md renders the report, reproducer included
+    result = runner.invoke(app, ["verify", str(first / "report.json")])
+    assert result.exit_code == 1, result.output
+    assert "the reproducer is not a command verify runs" in result.output
+    assert sorted(p.name for p in first.iterdir()) == ["gt.npy", "pred.npy", "report.json", "report.md"]
+
+
+def test_a_moved_report_still_verifies(runner, tmp_path):
+    first = tmp_path / "first"
+    _report(runner, first, ["score", "--pred=pred.npy", "--gt=gt.npy", "--skeleton=coco17", "--units=m",
+                            "--norm=bbox", "--k=0.2", "--bootstrap=0", "-oreport.json"])
     moved = tmp_path / "moved"
     shutil.move(first, moved)
     result = runner.invoke(app, ["verify", str(moved / "report.json")])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("MATCH")
-    assert not (moved / "report.md").read_text().count("## Pictures")  # nothing was (re)written
     assert sorted(p.name for p in moved.iterdir()) == ["gt.npy", "pred.npy", "report.json", "report.md"]

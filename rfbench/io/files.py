@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
+from rfbench.io.documents import MAX_JSON_BYTES, MAX_NESTING, check_nesting, parse_json_bytes, parse_json_text
 
 __all__ = [
     "READ_FLAGS",
@@ -36,6 +37,7 @@ __all__ = [
     "NotRegularFile",
     "open_regular",
     "read_regular",
+    "open_input",
     "atomic_write",
     "write_bytes",
     "write_text",
@@ -71,9 +73,6 @@ MAX_ARRAY_BYTES = 4 * 1024**3
 #: Deflate expands data by at most about 1032:1; an ``.npz`` member claiming more is not a deflate stream.
 _MAX_DEFLATE_RATIO = 1032
 
-#: Deepest nesting of arrays and objects (JSON) or arrays and inline tables (TOML) rfbench parses. Its own
-#: files nest less than 10 levels; a deeper file is refused before the parser (which recurses) sees it.
-MAX_NESTING = 64
 
 
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
@@ -264,12 +263,20 @@ class NotRegularFile(OSError):
     """What :func:`open_regular` raises for a folder, a FIFO, a device or a socket (its descriptor closed)."""
 
 
-def open_regular(path: str | os.PathLike) -> int:
+def open_regular(path: str | os.PathLike, follow: bool = False) -> int:
     """A descriptor of the regular file at ``path``, opened with :data:`READ_FLAGS`; anything else is refused
-    after it was opened, without reading (:class:`NotRegularFile`). Other failures raise their ``OSError``."""
-    fd = os.open(path, READ_FLAGS)
+    after it was opened, without reading (:class:`NotRegularFile`). Other failures raise their ``OSError``.
+
+    ``follow`` resolves symbolic links first (an input the user names through a link); without it a final
+    link is refused (ELOOP). In a verify re-run the file must also be one verify checked
+    (:func:`rfbench.io.world.admit`, a :class:`~rfbench.errors.FormatError` otherwise)."""
+    from rfbench.io.world import admit
+
+    fd = os.open(os.path.realpath(path) if follow else path, READ_FLAGS)
     try:
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        if regular:
+            admit(fd, path)
     except BaseException:
         os.close(fd)
         raise
@@ -279,10 +286,29 @@ def open_regular(path: str | os.PathLike) -> int:
     return fd
 
 
-def read_regular(path: str | os.PathLike, cap: int, what: str, error: type = FormatError) -> bytes:
-    """The bytes of the regular file at ``path`` (:func:`open_regular`), refused with ``error`` before anything
-    is read when it holds more than ``cap`` bytes. ``OSError`` (and :class:`NotRegularFile`) propagate."""
-    fd = open_regular(path)
+def open_input(path: str | os.PathLike, where: str, expected: str, error: type = FormatError):
+    """A binary file object of the input ``path`` (links followed), opened with :data:`READ_FLAGS` and checked
+    on the descriptor: anything but a regular file is ``error`` with :func:`check_regular`'s line (a FIFO never
+    blocks the open), and so is a file a verify re-run may not read (:func:`rfbench.io.world.admit`). Other
+    ``OSError`` propagate (wrap the call in :func:`input_errors`)."""
+    from rfbench.io.world import admit
+
+    fd = os.open(os.path.realpath(path), READ_FLAGS)
+    try:
+        check_regular(os.fstat(fd), where, expected, error)
+        admit(fd, path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike, cap: int, what: str, error: type = FormatError,
+                 follow: bool = False) -> bytes:
+    """The bytes of the regular file at ``path`` (:func:`open_regular`, ``follow`` as there), refused with
+    ``error`` before anything is read when it holds more than ``cap`` bytes. ``OSError`` (and
+    :class:`NotRegularFile`) propagate."""
+    fd = open_regular(path, follow)
     try:
         size = os.fstat(fd).st_size
         if size > cap:
@@ -299,10 +325,20 @@ def read_regular(path: str | os.PathLike, cap: int, what: str, error: type = For
         os.close(fd)
 
 
-def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = FormatError) -> bytes:
-    """The bytes of an input file, or ``error`` with one line saying why not (see :func:`input_errors`)."""
-    with input_errors(path, what, error):
-        return Path(path).read_bytes()
+#: Largest file :func:`read_input_bytes` reads whole unless told otherwise.
+MAX_INPUT_BYTES = 1 << 30
+
+
+def read_input_bytes(path: str | os.PathLike, what: str = "", error: type = FormatError, cap: int = MAX_INPUT_BYTES,
+                     expected: str = "a file") -> bytes:
+    """The bytes of an input file, or ``error`` with one line saying why not (see :func:`input_errors`): it must
+    be a regular file (:func:`open_regular`: a FIFO or a device is refused unread) of at most ``cap`` bytes."""
+    where = f"{what} {path}" if what else str(path)
+    with input_errors(path, what, error, expected):
+        try:
+            return read_regular(path, cap, what or "input", error, follow=True)
+        except NotRegularFile:
+            raise error(f"{where}: not a regular file, expected {expected}") from None
 
 
 def max_array_bytes() -> int:
@@ -415,8 +451,7 @@ def load_npy(path: str | os.PathLike, what: str = "", max_rows: int | None = Non
     """
     where = f"{what} {path}" if what else str(path)
     with input_errors(path, what, expected="a .npy file"):
-        check_regular(os.stat(path), where, "a .npy file")
-        with open(path, "rb") as fh:
+        with open_input(path, where, "a .npy file") as fh:
             head = fh.read(6)
             if head[:4] == b"PK\x03\x04":
                 raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
@@ -428,14 +463,37 @@ def _open_npz(path, where: str):
     import zipfile
 
     try:
-        check_regular(os.stat(path), where, "an .npz archive")
-        return zipfile.ZipFile(path)
+        fh = open_input(path, where, "an .npz archive")
+        try:
+            zf = zipfile.ZipFile(fh)
+        except BaseException:
+            fh.close()
+            raise
+        zf._rfbench_file = fh  # a ZipFile never closes a file object it was given: _ClosingZip does
+        return _ClosingZip(zf)
     except FileNotFoundError:
         raise FormatError(f"{where}: no such file") from None
     except PermissionError:
         raise FormatError(f"{where}: permission denied") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
         raise FormatError(f"{where}: not an .npz archive ({_reason(exc)})") from None
+
+
+class _ClosingZip:
+    """An open archive that, used as a context manager, closes its file object with it."""
+
+    def __init__(self, zf):
+        self.zf = zf
+
+    def __enter__(self):
+        return self.zf
+
+    def __exit__(self, *exc):
+        try:
+            self.zf.close()
+        finally:
+            self.zf._rfbench_file.close()
+        return False
 
 
 def npz_members(path: str | os.PathLike, what: str = "") -> list[str]:
@@ -510,71 +568,13 @@ class _Counted:
         return self._pos
 
 
-# What cannot hold a bracket that counts in TOML: strings (basic, literal, multi-line) and comments.
-_TOML_SKIP = re.compile(r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""+|\'\'\'[\s\S]*?\'\'\'+|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
-                        r"|'[^'\n]*'|#[^\n]*")
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-_JSON_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
-
-
-def _json_depth(text: str) -> int:
-    """Deepest nesting of ``[]``/``{}`` outside JSON strings, at C speed (manifests can be large): escaped
-    backslashes, then escaped quotes, are removed (left to right, as JSON reads them), every byte but quotes
-    and brackets is dropped, and the brackets after an even number of quotes are counted."""
-    import numpy as np
-
-    raw = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")
-    marks = np.frombuffer(raw.translate(None, _JSON_NOT_STRUCTURE), np.uint8)
-    is_quote = marks == 0x22
-    kind = marks[~is_quote & (np.cumsum(is_quote) % 2 == 0)]
-    if kind.size == 0:
-        return 0
-    steps = np.where((kind == 0x5B) | (kind == 0x7B), 1, -1).astype(np.int32)
-    return int(np.cumsum(steps, dtype=np.int64).max())
-
-
-def _toml_depth(text: str) -> int:
-    depth = peak = 0
-    for ch in _NOT_BRACKET.sub("", _TOML_SKIP.sub("", text)):
-        depth += 1 if ch in "[{" else -1
-        peak = max(peak, depth)
-    return peak
-
-
-def check_nesting(text: str, where: str, *, toml: bool = False, limit: int = MAX_NESTING,
-                  error: type = FormatError) -> None:
-    """Raise ``error`` when ``text`` nests arrays/objects (JSON) or arrays/inline tables (TOML, ``toml=True``)
-    deeper than ``limit`` levels, counting brackets outside strings (and TOML comments). Call it before a
-    parser that recurses (``json.loads``, ``tomllib.loads``)."""
-    if text.count("[") + text.count("{") <= limit:
-        return
-    depth = _toml_depth(text) if toml else _json_depth(text)
-    if depth > limit:
-        raise error(f"{where}: nested {depth} levels deep; rfbench reads at most {limit} levels of arrays and "
-                    "objects")
-
-
-def parse_json_text(text: str, where: str, error: type = FormatError) -> Any:
-    """``json.loads(text)`` after :func:`check_nesting`; invalid JSON raises ``error`` naming the line."""
-    check_nesting(text, where, error=error)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    except RecursionError:  # a nesting the scan could not see (it cannot happen for valid JSON)
-        raise error(f"{where}: nested too deeply; rfbench reads at most {MAX_NESTING} levels of arrays and "
-                    "objects") from None
-
-
-def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
+def read_json(path: str | os.PathLike, kind: str | None = None, cap: int = MAX_JSON_BYTES) -> dict:
     """Read a stage JSON file and check its schema.
 
     Parameters
     ----------
     path : path-like
-        The file.
+        The file: a regular file (a FIFO, a device or a folder is refused unread) of at most ``cap`` bytes.
     kind : str, optional
         Expected kind (``"manifest"``, ``"split"``, ``"report"``). The file's ``schema`` must be
         ``rfbench.<kind>/<major>`` with the major this version of rfbench reads.
@@ -582,16 +582,13 @@ def read_json(path: str | os.PathLike, kind: str | None = None) -> dict:
     Raises
     ------
     FormatError
-        The file is missing, unreadable, not a JSON object, or nested more than :data:`MAX_NESTING` levels.
+        The file is missing, unreadable, not a regular file, too large, not a JSON object, or outside the
+        bounds of :mod:`rfbench.io.documents` (nesting, values, numbers, repeated keys).
     SchemaError
         Wrong or missing schema, or an unknown major version.
     """
     path = Path(path)
-    try:
-        text = read_input_bytes(path).decode("utf-8")
-    except UnicodeDecodeError:
-        raise FormatError(f"{path}: not UTF-8 text, expected a JSON file") from None
-    obj = parse_json_text(text, str(path))
+    obj = parse_json_bytes(read_input_bytes(path, cap=cap, expected="a JSON file"), str(path))
     if not isinstance(obj, dict):
         raise FormatError(f"{path}: expected a JSON object, found {type(obj).__name__}")
     if kind is not None:
@@ -622,10 +619,12 @@ def save_npz(path, arrays: Mapping[str, Any], force: bool = False, compress: boo
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> tuple[str, int]:
-    """Return ``(sha256 hex digest, size in bytes)`` of a file, reading it in chunks."""
+    """Return ``(sha256 hex digest, size in bytes)`` of a regular file (links followed; a FIFO or a device is
+    refused unread with :class:`NotRegularFile`), reading it in chunks."""
     h = hashlib.sha256()
     size = 0
-    with open(path, "rb") as fh:
+    fd = open_regular(path, follow=True)
+    with os.fdopen(fd, "rb") as fh:
         while True:
             block = fh.read(chunk)
             if not block:

@@ -28,6 +28,14 @@ PLOT_HINT = "matplotlib is not installed; pictures need the plot extra: pip inst
 K_POINTS = 51
 
 
+def plot_engine() -> str:
+    """The library and version that draws the pictures (``matplotlib 3.11.2``): recorded with each picture, since
+    another version may draw other bytes."""
+    import matplotlib
+
+    return f"matplotlib {matplotlib.__version__}"
+
+
 def have_matplotlib() -> bool:
     """Whether the optional extra can be imported (it is imported, with the Agg backend, when it can)."""
     try:

@@ -6,6 +6,8 @@ its interval, the baseline and the difference. Nothing here computes a number.
 
 from __future__ import annotations
 
+import re
+
 import shlex
 from typing import Any, Mapping, Sequence
 
@@ -123,6 +125,10 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     return rows
 
 
+#: A picture report.md may link: a PNG file name beside the report (no folder, no scheme, no ``//``).
+PICTURE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
+
+
 def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str]] | None = None) -> str:
     """The report as Markdown (a file beside the JSON), made from the JSON alone: ``rfbench verify`` renders it
     again and compares the bytes.
@@ -147,8 +153,12 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
         from urllib.parse import quote
 
         for caption, rel in pictures:
-            out += [f"![{_md(caption)}]({quote(str(rel))})", "", f"*{_md(caption)}* ({_code(rel)}; drawn from the "
-                    f"inputs, not part of the JSON report)", ""]
+            if isinstance(rel, str) and PICTURE_NAME.fullmatch(rel):
+                out += [f"![{_md(caption)}]({quote(rel)})", "", f"*{_md(caption)}* ({_code(rel)}; drawn from the "
+                        f"inputs; its sha256 is in the JSON report)", ""]
+            else:  # only a file beside the report is ever linked (no scheme, no //, no absolute path)
+                out += [f"*{_md(caption)}* (not shown: {_code(str(rel))} is not a picture file beside the report)",
+                        ""]
     out += ["", "## Results", ""]
     lvl = _level(report)
     if report.get("task") == "gesture":

@@ -57,14 +57,16 @@ def _shown(path, absolute: bool) -> str:
 
 
 def reproducer_argv(task: str, inputs: ScoreInputs, settings, bootstrap: BootstrapSettings,
-                    options: ReportOptions, out: Path | None = None, plots: bool = False) -> list[str]:
+                    options: ReportOptions, out: Path | None = None, plots: bool = False,
+                    show_path=None) -> list[str]:
     """The canonical ``rfbench score`` command line of a run: every setting explicit (so a re-run does not
     depend on defaults), derived from the settings' fields; paths relative to the current folder unless
-    ``options.absolute_paths``."""
+    ``options.absolute_paths`` (``show_path`` writes each path instead: verify's re-run passes them as they
+    are)."""
     from rfbench.settings import flag_of, options_of
 
     def show(p):
-        return _shown(p, options.absolute_paths)
+        return show_path(p) if show_path is not None else _shown(p, options.absolute_paths)
 
     def inputs_of(group):
         out_ = []
@@ -135,9 +137,14 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
         if draw:
             from rfbench.report.plots import write_pictures
 
+            from rfbench.io.files import sha256_file
+            from rfbench.report.plots import plot_engine
+
             pictures = write_pictures(report, captured, out, force=force)
             messages += [f"wrote {p} ({caption})" for caption, p in pictures]
-            report["pictures"] = [{"caption": c, "file": p.name} for c, p in pictures]
+            engine = plot_engine()
+            report["pictures"] = [dict(zip(("sha256", "bytes"), sha256_file(p)), caption=c, file=p.name,
+                                       engine=engine) for c, p in pictures]
         write_json(out, report, force=force)
         # rendered from the document as verify will read it back, so the bytes match a re-rendering
         write_text(md_path, render_markdown(json.loads(dumps_json(report))), force=force)

@@ -1,28 +1,38 @@
-"""``rfbench verify``: re-run a report's reproducer and compare every number exactly (DESIGN.md §7, §7a).
+"""``rfbench verify``: re-run a report's chain in a closed world and compare everything (DESIGN.md §7, §7a).
 
 Steps:
 
-1. Read and check the report (unreadable or malformed → exit 2).
-2. Resolve every input under **one verify root** — the report's folder, or the ``root`` the caller gives —
-   never anywhere else: a recorded path is taken relative to the report's folder, symlinks are resolved and
-   the result must lie under the root, and it must be a regular file (checked with ``stat`` before anything
-   is opened, so a FIFO or a device is never read). Anything else → exit 2, nothing hashed or printed.
-3. Check each input's size against the report before hashing it, then its sha256 (changed → exit 1, nothing
-   re-run).
-4. Re-run the reproducer in a child ``python -I -m rfbench`` — the installed rfbench only: ``-I`` keeps the
-   current folder and ``PYTHON*`` variables off ``sys.path`` — started in an empty temporary folder, in its
-   own process group, under CPU-time and address-space limits (:class:`Limits`), with ``--json`` in place of
-   ``-o``/``--force``/``--plots`` and each input option pointing at the file resolved in step 2. A reproducer
-   that names a file option not recorded as an input is refused. The child is killed on timeout, when verify
-   raises, and (through :func:`interrupt_reruns`) when verify is signalled; the child also asks the kernel to
-   kill it if verify dies. Neither the report's ``reproducer.cwd`` nor any other recorded path is ever used
-   as a working folder or an import location.
-5. Compare the two documents key by key (exit 1 on any difference, listed readably). Not compared: the
-   ``reproducer`` (the re-run's own command differs by construction), the inputs' ``path`` (recorded relative
-   to the report) and ``pictures`` (drawn only with ``--plots``); the inputs' roles, sizes and hashes are
-   compared.
-6. Render ``report.md`` again from the report and compare the bytes with the file beside it (exit 1 when they
-   differ; with a different rfbench version the difference is a note, not a mismatch of numbers).
+1. **Read the report**, bounded: a regular file of at most :data:`MAX_REPORT_BYTES`, parsed within the bounds of
+   :mod:`rfbench.io.documents` (nesting, number of values, number length, no NaN, no repeated key), then its
+   structure checked (unreadable or malformed → exit 2).
+2. **Close the world** (:func:`rfbench.report.closed_world.close_world`): every file the chain will read is
+   resolved by the one resolver under the verify root, relative to the file that names it — the report's
+   inputs, the manifest a split names, the dataset root and files a manifest lists, the split, manifest and
+   label set a windows index names, the model and predictions a prediction record names (which must be the
+   report's own inputs) — each a regular file whose size is checked before it is read; each distinct file is
+   hashed once, within a wall-clock deadline (``timeout`` covers the whole command) and a cap on the bytes
+   hashed (``max_gb``). A changed input → exit 1, nothing re-run.
+3. **Rebuild the command**: the reproducer is parsed against ``rfbench score``'s own option table; an unknown,
+   repeated or non-canonical option, ``--``, ``--help``, ``--json`` or ``--force`` is a MISMATCH (exit 1) and
+   never run. The re-run's argv is rfbench's: built from the parsed settings, each input option pointing at the
+   file verify resolved, the output in the re-run's private folder.
+4. **Replay the chain** (when ``rfbench predict`` made the predictions): ``windows`` rebuilds the test side from
+   the dataset and its index is compared with the recorded one field by field; ``predict`` runs the model again
+   and its predictions are compared with **the file that was scored** (bit for bit; within the recorded
+   tolerance, capped at :data:`MAX_TOLERANCE`, only when the onnxruntime version or CPU differs) and its record
+   with the recorded one field by field.
+5. **Re-score** in a child and compare the whole re-run report with the whole stored one: every field except the
+   short allowlist :data:`ENVIRONMENT` (each entry says why it is not compared, and how it is checked instead).
+   With predictions compared within tolerance, every number must also come out identical when scored from the
+   re-run's own predictions. Pictures are re-drawn and compared by sha256 (and the stored PNGs hashed).
+6. **Render report.md** from the report and compare its bytes with the file beside it: an edited report.md is a
+   MISMATCH whatever version the report names; a report from another rfbench version says so in the verdict.
+
+Every child is ``python -I -m rfbench`` — the installed rfbench only — started in an empty folder of verify's
+private temporary folder, in its own process group, under CPU-time and address-space limits, with the list of
+files it may read (:mod:`rfbench.io.world`): it opens nothing verify did not check. Children are killed on
+timeout, when verify raises, and when verify is signalled (:func:`rerun_guard`); the temporary folder is
+removed on every exit path.
 """
 
 from __future__ import annotations
@@ -33,71 +43,105 @@ import os
 import re
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
+from rfbench._rerun import ENV as LIMITS_ENV
 from rfbench.errors import FormatError, RfbenchError, VerificationError
-from rfbench.io.files import NotRegularFile, open_regular, read_json, read_regular
+from rfbench.io.paths import resolve
 from rfbench.report.build import validate_report
+from rfbench.report.closed_world import Budget, ClosedWorld, close_world
 from rfbench.settings import Settings, setting
 
-__all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "rerun_argv", "resolve_input",
-           "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted"]
+__all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "diff_documents", "rerun_plan", "RerunPlan",
+           "resolve_input", "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted",
+           "ENVIRONMENT", "INDEX_ENVIRONMENT", "RECORD_ENVIRONMENT", "MAX_REPORT_BYTES", "MAX_TOLERANCE"]
 
 #: Commands whose reports can be re-run.
 RERUNNABLE = ("score",)
-#: Flags that write files or change the output's form: the re-run prints one JSON report and writes nothing.
-_DROP_FLAGS = ("--force", "--json", "--plots")
-_DROP_WITH_VALUE = ("-o", "--out")
-def _file_options() -> tuple[str, ...]:
-    """Options of the re-runnable commands whose value is a file (each must be a recorded input): every input
-    field of :class:`~rfbench.report.settings.ScoreInputs`, and ``--skeleton`` when it names a layout file."""
-    from rfbench.report.settings import ScoreInputs
-    from rfbench.settings import flag_of, options_of
+#: Largest report verify reads (the demo's are about 100 kB; 43,658 ground-truth files add about 6 MB).
+MAX_REPORT_BYTES = 64 << 20
+#: Largest relative tolerance verify applies to predictions re-run under another onnxruntime version or CPU,
+#: whatever a prediction record declares.
+MAX_TOLERANCE = 1e-4
 
-    return tuple(flag_of(f) for f, o in options_of(ScoreInputs) if o.kind == "path") + ("--skeleton",)
-#: Environment variable through which verify hands its limits to the child (read by ``python -m rfbench``).
-from rfbench._rerun import ENV as LIMITS_ENV  # noqa: E402  (the child reads it before anything else)
-
-#: Largest report (and report.md) verify reads.
-MAX_REPORT_BYTES = 256 << 20
+#: What verify does not compare between the stored and the re-run report, and why. Everything else is compared.
+ENVIRONMENT = {
+    "reproducer": "the re-run's own command differs by construction; the recorded one is checked to be exactly "
+                  "the command rfbench writes for the recorded settings",
+    "inputs[].path": "where the files were, relative to the report; each input is compared by role, option, size "
+                     "and sha256",
+    "chain[].argv": "the commands as they were typed; checked against the settings the hashed windows index and "
+                    "prediction record give",
+    "rfbench_version": "the version that made the report; another version is named in the verdict",
+}
+#: What verify does not compare between the stored and the re-run windows index.
+INDEX_ENVIRONMENT = {
+    "split.path": "relative to the index's folder; the split is compared by sha256",
+    "manifest.path": "relative to the index's folder; the manifest is compared by sha256",
+    "settings.label_set": "relative to the index's folder; the label set is compared by its names and sha256",
+    "labels.path": "relative to the index's folder; the label set is compared by its names and sha256",
+    "rfbench_version": "the version that made the index",
+}
+#: What verify does not compare between the stored and the re-run prediction record.
+RECORD_ENVIRONMENT = {
+    "argv": "the command as typed; its settings are compared",
+    "model.path": "relative to the record; the model is compared by sha256",
+    "windows.path": "relative to the record; the windows are compared through the index",
+    "windows.index": "the re-run's index sits elsewhere (its paths differ); the index is compared field by field",
+    "windows.split.path": "relative to the record; the split is compared by sha256",
+    "windows.manifest.path": "relative to the record; the manifest is compared by sha256",
+    "runtime": "the onnxruntime that ran the model; another version makes the predictions compared within "
+               "tolerance",
+    "cpu": "the CPU that ran the model; another instruction-set level makes the predictions compared within "
+           "tolerance",
+    "rfbench_version": "the version that made the record",
+}
 
 
 @dataclass(frozen=True)
 class Limits(Settings):
-    """Bounds on one re-run. Defaults fit every report rfbench's own commands make on this kind of machine
-    with room to spare; raise them for very large inputs.
+    """Bounds on one verify. Defaults fit every report rfbench's own commands make on this kind of machine with
+    room to spare; raise them for very large inputs.
 
     Attributes
     ----------
     timeout : float
-        Wall-clock seconds before the re-run is killed.
+        Wall-clock seconds the whole verify may take: hashing, every re-run and the comparison.
     cpu_seconds : int
-        CPU time of the child (``RLIMIT_CPU``).
+        CPU time of each re-run child (``RLIMIT_CPU``).
     memory_mb : int
-        Address space of the child in MiB (``RLIMIT_AS``; Numba and NumPy reserve more than they use).
+        Address space of each re-run child in MiB (``RLIMIT_AS``; Numba and NumPy reserve more than they use).
+    max_gb : float
+        Most data verify hashes itself before re-running (each distinct file counted once), in GiB.
 
     Examples
     --------
     >>> import rfbench
     >>> rfbench.VerifyLimits(timeout=60.0, memory_mb=4096)
-    Limits(timeout=60.0, cpu_seconds=1800, memory_mb=4096)
+    Limits(timeout=60.0, cpu_seconds=1800, memory_mb=4096, max_gb=64.0)
     """
 
-    timeout: float = setting(900.0, "Wall-clock seconds before the re-run is killed.", min=1.0, max=86_400.0)
-    cpu_seconds: int = setting(1800, "CPU-time limit of the re-run, seconds.", min=1, max=172_800)
-    memory_mb: int = setting(16384, "Address-space limit of the re-run, MiB.", min=64, max=1 << 20)
+    timeout: float = setting(900.0, "Wall-clock seconds the whole verify may take (hashing and every re-run).",
+                             min=1.0, max=86_400.0)
+    cpu_seconds: int = setting(1800, "CPU-time limit of each re-run, seconds.", min=1, max=172_800)
+    memory_mb: int = setting(16384, "Address-space limit of each re-run, MiB.", min=64, max=1 << 20)
+    max_gb: float = setting(64.0, "Most GiB verify hashes itself (each distinct file once) before re-running.",
+                            min=0.0, min_open=True, max=1 << 20)
 
 
 @dataclass
 class VerifyResult:
-    """Outcome of :func:`verify_report`: ``status`` is ``match``; mismatches raise VerificationError."""
+    """Outcome of :func:`verify_report`: ``status`` is ``match``; mismatches raise VerificationError.
+
+    ``uncompared`` lists what verify did not compare and why (:data:`ENVIRONMENT`, and whatever this run could
+    not compare: pictures drawn by another plotting version, predictions compared within tolerance);
+    ``made_with`` is the rfbench version the report names when it is not this one."""
 
     report: str
     status: str
@@ -107,11 +151,13 @@ class VerifyResult:
     root: str = ""
     limits: dict = field(default_factory=dict)
     markdown: str = "identical"
+    uncompared: list[dict] = field(default_factory=list)
+    made_with: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"report": self.report, "status": self.status, "compared": self.compared, "notes": self.notes,
                 "differences": [], "rerun_argv": self.argv, "root": self.root, "limits": self.limits,
-                "markdown": self.markdown}
+                "markdown": self.markdown, "uncompared": self.uncompared, "made_with": self.made_with}
 
 
 class Interrupted(RfbenchError):
@@ -122,350 +168,188 @@ class Interrupted(RfbenchError):
         self.exit_code = 128 + signum
 
 
-# -- paths under the verify root ------------------------------------------------------------------------
+def _mismatch(where: Any, message: str, path: str, report: Any, rerun: Any) -> VerificationError:
+    return VerificationError(f"{where}: {message}", differences=[{"path": path, "report": report, "rerun": rerun}])
 
 
 def resolve_input(recorded: str, base: Path, root: Path, what: str, outside: str | None = None) -> Path:
-    """The real path of a recorded input: ``base / recorded`` with symlinks resolved, which must lie under
-    ``root`` and be a regular file. Checked with ``stat`` only: nothing is opened. ``outside`` says what was
-    refused when the path resolves outside the root (default: verify's own words).
+    """The real path of an input recorded relative to ``base`` (a report's folder), under ``root``, a regular
+    file (:func:`rfbench.io.paths.resolve`; nothing is opened)."""
+    return resolve(recorded, base, what=what, root=root, outside=outside).path
+
+
+# -- the report itself ----------------------------------------------------------------------------------------
+
+
+def _report_file(path: Path) -> Path:
+    """The report's real path: it must exist and be a regular file (said before anything about the root)."""
+    return resolve(path.name, path.parent, what="report").path
+
+
+def _read_report(real: Path, shown: Path) -> dict:
+    from rfbench.io.files import read_json
+
+    doc = read_json(real, cap=MAX_REPORT_BYTES)
+    report = validate_report(doc, str(shown))
+    _check_shapes(report, shown)
+    return report
+
+
+def _check_shapes(report: Mapping, where: Path) -> None:
+    """The report's sections verify reads are of the types rfbench writes (a malformed one is one line, exit 2)."""
+    for key in ("provenance", "coverage", "split", "baseline", "bootstrap"):
+        if report.get(key) is not None and not isinstance(report[key], Mapping):
+            raise FormatError(f"{where}: {key} is not an object")
+    if not isinstance(report.get("notes", []), list):
+        raise FormatError(f"{where}: notes is not a list")
+    chain = report.get("chain")
+    if chain is not None and not isinstance(chain, list):
+        raise FormatError(f"{where}: chain is not a list of steps")
+    pictures = report.get("pictures")
+    if pictures is not None:
+        if not isinstance(pictures, list):
+            raise FormatError(f"{where}: pictures is not a list")
+        for n, p in enumerate(pictures):
+            if not isinstance(p, Mapping) or not isinstance(p.get("caption"), str) \
+                    or not isinstance(p.get("file"), str):
+                raise FormatError(f"{where}: pictures[{n}] is not a picture record")
+    rep = report.get("reproducer")
+    if isinstance(rep, Mapping) and not isinstance(rep.get("cwd"), str):
+        raise FormatError(f"{where}: the reproducer records no working folder")
+
+
+# -- the re-run's command -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RerunPlan:
+    """The score command a report's reproducer records, parsed against ``rfbench score``'s own options."""
+
+    task: str
+    inputs: Any  # ScoreInputs, paths as recorded
+    settings: Any  # PoseSettings | GestureSettings
+    bootstrap: Any
+    options: Any
+    out: str | None
+    plots: bool
+
+    def argv(self, world: ClosedWorld, out: Path, plots: bool, pred: Path | None = None) -> list[str]:
+        """The re-run's arguments (after ``python -m rfbench``): every input option pointing at the file verify
+        resolved (``pred`` replaces the predictions), the report written to ``out``."""
+        from rfbench.report.score import reproducer_argv
+        from rfbench.settings import options_of
+
+        paths = {}
+        for f, o in options_of(type(self.inputs)):
+            value = getattr(self.inputs, f.name)
+            if value is not None:
+                if o.role not in world.inputs:
+                    raise FormatError(f"the reproducer passes {o.flag or f.name} {value}, which the report does not "
+                                      "record as an input; verify re-runs only with files it has checked")
+                paths[f.name] = pred if (pred is not None and o.role == "pred") else world.inputs[o.role].path
+        inputs = replace(self.inputs, **paths)
+        settings = self.settings
+        if self.task == "pose" and self._custom_skeleton():
+            settings = replace(settings, skeleton=str(world.inputs["skeleton"].path))
+        args = reproducer_argv(self.task, inputs, settings, self.bootstrap, self.options, out, plots,
+                               show_path=str)
+        return args[1:]
+
+    def _custom_skeleton(self) -> bool:
+        from rfbench.metrics.skeletons import BUILTIN
+
+        return str(self.settings.skeleton) not in BUILTIN
+
+
+def rerun_plan(report: Mapping, where: Any = "report") -> RerunPlan:
+    """Parse the reproducer against ``rfbench score``'s own option table and check that it is exactly the
+    command rfbench records for those settings.
 
     Raises
     ------
     FormatError
-        Missing, outside the root, or not a regular file (a folder, a FIFO, a device).
-    """
-    if not isinstance(recorded, str) or not recorded or "\x00" in recorded:
-        raise FormatError(f"{what}: the report records no usable path")
-    path = Path(recorded)
-    candidate = path if path.is_absolute() else base / path
-    try:
-        real = candidate.resolve(strict=True)
-    except FileNotFoundError:
-        raise FormatError(f"{what} is missing: {candidate} (recorded as {recorded}); restore it to verify the "
-                          f"report") from None
-    except (RuntimeError, OSError) as exc:  # a symlink loop, a path component that is a file...
-        raise FormatError(f"{what} {recorded}: cannot be resolved ({getattr(exc, 'strerror', None) or exc})") from None
-    if not real.is_relative_to(root):
-        raise FormatError(f"{what} {recorded}: resolves outside "
-                          + (outside or f"the verify root {root}; verify reads only files under its root (pass "
-                                        "`root` to widen it)"))
-    try:
-        mode = os.stat(real).st_mode
-    except OSError as exc:
-        raise FormatError(f"{what} {recorded}: cannot be read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(mode):
-        raise FormatError(f"{what} {recorded}: not a regular file; verify reads regular files only")
-    return real
-
-
-def _open_regular(path: Path) -> int:
-    """A read-only descriptor of ``path``, refusing anything that is not a regular file (without blocking)."""
-    try:
-        return open_regular(path)
-    except NotRegularFile:
-        raise FormatError(f"{path}: not a regular file; verify reads regular files only") from None
-
-
-def _hash_if_size(path: Path, size: int) -> tuple[str | None, int]:
-    """``(sha256, size)`` of a regular file; the hash is ``None`` (nothing read) when its size is not ``size``."""
-    import hashlib
-
-    fd = _open_regular(path)
-    try:
-        actual = os.fstat(fd).st_size
-        if actual != size:
-            return None, actual
-        h = hashlib.sha256()
-        left = size
-        while left > 0:
-            block = os.read(fd, min(1 << 20, left))
-            if not block:
-                break
-            h.update(block)
-            left -= len(block)
-        return h.hexdigest(), size - left
-    finally:
-        os.close(fd)
-
-
-def _read_regular(path: Path, cap: int, what: str) -> bytes:
-    try:
-        return read_regular(path, cap, what)
-    except NotRegularFile:
-        raise FormatError(f"{path}: not a regular file; verify reads regular files only") from None
-
-
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
-def _check_input_records(report: dict, report_path: Path) -> None:
-    """Every input record is ``{role, path, bytes, sha256[, option]}`` with values of the right types and roles
-    distinct, before any of them is used (a report is untrusted: it may hold anything)."""
-    inputs = report.get("inputs")
-    if not isinstance(inputs, list):
-        raise FormatError(f"{report_path}: inputs is not a list of input records")
-    roles = set()
-    for n, item in enumerate(inputs):
-        where = f"{report_path}: inputs[{n}]"
-        if not isinstance(item, dict):
-            raise FormatError(f"{where} is not an input record")
-        role, path, size, digest = item.get("role"), item.get("path"), item.get("bytes"), item.get("sha256")
-        if not isinstance(role, str) or not role:
-            raise FormatError(f"{where} has no role")
-        if role in roles:
-            raise FormatError(f"{where}: the role {role!r} is recorded twice")
-        roles.add(role)
-        if not isinstance(path, str) or not path:
-            raise FormatError(f"{where} ({role}) records no usable path")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise FormatError(f"{where} ({role}) records no size")
-        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
-            raise FormatError(f"{where} ({role}) records no sha256")
-        option = item.get("option")
-        if option is not None and (not isinstance(option, str) or not option.startswith("--")):
-            raise FormatError(f"{where} ({role}) records an option that is not a command-line option")
-
-
-def _resolve_inputs(report: dict, report_path: Path, root: Path) -> dict[str, Path]:
-    """Role → real path of each input (see :func:`resolve_input`); the records are checked first."""
-    _check_input_records(report, report_path)
-    base = report_path.parent
-    return {item["role"]: resolve_input(item["path"], base, root, f"input {item['role']}")
-            for item in report["inputs"]}
-
-
-def _changed_inputs(report: dict, paths: dict[str, Path], shown_from: Path) -> list[dict[str, Any]]:
-    """Inputs whose size or sha256 differ from the report's (``file``: the path as the user sees it, from the
-    report's folder as given)."""
-    diffs = []
-    for item in report["inputs"]:
-        size = item.get("bytes")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise FormatError(f"input {item['role']}: the report records no size")
-        digest, actual = _hash_if_size(paths[item["role"]], size)
-        if digest is None or digest != item.get("sha256"):
-            now = f"{actual} bytes" + (f" sha256 {digest}" if digest is not None else " (not hashed: the size differs)")
-            diffs.append({"path": f"inputs[{item['role']}]", "report": f"{size} bytes sha256 {item.get('sha256')}",
-                          "rerun": now, "file": os.path.normpath(shown_from / item["path"])})
-    return diffs
-
-
-def _with_option(args: list[str], option: str, value: str) -> list[str]:
-    out = list(args)
-    out[out.index(option) + 1] = value
-    return out
-
-
-def _replay_chain(report: dict, paths: dict[str, Path], python: str, limits: Limits, where: Path,
-                  notes: list[str]) -> dict:
-    """Replay the windows and predict steps of a report whose predictions ``rfbench predict`` made: build the
-    test side's windows again from the dataset, run the model again on them, and compare each step's output with
-    the recorded one (the windows index field by field; the predictions bit for bit, or within the recorded
-    tolerance when the onnxruntime version or the CPU's instruction-set level differs). Returns what the
-    score step needs: ``{rule, pred}``.
-
-    Raises
-    ------
+        No reproducer, or not an ``rfbench score`` command (exit 2: there is nothing to re-run).
     VerificationError
-        A step failed or gave other outputs than those recorded.
+        An option score does not have, one given twice, ``--``, ``--help``, a value settings refuse, or any
+        difference from the canonical command (exit 1: never run).
     """
-    import numpy as np
-
-    from rfbench.datasets.windows import WindowSettings
-    from rfbench.nn.predict import compare_predictions, load_prediction_record
-
-    index = read_json(paths["rows"], "windows")
-    record = load_prediction_record(paths["pred-record"])
-    out = Path(tempfile.mkdtemp(prefix="rfbench-verify-chain-"))
-    try:
-        w = out / "windows"
-        settings = WindowSettings.from_dict(index["settings"])
-        steps = [("windows", ["windows", str(paths["split"]), "--side", "test", "-o", str(w), *settings.to_argv(),
-                              "--json"]),
-                 ("predict", ["predict", str(paths["model"]), "--windows", str(w), "-o", str(out / "pred.npy"),
-                              *record.settings.argv(), "--json"])]
-        for step, args in steps:
-            proc = _run_child(args, python, limits, where)
-            if proc.returncode != 0:
-                lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()] or ["no message"]
-                raise VerificationError(f"{where}: the chain's {step} step failed on re-run: {lines[-1].strip()}",
-                                        differences=[{"path": f"chain.{step}", "report": "exit 0",
-                                                      "rerun": f"exit {proc.returncode}"}])
-            if step == "windows":
-                again = read_json(w / "index.json", "windows")
-                diffs = [{"path": f"chain.windows.{key}", "report": _short(index.get(key)),
-                          "rerun": _short(again.get(key))}
-                         for key in ("side", "task", "settings", "labels", "rows", "excluded", "dropped", "files")
-                         if index.get(key) != again.get(key)]
-                diffs += [{"path": f"chain.windows.{k}.sha256", "report": index[k].get("sha256"),
-                           "rerun": again[k].get("sha256")}
-                          for k in ("x", "y") if index[k].get("sha256") != again[k].get("sha256")]
-                if diffs:
-                    raise VerificationError(f"{where}: the windows built again from the dataset differ from those the "
-                                            f"predictions were made over (first: {diffs[0]['path']})",
-                                            differences=diffs)
-        rerun = read_json(out / "pred.json", "prediction")
-        outcome = compare_predictions(record, record.load_pred(), rerun, np.load(out / "pred.npy", allow_pickle=False))
-        if not outcome.equal:
-            raise VerificationError(f"{where}: the model run again gives other predictions: {outcome.detail}",
-                                    differences=[{"path": "chain.predict", "report": "recorded predictions",
-                                                  "rerun": outcome.detail}])
-        notes.append(f"chain replayed: windows rebuilt from the dataset and the model run again ({outcome.detail})")
-        kept = Path(tempfile.mkdtemp(prefix="rfbench-verify-pred-"))
-        shutil.copyfile(out / "pred.npy", kept / "pred.npy")  # without its record: scored as plain predictions
-        return {"rule": outcome.rule, "pred": str(kept / "pred.npy")}
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
-
-
-def _check_chain(report: dict, paths: dict[str, Path], where: Path) -> None:
-    """The report's ``chain`` (the windows, predict and score command lines, shown to readers) must be what the
-    hashed windows index and prediction record give: the same steps, each with the settings those files record,
-    and the report's own reproducer last. Its
-    paths are shown as they were typed and are not compared; what is replayed comes from the hashed files, never
-    from the chain. A report that carries a chain but not the files to replay it is refused."""
-    from rfbench.datasets.windows import WindowSettings
-    from rfbench.nn.predict import load_prediction_record
-
-    chain = report.get("chain")
-    replayable = {"rows", "model", "pred-record"} <= set(paths)
-    if chain is None and not replayable:
-        return
-    if not replayable:
-        raise FormatError(f"{where}: the report carries a chain but not the windows index, model and prediction "
-                          "record to replay it")
-    index = read_json(paths["rows"], "windows")
-    settings = WindowSettings.from_dict(index.get("settings"), f"{paths['rows']}: settings")
-    record = load_prediction_record(paths["pred-record"])
-    # (step, the words the command must hold at fixed places, the settings its tail must be)
-    expected = [("windows", {1: "windows", 3: "--side", 4: "test", 5: "-o"}, settings.to_argv()),
-                ("predict", {1: "predict", 3: "--windows", 5: "-o"}, record.settings.argv())]
-    shown = chain if isinstance(chain, list) else None
-    problem = None
-    score = {"step": "score", "argv": (report.get("reproducer") or {}).get("argv")}
-    if shown is None or len(shown) != len(expected) + 1:
-        problem = "its steps are not windows, predict and score"
-    elif shown[-1] != score:
-        problem = "its score step is not the report's reproducer"
-    else:
-        for item, (step, fixed, tail) in zip(shown, expected):
-            argv = item.get("argv") if isinstance(item, dict) else None
-            if not isinstance(item, dict) or item.get("step") != step or not isinstance(argv, list) \
-                    or not all(isinstance(a, str) for a in argv) or len(argv) < 7 or argv[0] != "rfbench" \
-                    or any(argv[k] != word for k, word in fixed.items()):
-                problem = f"its {step} step is not the command rfbench records"
-                break
-            if argv[7:] != list(tail):
-                problem = f"its {step} step shows settings {argv[7:]} but the recorded files say {list(tail)}"
-                break
-    if problem is not None:
-        raise VerificationError(f"{where}: the report's chain does not match the files it names: {problem}",
-                                differences=[{"path": "chain", "report": _short(chain), "rerun": "as recorded in "
-                                              "the windows index and the prediction record"}])
-
-
-def _short(value: Any) -> Any:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return value if len(text) <= 200 else text[:200] + "…"
-
-
-def _changed_dataset_files(report: dict, paths: dict[str, Path], root: Path) -> list[dict[str, Any]]:
-    """The dataset files a report's ground truth was read from (``provenance.ground_truth_files``, relative to
-    the manifest's dataset root), re-checked like inputs: the root must lie under the verify root, each file
-    must be a regular file there, and its size and sha256 must be the recorded ones."""
-    files = (report.get("provenance") or {}).get("ground_truth_files")
-    if not files:
-        return []
-    if "manifest" not in paths:
-        raise FormatError("the report's ground truth was read from dataset files but it records no manifest")
-    from rfbench.datasets.manifest import read_manifest
-
-    manifest = read_manifest(paths["manifest"])
-    dataset_root = manifest.root_dir(paths["manifest"])
-    try:
-        real_root = dataset_root.resolve(strict=True)
-    except (FileNotFoundError, RuntimeError, OSError):
-        raise FormatError(f"the manifest's dataset root {dataset_root} is missing; restore it to verify the "
-                          f"report") from None
-    if not real_root.is_relative_to(root):
-        raise FormatError(f"the manifest's dataset root {dataset_root} is outside the verify root {root} (pass "
-                          f"`root` to widen it)")
-    diffs = []
-    for n, item in enumerate(files):
-        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
-            raise FormatError(f"provenance.ground_truth_files[{n}] is not a file record")
-        real = resolve_input(item["path"], real_root, root, "dataset file")
-        size = item.get("bytes")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise FormatError(f"dataset file {item['path']}: the report records no size")
-        digest, actual = _hash_if_size(real, size)
-        if digest is None or digest != item.get("sha256"):
-            diffs.append({"path": f"provenance.ground_truth_files[{item['path']}]",
-                          "report": f"{size} bytes sha256 {item.get('sha256')}",
-                          "rerun": f"{actual} bytes" + (f" sha256 {digest}" if digest else " (not hashed)"),
-                          "file": item["path"]})
-    return diffs
-
-
-# -- the re-run command -----------------------------------------------------------------------------------
-
-
-def rerun_argv(report: dict, paths: dict[str, Path]) -> list[str]:
-    """The reproducer's arguments (after ``rfbench``) with outputs dropped, ``--json`` added and every input
-    option pointing at the resolved input file.
-
-    Options are recognised in every form the command line accepts: ``--opt value``, ``--opt=value`` and, for
-    ``-o``, ``-o value`` and ``-oVALUE``. Dropped: ``-o``/``--out`` with its value, ``--force``, ``--json`` and
-    ``--plots`` (the re-run writes nothing and prints one JSON report). A file option (``--pred``, ``--split``,
-    a ``--skeleton`` layout file...) whose value is not a recorded input is refused: the re-run reads no file
-    verify did not check.
-    """
-    from rfbench.metrics.skeletons import BUILTIN
+    from rfbench.report.score import reproducer_argv
+    from rfbench.report.settings import BootstrapSettings, GestureSettings, PoseSettings, ReportOptions, ScoreInputs
+    from rfbench.settings import SettingError, _kind, flag_of, options_of
 
     rep = report.get("reproducer")
     if not rep:
         raise FormatError("the report has no reproducer (evidence CLAIMED): there is nothing to re-run")
-    argv = rep.get("argv") if isinstance(rep, dict) else None
+    argv = rep.get("argv") if isinstance(rep, Mapping) else None
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise FormatError("the report's reproducer argv is not a list of strings")
     if len(argv) < 2 or argv[0] != "rfbench" or argv[1] not in RERUNNABLE:
         raise FormatError(f"the reproducer {argv[:2]} is not an rfbench command verify can re-run "
                           f"({', '.join(RERUNNABLE)})")
-    by_option = {i["option"]: i["role"] for i in report["inputs"] if isinstance(i, dict) and i.get("option")}
-    file_options = _file_options()
-    out = [argv[1]]
-    i = 2
-    while i < len(argv):
-        a = argv[i]
-        if a == "--":
-            raise FormatError("the reproducer passes positional arguments after '--'; verify does not re-run them")
-        name, eq, value = a.partition("=") if a.startswith("--") else (a, "", "")
-        if a.startswith("-o") and len(a) > 2 and not a.startswith("--"):
-            name, eq = "-o", "="  # -oFILE: the short option with its value attached
-        if name in _DROP_FLAGS and not eq:
-            i += 1
-            continue
-        if name in _DROP_WITH_VALUE:
-            i += 1 if eq else 2
-            continue
-        if name in file_options:
-            if not eq:
-                value = argv[i + 1] if i + 1 < len(argv) else ""
-            if name == "--skeleton" and value in BUILTIN:
-                out += [a] if eq else [a, value]
-                i += 1 if eq else 2
-                continue
-            if name not in by_option:
-                raise FormatError(f"the reproducer passes {name} {value!r}, which the report does not record as an "
-                                  f"input; verify re-runs only with files it has checked")
-            out += [name, str(paths[by_option[name]])]
-            i += 1 if eq else 2
-            continue
-        out.append(a)
-        i += 1
-    return out + ["--json"]
 
+    def refuse(why: str) -> VerificationError:
+        return _mismatch(where, f"the reproducer is not a command verify runs: {why}", "reproducer.argv",
+                         " ".join(argv[:40]), "not run")
+
+    tokens = argv[2:]
+    if len(tokens) < 2 or tokens[0] != "--task" or tokens[1] not in ("pose", "gesture"):
+        raise refuse("it does not start with --task pose|gesture, as rfbench records it")
+    task = tokens[1]
+    classes = (ScoreInputs, PoseSettings if task == "pose" else GestureSettings, BootstrapSettings, ReportOptions)
+    table: dict[str, tuple] = {}
+    for cls in classes:
+        for f, o in options_of(cls):
+            if o.tasks is None or task in o.tasks:
+                table.setdefault(flag_of(f), (cls, f.name, _kind(f)))
+    values: dict = {cls: {} for cls in classes}
+    seen, out, plots = set(), None, False
+    i = 2
+    while i < len(tokens):
+        t = tokens[i]
+        if t in seen:
+            raise refuse(f"it passes {t} twice")
+        seen.add(t)
+        if t == "-o":
+            if i + 1 >= len(tokens):
+                raise refuse("-o has no value")
+            out, i = tokens[i + 1], i + 2
+            continue
+        if t == "--plots":
+            plots, i = True, i + 1
+            continue
+        if t not in table:
+            raise refuse(f"{t!r} is not an option rfbench score records")
+        cls, name, kind = table[t]
+        if kind == "bool":
+            values[cls][name], i = True, i + 1
+            continue
+        if i + 1 >= len(tokens):
+            raise refuse(f"{t} has no value")
+        text = tokens[i + 1]
+        try:
+            values[cls][name] = int(text) if kind == "int" else float(text) if kind == "float" else text
+        except ValueError:
+            raise refuse(f"{t} {text!r} is not a {kind}") from None
+        i += 2
+    try:
+        built = [cls(**values[cls]) for cls in classes]
+    except (SettingError, RfbenchError, TypeError, ValueError) as exc:
+        raise refuse(str(exc)) from None
+    inputs, settings, bootstrap, options = built
+    canonical = reproducer_argv(task, inputs, settings, bootstrap, options, Path(out) if out is not None else None,
+                                plots, show_path=lambda p: str(p))
+    if out is not None:  # the output is shown as recorded (it is dropped from the re-run)
+        canonical[canonical.index("-o") + 1] = out
+    if canonical != argv:
+        first = next((k for k, (a, b) in enumerate(zip(argv, canonical)) if a != b), min(len(argv), len(canonical)))
+        shown = argv[first] if first < len(argv) else "<end>"
+        want = canonical[first] if first < len(canonical) else "<end>"
+        raise refuse(f"it differs from the command rfbench records for its own settings at word {first} "
+                     f"({shown!r}, where rfbench writes {want!r})")
+    return RerunPlan(task, inputs, settings, bootstrap, options, out, plots)
+
+
+# -- children ------------------------------------------------------------------------------------------------
 
 _LIVE: set = set()
 _LIVE_LOCK = threading.Lock()
@@ -491,7 +375,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
 @contextlib.contextmanager
 def rerun_guard() -> Iterator[None]:
     """While active (in the main thread), SIGTERM, SIGHUP and SIGINT kill every live re-run and raise
-    :class:`Interrupted` — so a verify (or a demo) that is stopped never leaves a re-run behind."""
+    :class:`Interrupted` — so a verify (or a demo) that is stopped never leaves a re-run behind, and its
+    temporary folder is removed on the way out."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -508,75 +393,122 @@ def rerun_guard() -> Iterator[None]:
             signal.signal(s, h)
 
 
-def _run_child(args: list[str], python: str, limits: Limits, where: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env[LIMITS_ENV] = json.dumps({"cpu_seconds": int(limits.cpu_seconds), "memory_mb": int(limits.memory_mb),
-                                  "parent": os.getpid()})
-    env.pop("PYTHONPATH", None)
-    scratch = tempfile.mkdtemp(prefix="rfbench-verify-")
-    cmd = [python, "-I", "-m", "rfbench", *args]
-    proc = subprocess.Popen(cmd, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    with _LIVE_LOCK:
-        _LIVE.add(proc)
-    try:
-        out, err = proc.communicate(timeout=limits.timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.communicate()
-        raise VerificationError(f"{where}: the re-run did not finish within {limits.timeout:g} s (raise it with "
-                                f"`timeout`)", differences=[{"path": "rerun", "report": "finished",
-                                                             "rerun": f"killed after {limits.timeout:g} s"}]) from None
-    finally:
-        _kill_group(proc)
+class _Children:
+    """Starts the re-run children of one verify: each in an empty folder of the private scratch folder, with
+    the limits and the closed world in its environment, within what is left of the deadline."""
+
+    def __init__(self, python: str, limits: Limits, budget: Budget, scratch: Path, world_file: Path, where: Any):
+        self.python, self.limits, self.budget = python, limits, budget
+        self.scratch, self.world_file, self.where = scratch, world_file, where
+        self.count = 0
+
+    def run(self, args: list[str], step: str) -> subprocess.CompletedProcess:
+        env = dict(os.environ)
+        env[LIMITS_ENV] = json.dumps({"cpu_seconds": int(self.limits.cpu_seconds),
+                                      "memory_mb": int(self.limits.memory_mb), "parent": os.getpid(),
+                                      "world": str(self.world_file)})
+        env.pop("PYTHONPATH", None)
+        self.count += 1
+        cwd = self.scratch / f"cwd-{self.count}"
+        cwd.mkdir()
+        cmd = [self.python, "-I", "-m", "rfbench", *args]
+        left = self.budget.left()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
         with _LIVE_LOCK:
-            _LIVE.discard(proc)
-        shutil.rmtree(scratch, ignore_errors=True)
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+            _LIVE.add(proc)
+        try:
+            out, err = proc.communicate(timeout=left)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.communicate()
+            raise self.budget.expired() from None
+        finally:
+            _kill_group(proc)
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
+        if proc.returncode != 0:
+            lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+            errors = [ln for ln in lines if ln.lstrip().startswith("error:")]
+            last = (errors or lines or ["no message"])[-1].strip()
+            raise _mismatch(self.where, f"the re-run's {step} step failed with exit code {proc.returncode}: {last}",
+                            f"rerun.{step}", "exit 0", f"exit {proc.returncode}")
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-# -- comparing ----------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    """verify's private temporary folder (mode 0700), removed on every exit path."""
+    folder = Path(tempfile.mkdtemp(prefix="rfbench-verify-"))
+    try:
+        yield Path(os.path.realpath(folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-def _walk(a: Any, b: Any, path: str, out: list) -> int:
+# -- comparing -----------------------------------------------------------------------------------------------
+
+
+def _pattern(key: str) -> re.Pattern:
+    """``inputs[].path`` → a regex over the dotted paths :func:`_walk` produces (``[]`` is any index)."""
+    return re.compile("^" + re.escape(key).replace(r"\[\]", r"\[\d+\]") + r"(\.|\[|$)")
+
+
+def _walk(a: Any, b: Any, path: str, out: list, skip) -> int:
     """Append differences between a and b to out; return the number of leaf values compared."""
+    if path and skip(path):
+        return 0
     if isinstance(a, dict) and isinstance(b, dict):
         n = 0
         for k in sorted(set(a) | set(b)):
             sub = f"{path}.{k}" if path else k
-            if k not in a or k not in b:
-                out.append({"path": sub, "report": a.get(k, "<absent>"), "rerun": b.get(k, "<absent>")})
+            if skip(sub):
                 continue
-            n += _walk(a[k], b[k], sub, out)
+            if k not in a or k not in b:
+                out.append({"path": sub, "report": _short(a.get(k, "<absent>")), "rerun": _short(b.get(k, "<absent>"))})
+                continue
+            n += _walk(a[k], b[k], sub, out, skip)
         return n
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             out.append({"path": f"{path} (length)", "report": len(a), "rerun": len(b)})
         n = 0
         for i, (x, y) in enumerate(zip(a, b)):
-            n += _walk(x, y, f"{path}[{i}]", out)
+            n += _walk(x, y, f"{path}[{i}]", out, skip)
         return n
     if type(a) is not type(b) or a != b:
-        out.append({"path": path, "report": a, "rerun": b})
+        out.append({"path": path, "report": _short(a), "rerun": _short(b)})
     return 1
 
 
-def _comparable(report: dict) -> dict:
-    doc = {k: v for k, v in report.items() if k not in ("reproducer", "pictures", "chain")}
-    doc["inputs"] = sorted(({k: v for k, v in i.items() if k != "path"} for i in report.get("inputs", [])),
-                           key=lambda i: str(i.get("role")))
-    return doc
+def diff_documents(a: Mapping, b: Mapping, environment: Mapping[str, str] = ()) -> tuple[list[dict], int]:
+    """Every difference between two documents except the fields ``environment`` names (``key``,
+    ``key.sub``, ``list[].key``), and how many values were compared."""
+    patterns = [_pattern(k) for k in environment]
 
+    def skip(path: str) -> bool:
+        return any(p.match(path) for p in patterns)
 
-def diff_reports(report: dict, rerun: dict) -> tuple[list[dict[str, Any]], int]:
-    """Differences between two reports (excluding the reproducer, pictures and input paths), and how many
-    values were compared. Results are matched by position and their labels compared too."""
     out: list = []
-    n = _walk(_comparable(report), _comparable(rerun), "", out)
+    n = _walk(dict(a), dict(b), "", out, skip)
     return out, n
 
 
-def _label(report: dict, path: str) -> str:
+def _by_role(report: Mapping) -> dict:
+    doc = dict(report)
+    if isinstance(doc.get("inputs"), list):
+        doc["inputs"] = sorted(doc["inputs"], key=lambda i: str(i.get("role")) if isinstance(i, Mapping) else "")
+    return doc
+
+
+def diff_reports(report: Mapping, rerun: Mapping, environment: Mapping[str, str] | None = None) \
+        -> tuple[list[dict[str, Any]], int]:
+    """Differences between a stored and a re-run report: every field but :data:`ENVIRONMENT` (inputs matched by
+    role), and how many values were compared."""
+    return diff_documents(_by_role(report), _by_role(rerun), ENVIRONMENT if environment is None else environment)
+
+
+def _label(report: Mapping, path: str) -> str:
     """Add the result's label to a results[i] path, for a readable diff."""
     if path.startswith("results["):
         try:
@@ -587,14 +519,161 @@ def _label(report: dict, path: str) -> str:
     return path
 
 
-def _markdown_difference(report: dict, md_path: Path, root: Path) -> tuple[str, str | None]:
+def _short(value: Any) -> Any:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return value if len(text) <= 200 else text[:200] + "…"
+
+
+# -- the chain -----------------------------------------------------------------------------------------------
+
+
+_PATH_OPTIONS = ("--label-set",)
+
+
+def _check_chain(report: Mapping, world: ClosedWorld, where: Any):
+    """The report's ``chain`` (the windows, predict and score command lines, shown to readers) must be what the
+    hashed windows index and prediction record give: the same steps, each with the settings those files record
+    (paths, shown as typed, excepted), and the report's own reproducer last. A report that carries a chain but
+    not the files to replay it is refused. Returns ``(index, record)`` when there is a chain to replay."""
+    from rfbench.datasets.windows import WindowSettings, load_index
+    from rfbench.nn.predict import load_prediction_record
+
+    chain = report.get("chain")
+    replayable = {"rows", "model", "pred-record"} <= set(world.inputs)
+    if chain is None and not replayable:
+        return None
+    if not replayable:
+        raise FormatError(f"{where}: the report carries a chain but not the windows index, model and prediction "
+                          "record to replay it")
+    index = load_index(world.inputs["rows"].path, check_arrays=False)
+    settings = WindowSettings.from_dict(index.doc["settings"], f"{world.inputs['rows'].path}: settings")
+    record = load_prediction_record(world.inputs["pred-record"].path)
+    expected = [("windows", {1: "windows", 3: "--side", 4: "test", 5: "-o"}, settings.to_argv()),
+                ("predict", {1: "predict", 3: "--windows", 5: "-o"}, record.settings.argv())]
+    shown = chain if isinstance(chain, list) else None
+    problem = None
+    score = {"step": "score", "argv": (report.get("reproducer") or {}).get("argv")}
+    if shown is None or len(shown) != len(expected) + 1:
+        problem = "its steps are not windows, predict and score"
+    elif shown[-1] != score:
+        problem = "its score step is not the report's reproducer"
+    else:
+        for item, (step, fixed, tail) in zip(shown, expected):
+            argv = item.get("argv") if isinstance(item, dict) else None
+            if not isinstance(item, dict) or set(item) != {"step", "argv"} or item.get("step") != step \
+                    or not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or len(argv) < 7 \
+                    or argv[0] != "rfbench" or any(argv[k] != word for k, word in fixed.items()):
+                problem = f"its {step} step is not the command rfbench records"
+                break
+            if _masked(argv[7:]) != _masked(list(tail)):
+                problem = f"its {step} step shows settings {argv[7:]} but the recorded files say {list(tail)}"
+                break
+    if problem is not None:
+        raise _mismatch(where, f"the report's chain does not match the files it names: {problem}", "chain",
+                        _short(chain), "as recorded in the windows index and the prediction record")
+    return index, record
+
+
+def _masked(args: list[str]) -> list[str]:
+    """Settings argv with the values of path options replaced (paths are shown as typed)."""
+    out = list(args)
+    for k, a in enumerate(out[:-1]):
+        if a in _PATH_OPTIONS:
+            out[k + 1] = "<path>"
+    return out
+
+
+def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratch: Path, where: Any,
+                  notes: list[str], uncompared: list[dict]) -> dict:
+    """Rebuild the test side's windows from the dataset and run the model again on them; compare the index and
+    the prediction record field by field and the predictions with the scored file. Returns ``{rule, pred}``:
+    how the predictions compared, and the re-run's predictions (to score again under tolerance)."""
+    from rfbench.datasets.windows import WindowSettings
+    from rfbench.io.files import load_npy, read_json
+    from rfbench.nn.predict import compare_predictions
+
+    w = scratch / "windows"
+    settings = WindowSettings.from_dict(index.doc["settings"])
+    if settings.label_set is not None:
+        settings = replace(settings, label_set=str(world.named["label-set"].path))
+    split = world.inputs["split"].path if "split" in world.inputs else world.named["index-split"].path
+    children.run(["windows", str(split), "--side", "test", "-o", str(w), *settings.to_argv(), "--json"], "windows")
+    again = read_json(w / "index.json", "windows")
+    diffs, _ = diff_documents(index.doc, again, INDEX_ENVIRONMENT)
+    if diffs:
+        for d in diffs:
+            d["path"] = f"chain.windows.{d['path']}"
+        raise VerificationError(f"{where}: the windows built again from the dataset differ from those the predictions "
+                                f"were made over (first: {diffs[0]['path']})", differences=diffs)
+    from rfbench.nn.predict import record_path_for
+
+    p = scratch / "predict" / record.pred_path.name  # the recorded name: the record names its predictions' file
+    children.run(["predict", str(world.inputs["model"].path), "--windows", str(w), "-o", str(p),
+                  *record.settings.argv(), "--json"], "predict")
+    rerun_doc = read_json(record_path_for(p), "prediction")
+    scored = load_npy(world.inputs["pred"].path, "predictions")
+    recorded = dict(record.doc)
+    recorded["settings"] = dict(recorded.get("settings") or {})
+    declared = recorded["settings"].get("tolerance")
+    if isinstance(declared, (int, float)) and not isinstance(declared, bool) and declared > MAX_TOLERANCE:
+        recorded["settings"]["tolerance"] = MAX_TOLERANCE
+        notes.append(f"the prediction record declares a tolerance of {declared:g}; verify applies at most "
+                     f"{MAX_TOLERANCE:g}")
+    outcome = compare_predictions(recorded, scored, rerun_doc, load_npy(p, "re-run predictions"))
+    if not outcome.equal:
+        raise _mismatch(where, f"the model run again gives other predictions than those scored: {outcome.detail}",
+                        "chain.predict", "the scored predictions", outcome.detail)
+    environment = dict(RECORD_ENVIRONMENT)
+    if outcome.rule != "identical bits":
+        environment.update({"pred.sha256": "the predictions are compared within tolerance",
+                            "pred.bytes": "the predictions are compared within tolerance"})
+        uncompared.append({"field": "predictions", "why": f"compared within tolerance, not bit for bit: "
+                                                          f"{outcome.detail}"})
+    diffs, _ = diff_documents(record.doc, rerun_doc, environment)
+    if diffs:
+        for d in diffs:
+            d["path"] = f"chain.predict.{d['path']}"
+        raise VerificationError(f"{where}: the model run again gives another prediction record (first: "
+                                f"{diffs[0]['path']})", differences=diffs)
+    notes.append(f"chain replayed: windows rebuilt from the dataset and the model run again ({outcome.detail})")
+    return {"rule": outcome.rule, "pred": p}
+
+
+# -- pictures and report.md ----------------------------------------------------------------------------------
+
+
+def _plot_engine() -> str | None:
+    from rfbench.report.plots import have_matplotlib, plot_engine
+
+    return plot_engine() if have_matplotlib() else None
+
+
+def _stored_pictures(report: Mapping, report_real: Path, root: Path, budget: Budget) -> None:
+    """Each picture the report lists must be a file beside it with the sha256 it records."""
+    from rfbench.report.closed_world import hash_resolved
+    from rfbench.report.render import PICTURE_NAME
+
+    for n, p in enumerate(report.get("pictures") or []):
+        name = p["file"]
+        if not PICTURE_NAME.fullmatch(name):
+            raise _mismatch(report_real, f"pictures[{n}] names {name!r}, not a picture file beside the report",
+                            f"pictures[{n}].file", name, "a file name beside the report")
+        item = resolve(name, report_real.parent, what=f"picture {name}", root=root)
+        digest = hash_resolved(item, budget, f"picture {name}")
+        if digest != p.get("sha256") or item.size != p.get("bytes"):
+            raise _mismatch(report_real, f"the picture {name} is not the one the report records (its sha256 "
+                            "differs): it was replaced", f"pictures[{n}].sha256", p.get("sha256"), digest)
+
+
+def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[str, str | None]:
     """``(status, first differing line)`` of the report.md beside the report against a fresh rendering."""
+    from rfbench.io.files import read_regular
     from rfbench.report.render import render_markdown
 
     if not md_path.exists() and not md_path.is_symlink():
         return "absent", None
-    real = resolve_input(md_path.name, md_path.parent, root, "report.md")
-    have = _read_regular(real, MAX_REPORT_BYTES, "report.md").decode("utf-8", errors="replace")
+    real = resolve(md_path.name, md_path.parent, what="report.md", root=root).path
+    have = read_regular(real, MAX_REPORT_BYTES, "report.md").decode("utf-8", errors="replace")
     # as write_text stores it: a lone surrogate (a file name that is not UTF-8) as its \udcXX escape
     want = render_markdown(report).encode("utf-8", "backslashreplace").decode("utf-8")
     if have == want:
@@ -606,20 +685,24 @@ def _markdown_difference(report: dict, md_path: Path, root: Path) -> tuple[str, 
     return "differs", f"{len(a)} lines in the file, {len(b)} rendered from the report"
 
 
+# -- verify --------------------------------------------------------------------------------------------------
+
+
 def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = None, python: str | None = None,
                   limits: Limits | None = None) -> VerifyResult:
-    """Re-run a report and compare (see the module docstring for every step).
+    """Re-run a report in a closed world and compare everything (see the module docstring for every step).
 
     Parameters
     ----------
     path : path-like
         The report (``report.json``); ``report.md`` beside it is checked too when present.
     root : path-like, optional
-        The verify root: inputs are read only from under it. Default: the report's folder.
+        The verify root: any folder that holds every file the chain reads; nothing outside it is read.
+        Default: the report's folder.
     python : str, optional
         The interpreter of the re-run (default: this one).
     limits : Limits, optional
-        Wall time, CPU time and address space of the re-run.
+        The whole command's wall time, the re-runs' CPU time and address space, the bytes verify hashes.
 
     Returns
     -------
@@ -629,11 +712,11 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     Raises
     ------
     FormatError
-        Unreadable or malformed report, no reproducer, a missing input, an input outside the root or not a
-        regular file, a reproducer passing a file that is not a recorded input (exit 2).
+        Missing, unreadable or malformed report, no reproducer, a missing input, an input outside the root or
+        not a regular file (exit 2).
     VerificationError
-        An input's size or hash changed, the re-run failed, a value differs, or report.md does not render
-        from the report (exit 1); ``differences`` lists them.
+        An input's size or hash changed, the reproducer is not the command rfbench records, a re-run failed, a
+        value differs, or report.md does not render from the report (exit 1); ``differences`` lists them.
 
     Examples
     --------
@@ -654,76 +737,123 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     >>> result.status, result.markdown
     ('match', 'identical')
     """
+    from rfbench import __version__
+    from rfbench.io.files import read_json
+    from rfbench.io.world import write_world
+
     limits = limits or Limits()
+    budget = Budget(limits.timeout, int(limits.max_gb * 2**30))
     path = Path(path)
-    root = Path(root if root is not None else path.parent).resolve()
+    report_real = _report_file(path)
+    root = Path(os.path.realpath(root if root is not None else report_real.parent))
     if not root.is_dir():
         raise FormatError(f"verify root {root}: not a folder")
-    report_real = resolve_input(path.name, path.parent.resolve(), path.parent.resolve(), "report")
-    text = _read_regular(report_real, MAX_REPORT_BYTES, "report")
+    report = _read_report(report_real, path)
     try:
-        doc = json.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        doc = read_json(report_real, "report")  # gives the precise one-line error
-    report = validate_report(doc, str(path))
-    paths = _resolve_inputs(report, report_real, root)
-    changed = _changed_inputs(report, paths, path.parent)
-    if changed:
+        world = close_world(report, report_real, root, budget)
+    except FormatError as exc:
+        if "resolves outside" not in str(exc):
+            raise
+        raise FormatError(f"{exc}{_root_hint(report, report_real, root)}") from None
+    if world.changed:
+        data = [d for d in world.changed if d.get("dataset")]
+        if data:
+            raise VerificationError(
+                f"{path}: {len(data)} dataset file(s) the ground truth was read from changed since the report was "
+                f"made (" + ", ".join(d["file"] for d in data[:5]) + "); numbers not re-computed",
+                differences=world.changed)
         raise VerificationError(
-            f"{path}: {len(changed)} input(s) changed since the report was made ("
-            + ", ".join(f"{d['path']} {d['file']}" for d in changed) + "); numbers not re-computed",
-            differences=changed,
-        )
-    changed = _changed_dataset_files(report, paths, root)
-    if changed:
-        raise VerificationError(
-            f"{path}: {len(changed)} dataset file(s) the ground truth was read from changed since the report was "
-            f"made (" + ", ".join(d["file"] for d in changed[:5]) + "); numbers not re-computed", differences=changed)
-    args = rerun_argv(report, paths)
-    _check_chain(report, paths, path)
+            f"{path}: {len(world.changed)} input(s) changed since the report was made ("
+            + ", ".join(f"{d['path']} {d['file']}" for d in world.changed) + "); numbers not re-computed",
+            differences=world.changed)
+    plan = rerun_plan(report, path)
+    chain = _check_chain(report, world, path)
+    _check_reproducible(chain, path)
     notes: list[str] = []
-    replayed = None
-    if {"rows", "model", "pred-record"} <= set(paths):
-        replayed = _replay_chain(report, paths, python or sys.executable, limits, path, notes)
-    if replayed is not None and replayed["rule"] != "identical bits":
-        # the model run gave predictions within the recorded tolerance, not identical bits: the numbers must
-        # still be identical when scored from the re-run's own predictions
-        args = _with_option(args, "--pred", replayed["pred"])
-    proc = _run_child(args, python or sys.executable, limits, path)
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        errors = [ln for ln in lines if ln.lstrip().startswith("error:")]
-        last = (errors or lines or ["no message"])[-1].strip()
-        raise VerificationError(f"{path}: the re-run failed with exit code {proc.returncode}: {last}",
-                                differences=[{"path": "rerun", "report": "exit 0", "rerun": f"exit {proc.returncode}"}])
-    try:
-        rerun = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise VerificationError(f"{path}: the re-run did not print a report") from None
-    if replayed is not None and replayed["rule"] != "identical bits":
-        diffs, compared = diff_reports({"results": report["results"]}, {"results": rerun["results"]})
-        notes.append("predictions re-run under another environment agree within the recorded tolerance; every "
-                     "number was re-scored from the re-run's predictions")
-        rerun = dict(report, results=rerun["results"])
-    diffs, compared = diff_reports(report, rerun)
-    other_version = any(d["path"] == "rfbench_version" for d in diffs)
-    if other_version:
-        notes.append(f"made with rfbench {report['rfbench_version']}, re-run with {rerun.get('rfbench_version')}")
-        diffs = [d for d in diffs if d["path"] != "rfbench_version"]
+    uncompared = [{"field": k, "why": v} for k, v in ENVIRONMENT.items()]
+    made_with = report["rfbench_version"] if report["rfbench_version"] != __version__ else None
+    stored_pictures = report.get("pictures") or []
+    engine = _plot_engine() if stored_pictures else None
+    draw = bool(stored_pictures) and engine is not None
+    environment = dict(ENVIRONMENT)
+    if stored_pictures:
+        _stored_pictures(report, report_real, root, budget)
+        recorded = {p.get("engine") for p in stored_pictures}
+        if engine is None or recorded != {engine}:
+            why = ("the plotting library is not installed here" if engine is None else
+                   f"drawn with {', '.join(sorted(map(str, recorded)))}, this environment has {engine}")
+            environment.update({"pictures[].sha256": why, "pictures[].bytes": why, "pictures[].engine": why})
+            if engine is None:
+                environment["pictures"] = why
+            uncompared.append({"field": "pictures", "why": f"not compared with a re-drawing: {why}; the stored PNG "
+                                                          "files still hash to the report's sha256"})
+    with _scratch() as scratch:
+        world_file = scratch / "world.json"
+        write_world(str(world_file), str(scratch), world.files)
+        children = _Children(python or sys.executable, limits, budget, scratch, world_file, path)
+        replayed = None
+        if chain is not None:
+            replayed = _replay_chain(*chain, world, children, scratch, path, notes, uncompared)
+        out = scratch / "score" / "report.json"
+        args = plan.argv(world, out, draw)
+        children.run(args, "score")
+        rerun = read_json(out, "report")
+        diffs, compared = diff_reports(report, rerun, environment)
+        if replayed is not None and replayed["rule"] != "identical bits":
+            out2 = scratch / "score-rerun-predictions" / "report.json"
+            kept = scratch / "rerun-predictions" / "pred.npy"  # without its record: scored as plain predictions
+            kept.parent.mkdir()
+            shutil.copyfile(replayed["pred"], kept)
+            children.run(plan.argv(world, out2, False, pred=kept), "score")
+            again = read_json(out2, "report")
+            more, n = diff_documents({"results": report["results"]}, {"results": again["results"]})
+            for d in more:
+                d["path"] = f"{d['path']} (scored from the re-run's own predictions)"
+            diffs += more
+            compared += n
+            notes.append("predictions re-run under another environment agree within the recorded tolerance; every "
+                         "number also came out identical when scored from the re-run's own predictions")
     for d in diffs:
         d["path"] = _label(report, d["path"])
+    version = f" (made with rfbench {made_with}, re-run with {__version__})" if made_with else ""
     if diffs:
-        raise VerificationError(f"{path}: {len(diffs)} value(s) differ on re-run (first: {diffs[0]['path']}: "
+        raise VerificationError(f"{path}: {len(diffs)} value(s) differ on re-run{version} (first: {diffs[0]['path']}: "
                                 f"{diffs[0]['report']!r} in the report, {diffs[0]['rerun']!r} now)", differences=diffs)
     md_status, where = _markdown_difference(report, report_real.with_suffix(".md"), root)
     if md_status == "differs":
-        if other_version:
-            notes.append(f"report.md differs from this rfbench's rendering ({where}); it was rendered by another "
-                         f"version")
-        else:
-            raise VerificationError(f"{path}: report.md does not render from report.json ({where}); it was edited",
-                                    differences=[{"path": "report.md", "report": "rendered from report.json",
-                                                  "rerun": where}])
-    elif md_status == "absent":
+        raise _mismatch(path, f"report.md does not render from report.json ({where}); it was edited{version}",
+                        "report.md", "rendered from report.json", where)
+    if md_status == "absent":
         notes.append("no report.md beside the report: only the JSON was checked")
-    return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status)
+    return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status,
+                        uncompared, made_with)
+
+
+def _check_reproducible(chain, where: Any) -> None:
+    """A chain whose model run allowed random operators cannot be replayed to the same numbers."""
+    if chain is None:
+        return
+    _, record = chain
+    if (record.doc.get("settings") or {}).get("allow_random"):
+        raise _mismatch(where, "NOT REPRODUCIBLE: the predictions were made with --allow-random (the model holds "
+                        "random operators); a re-run cannot give the same numbers", "chain.predict.allow_random",
+                        True, "not reproducible")
+
+
+def _root_hint(report: Mapping, report_real: Path, root: Path) -> str:
+    """``; rerun with --root FOLDER`` when the inputs lie outside ``root``: their nearest common ancestor with the
+    report's folder (computed from the recorded paths; nothing is read)."""
+    places = [str(report_real.parent)]
+    for item in report.get("inputs") or []:
+        if isinstance(item, Mapping) and isinstance(item.get("path"), str) and "\x00" not in item["path"]:
+            places.append(os.path.realpath(report_real.parent / item["path"]))
+    try:
+        common = os.path.commonpath(places)
+    except ValueError:
+        return ""
+    if Path(common) == root or not Path(common).is_dir():
+        return ""
+    import shlex
+
+    return f" (the report's inputs lie under {common}: rfbench verify {shlex.quote(str(report_real))} --root " \
+           f"{shlex.quote(common)})"

@@ -26,6 +26,7 @@ import numpy as np
 
 from rfbench.errors import FormatError, ValidationError
 from rfbench.io.files import READ_FLAGS
+from rfbench.io.world import admit
 
 __all__ = ["DatasetFiles", "parse_npy", "NPY_MAX_HEADER_BYTES"]
 
@@ -149,7 +150,17 @@ class DatasetFiles:
         return {}
 
     def _open(self, rel: str) -> int:
-        """An open descriptor of ``root/rel`` after checking that it lies under the root."""
+        """An open descriptor of ``root/rel`` after checking that it lies under the root (and, in a verify re-run,
+        that it is a file verify checked: :func:`rfbench.io.world.admit`)."""
+        fd = self._open_unchecked(rel)
+        try:
+            admit(fd, rel)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open_unchecked(self, rel: str) -> int:
         parent, name = _split(rel)
         folder = self._dirs.get(parent)  # a dict read is atomic; misses are resolved (once per folder) below
         if folder is None:

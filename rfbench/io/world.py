@@ -1,0 +1,115 @@
+"""The closed world of a verify re-run: the only files a re-run child may read.
+
+``rfbench verify`` resolves and checks every file the chain will read before any child starts
+(:mod:`rfbench.report.closed_world`): the report's inputs, the manifest a split names, the dataset files a
+manifest lists, the label set and layout an index or a report names, the model a prediction record names.
+It writes what it admitted — each file's device, inode and size — to a file in the re-run's private scratch
+folder and names that file in ``RFBENCH_RERUN_LIMITS`` (:mod:`rfbench._rerun`).
+
+In the child, every reader of an input opens the file first and then asks :func:`admit` about the open
+descriptor: the file must be one verify admitted (the same device and inode, the same size) or lie under the
+scratch folder (what an earlier step of the same re-run wrote). Identity is checked on the descriptor, after
+the open, so no path trick between verify's check and the child's open (a symlink swapped in, a folder
+renamed) can make the child read another file: whatever path a file inside the chain names, the child reads
+nothing verify did not check.
+
+Outside a verify re-run :func:`active` is None and :func:`admit` does nothing. This module imports only the
+standard library and :mod:`rfbench.errors`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from rfbench.errors import FormatError
+
+__all__ = ["World", "active", "admit", "write_world", "WORLD_SCHEMA", "NotAdmitted"]
+
+WORLD_SCHEMA = "rfbench.world/1"
+
+
+class NotAdmitted(FormatError):
+    """A re-run opened a file verify did not check (exit 2 in the child; the descriptor is closed by the
+    caller)."""
+
+
+@dataclass
+class World:
+    """The files one re-run may read: ``files`` maps ``(st_dev, st_ino)`` to the size verify saw; ``scratch`` is
+    the re-run's own folder (its outputs, read back by its later steps)."""
+
+    scratch: str
+    files: dict = field(default_factory=dict)
+
+    def admits(self, info: os.stat_result, real: str | None) -> str | None:
+        """None when a file with this ``fstat`` result (and real path, when known) may be read, else why not."""
+        size = self.files.get((info.st_dev, info.st_ino))
+        if size is not None:
+            if size != info.st_size:
+                return f"it is {info.st_size} bytes now, {size} when verify checked it"
+            return None
+        if real is not None and (real + os.sep).startswith(self.scratch + os.sep):
+            return None
+        return "it is not one of the files verify resolved and checked under its root"
+
+
+_UNSET = object()
+_active: "World | None | object" = _UNSET
+
+
+def write_world(path: str, scratch: str, files: dict) -> None:
+    """Write the world file a re-run reads (called by verify, in its private scratch folder)."""
+    doc = {"schema": WORLD_SCHEMA, "scratch": os.path.realpath(scratch),
+           "files": [[dev, ino, size] for (dev, ino), size in sorted(files.items())]}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+
+
+def active() -> "World | None":
+    """The world of this process: the one verify named in ``RFBENCH_RERUN_LIMITS`` (read once), or None."""
+    global _active
+    if _active is _UNSET:
+        _active = _load()
+    return _active  # type: ignore[return-value]
+
+
+def _load() -> "World | None":
+    from rfbench._rerun import ENV
+
+    raw = os.environ.get(ENV)
+    if not raw:
+        return None
+    try:
+        path = json.loads(raw).get("world")
+    except (ValueError, AttributeError):
+        path = None
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        files = {(int(d), int(i)): int(s) for d, i, s in doc["files"]}
+        return World(str(doc["scratch"]), files)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        # a re-run that cannot tell what it may read reads nothing
+        raise SystemExit(f"error: the re-run's closed world {path} cannot be read ({exc})") from None
+
+
+def admit(fd: int, path) -> None:
+    """Raise :class:`NotAdmitted` unless the open descriptor ``fd`` (opened from ``path``) is a file this
+    process's world admits; nothing happens outside a verify re-run."""
+    world = active()
+    if world is None:
+        return
+    info = os.fstat(fd)
+    real = None
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc: the path's real location (checked before the open; identity checked above)
+        real = os.path.realpath(path)
+    why = world.admits(info, real)
+    if why is not None:
+        raise NotAdmitted(f"{os.fspath(path)}: a verify re-run reads only what verify checked; {why}")
