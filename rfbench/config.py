@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rfbench.errors import ConfigError
-from rfbench.io.files import check_nesting, read_input_bytes
+from rfbench.io.files import read_input_bytes
 
 __all__ = ["Field", "FIELDS", "Config", "find_config", "load_config", "parse_toml",
            "validate", "override", "check_paths"]
@@ -114,18 +114,15 @@ def _toml_module():
 
 def parse_toml(path: str | os.PathLike) -> dict:
     """Read a TOML file into a dict; a missing, unreadable or malformed file raises ConfigError."""
-    toml = _toml_module()
-    data = read_input_bytes(path, "config file", ConfigError)
+    from rfbench.io.documents import MAX_TOML_BYTES, parse_toml_text
+
+    _toml_module()  # a clear error on Python < 3.11 without tomli
+    data = read_input_bytes(path, "config file", ConfigError, cap=MAX_TOML_BYTES, expected="a TOML file")
     try:
         text = data.decode("utf-8")
-        check_nesting(text, str(path), toml=True, error=ConfigError)
-        return toml.loads(text)
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
-    except toml.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: nested too deeply to read") from None
+    return parse_toml_text(text, str(path), error=ConfigError)
 
 
 def _table_of(path: Path, document: dict) -> dict:

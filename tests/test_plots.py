@@ -115,9 +115,18 @@ def test_plots_are_written_beside_and_embedded_and_leave_the_json_alone(runner, 
     plain = _run(runner, pose_files, ARGS + ["-o", "r/plain.json"])
     assert plain.exit_code == 0, plain.output
     without = json.loads((pose_files / "r" / "plain.json").read_text())
-    assert with_plots.pop("pictures") == [
-        {"caption": "PCK against the threshold k, model and mean-pose baseline", "file": "report-pck.png"},
-        {"caption": "PCK per joint (macro entry), model and mean-pose baseline", "file": "report-joints.png"}]
+    import hashlib
+
+    import matplotlib
+
+    pictures = with_plots.pop("pictures")
+    assert [(p["caption"], p["file"]) for p in pictures] == [
+        ("PCK against the threshold k, model and mean-pose baseline", "report-pck.png"),
+        ("PCK per joint (macro entry), model and mean-pose baseline", "report-joints.png")]
+    for p in pictures:  # each picture is an output bound to the report: its bytes, sha256 and who drew it
+        data = (pose_files / "r" / p["file"]).read_bytes()
+        assert p["sha256"] == hashlib.sha256(data).hexdigest() and p["bytes"] == len(data)
+        assert p["engine"] == f"matplotlib {matplotlib.__version__}"
     for rep in (with_plots, without):
         rep.pop("reproducer")
     assert with_plots == without  # the pictures add nothing to the numbers verify compares

@@ -88,7 +88,7 @@ def _changed(cls):
                            sigmas=tuple([0.05] * 17), trust_layout=True),
         GestureSettings: dict(metrics=("accuracy", "top-k"), top_k=(2,), domains="room"),
         BootstrapSettings: dict(cluster_by="subject", replicates=17, confidence=0.9, seed=5),
-        ReportOptions: dict(synthetic=True, allow_partial=True, absolute_paths=True),
+        ReportOptions: dict(synthetic=True, allow_partial=True, absolute_paths=True, allow_shared_files=True),
         ScoreInputs: dict(pred=Path("p.npy"), gt=Path("g.npy"), vis=Path("v.npy"), split=Path("s.json"),
                           manifest=Path("m.json"), groups=Path("gr.npy"), train_gt=Path("t.npy"),
                           train_groups=Path("tg.npy"), train_vis=Path("tv.npy")),
@@ -97,7 +97,7 @@ def _changed(cls):
         WidarTreeSettings: dict(seed=3, repetitions=2, records=(5, 9), clean=True),
         MmfiTreeSettings: dict(seed=3, subjects=("S02", "S13"), actions=("A05",), frames=4, clean=True),
         BfeeLogSettings: dict(seed=3, records=40, random=True, nrx=2, ntx=3, non_csi_every=4, non_csi_bytes=16),
-        Limits: dict(timeout=30.5, cpu_seconds=60, memory_mb=2048),
+        Limits: dict(timeout=30.5, cpu_seconds=60, memory_mb=2048, max_gb=2.5),
     }[cls]
     return cls(**values), values
 

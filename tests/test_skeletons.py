@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -84,8 +85,10 @@ def test_custom_layout_from_toml_and_json(tmp_path):
         'bound = 0.05\n'
     )
     sk = get_skeleton(str(toml))
-    assert sk.name == "tri" and sk.pair("hip-width") == (1, 2) and sk.pair("torso") == (3, 2)
-    assert sk.sigmas == (0.1, 0.1, 0.1, 0.08) and sk.source == str(toml)
+    digest = hashlib.sha256(toml.read_bytes()).hexdigest()
+    # named with its file's sha256 prefix wherever it is shown, and identified by its sha256, not its path
+    assert sk.name == f"tri@{digest[:8]}" and sk.pair("hip-width") == (1, 2) and sk.pair("torso") == (3, 2)
+    assert sk.sigmas == (0.1, 0.1, 0.1, 0.08) and sk.source == f"layout file (sha256 {digest})"
     good = np.array([[[0.0, 1.0], [0.1, 1.0], [-0.1, 1.0], [0.15, 0.5]]])
     assert check_layout(sk, good)["passed"] is True
     bad = good[:, [1, 0, 2, 3]]
@@ -122,7 +125,7 @@ def test_layout_file_errors(tmp_path):
         get_skeleton(str(tmp_path / "none.toml"))
     bad = tmp_path / "bad.toml"
     bad.write_text("name = [")
-    with pytest.raises(FormatError, match="not a valid TOML"):
+    with pytest.raises(FormatError, match="not valid TOML"):
         get_skeleton(str(bad))
     with pytest.raises(ValidationError, match="unknown skeleton 'mpii'"):
         get_skeleton("mpii")

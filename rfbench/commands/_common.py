@@ -19,22 +19,46 @@ import typer
 from rfbench.errors import RfbenchError
 
 __all__ = ["guard", "fail", "emit_json", "stdout_console", "stderr_console", "one_line", "cli_message", "finite_float",
-           "with_settings"]
+           "with_settings", "clean_text"]
+
+
+def _console_class():
+    """A Rich console that never writes a control character it did not make itself: the text of every segment
+    (a report's strings, a file name, a label from a manifest) has its terminal controls shown as ``\\xNN``
+    (:func:`clean_text`), while Rich's own styling and cursor controls stay as they are."""
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class SafeConsole(Console):
+        def _render_buffer(self, buffer):
+            return super()._render_buffer(Segment(clean_text(text), style, control) if not control else
+                                          Segment(text, style, control) for text, style, control in buffer)
+
+    return SafeConsole
 
 
 def stderr_console():
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
 
 def stdout_console():
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)  # long lines stay whole when piped; tables fit the width
+    # long lines stay whole when piped; tables fit the width
+    return _console_class()(highlight=False, soft_wrap=True)
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: What a terminal obeys rather than shows, besides line breaks and tabs: C0 and C1 controls (ESC starts the
+#: sequences that move the cursor or erase lines), DEL, and the bidirectional overrides that reorder text.
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every character a terminal would obey instead of show (:data:`_TERMINAL_CONTROL`) written as
+    a visible escape (``\\x1b``, ``\\u202e``); line breaks and tabs stay."""
+    if not _TERMINAL_CONTROL.search(text):
+        return text
+    return _TERMINAL_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                 else f"\\u{ord(m.group()):04x}", text)
 
 
 def one_line(message: Any) -> str:

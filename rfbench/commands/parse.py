@@ -10,7 +10,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, guard
+from rfbench.commands._common import clean_text, emit_json, fail, guard
 from rfbench.commands._progress import progress, stop_on_signals
 
 # Typer labels every option with its type; a flag takes no value, so it gets no label (`--scaled`, never
@@ -102,7 +102,7 @@ def parse(
         from rfbench.io.parse_summary import plain, summary_lines
 
         lines = summary_lines(files, counts, found, shutil.get_terminal_size((80, 24)).columns)
-        sys.stdout.write(plain("\n".join(lines) + "\n"))
+        sys.stdout.write(clean_text(plain("\n".join(lines) + "\n")))
         sys.stdout.flush()
     for r in files:
         if r["status"] == "failed":

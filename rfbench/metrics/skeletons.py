@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from rfbench.errors import FormatError, ValidationError
-from rfbench.io.files import check_nesting, read_input_bytes
+from rfbench.io.files import read_input_bytes
 
 __all__ = [
     "Skeleton",
@@ -259,35 +260,58 @@ def load_skeleton(path: str | Path) -> Skeleton:
         joints = ["pelvis", "l_hip", "r_hip"]
         bound = 0.05
     """
+    import hashlib
+
+    from rfbench.io.documents import MAX_TOML_BYTES, parse_json_text, parse_toml_text
+
     path = Path(path)
-    raw = read_input_bytes(path, "skeleton file")
+    raw = read_input_bytes(path, "skeleton file", cap=MAX_TOML_BYTES, expected="a layout file")
     try:
         text = raw.decode("utf-8")
-        is_toml = path.suffix.lower() == ".toml"
-        check_nesting(text, str(path), toml=is_toml)
-        if is_toml:
-            import tomllib
-
-            data = tomllib.loads(text)
-        else:
-            data = json.loads(text)
-    except RecursionError:
-        raise FormatError(f"{path}: nested too deeply to read") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise FormatError(f"{path}: not a valid {path.suffix.lstrip('.').upper()} layout file ({exc})") from None
+    except UnicodeDecodeError:
+        raise FormatError(f"{path}: not UTF-8 text, expected a layout file") from None
+    if path.suffix.lower() == ".toml":
+        data = parse_toml_text(text, str(path))
+    else:
+        data = parse_json_text(text, str(path))
     if not isinstance(data, dict):
         raise FormatError(f"{path}: a layout file holds a table/object with name and joints")
-    return skeleton_from_dict(data, source=str(path))
+    digest = hashlib.sha256(raw).hexdigest()
+    return skeleton_from_dict(data, source=f"layout file (sha256 {digest})", digest=digest)
 
 
-def skeleton_from_dict(data: Mapping[str, Any], source: str = "dict") -> Skeleton:
-    """Build a :class:`Skeleton` from the mapping described in :func:`load_skeleton`."""
+def _plain_name(name: str) -> str:
+    """A layout name as a reader sees it: Unicode compatibility forms folded (NFKC), case folded, and every
+    space, format or control character removed — ``"h36m17 "``, ``"H36M17"`` and ``"h36m\u200b17"`` are all
+    ``h36m17``."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch)[0] not in "CZ")
+
+
+def skeleton_from_dict(data: Mapping[str, Any], source: str = "dict", digest: str | None = None) -> Skeleton:
+    """Build a :class:`Skeleton` from the mapping described in :func:`load_skeleton`.
+
+    A custom layout's name may not read as a built-in one (after NFKC, case folding and removing spaces and
+    invisible characters), and the layout is named ``NAME@SHA8`` everywhere it is shown — ``SHA8`` the first 8
+    hex digits of the layout file's sha256 (``digest``), or of the mapping's canonical JSON — so its numbers
+    can never be read as a built-in layout's, nor as another file's of the same name."""
+    import hashlib
+
     where = source
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValidationError(f"{where}: 'name' must be a non-empty string")
-    if name in BUILTIN:
-        raise ValidationError(f"{where}: name {name!r} is a built-in layout; give the custom layout its own name")
+    plain = _plain_name(name)
+    if plain in {_plain_name(b) for b in BUILTIN} or not plain:
+        raise ValidationError(f"{where}: name {name!r} reads as the built-in layout {plain!r}; give the custom "
+                              f"layout its own name")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}", name.strip()):
+        raise ValidationError(f"{where}: name {name!r}: a layout name is 1-64 letters, digits or _ . + - (starting "
+                              f"with a letter or digit)")
+    if digest is None:
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode("utf-8")).hexdigest()
     joints = data.get("joints")
     if (not isinstance(joints, list) or not joints
             or not all(isinstance(j, str) and j.strip() for j in joints)):
@@ -339,7 +363,7 @@ def skeleton_from_dict(data: Mapping[str, Any], source: str = "dict") -> Skeleto
             raise ValidationError(f"{where}: check {n} 'bound' must be a positive number")
         cname = c.get("name", f"{kind} {'/'.join(refs)}")
         checks.append(LayoutCheck(str(cname), kind, idx, float(bound)))
-    return Skeleton(name=name.strip(), joints=tuple(joints), roles=roles, sigmas=sigmas,
+    return Skeleton(name=f"{name.strip()}@{digest[:8]}", joints=tuple(joints), roles=roles, sigmas=sigmas,
                     sigmas_source=sigmas_source, checks=tuple(checks), source=source)
 
 

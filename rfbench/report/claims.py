@@ -255,10 +255,9 @@ def _claim(raw: Any, where: str, default_id: str) -> Claim:
 
 def parse_claims(text: str, where: str = "claims") -> ClaimsFile:
     """Parse the TOML text of a claims file (see the module docstring)."""
-    try:
-        data = _toml().loads(text)
-    except ValueError as exc:
-        raise _fail(where, f"not valid TOML ({exc})") from None
+    from rfbench.io.documents import parse_toml_text
+
+    data = parse_toml_text(text, where)
     allowed = ("schema", "title", "claim")
     unknown = [k for k in data if k not in allowed]
     if unknown:
@@ -300,13 +299,9 @@ def read_claims(path: str | os.PathLike) -> ClaimsFile:
         raise _fail(str(path), "not a regular file")
     if st.st_size > MAX_CLAIMS_BYTES:
         raise _fail(str(path), f"{st.st_size} bytes; a claims file is at most {MAX_CLAIMS_BYTES} bytes")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CLAIMS_BYTES + 1)
-    except OSError as exc:
-        raise _fail(str(path), f"cannot read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_CLAIMS_BYTES:
-        raise _fail(str(path), f"more than {MAX_CLAIMS_BYTES} bytes; a claims file is smaller")
+    from rfbench.io.files import read_input_bytes
+
+    raw = read_input_bytes(path, "claims file", cap=MAX_CLAIMS_BYTES, expected="a TOML claims file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

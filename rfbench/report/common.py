@@ -34,6 +34,8 @@ __all__ = [
     "split_notes",
     "load_split_input",
     "coverage_section",
+    "shared_files",
+    "check_shared_files",
     "provenance_section",
 ]
 
@@ -215,6 +217,42 @@ def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_p
     if out_of_reach:
         out["excluded_by_windows"] = [{"id": k, "reason": v} for k, v in sorted(out_of_reach.items())]
     return out
+
+
+def shared_files(split: SplitInfo | None) -> list[dict[str, str]]:
+    """The dataset files a split's train and test sides share byte for byte, from the sha256 the manifest
+    records (empty files, which hold nothing, are left out): ``[{sha256, train, test}]`` with one path of each
+    side, sorted."""
+    if split is None:
+        return []
+
+    def by_digest(ids) -> dict:
+        out: dict = {}
+        for rid in sorted(ids):
+            for f in (split.recordings.get(rid) or {}).get("files") or []:
+                if isinstance(f, Mapping) and isinstance(f.get("sha256"), str) and f.get("bytes"):
+                    out.setdefault(f["sha256"], f.get("path"))
+        return out
+
+    train, test = by_digest(split.train), by_digest(split.test)
+    return [{"sha256": d, "train": str(train[d]), "test": str(test[d])} for d in sorted(set(train) & set(test))]
+
+
+def check_shared_files(split: SplitInfo | None, synthetic: bool, allowed: bool) -> list[dict[str, str]]:
+    """:func:`shared_files`, refused (:class:`~rfbench.errors.LeakageError`, exit 1) for a report that would be
+    MEASURED unless ``allowed``: a test side holding byte copies of training files measures memory, not
+    generalisation."""
+    from rfbench.errors import LeakageError
+
+    shared = shared_files(split)
+    if shared and not synthetic and not allowed:
+        names = "; ".join(f"{s['train']} (train) = {s['test']} (test)" for s in shared[:3])
+        raise LeakageError(f"the split's train and test sides share {len(shared)} byte-identical dataset file(s) "
+                           f"({names}{'; ...' if len(shared) > 3 else ''}): the test side repeats training data. "
+                           f"Drop the duplicates (rfbench ingest ... --drop-duplicates, or rfbench audit SPLIT "
+                           f"--content to see them all), or pass `allow_shared_files` to score anyway (the report "
+                           f"then says so)")
+    return shared
 
 
 def provenance_section(split: SplitInfo | None, synthetic_declared: bool, ground_truth: str,

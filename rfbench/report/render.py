@@ -7,7 +7,6 @@ its interval, the baseline and the difference. Nothing here computes a number.
 from __future__ import annotations
 
 import re
-
 import shlex
 from typing import Any, Mapping, Sequence
 
@@ -74,6 +73,11 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
         if cov.get("missing_count"):
             text += " (a subset, allowed with --allow-partial: these numbers do not cover the whole test side)"
         rows.append(("Coverage", text))
+    shared = report.get("shared_files")
+    if isinstance(shared, Mapping) and shared.get("count"):
+        rows.append(("Shared files", f"{shared.get('count')} byte-identical dataset file(s) on both sides of the "
+                                     f"split" + (", scored anyway (--allow-shared-files)" if shared.get("allowed")
+                                                 else "")))
     skel = report.get("skeleton")
     lay = report.get("layout_check")
     if skel:

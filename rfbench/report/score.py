@@ -135,10 +135,8 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
     pictures = []
     if out is not None:
         if draw:
-            from rfbench.report.plots import write_pictures
-
             from rfbench.io.files import sha256_file
-            from rfbench.report.plots import plot_engine
+            from rfbench.report.plots import plot_engine, write_pictures
 
             pictures = write_pictures(report, captured, out, force=force)
             messages += [f"wrote {p} ({caption})" for caption, p in pictures]
@@ -318,6 +316,10 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
     common.update(loaded.provenance)
     if loaded.chain is not None:
         common["chain"] = loaded.chain + [{"step": "score", "argv": argv}]
+    from rfbench.report.common import check_shared_files
+
+    synthetic = bool(options.synthetic or (loaded.split is not None and loaded.split.provenance.get("synthetic")))
+    shared = check_shared_files(loaded.split, synthetic, options.allow_shared_files)
     if task == "pose":
         report = pose_report(loaded.arrays["pred"], loaded.arrays["gt"], loaded.arrays.get("vis"),
                              skeleton=loaded.skeleton, split=loaded.split, groups=loaded.groups,
@@ -330,6 +332,12 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
                                 groups=loaded.groups, train_gt=loaded.arrays.get("train-gt"),
                                 train_groups=loaded.train_groups, recordings=loaded.recordings,
                                 reproducer=reproducer, inputs=loaded.inputs, **spec, **common)
+    if shared:
+        report["shared_files"] = {"count": len(shared), "files": shared, "allowed": bool(options.allow_shared_files)}
+        report["notes"].append(f"the split's train and test sides share {len(shared)} byte-identical dataset "
+                               "file(s) (listed under shared_files): these numbers partly measure memory of "
+                               "training data" + (" (scored anyway: --allow-shared-files)"
+                                                  if options.allow_shared_files else ""))
     return _write(report, out, md_path, draw, captured, force, messages)
 
 
@@ -417,7 +425,7 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
     subjects = {rid: str(r["subject"]) for rid, r in recordings.items() if r.get("subject") is not None}
     source = GT_FROM_DATASET + ("; labels from the manifest's recordings" if task == "gesture" else "")
     provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": index.doc["excluded"]}
-    record = _prediction_record(inputs, files)
+    record = _prediction_record(inputs, files, index)
     loaded = _Loaded(arrays, split, truth.ids, train.ids, record_inputs(files, base), skeleton, labels, subjects,
                      recordings, provenance)
     if record is not None:
@@ -425,9 +433,13 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
     return loaded
 
 
-def _prediction_record(inputs: ScoreInputs, files: list):
+def _prediction_record(inputs: ScoreInputs, files: list, index):
     """The ``pred.json`` beside ``pred`` when ``rfbench predict`` made the predictions (or None): checked
-    against ``pred.npy`` and the index, and its model and record joined to the inputs."""
+    against ``pred.npy`` and the index, and its model and record joined to the inputs.
+
+    The chain a report then carries is replayed by verify against the very file scored, so the record must
+    describe exactly that file (the same file, not one of the same name elsewhere) and exactly the windows
+    ``rows`` indexes (the index's sha256, and its X's)."""
     from rfbench.io.files import sha256_file
     from rfbench.nn.predict import load_prediction_record, record_path_for
 
@@ -435,10 +447,17 @@ def _prediction_record(inputs: ScoreInputs, files: list):
     if not path.exists():
         return None
     record = load_prediction_record(path)
+    if not os.path.samefile(record.pred_path, inputs.pred):
+        raise ValidationError(f"{path}: the record describes the predictions {record.pred_path}, not `pred` "
+                              f"({inputs.pred}); score the file rfbench predict wrote (or move the record away to "
+                              "score other predictions without a chain)")
     recorded = (record.doc.get("windows") or {}).get("index", {}).get("sha256")
     if recorded != sha256_file(inputs.rows)[0]:
         raise ValidationError(f"{path}: the predictions were made over another windows index than `rows` "
                               f"({inputs.rows}); score them with the index rfbench predict read")
+    if (record.doc.get("x") or {}).get("sha256") != index.doc["x"]["sha256"]:
+        raise ValidationError(f"{path}: the predictions were made over another X than the one `rows` "
+                              f"({inputs.rows}) describes (its sha256 differs); run rfbench predict on that folder")
     files += [("model", None, record.model_path), ("pred-record", None, record.path)]
     return record
 

@@ -304,7 +304,7 @@ def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: i
 
 
 def side_targets(split, side: str, settings: WindowSettings | None = None, *,
-                 workers: int | None = None) -> SideTargets:
+                 workers: int | None = None, labels=None) -> SideTargets:
     """The targets of one side of a split, read from the dataset without building X: MM-Fi pose rows from the
     ground-truth files, label indices from the manifest (Intel 5300 logs are parsed, since their packet counts
     and antenna shapes decide the rows). The rows are exactly those :func:`build_windows` makes.
@@ -314,7 +314,7 @@ def side_targets(split, side: str, settings: WindowSettings | None = None, *,
     ValidationError
         As :func:`build_windows`, including a side that gives no row.
     """
-    job = open_side(split, side, settings)
+    job = open_side(split, side, settings, labels)
     plan = plan_side(job, workers=workers)
     if plan.n_rows == 0:
         raise _empty_side(plan)
@@ -343,6 +343,18 @@ def _index_for(split, index) -> WindowIndex:
         raise ValidationError(f"{idx.path}: the index was built from another split (its split sha256 differs from "
                               f"{split_path}'s); build the index from this split with rfbench windows")
     return idx
+
+
+def _index_labels(idx: WindowIndex):
+    """The label set an index recorded (None for pose): scoring its rows reads no label-set file, whatever path
+    the index names — the names it recorded are what y indexes."""
+    from rfbench.datasets.windows.build import LabelInfo
+
+    doc = idx.doc["labels"]
+    if doc is None:
+        return None
+    return LabelInfo(tuple(doc["names"]), str(doc["source"]), str(doc.get("key") or "label"),
+                     None, doc.get("file_sha256"))
 
 
 def _check_same(idx: WindowIndex, t: SideTargets) -> None:
@@ -377,7 +389,7 @@ def test_truth(split, index, *, workers: int | None = None) -> SideTargets:
     if idx.side != "test":
         raise ValidationError(f"{idx.path}: the index holds the {idx.side} side; scoring needs the test side's "
                               "index (rfbench windows SPLIT --side test)")
-    t = side_targets(split, "test", idx.window_settings(), workers=workers)
+    t = side_targets(split, "test", idx.window_settings(), workers=workers, labels=_index_labels(idx))
     _check_same(idx, t)
     if t.rows != idx.rows:
         diff = next((k for k, (a, b) in enumerate(zip(t.rows, idx.rows)) if a != b), min(len(t.rows), len(idx.rows)))
@@ -397,7 +409,7 @@ def train_targets(split, index, *, workers: int | None = None) -> SideTargets:
         As :func:`test_truth` (another split, a changed dataset file, a train side that gives no row).
     """
     idx = _index_for(split, index)
-    t = side_targets(split, "train", idx.window_settings(), workers=workers)
+    t = side_targets(split, "train", idx.window_settings(), workers=workers, labels=_index_labels(idx))
     _check_same(idx, t)
     return t
 

@@ -99,7 +99,7 @@ def dataset_kind(manifest) -> str:
                           f"with 'receiver': N); manifest dataset {manifest.dataset!r} is neither")
 
 
-def open_side(split, side: str, settings: WindowSettings | None = None) -> SideJob:
+def open_side(split, side: str, settings: WindowSettings | None = None, labels: "LabelInfo | None" = None) -> SideJob:
     """Load and check everything one side of a split is built from.
 
     Parameters
@@ -109,6 +109,9 @@ def open_side(split, side: str, settings: WindowSettings | None = None) -> SideJ
     side : {"train", "test"}
     settings : WindowSettings, optional
         Resolved here for the manifest's dataset kind.
+    labels : LabelInfo, optional
+        The label set, when a windows index already recorded it (scoring an index's rows): then no label-set
+        file is read, whatever path the index names.
 
     Raises
     ------
@@ -142,7 +145,10 @@ def open_side(split, side: str, settings: WindowSettings | None = None) -> SideJ
         raise ValidationError(f"{split_path}: {len(unknown)} {side} recording(s) are not in the manifest (e.g. "
                               f"{unknown[0]!r}); rebuild the split from this manifest")
     recordings = tuple(r for r in manifest.recordings if r["id"] in ids)
-    labels = _label_info(manifest, settings) if settings.task == "gesture" else None
+    if settings.task != "gesture":
+        labels = None
+    elif labels is None:
+        labels = _label_info(manifest, settings)
     files = DatasetFiles(manifest.root_dir(mpath))
     return SideJob(info, split_path, split_sha, manifest, mpath, manifest_sha, kind, side, settings, recordings,
                    labels, files)
