@@ -103,8 +103,10 @@ def _score(ctx: typer.Context, **values) -> None:
     for line in run.messages:
         console.print(line, markup=False)
     if run.out is not None:
-        console.print(f"wrote {run.out} and {run.md_path} ({report['evidence']}); check with: rfbench verify "
-                      f"{run.out}", markup=False)
+        import shlex
+
+        check = f"; check with: {shlex.join(run.verify)}" if run.verify else ""
+        console.print(f"wrote {run.out} and {run.md_path} ({report['evidence']}){check}", markup=False)
 
 
 def _signature() -> inspect.Signature:

@@ -15,24 +15,30 @@ COMMAND_NAME = "verify"
 
 def _verify(
     report: Annotated[Path, typer.Argument(help="A report.json written by rfbench score.", show_default=False)],
-    root: Annotated[Optional[Path], typer.Option("--root", help="The verify root: inputs are read only from "
-                                                 "under this folder (default: the report's folder). E.g. the "
-                                                 "demo's folder, whose reports use the split beside them.")]
+    root: Annotated[Optional[Path], typer.Option("--root", help="The verify root: any folder that holds "
+                                                 "every file the chain reads; nothing outside it is read "
+                                                 "(default: the report's folder). E.g. the demo's folder, whose "
+                                                 "reports use the split beside them.")]
     = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     **limit_values,
 ) -> None:
     """Re-run REPORT's reproducer and compare every number, hash and setting exactly.
 
-    Inputs are read only from under the verify root (--root; default the report's folder): paths are recorded
-    relative to the report, symlinks are resolved and must stay under the root, and only regular files are
-    read, each size-checked before it is hashed. The re-run is the installed rfbench (python -I -m rfbench),
-    started in an empty temporary folder in its own process group under --timeout, --cpu-seconds and
-    --memory-mb, and killed if verify is stopped; nothing found beside the report is ever imported. It prints
-    to a pipe and writes no file. report.md must render from report.json. Exit 0: identical. Exit 1: an input
-    changed, the re-run failed, a value differs, or report.md was edited (each difference is listed). Exit 2:
-    the report is unreadable or malformed, has no reproducer, or an input is missing, outside the root or not
-    a regular file.
+    Nothing outside the verify root (--root: any folder holding every file the chain reads; default the
+    report's folder) is read: every path — the report's inputs, the manifest a split names, the dataset files a
+    manifest lists, the label set an index names, the model a prediction record names — is resolved relative to
+    the file that names it, links resolved, and must be a regular file under the root, size-checked before it
+    is read; each distinct file is hashed once, within --timeout (the whole command) and --max-gb. The
+    reproducer must be exactly the command rfbench writes for its settings. The re-runs are the installed
+    rfbench (python -I -m rfbench) in an empty temporary folder, in their own process group under --cpu-seconds
+    and --memory-mb, killed if verify is stopped, and may open only the files verify checked; nothing found
+    beside the report is ever imported and nothing is written beside it. The whole re-run report is compared
+    with the stored one (but a short list of environment fields, docs/verify.md), and report.md must render from
+    report.json. Exit 0: identical. Exit 1: an input changed, the reproducer is not rfbench's, a re-run failed,
+    a value differs, or report.md was edited (each difference is listed). Exit 2: the report is missing,
+    unreadable or malformed, has no reproducer, or an input is missing, outside the root or not a regular
+    file.
     """
     from rfbench.errors import VerificationError
 
@@ -52,10 +58,18 @@ def _verify(
     console = stdout_console()
     from rich.markup import escape
 
+    from rfbench import __version__
+    from rfbench.report.verify import ENVIRONMENT
+
     md = {"identical": "; report.md renders from it", "absent": ""}.get(result.markdown, "")
-    console.print(f"[bold green]MATCH[/] {escape(str(report))}: {result.compared} values identical on re-run{md}")
+    version = f" (made with rfbench {result.made_with}, re-run with {__version__})" if result.made_with else ""
+    console.print(f"[bold green]MATCH[/] {escape(str(report))}: {result.compared} values identical on "
+                  f"re-run{version}{md}")
     for note in result.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
+    for item in result.uncompared:  # the fixed environment fields are listed by --json and docs/verify.md
+        if item["field"] not in ENVIRONMENT:
+            console.print(f"[dim]not compared:[/] {escape(item['field'])}: {escape(item['why'])}")
 
 
 

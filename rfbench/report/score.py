@@ -36,14 +36,33 @@ __all__ = ["TASKS", "ScoreInputs", "PoseSettings", "GestureSettings", "Bootstrap
 
 @dataclass
 class ScoreRun:
-    """What one score run produced: the report, where it was written, the pictures drawn and the lines to show
-    the user (pictures written or skipped)."""
+    """What one score run produced: the report, where it was written, the pictures drawn, the lines to show
+    the user (pictures written or skipped) and the ``rfbench verify`` command that checks the report as
+    written, from the current folder (``verify``: an argv, empty when nothing was written)."""
 
     report: dict
     out: Optional[Path] = None
     md_path: Optional[Path] = None
     pictures: list = field(default_factory=list)
     messages: list = field(default_factory=list)
+    verify: list = field(default_factory=list)
+
+
+def verify_command(report: dict, out: Path, also: list | tuple = ()) -> list[str]:
+    """The ``rfbench verify`` argv that checks ``report`` written at ``out``, from the current folder: with
+    ``--root`` the nearest common ancestor of the report's folder, its inputs and the folders in ``also`` (the
+    dataset root, a label set) when they are not all inside the report's folder."""
+    folder = Path(os.path.realpath(Path(out).parent))
+    places = [folder] + [Path(os.path.realpath(folder / i["path"])) for i in report.get("inputs") or []]
+    places += [Path(os.path.realpath(p)) for p in also]
+    argv = ["rfbench", "verify", _shown(out, False)]
+    try:
+        common = Path(os.path.commonpath([str(p) for p in places]))
+    except ValueError:  # another drive
+        return argv
+    if common != folder:
+        argv += ["--root", _shown(common, False)]
+    return argv
 
 
 def _shown(path, absolute: bool) -> str:
@@ -128,7 +147,7 @@ def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | No
 
 
 def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, captured: dict, force: bool,
-           messages: list[str]) -> ScoreRun:
+           messages: list[str], also: list | tuple = ()) -> ScoreRun:
     from rfbench.io.files import dumps_json, write_json, write_text
     from rfbench.report.render import render_markdown
 
@@ -146,7 +165,8 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
         write_json(out, report, force=force)
         # rendered from the document as verify will read it back, so the bytes match a re-rendering
         write_text(md_path, render_markdown(json.loads(dumps_json(report))), force=force)
-    return ScoreRun(report, out, md_path, [p for _, p in pictures], messages)
+    verify = verify_command(report, out, also) if out is not None and report.get("reproducer") else []
+    return ScoreRun(report, out, md_path, [p for _, p in pictures], messages, verify)
 
 
 def _claimed_note() -> str:
@@ -338,7 +358,21 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
                                "file(s) (listed under shared_files): these numbers partly measure memory of "
                                "training data" + (" (scored anyway: --allow-shared-files)"
                                                   if options.allow_shared_files else ""))
-    return _write(report, out, md_path, draw, captured, force, messages)
+    return _write(report, out, md_path, draw, captured, force, messages, _places(loaded))
+
+
+def _places(loaded) -> list[Path]:
+    """Folders verify will read beside the inputs: the split's dataset root, and the label set a windows index
+    names."""
+    out = []
+    split = loaded.split
+    if split is not None and split.manifest_file is not None:
+        from rfbench.datasets.manifest import read_manifest
+
+        out.append(read_manifest(split.manifest_file).root_dir(split.manifest_file))
+    if loaded.label_file is not None:
+        out.append(loaded.label_file)
+    return out
 
 
 @dataclass
@@ -354,6 +388,7 @@ class _Loaded:
     recordings: dict | None = None
     provenance: dict = field(default_factory=dict)  # ground_truth, ground_truth_files, excluded (with `rows`)
     chain: list | None = None  # windows and predict steps, when rfbench predict made the predictions
+    label_file: Path | None = None  # the label set a windows index names (verify reads it to replay windows)
 
 
 def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded:
@@ -430,6 +465,8 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
                      recordings, provenance)
     if record is not None:
         loaded.chain = _chain(inputs, index, record)
+    if index.doc["settings"].get("label_set"):
+        loaded.label_file = index.folder / index.doc["settings"]["label_set"]
     return loaded
 
 
@@ -465,9 +502,13 @@ def _prediction_record(inputs: ScoreInputs, files: list, index):
 def _chain(inputs: ScoreInputs, index, record) -> list[dict]:
     """The steps from dataset files to numbers (``rfbench verify`` replays them): the windows the predictions
     were made over, the model run, then the score itself (its argv is the report's reproducer)."""
+    from dataclasses import replace
+
     from rfbench.datasets.windows import WindowSettings
 
     settings = WindowSettings.from_dict(index.doc["settings"])
+    if settings.label_set is not None:  # recorded relative to the index; shown as one would type it here
+        settings = replace(settings, label_set=_shown(index.folder / settings.label_set, False))
     windows = ["rfbench", "windows", _shown(inputs.split, False), "--side", "test", "-o",
                _shown(Path(inputs.rows).parent, False), *settings.to_argv()]
     predict = ["rfbench", "predict", _shown(record.model_path, False), "--windows",
