@@ -422,7 +422,7 @@ def _prediction_record(inputs: ScoreInputs, files: list):
     """The ``pred.json`` beside ``pred`` when ``rfbench predict`` made the predictions (or None): checked
     against ``pred.npy`` and the index, and its model and record joined to the inputs."""
     from rfbench.io.files import sha256_file
-    from rfbench.nn.predict import load_prediction_record, record_path_for
+    from rfbench.nn.prediction_record import load_prediction_record, record_path_for
 
     path = record_path_for(inputs.pred)
     if not path.exists():

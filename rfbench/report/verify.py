@@ -273,7 +273,8 @@ def _replay_chain(report: dict, paths: dict[str, Path], python: str, limits: Lim
     import numpy as np
 
     from rfbench.datasets.windows import WindowSettings
-    from rfbench.nn.predict import compare_predictions, load_prediction_record
+    from rfbench.nn.prediction_comparison import compare_predictions
+    from rfbench.nn.prediction_record import load_prediction_record
 
     index = read_json(paths["rows"], "windows")
     record = load_prediction_record(paths["pred-record"])
@@ -326,7 +327,7 @@ def _check_chain(report: dict, paths: dict[str, Path], where: Path) -> None:
     paths are shown as they were typed and are not compared; what is replayed comes from the hashed files, never
     from the chain. A report that carries a chain but not the files to replay it is refused."""
     from rfbench.datasets.windows import WindowSettings
-    from rfbench.nn.predict import load_prediction_record
+    from rfbench.nn.prediction_record import load_prediction_record
 
     chain = report.get("chain")
     replayable = {"rows", "model", "pred-record"} <= set(paths)
