@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test bench bench-large bench-gate bench-compare clean
+.PHONY: demo test bench bench-large bench-gate bench-base bench-compare clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,9 +37,16 @@ bench: $(VENV)/.dev
 bench-large: $(VENV)/.dev
 	RFBENCH_BENCH_LARGE=1 $(MAKE) bench
 
-# the CI performance gate: asv continuous HEAD~1 HEAD over the CI sizes (committed code only; benchmarks/README.md)
+# the CI performance gate: asv continuous BASE HEAD over the CI sizes, BASE the commit in .ci/bench-base (the
+# last landed main this work started from), then the peer-ratio floors (benchmarks/README.md)
 bench-gate: $(VENV)/.dev
-	ASV=$(BIN)/asv .ci/bench-gate HEAD~1 HEAD
+	ASV=$(BIN)/asv .ci/bench-gate
+
+# record the current HEAD as the gate's base: run it when work starts, on the last landed main, and commit
+bench-base:
+	{ sed -n '/^#/p' .ci/bench-base 2>/dev/null || true; git rev-parse HEAD; } > .ci/bench-base.new
+	mv .ci/bench-base.new .ci/bench-base
+	@echo "bench-base: $$(git rev-parse --short HEAD) recorded in .ci/bench-base; commit it"
 
 # the same gate between main and this branch's last commit
 bench-compare: $(VENV)/.dev

@@ -17,6 +17,13 @@
         fails at both commits, or is skipped (NotImplementedError in setup) at HEAD, as unchanged; a skip at
         HEAD means the benchmark no longer matches the code (a renamed kernel, a changed signature) and would
         silently stop guarding anything.
+
+    python .ci/bench_gate_check.py floor-regex
+        Print an asv ``--bench`` regex matching every benchmark of ``benchmarks/floors.toml``.
+
+    python .ci/bench_gate_check.py floors HEAD_HASH
+        Exit 1 unless every case of every benchmark in ``benchmarks/floors.toml`` was measured at HEAD (by
+        ``asv run --python=same --set-commit-hash HEAD_HASH``) at or above its floor; print each value and floor.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import os
 import re
 import sys
 
+import tomllib
 from asv import _stats, config, results
 from asv.benchmarks import Benchmarks
 from asv.commands.compare import _is_result_better
@@ -37,10 +45,70 @@ def _conf():
     return config.Config.load("asv.conf.json")
 
 
-def load_results(conf, commit_hash: str):
-    """The newest results file of ``commit_hash`` (the run that just finished), or None."""
-    files = glob.glob(os.path.join(conf.results_dir, "*", f"{commit_hash[:8]}-*.json"))
+FLOORS = "benchmarks/floors.toml"
+
+
+def load_results(conf, commit_hash: str, env: str = "*"):
+    """The newest results file of ``commit_hash`` (the run that just finished) in environments matching
+    ``env`` (``existing-*``: the ``--python=same`` run of the floors), or None."""
+    files = glob.glob(os.path.join(conf.results_dir, "*", f"{commit_hash[:8]}-{env}.json"))
     return results.Results.load(max(files, key=os.path.getmtime)) if files else None
+
+
+def load_floors(path: str = FLOORS) -> dict[str, float]:
+    """``{benchmark name: floor}`` from ``benchmarks/floors.toml``'s ``[floors]`` table."""
+    with open(path, "rb") as fh:
+        doc = tomllib.load(fh)
+    floors = doc.get("floors")
+    if not isinstance(floors, dict) or not floors:
+        raise SystemExit(f"bench-gate: error: {path} has no [floors] table")
+    out = {}
+    for name, value in floors.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise SystemExit(f"bench-gate: error: {path}: the floor of {name} must be a positive number, got {value!r}")
+        out[name] = float(value)
+    return out
+
+
+def floor_regex(floors: dict[str, float]) -> str:
+    return "^(" + "|".join(re.escape(name) for name in sorted(floors)) + r")(\(|$)"  # a case: name(params)
+
+
+def check_floors(head_hash: str) -> int:
+    """Every case of every floored benchmark measured at HEAD and at or above its floor: 0, else 1."""
+    floors = load_floors()
+    res = load_results(_conf(), head_hash, env="existing-*")
+    if res is None:
+        print(f"bench-gate: FAILED: no measurement of the floored ratios at {head_hash[:8]} (asv run did not run)")
+        return 1
+    keys = set(res.get_all_result_keys())
+    below, missing, rows = [], [], []
+    for name, floor in sorted(floors.items()):
+        if name not in keys:
+            missing.append(f"{name}: not measured at HEAD")
+            continue
+        params = res.get_result_params(name)
+        values = res.get_result_value(name, params)
+        for i, case in _cases(res, name):
+            value = values[i]
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                missing.append(f"{case}: failed or skipped at HEAD")
+                continue
+            rows.append((case, value, floor))
+            if value < floor:
+                below.append(f"{case}: {value:.2f} < floor {floor:g}")
+    print(f"\nbench-gate: same-process ratios at HEAD against their floors ({FLOORS})\n")
+    print(f"{'ratio':>8}  {'floor':>6}  case")
+    for case, value, floor in rows:
+        print(f"{value:>8.2f}  {floor:>6g}  {case}{'   BELOW' if value < floor else ''}")
+    print()
+    if below or missing:
+        print(f"bench-gate: FAILED: {len(below)} ratio(s) below their floor, {len(missing)} not measured:")
+        for line in below + missing:
+            print(f"  {line}")
+        return 1
+    print(f"bench-gate: all {len(rows)} floored ratio cases are at or above their floors.")
+    return 0
 
 
 def _cases(res, name):
@@ -128,6 +196,11 @@ if __name__ == "__main__":
     mode, *args = sys.argv[1:]
     if mode == "measured":
         sys.exit(measured(args[0], args[1]))
+    if mode == "floor-regex":
+        print(floor_regex(load_floors()))
+        sys.exit(0)
+    if mode == "floors":
+        sys.exit(check_floors(args[0]))
     if mode == "flagged":
         sys.exit(flagged(args[0], args[1], float(args[2]), args[3:]))
-    sys.exit(f"unknown mode {mode!r}: use measured or flagged")
+    sys.exit(f"unknown mode {mode!r}: use measured, flagged, floor-regex or floors")

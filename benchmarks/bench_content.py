@@ -49,6 +49,16 @@ def _content():
     return content
 
 
+def _fingerprints():
+    """The module holding the XXH64 and bfee kernels: rfbench.protocols.fingerprints, or on older commits
+    rfbench.protocols.content itself (where they lived before it was split)."""
+    try:
+        from rfbench.protocols import fingerprints
+    except ImportError:
+        return _content()
+    return fingerprints
+
+
 # ------------------------------------------------------------------------------------------------------------
 # Hand-built manifests of the two real corpora (one recording per log; no generic ingest)
 # ------------------------------------------------------------------------------------------------------------
@@ -128,8 +138,8 @@ def _log(n_bytes: int):
 
 
 #: The kernels this suite times alone (tests/test_habits.py checks every kernel has one).
-KERNELS = {"rfbench.protocols.content._hash_spans": "Kernels.time_hash_spans",
-           "rfbench.protocols.content._fingerprint_bfee": "Kernels.time_fingerprint_bfee"}
+KERNELS = {"rfbench.protocols.fingerprints._hash_spans": "Kernels.time_hash_spans",
+           "rfbench.protocols.fingerprints._fingerprint_bfee": "Kernels.time_fingerprint_bfee"}
 
 
 class Kernels:
@@ -137,7 +147,7 @@ class Kernels:
     param_names = ["bytes"]
 
     def setup(self, n):
-        content = _content()
+        content = _fingerprints()
         self.content = content
         self.buf, self.offsets, self.lengths = _spans(n)
         self.out = np.empty(self.offsets.shape[0], dtype=np.uint64)

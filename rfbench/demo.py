@@ -371,7 +371,8 @@ def _predict(lay: "DemoLayout", ridge, pose_features, centroids, gesture_feature
         return {"onnx": False, "note": f"predict skipped: {ONNX_HINT}; the predictions were computed in NumPy"}
     from rfbench.io.files import write_bytes
     from rfbench.nn.onnx_export import nearest_centroid_model, ridge_model
-    from rfbench.nn.predict import predict, write_prediction
+    from rfbench.nn.predict import predict
+    from rfbench.nn.prediction_record import write_prediction
 
     write_bytes(lay.pose / "ridge.onnx", ridge_model(ridge, pose_features, target_shape=(17, 3)))
     write_bytes(lay.gesture / "centroid.onnx", nearest_centroid_model(centroids, gesture_features))

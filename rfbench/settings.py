@@ -36,7 +36,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from rfbench.errors import ValidationError
 
-__all__ = ["Option", "setting", "Settings", "SettingError", "typer_parameters", "options_of", "declared_flags"]
+__all__ = ["Option", "setting", "Settings", "SettingError", "typer_parameters", "options_of", "declared_flags",
+           "finite_float"]
 
 _LIST_KINDS = {"floats": float, "ints": int, "strs": str}
 
@@ -272,6 +273,39 @@ def _split_list(text: str, kind: str) -> tuple:
     return tuple(out)
 
 
+def finite_float(minimum: float | None = None, maximum: float | None = None) -> Callable[[Any], float]:
+    """The parser of every float option (``typer.Option(..., parser=finite_float(0.0, 10.0))``).
+
+    It accepts a finite number within ``[minimum, maximum]`` (either bound optional) and refuses NaN and inf
+    with a message saying so (a NaN would otherwise pass or fail range checks by accident: every comparison
+    with it is false). Typer's own ``min=``/``max=`` are not used with it: the bounds are given here. It lives
+    with the settings, whose float fields it parses (:func:`typer_parameters`); the commands use it for their
+    other float options (``rfbench.commands._common`` re-exports it).
+    """
+    import typer
+
+    def parse(value: Any) -> float:
+        if isinstance(value, bool):
+            raise typer.BadParameter(f"must be a number, got {value!r}")
+        if isinstance(value, (int, float)):
+            number = float(value)
+        else:
+            try:
+                number = float(str(value).strip())
+            except ValueError:
+                raise typer.BadParameter(f"must be a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise typer.BadParameter(f"must be a finite number (NaN and inf are not allowed), got {value!r}")
+        if minimum is not None and number < minimum:
+            raise typer.BadParameter(f"must be >= {minimum:g}, got {value!r}")
+        if maximum is not None and number > maximum:
+            raise typer.BadParameter(f"must be <= {maximum:g}, got {value!r}")
+        return number
+
+    parse.rfbench_finite_float = (minimum, maximum)  # type: ignore[attr-defined]  # found by the tests' walk
+    return parse
+
+
 def typer_parameters(*classes, only: Mapping[type, Iterable[str]] | None = None,
                      required: Iterable[str] = ()) -> list[inspect.Parameter]:
     """Keyword-only ``inspect.Parameter`` objects, ``Annotated[..., typer.Option(...)]``, for the fields of
@@ -313,8 +347,6 @@ def typer_parameters(*classes, only: Mapping[type, Iterable[str]] | None = None,
             if o.max is not None and not o.max_open:
                 kw["max"] = int(o.max)
         elif kind == "float":
-            from rfbench.commands._common import finite_float
-
             py = float  # parsed by finite_float: NaN and inf are refused, closed bounds checked
             kw["parser"] = finite_float(None if o.min is None or o.min_open else float(o.min),
                                         None if o.max is None or o.max_open else float(o.max))

@@ -7,7 +7,9 @@ anything (timing assertions do not belong in pytest, DESIGN.md §9):
   ``RFBENCH_BENCH_TIMER=cpu`` (set by the gate) makes every ``time_*`` count CPU time;
 - on a commit without the feature (here: no importable ``rfbench`` at all) every benchmark's setup skips
   with ``NotImplementedError`` instead of failing;
-- ``.ci/bench-gate`` passes with a clear message on a first commit, which has no predecessor.
+- ``.ci/bench-gate`` compares HEAD with the base recorded in ``.ci/bench-base`` and refuses, in one line and
+  with exit 2, a base that is missing, unknown or not an ancestor of HEAD; the committed base is an ancestor;
+- every ratio floor of ``benchmarks/floors.toml`` names a ``track_`` benchmark and is quoted in the docs.
 """
 
 from __future__ import annotations
@@ -152,18 +154,123 @@ def test_benchmarks_skip_on_a_commit_without_the_feature(tmp_path):
     assert sum(v == "skipped" for v in outcome.values()) > 30
 
 
-def test_gate_passes_on_a_first_commit(tmp_path):
+def _gate_repo(tmp_path):
+    """A git repository holding the gate script, with two commits on main and one on a side branch."""
     git = shutil.which("git")
     if git is None:
         pytest.skip("git is not installed")
     (tmp_path / ".ci").mkdir()
     shutil.copy(ROOT / ".ci" / "bench-gate", tmp_path / ".ci" / "bench-gate")
     ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([git, "init", "-q"], cwd=tmp_path, check=True)
-    subprocess.run([git, "add", "."], cwd=tmp_path, check=True)
-    subprocess.run([git, *ident, "commit", "-q", "-m", "first"], cwd=tmp_path, check=True)
-    # ASV points nowhere: the gate must stop before it would need asv.
-    proc = subprocess.run(["bash", ".ci/bench-gate"], cwd=tmp_path, capture_output=True, text=True,
+
+    def run(*args):
+        return subprocess.run([git, *ident, *args], cwd=tmp_path, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    run("init", "-q", "-b", "main")
+    run("add", ".")
+    run("commit", "-q", "-m", "first")
+    first = run("rev-parse", "HEAD")
+    run("checkout", "-q", "-b", "side")
+    run("commit", "-q", "--allow-empty", "-m", "elsewhere")
+    side = run("rev-parse", "HEAD")
+    run("checkout", "-q", "main")
+    run("commit", "-q", "--allow-empty", "-m", "second")
+    return run, first, side
+
+
+def _gate(tmp_path, *args):
+    # ASV points nowhere: every case below must stop before the gate would need asv.
+    return subprocess.run(["bash", ".ci/bench-gate", *args], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "ASV": str(tmp_path / "no-asv")}, timeout=60)
+
+
+def test_gate_refuses_a_base_that_is_not_an_ancestor_of_head(tmp_path):
+    run, first, side = _gate_repo(tmp_path)
+    (tmp_path / ".ci" / "bench-base").write_text(f"# the base\n{side}\n")
+    proc = _gate(tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"bench-gate: error: base {side} ({side[:8]}, from .ci/bench-base) is not an ancestor of "
+                           "HEAD")
+    proc = _gate(tmp_path, "side", "HEAD")  # given on the command line: the same rule
+    assert proc.returncode == 2 and "is not an ancestor of HEAD" in proc.stderr
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, ".ci/bench-base is missing: record the commit this work starts from"),
+    ("# nothing here\n\n", ".ci/bench-base names no commit"),
+    ("0123456789abcdef0123456789abcdef01234567\n", "is not a commit of this repository"),
+])
+def test_gate_refuses_a_missing_or_unknown_base(tmp_path, content, words):
+    _gate_repo(tmp_path)
+    if content is not None:
+        (tmp_path / ".ci" / "bench-base").write_text(content)
+    proc = _gate(tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("bench-gate: error: ") and words in line
+
+
+def test_gate_reads_its_base_from_the_file_and_counts_the_commits_since(tmp_path):
+    run, first, side = _gate_repo(tmp_path)
+    head = run("rev-parse", "HEAD")
+    (tmp_path / ".ci" / "bench-base").write_text(f"{head}\n")
+    proc = _gate(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "no performance comparison" in proc.stdout
+    assert f"from .ci/bench-base) -> HEAD ({head[:8]}): 0 commit(s)" in proc.stdout
+    assert "HEAD is the base: no commit to compare, passing." in proc.stdout
+    # an ancestor: the gate goes on to asv, which this environment does not have
+    (tmp_path / ".ci" / "bench-base").write_text(f"{first}\n")
+    proc = _gate(tmp_path)
+    assert proc.returncode != 0
+    assert f"bench-gate: {first} ({first[:8]}, from .ci/bench-base) -> HEAD ({head[:8]}): 1 commit(s)" in proc.stdout
+
+
+def test_the_committed_base_is_an_ancestor_of_this_checkout():
+    """.ci/bench-base names a commit of this history (CI would refuse it otherwise)."""
+    git = shutil.which("git")
+    base_file = ROOT / ".ci" / "bench-base"
+    lines = [x.split("#")[0].strip() for x in base_file.read_text().splitlines()]
+    base = next(x for x in lines if x)
+    assert len(base) == 40 and all(c in "0123456789abcdef" for c in base), base
+    if git is None or subprocess.run([git, "-C", str(ROOT), "rev-parse", "--git-dir"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    known = subprocess.run([git, "-C", str(ROOT), "cat-file", "-e", f"{base}^{{commit}}"], capture_output=True)
+    if known.returncode:
+        pytest.skip(f"{base[:8]} is not in this clone (a shallow one)")
+    proc = subprocess.run([git, "-C", str(ROOT), "merge-base", "--is-ancestor", base, "HEAD"])
+    assert proc.returncode == 0, f".ci/bench-base ({base[:8]}) is not an ancestor of HEAD: run make bench-base"
+
+
+def test_every_floor_names_a_track_benchmark_and_is_documented():
+    """benchmarks/floors.toml: each entry a track_ method of a class in that suite, each floor quoted (with the
+    benchmark) in docs/performance.md, so the documented floor is the one CI enforces."""
+    import ast
+
+    import tomllib
+
+    sys.path.insert(0, str(ROOT / ".ci"))
+    try:
+        import bench_gate_check
+    finally:
+        sys.path.remove(str(ROOT / ".ci"))
+    floors = bench_gate_check.load_floors(str(ROOT / "benchmarks" / "floors.toml"))
+    assert floors == {k: float(v) for k, v in
+                      tomllib.loads((ROOT / "benchmarks" / "floors.toml").read_text())["floors"].items()}
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    for name, floor in floors.items():
+        suite, cls, method = name.split(".")
+        assert method.startswith("track_"), name
+        tree = ast.parse((ROOT / "benchmarks" / f"{suite}.py").read_text(encoding="utf-8"))
+        methods = {f.name for c in tree.body if isinstance(c, ast.ClassDef) and c.name == cls for f in c.body
+                   if isinstance(f, ast.FunctionDef)}
+        assert method in methods, f"{name}: no such benchmark"
+        rows = [line for line in page.splitlines() if f"`{cls}.{method}`" in line and f"| {floor:g} |" in line]
+        assert rows, f"docs/performance.md must have a table row with `{cls}.{method}` and its floor | {floor:g} |"
+    regex = bench_gate_check.floor_regex(floors)
+    import re
+
+    assert re.search(regex, "bench_parse.VersusCsiread.track_speedup_vs_csiread('sample_0x5')")
+    assert re.search(regex, "bench_parse.VersusCsiread.track_speedup_vs_csiread")
+    assert not re.search(regex, "bench_parse.VersusCsiread.track_speedup_vs_csiread_single_call('sample_0x5')")

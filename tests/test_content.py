@@ -22,7 +22,7 @@ from rfbench.errors import FormatError, ValidationError
 from rfbench.io.intel5300 import read, record_spans
 from rfbench.io.matv5 import read_mat
 from rfbench.io.writer import LogBuilder, encode_record, sample_0x5_like, synthetic_log
-from rfbench.protocols import content
+from rfbench.protocols import content_index, content_matches, fingerprints
 from rfbench.protocols.content import (
     DEFAULT_MIN_SHARED,
     audit_content,
@@ -533,14 +533,14 @@ def test_a_file_listed_by_two_recordings_is_shared_with_its_records(tmp_path):
 
 def test_hash_collisions_never_become_a_leak(widar_tree, mmfi_tree, tmp_path, monkeypatch):
     """Every record (and every frame) given the same hash: only the byte comparison separates them."""
-    real = content._fingerprint_bfee
+    real = fingerprints._fingerprint_bfee
 
     def colliding(b, offsets, lengths, shape, masks, seed, out, blank):
         real(b, offsets, lengths, shape, masks, seed, out, blank)
         out[:] = np.where(blank == 1, 0, 42)
 
-    monkeypatch.setattr(content, "_fingerprint_bfee", colliding)
-    monkeypatch.setattr(content, "hash_spans", lambda buf, offsets, lengths, seed=0: np.full(len(offsets), 42,
+    monkeypatch.setattr(fingerprints, "_fingerprint_bfee", colliding)
+    monkeypatch.setattr(content_index, "hash_spans", lambda buf, offsets, lengths, seed=0: np.full(len(offsets), 42,
                                                                                          dtype=np.uint64))
     m = widar.ingest(widar_tree)
     found = audit_content(m, *_cross_room(m))
@@ -562,15 +562,15 @@ def test_hash_collisions_never_become_a_leak(widar_tree, mmfi_tree, tmp_path, mo
 def test_only_the_byte_comparison_decides(tmp_path, monkeypatch):
     """XXH64 and the strong key both constant: every record and frame is a candidate of every other one, and
     the byte (array) comparison alone must still find exactly the planted copies."""
-    monkeypatch.setattr(content, "_strong_key", lambda data: b"")
-    real = content._fingerprint_bfee
+    monkeypatch.setattr(content_matches, "_strong_key", lambda data: b"")
+    real = fingerprints._fingerprint_bfee
 
     def colliding(b, offsets, lengths, shape, masks, seed, out, blank):
         real(b, offsets, lengths, shape, masks, seed, out, blank)
         out[:] = 42
 
-    monkeypatch.setattr(content, "_fingerprint_bfee", colliding)
-    monkeypatch.setattr(content, "hash_spans", lambda buf, offsets, lengths, seed=0: np.zeros(len(offsets),
+    monkeypatch.setattr(fingerprints, "_fingerprint_bfee", colliding)
+    monkeypatch.setattr(content_index, "hash_spans", lambda buf, offsets, lengths, seed=0: np.zeros(len(offsets),
                                                                                           dtype=np.uint64))
     x, y, z = synthetic_log(20, seed=20), synthetic_log(20, seed=21), synthetic_log(20, seed=22)
     rng = np.random.default_rng(23)
@@ -608,7 +608,7 @@ def test_recorded_sha256_is_used_and_a_forged_one_is_not_a_shared_file(tmp_path)
 
 
 def test_widespread_content_is_reported_per_recording(tmp_path, monkeypatch):
-    monkeypatch.setattr(content, "WIDESPREAD_RECORDINGS", 2)
+    monkeypatch.setattr(content_matches, "WIDESPREAD_RECORDINGS", 2)
     log = synthetic_log(4, seed=14)
     files = {f"{r}.dat": log for r in "abcd"}
     path = _toy_manifest(tmp_path, files, {r: [f"{r}.dat"] for r in "abcd"})
@@ -820,8 +820,8 @@ def test_small_batches_and_chunks_give_the_same_findings(monkeypatch):
     train = [r["id"] for r in doc["recordings"] if r["location"] == 1]
     test = [r["id"] for r in doc["recordings"] if r["location"] == 3]
     whole = audit_content(doc, train, test).to_dict()
-    monkeypatch.setattr(content, "CONFIRM_BYTES", 4096)  # a few hundred chunks, files re-read in many
-    monkeypatch.setattr(content, "BATCH_BYTES", 100_000)  # most logs (~130 kB) larger than a batch
+    monkeypatch.setattr(content_matches, "CONFIRM_BYTES", 4096)  # a few hundred chunks, files re-read in many
+    monkeypatch.setattr(content_index, "BATCH_BYTES", 100_000)  # most logs (~130 kB) larger than a batch
     assert audit_content(doc, train, test).to_dict() == whole
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from posedata import COCO_TEMPLATE, coco_poses
 from rfbench.cli import app
-from rfbench.metrics.pose import validate_poses
+from rfbench.metrics.pose_inputs import validate_poses
 from rfbench.metrics.skeletons import get_skeleton
 from rfbench.report.plots import pck_curves
 

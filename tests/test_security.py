@@ -408,7 +408,8 @@ def test_partial_scoring_when_allowed_is_recorded_and_shown(d, tmp_path):
 def test_the_library_bounds_counts_too():
     """The bounds hold for library callers, not only on the command line."""
     from rfbench.errors import ValidationError
-    from rfbench.metrics.pose import MAX_AUC_N, PosePlan
+    from rfbench.metrics.limits import MAX_AUC_N
+    from rfbench.metrics.pose_plan import PosePlan
     from rfbench.metrics.stats import MAX_REPLICATES
     from rfbench.report.common import check_bootstrap_settings
 

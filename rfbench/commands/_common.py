@@ -2,21 +2,21 @@
 
 Errors go to stderr as a single line (``error: <message>``) and the process exits with the error's
 ``exit_code`` (DESIGN.md §1); usage errors are :mod:`rfbench.commands._usage`'s, progress bars and signal
-handling :mod:`rfbench.commands._progress`'s. Every float option parses with :func:`finite_float`, which
-refuses NaN and inf.
+handling :mod:`rfbench.commands._progress`'s. Every float option parses with
+:func:`rfbench.settings.finite_float` (importable from here too), which refuses NaN and inf.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 import sys
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import typer
 
 from rfbench.errors import RfbenchError
+from rfbench.settings import finite_float  # noqa: F401 (the float parser: declared with the settings)
 
 __all__ = ["guard", "fail", "emit_json", "stdout_console", "stderr_console", "one_line", "cli_message", "finite_float",
            "with_settings", "clean_text"]
@@ -87,36 +87,6 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
 
     stderr_console().print(f"[bold red]error:[/] {escape(one_line(for_cli(str(message), declared_flags())))}")
     return typer.Exit(code)
-
-
-def finite_float(minimum: float | None = None, maximum: float | None = None) -> Callable[[Any], float]:
-    """The parser of every float option (``typer.Option(..., parser=finite_float(0.0, 10.0))``).
-
-    It accepts a finite number within ``[minimum, maximum]`` (either bound optional) and refuses NaN and inf
-    with a message saying so (a NaN would otherwise pass or fail range checks by accident: every comparison
-    with it is false). Typer's own ``min=``/``max=`` are not used with it: the bounds are given here.
-    """
-
-    def parse(value: Any) -> float:
-        if isinstance(value, bool):
-            raise typer.BadParameter(f"must be a number, got {value!r}")
-        if isinstance(value, (int, float)):
-            number = float(value)
-        else:
-            try:
-                number = float(str(value).strip())
-            except ValueError:
-                raise typer.BadParameter(f"must be a number, got {value!r}") from None
-        if not math.isfinite(number):
-            raise typer.BadParameter(f"must be a finite number (NaN and inf are not allowed), got {value!r}")
-        if minimum is not None and number < minimum:
-            raise typer.BadParameter(f"must be >= {minimum:g}, got {value!r}")
-        if maximum is not None and number > maximum:
-            raise typer.BadParameter(f"must be <= {maximum:g}, got {value!r}")
-        return number
-
-    parse.rfbench_finite_float = (minimum, maximum)  # type: ignore[attr-defined]  # found by the tests' walk
-    return parse
 
 
 @contextlib.contextmanager

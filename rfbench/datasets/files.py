@@ -32,9 +32,10 @@ import os
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from rfbench.datasets.manifest import Manifest, value_sort_key
+from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import Template, compile_template, infer_field_types
 from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
+from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 
 __all__ = ["ingest", "check_spec", "ROLES", "RESERVED_FIELDS", "SYNTHETIC_MARKER"]

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 from rfbench.io.files import check_schema, read_json, schema_id, write_json
 
@@ -47,15 +48,6 @@ __all__ = [
 DOMAIN_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "receivers")
 #: Scalar metadata a protocol may split or group by (``receivers`` is a list, so it is not one of them).
 SPLIT_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "date")
-
-
-def value_sort_key(value: Any) -> tuple:
-    """Canonical order of domain values: numbers numerically first, then strings; the same on every machine."""
-    if isinstance(value, (bool, np.bool_)):
-        return (0, int(value), "")
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return (0, float(value), "")
-    return (1, 0.0, str(value))
 
 
 @dataclass

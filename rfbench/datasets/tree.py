@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from rfbench.datasets.values import value_sort_key
 from rfbench.errors import FormatError
 
 __all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry", "part_entries",
@@ -311,8 +312,6 @@ def part_entries(members: Iterable[tuple[tuple, Entry]], names: Sequence[str], c
     ``owner(values)`` names a part in problem texts. Returns the entries and ``[(values, records)]`` of the parts
     with at least one valid record (a recording's ``frames`` is the fewest of these).
     """
-    from rfbench.datasets.manifest import value_sort_key
-
     entries, usable = [], []
     for values, e in sorted(members, key=lambda item: tuple(value_sort_key(v) for v in item[0])):
         entry, records = log_entry(e.rel, e.size, counts.get(str(e.path)), owner(values), problems)

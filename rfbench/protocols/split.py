@@ -39,7 +39,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from rfbench.datasets import mmfi
-from rfbench.datasets.manifest import Manifest, RecordingTable, load_manifest, value_sort_key
+from rfbench.datasets.manifest import Manifest, RecordingTable, load_manifest
+from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 from rfbench.io.files import schema_id
 from rfbench.protocols.leakage import AuditResult, audit_rows, audit_sides

@@ -93,7 +93,7 @@ def mean_pose_baseline(train_gt, train_groups, split: SplitInfo, test_groups, tr
             raise ValidationError(f"training visibility must be a numeric (rows, joints) array {gt.shape[:2]}, "
                                   f"got {vis.dtype} {vis.shape}")
         vis = vis > 0
-    from rfbench.metrics.pose import MAX_COORDINATE
+    from rfbench.metrics.limits import MAX_COORDINATE
 
     bad = ~(np.abs(gt) <= MAX_COORDINATE).all(axis=2) & vis  # NaN, inf, or sums that would overflow
     if bad.any():

@@ -161,7 +161,7 @@ def _number(value: Any, where: str, name: str) -> float:
 
 
 def _spec(raw: Any, where: str, convention: str) -> dict[str, Any]:
-    from rfbench.metrics.pose import ALL_AVERAGINGS, COMPARISONS, PA_FITS, PRECISIONS, VISIBILITIES
+    from rfbench.metrics.limits import ALL_AVERAGINGS, COMPARISONS, PA_FITS, PRECISIONS, VISIBILITIES
 
     if not isinstance(raw, dict):
         raise _fail(where, "'spec' must be a table of MetricSpec fields")

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from rfbench.datasets.manifest import value_sort_key
+from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 from rfbench.metrics.classify import (
     ClassPlan,

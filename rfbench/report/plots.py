@@ -105,7 +105,7 @@ def pck_curves(report: Mapping[str, Any], captured: Mapping[str, Any], n_points:
     list of PckCurve
         One per normalization, in the report's order; empty when the report has no PCK.
     """
-    from rfbench.metrics.pose import PosePlan
+    from rfbench.metrics.pose_plan import PosePlan
     from rfbench.metrics.stats import make_segments
     from rfbench.report.common import paired_intervals
 

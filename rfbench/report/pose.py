@@ -13,14 +13,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from rfbench.errors import ValidationError
-from rfbench.metrics.pose import (
-    AVERAGINGS,
-    PosePlan,
-    enforce_layout,
-    make_segments,
-    validate_poses,
-)
+from rfbench.metrics.limits import AVERAGINGS
+from rfbench.metrics.pose import enforce_layout
+from rfbench.metrics.pose_inputs import validate_poses
+from rfbench.metrics.pose_plan import PosePlan
 from rfbench.metrics.skeletons import get_skeleton
+from rfbench.metrics.stats import make_segments
 from rfbench.protocols.splitfile import SplitInfo
 from rfbench.report.baseline import mean_pose_baseline
 from rfbench.report.common import (

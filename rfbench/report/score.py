@@ -478,7 +478,7 @@ def _prediction_record(inputs: ScoreInputs, files: list, index):
     describe exactly that file (the same file, not one of the same name elsewhere) and exactly the windows
     ``rows`` indexes (the index's sha256, and its X's)."""
     from rfbench.io.files import sha256_file
-    from rfbench.nn.predict import load_prediction_record, record_path_for
+    from rfbench.nn.prediction_record import load_prediction_record, record_path_for
 
     path = record_path_for(inputs.pred)
     if not path.exists():

@@ -536,7 +536,7 @@ def _check_chain(report: Mapping, world: ClosedWorld, where: Any):
     (paths, shown as typed, excepted), and the report's own reproducer last. A report that carries a chain but
     not the files to replay it is refused. Returns ``(index, record)`` when there is a chain to replay."""
     from rfbench.datasets.windows import WindowSettings, load_index
-    from rfbench.nn.predict import load_prediction_record
+    from rfbench.nn.prediction_record import load_prediction_record
 
     chain = report.get("chain")
     replayable = {"rows", "model", "pred-record"} <= set(world.inputs)
@@ -590,7 +590,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     how the predictions compared, and the re-run's predictions (to score again under tolerance)."""
     from rfbench.datasets.windows import WindowSettings
     from rfbench.io.files import load_npy, read_json
-    from rfbench.nn.predict import compare_predictions
+    from rfbench.nn.prediction_comparison import compare_predictions
 
     w = scratch / "windows"
     settings = WindowSettings.from_dict(index.doc["settings"])
@@ -605,7 +605,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
             d["path"] = f"chain.windows.{d['path']}"
         raise VerificationError(f"{where}: the windows built again from the dataset differ from those the predictions "
                                 f"were made over (first: {diffs[0]['path']})", differences=diffs)
-    from rfbench.nn.predict import record_path_for
+    from rfbench.nn.prediction_record import record_path_for
 
     p = scratch / "predict" / record.pred_path.name  # the recorded name: the record names its predictions' file
     children.run(["predict", str(world.inputs["model"].path), "--windows", str(w), "-o", str(p),

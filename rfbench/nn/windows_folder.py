@@ -1,0 +1,199 @@
+"""The windows folder ``rfbench predict`` reads: ``index.json`` checked, ``X.npy`` memory-mapped, its sha256
+compared with the index (:func:`open_windows`), and the small readers of the record's fields the prediction
+record shares (plain file names, shapes, sha256 digests, ``.npy`` files)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rfbench.errors import FormatError, ValidationError
+
+# --- the windows folder -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WindowsFolder:
+    """A windows folder opened by :func:`open_windows`: ``X`` memory-mapped, the index checked.
+
+    Attributes
+    ----------
+    path : Path
+        The folder.
+    index : dict
+        ``index.json`` as read.
+    index_sha256 : str
+        sha256 of the ``index.json`` bytes that were parsed.
+    x : numpy.ndarray
+        ``X.npy``, memory-mapped read-only.
+    x_path : Path
+        ``X.npy``.
+    x_sha256 : str or None
+        sha256 of ``X.npy``, checked equal to the index's; None when :func:`open_windows` was asked to leave
+        the check to :func:`predict` (which hashes X while the model runs).
+    target_shape : tuple
+        Row shape of ``y.npy``: ``(K, 2|3)`` joints for pose, ``()`` for labels.
+    target_kind : str
+        ``"pose"`` or ``"label"``.
+    n_classes : int or None
+        Size of the index's label set (gesture), else None.
+    """
+
+    path: Path
+    index: dict
+    index_sha256: str
+    x: np.ndarray
+    x_path: Path
+    x_sha256: str | None
+    target_shape: tuple
+    target_kind: str
+    n_classes: int | None
+
+    @property
+    def axes(self) -> tuple:
+        return tuple(self.index["x"]["axes"])
+
+    @property
+    def index_path(self) -> Path:
+        return self.path / "index.json"
+
+
+def _plain_name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value or value in (".", "..") or "/" in value or "\\" in value:
+        raise FormatError(f"{where}: expected a plain file name inside the folder, got {value!r}")
+    return value
+
+
+def _shape(value: Any, where: str) -> tuple:
+    if not isinstance(value, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                              for d in value):
+        raise FormatError(f"{where}: expected a list of non-negative integers, got {value!r}")
+    return tuple(value)
+
+
+def _hex64(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise FormatError(f"{where}: expected a sha256 hex digest, got {value!r}")
+    return value
+
+
+def _open_npy(path: Path, what: str) -> np.ndarray:
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+        raise FormatError(f"{what} {path}: not a regular file")
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise FormatError(f"{what} {path}: no such file") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise FormatError(f"{what} {path}: not a plain .npy array ({exc})") from None
+    if not isinstance(arr, np.ndarray):
+        raise FormatError(f"{what} {path}: expected a .npy array")
+    return arr
+
+
+def _same_dtype(actual: np.dtype, recorded) -> bool:
+    """Whether an array's dtype is the one an index records (by name, ``float64``, or by code, ``<f8``)."""
+    try:
+        return isinstance(recorded, str) and np.dtype(recorded) == actual
+    except TypeError:
+        return False
+
+
+def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFolder:
+    """Open a folder written by ``rfbench windows``: check ``index.json``, map ``X.npy``, check its sha256.
+
+    Parameters
+    ----------
+    folder : path-like
+    check_x : bool
+        Hash ``X.npy`` now and compare with the index. False leaves it to :func:`predict`, which hashes X on
+        another thread while the model runs and refuses a mismatch before returning.
+
+    Raises
+    ------
+    FormatError, SchemaError
+        A missing or malformed index, or arrays that do not match it.
+    ValidationError
+        ``X.npy`` is not the file the index describes (size or sha256).
+    """
+    import json
+
+    from rfbench.io.files import check_schema, read_input_bytes, sha256_file
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FormatError(f"windows folder {folder}: no such folder" if not folder.exists()
+                          else f"windows folder {folder}: not a folder")
+    index_path = folder / "index.json"
+    if index_path.exists() and not index_path.is_file():
+        raise FormatError(f"windows index {index_path}: not a regular file")
+    raw = read_input_bytes(index_path, "windows index")
+    try:
+        index = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FormatError(f"windows index {index_path}: not valid JSON ({exc})") from None
+    where = f"windows index {index_path}"
+    if not isinstance(index, dict):
+        raise FormatError(f"{where}: expected a JSON object")
+    check_schema(index, "windows", where)
+    for key in ("x", "y", "rows", "task"):
+        if key not in index:
+            raise FormatError(f"{where}: missing key {key!r}")
+    xd, yd = index["x"], index["y"]
+    if not isinstance(xd, dict) or not isinstance(yd, dict):
+        raise FormatError(f"{where}: 'x' and 'y' must be objects")
+    x_shape = _shape(xd.get("shape"), f"{where} x.shape")
+    y_shape = _shape(yd.get("shape"), f"{where} y.shape")
+    axes = xd.get("axes")
+    if not isinstance(axes, list) or len(axes) != len(x_shape) or not all(isinstance(a, str) for a in axes):
+        raise FormatError(f"{where}: x.axes must name each of X's {len(x_shape)} axes")
+    if not x_shape or not y_shape or x_shape[0] != y_shape[0]:
+        raise FormatError(f"{where}: X {list(x_shape)} and y {list(y_shape)} must have the same number of rows")
+    if not isinstance(index["rows"], list) or len(index["rows"]) != x_shape[0]:
+        raise FormatError(f"{where}: 'rows' must list one entry per row of X ({x_shape[0]})")
+    kind = yd.get("kind")
+    task = index["task"]
+    if (task, kind) not in (("pose", "pose"), ("gesture", "label")):
+        raise FormatError(f"{where}: task {task!r} with y.kind {kind!r}; expected pose/pose or gesture/label")
+    n_classes = None
+    labels = index.get("labels")
+    if labels is not None:
+        names = labels.get("names") if isinstance(labels, dict) else None
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise FormatError(f"{where}: labels.names must be a non-empty list of names")
+        n_classes = len(names)
+    if kind == "label" and n_classes is None:
+        raise FormatError(f"{where}: a gesture index needs its label set ('labels')")
+    x_sha = _hex64(xd.get("sha256"), f"{where} x.sha256")
+
+    x_path = folder / _plain_name(xd.get("file"), f"{where} x.file")
+    x = _open_npy(x_path, "windows X")
+    if x.shape != x_shape or not _same_dtype(x.dtype, xd.get("dtype")):
+        raise FormatError(f"windows X {x_path}: {x.dtype} {list(x.shape)}, but the index says "
+                          f"{xd.get('dtype')} {list(x_shape)}")
+    if isinstance(xd.get("bytes"), int) and x_path.stat().st_size != xd["bytes"]:
+        raise ValidationError(_x_changed(x_path))
+    digest = None
+    if check_x:
+        digest = sha256_file(x_path)[0]
+        if digest != x_sha:
+            raise ValidationError(_x_changed(x_path))
+    y_path = folder / _plain_name(yd.get("file"), f"{where} y.file")
+    y = _open_npy(y_path, "windows y")
+    if y.shape != y_shape or not _same_dtype(y.dtype, yd.get("dtype")):
+        raise FormatError(f"windows y {y_path}: {y.dtype} {list(y.shape)}, but the index says "
+                          f"{yd.get('dtype')} {list(y_shape)}")
+    del y
+    return WindowsFolder(path=folder, index=index, index_sha256=hashlib.sha256(raw).hexdigest(), x=x,
+                         x_path=x_path, x_sha256=digest, target_shape=y_shape[1:], target_kind=kind,
+                         n_classes=n_classes)
+
+
+def _x_changed(x_path: Path) -> str:
+    return (f"windows X {x_path}: changed since `rfbench windows` wrote it (sha256 or size differs from the "
+            "index); write the windows again")

@@ -1,0 +1,319 @@
+"""Content fingerprints: XXH64 (xxHash's 64-bit hash, ``doc/xxhash_spec.md`` of the xxHash repository) as
+Numba kernels over many spans of a buffer at once (:func:`hash_spans`), the bodies of every valid Intel 5300
+bfee record of a log (:func:`bfee_fingerprints`), and the canonical values of an MM-Fi frame
+(:func:`frame_values`). What they are used for, and why a fingerprint only proposes a match, is in
+:mod:`rfbench.protocols.content`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from rfbench._jit import njit, njit_parallel, prange, serial_below
+from rfbench.errors import ValidationError
+
+#: Bytes of spans below which the kernels run on one thread. One thread hashes several GB/s, so a batch of
+#: files (16 MiB) takes a few milliseconds; on the shared 2-core machine a second thread gained or lost about
+#: as much (bench_content.Kernels.track_parallel_speedup: 0.55-1.99x at 16 MiB, 0.60-0.89x at 64 MiB), so only
+#: a single log this large is hashed in parallel.
+PARALLEL_MIN_BYTES = 64 << 20
+
+# The status of a record or frame: fingerprinted, all-zero, no finite value, unparsable.
+_OK, _ZERO, _NON_FINITE, _UNPARSED = 0, 1, 2, 3
+_BODY_HEADER = 20
+
+
+# ----------------------------------------------------------------------------------------------------------
+# XXH64 kernels (private; validate nothing, no I/O)
+# ----------------------------------------------------------------------------------------------------------
+
+_P1 = np.uint64(0x9E3779B185EBCA87)
+_P2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_P3 = np.uint64(0x165667B19E3779F9)
+_P4 = np.uint64(0x85EBCA77C2B2AE63)
+_P5 = np.uint64(0x27D4EB2F165667C5)
+_U8 = np.uint64(8)
+
+
+@njit(inline="always")
+def _rotl(x, r):
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+@njit(inline="always")
+def _u64_at(b, p):
+    """Little-endian 64-bit word of ``b`` at unsigned index ``p`` (LLVM folds it into one load)."""
+    return (np.uint64(b[p]) | (np.uint64(b[p + np.uint64(1)]) << np.uint64(8))
+            | (np.uint64(b[p + np.uint64(2)]) << np.uint64(16)) | (np.uint64(b[p + np.uint64(3)]) << np.uint64(24))
+            | (np.uint64(b[p + np.uint64(4)]) << np.uint64(32)) | (np.uint64(b[p + np.uint64(5)]) << np.uint64(40))
+            | (np.uint64(b[p + np.uint64(6)]) << np.uint64(48)) | (np.uint64(b[p + np.uint64(7)]) << np.uint64(56)))
+
+
+@njit(inline="always")
+def _u32_at(b, p):
+    return (np.uint64(b[p]) | (np.uint64(b[p + np.uint64(1)]) << np.uint64(8))
+            | (np.uint64(b[p + np.uint64(2)]) << np.uint64(16)) | (np.uint64(b[p + np.uint64(3)]) << np.uint64(24)))
+
+
+@njit(inline="always")
+def _round(acc, lane):
+    acc = acc + lane * _P2
+    acc = _rotl(acc, 31)
+    return acc * _P1
+
+
+@njit(inline="always")
+def _merge(acc, v):
+    acc = acc ^ _round(np.uint64(0), v)
+    return acc * _P1 + _P4
+
+
+@njit
+def _xxh64(b, start, length, seed):
+    """XXH64 of ``b[start:start + length]`` (``b`` a uint8 array) with ``seed``, as xxhash_spec.md defines it:
+    four accumulators over 32-byte stripes, then 8-, 4- and 1-byte tails, then the avalanche. All arithmetic is
+    modulo 2**64 (uint64 wraps in Numba, as in C)."""
+    p = np.uint64(start)
+    n = np.uint64(length)
+    end = p + n
+    if n >= np.uint64(32):
+        limit = end - np.uint64(32)
+        v1 = seed + _P1 + _P2
+        v2 = seed + _P2
+        v3 = seed
+        v4 = seed - _P1
+        while p <= limit:
+            v1 = _round(v1, _u64_at(b, p))
+            v2 = _round(v2, _u64_at(b, p + np.uint64(8)))
+            v3 = _round(v3, _u64_at(b, p + np.uint64(16)))
+            v4 = _round(v4, _u64_at(b, p + np.uint64(24)))
+            p += np.uint64(32)
+        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+        h = _merge(h, v1)
+        h = _merge(h, v2)
+        h = _merge(h, v3)
+        h = _merge(h, v4)
+    else:
+        h = seed + _P5
+    h = h + n
+    while p + _U8 <= end:
+        h = h ^ _round(np.uint64(0), _u64_at(b, p))
+        h = _rotl(h, 27) * _P1 + _P4
+        p += _U8
+    if p + np.uint64(4) <= end:
+        h = h ^ (_u32_at(b, p) * _P1)
+        h = _rotl(h, 23) * _P2 + _P3
+        p += np.uint64(4)
+    while p < end:
+        h = h ^ (np.uint64(b[p]) * _P5)
+        h = _rotl(h, 11) * _P1
+        p += np.uint64(1)
+    h = h ^ (h >> np.uint64(33))
+    h = h * _P2
+    h = h ^ (h >> np.uint64(29))
+    h = h * _P3
+    h = h ^ (h >> np.uint64(32))
+    return h
+
+
+@njit_parallel
+def _hash_spans(b, offsets, lengths, seed, out):
+    """``out[i] = XXH64(b[offsets[i]:offsets[i] + lengths[i]], seed)``; records are independent, so each thread
+    writes its own entries."""
+    for i in prange(offsets.shape[0]):
+        out[i] = _xxh64(b, offsets[i], lengths[i], seed)
+
+
+@njit_parallel
+def _fingerprint_bfee(b, offsets, lengths, shape, masks, seed, out, blank):
+    """For each bfee record body ``b[offsets[i]:offsets[i] + lengths[i]]`` (20 header bytes, then the payload):
+    ``blank[i] = 1`` when every CSI value is zero — no payload bit under the value mask ``masks[shape[i]]`` (the
+    bits of the record's Nrx×Ntx values, without the 3 unused bits before each subcarrier group) is set — and
+    ``out[i] = 0``; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64 of the whole body with ``seed``."""
+    for i in prange(offsets.shape[0]):
+        payload = offsets[i] + _BODY_HEADER
+        m = shape[i]
+        zero = True
+        for k in range(lengths[i] - _BODY_HEADER):
+            if b[payload + k] & masks[m, k]:
+                zero = False
+                break
+        if zero:
+            blank[i] = 1
+            out[i] = 0
+        else:
+            blank[i] = 0
+            out[i] = _xxh64(b, offsets[i], lengths[i], seed)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Public wrappers (validate, allocate, call)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _as_bytes_array(data) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise ValidationError("data must be bytes or a 1-D uint8 array")
+        return np.ascontiguousarray(data)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return np.frombuffer(data, dtype=np.uint8)
+    raise TypeError(f"expected bytes or a uint8 array, not {type(data).__name__}")
+
+
+def _check_seed(seed: int) -> np.uint64:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 1 << 64:
+        raise ValidationError("seed must be an integer in 0..2**64-1")
+    return np.uint64(int(seed))
+
+
+def xxh64(data, seed: int = 0) -> int:
+    """XXH64 of ``data`` (bytes or a 1-D uint8 array) as a Python int; the one-span case of :func:`hash_spans`."""
+    buf = _as_bytes_array(data)
+    return int(hash_spans(buf, [0], [buf.shape[0]], seed)[0])
+
+
+def hash_spans(buf, offsets, lengths, seed: int = 0) -> np.ndarray:
+    """XXH64 of each span ``buf[offsets[i]:offsets[i] + lengths[i]]``, in parallel over spans.
+
+    Parameters
+    ----------
+    buf : bytes or 1-D uint8 ndarray
+    offsets, lengths : array-like of int
+        One span each; every span must lie inside ``buf``.
+    seed : int
+        XXH64 seed (0..2**64-1).
+
+    Returns
+    -------
+    ndarray of uint64
+    """
+    b = _as_bytes_array(buf)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    if offsets.ndim != 1 or offsets.shape != lengths.shape:
+        raise ValidationError("offsets and lengths must be 1-D arrays of one length")
+    if offsets.size and (offsets.min() < 0 or lengths.min() < 0 or (offsets + lengths).max() > b.shape[0]):
+        raise ValidationError("every span must lie inside the buffer")
+    s = _check_seed(seed)
+    out = np.empty(offsets.shape[0], dtype=np.uint64)
+    # (errstate: without the JIT, NumPy scalars warn on the wrap-around the hash relies on)
+    with serial_below(int(lengths.sum()), PARALLEL_MIN_BYTES), np.errstate(over="ignore"):
+        _hash_spans(b, offsets, lengths, s, out)
+    return out
+
+
+_MASKS: list = []
+
+
+def _value_masks() -> np.ndarray:
+    """``masks[(nrx-1)*3 + ntx-1]``: payload bytes with the bits of CSI values set (read_bfee.c's layout: per
+    subcarrier group 3 unused bits, then 16 bits per value pair)."""
+    if not _MASKS:
+        from rfbench.io.intel5300 import calc_len
+
+        masks = np.zeros((9, calc_len(3, 3)), dtype=np.uint8)
+        for nrx in (1, 2, 3):
+            for ntx in (1, 2, 3):
+                nn = nrx * ntx
+                step = 3 + 16 * nn
+                length = calc_len(nrx, ntx)
+                bits = np.zeros(length * 8, dtype=bool)
+                for sc in range(30):
+                    bits[3 + sc * step: 3 + sc * step + 16 * nn] = True
+                masks[(nrx - 1) * 3 + ntx - 1, :length] = np.packbits(bits, bitorder="little")
+        _MASKS.append(masks)
+    return _MASKS[0]
+
+
+@dataclass(frozen=True)
+class BfeeFingerprints:
+    """Fingerprints of a log's valid bfee records (file order): ``hashes`` (uint64, 0 where blank), ``blank``
+    (True where every CSI value is zero: not fingerprinted) and the records' ``offsets``/``lengths``."""
+
+    hashes: np.ndarray
+    blank: np.ndarray
+    offsets: np.ndarray
+    lengths: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.hashes.shape[0])
+
+
+def _bfee_batch(buf: np.ndarray, bounds: Sequence[int]) -> tuple[list, np.ndarray, np.ndarray]:
+    """Frame every file ``buf[bounds[f]:bounds[f+1]]`` with the parser's framing kernel and fingerprint all
+    their records in one kernel call. Returns the per-file spans, the hashes and the blank flags (uint8)."""
+    from rfbench.io.intel5300 import record_spans
+
+    spans = [record_spans(buf[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    if spans:
+        offsets = np.concatenate([s.offsets + a for s, a in zip(spans, bounds[:-1])])
+        lengths = np.concatenate([s.lengths for s in spans])
+        shape = np.concatenate([(s.nrx.astype(np.int64) - 1) * 3 + (s.ntx.astype(np.int64) - 1) for s in spans])
+    else:
+        offsets = lengths = shape = np.zeros(0, dtype=np.int64)
+    hashes = np.empty(offsets.shape[0], dtype=np.uint64)
+    blank = np.empty(offsets.shape[0], dtype=np.uint8)
+    with serial_below(int(lengths.sum()), PARALLEL_MIN_BYTES), np.errstate(over="ignore"):
+        _fingerprint_bfee(buf, offsets, lengths, shape, _value_masks(), np.uint64(0), hashes, blank)
+    return spans, hashes, blank
+
+
+def bfee_fingerprints(source) -> BfeeFingerprints:
+    """Fingerprint every valid bfee record of a log (a path, bytes or a 1-D uint8 array).
+
+    Each record's body as stored (20 header bytes and the CSI payload, before any antenna permutation) is hashed
+    with XXH64; records whose CSI values are all zero are flagged ``blank`` and get hash 0.
+
+    Raises
+    ------
+    FormatError
+        The path is missing, a directory, or unreadable.
+    """
+    from rfbench.io.files import read_input_bytes
+
+    if isinstance(source, (str, os.PathLike)):
+        source = read_input_bytes(source)
+    buf = _as_bytes_array(source)
+    spans, hashes, blank = _bfee_batch(buf, [0, buf.shape[0]])
+    return BfeeFingerprints(hashes, blank.astype(bool), spans[0].offsets, spans[0].lengths)
+
+
+def _canonical(arr: np.ndarray) -> np.ndarray:
+    """float64 values in C order, ``-0.0`` as ``0.0``, every NaN as the one quiet NaN (complex: real, imag)."""
+    a = np.asarray(arr)
+    if np.iscomplexobj(a):
+        a = np.ascontiguousarray(a, dtype=np.complex128).view(np.float64)
+    x = np.array(a, dtype="<f8", order="C").reshape(-1)
+    x += 0.0  # -0.0 + 0.0 == +0.0
+    x[np.isnan(x)] = np.nan
+    return x
+
+
+def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int, str | None]:
+    """The values of an MM-Fi frame that are hashed: ``CSIamp`` then ``CSIphase`` (when present), canonical
+    float64 (see :func:`_canonical`), with the frame's status: ``0`` fingerprinted, ``1`` all zero, ``2`` no
+    finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3`` not a frame (the reason is returned).
+
+    Returns
+    -------
+    (values or None, status, reason or None)
+    """
+    if "CSIamp" not in mat:
+        found = ", ".join(sorted(mat)) or "no numeric variable"
+        return None, _UNPARSED, f"no CSIamp variable (found: {found})"
+    parts = [_canonical(mat["CSIamp"])]
+    if "CSIphase" in mat:
+        parts.append(_canonical(mat["CSIphase"]))
+    values = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    finite = np.isfinite(values)
+    if not np.any(finite & (values != 0)):
+        return values, (_ZERO if finite.all() else _NON_FINITE), None
+    return values, _OK, None
+
+
+def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
+    return tuple((k, np.shape(mat[k]), np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase") if k in mat)
