@@ -418,3 +418,473 @@ def test_the_library_bounds_counts_too():
     check_bootstrap_settings("recording", MAX_REPLICATES, 0.95, 0)
     with pytest.raises(ValidationError, match="1..1000"):
         PosePlan.create(skeleton="coco17", units="m", dims=2, metrics=["pck-auc"], auc_n=MAX_AUC_N + 1)
+
+
+# == Round two: a closed world ===================================================================================
+# Each test below reproduces one class of attack that made verify print MATCH (or made another command hang,
+# exhaust memory or read a file outside its folder) before the closed-world verify.
+
+
+def _hash(path: Path) -> tuple[str, int]:
+    import hashlib
+
+    data = path.read_bytes()
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def _render(report: Path) -> None:
+    """report.md rendered from the (edited) report, as a forger would, so only the defence under test can fail."""
+    from rfbench.report.render import render_markdown
+
+    report.with_suffix(".md").write_text(render_markdown(json.loads(report.read_text())), encoding="utf-8")
+
+
+def _rehash(report: Path, roles=None) -> None:
+    """Record the inputs' current sizes and sha256 in the report (all of them, or ``roles``), as a forger would."""
+    def change(doc):
+        for item in doc["inputs"]:
+            if roles is None or item["role"] in roles:
+                item["sha256"], item["bytes"] = _hash(report.parent / item["path"])
+
+    edit_json(report, change)
+    _render(report)
+
+
+def _rebind(d: Path, task: str) -> None:
+    """After an edit of a split or an index: every hash down the chain recorded again, as a forger would."""
+    side = "mmfi" if task == "pose" else "widar"
+    index = d / "windows" / f"{side}-test" / "index.json"
+    record = d / task / ("pred.json" if task == "pose" else "scores.json")
+    edit_json(index, lambda i: i["split"].__setitem__("sha256", _hash(d / f"{side}-split.json")[0]))
+    edit_json(record, lambda r: (r["windows"]["index"].__setitem__("sha256", _hash(index)[0]),
+                                 r["windows"]["split"].__setitem__("sha256", _hash(d / f"{side}-split.json")[0])))
+    _rehash(d / task / "report.json")
+
+
+def _score_rows_argv(d: Path, out: Path, *extra) -> list:
+    return ["score", "--task", "pose", "--pred", d / "pose" / "pred.npy", "--rows",
+            d / "windows" / "mmfi-test" / "index.json", "--split", d / "mmfi-split.json", "--skeleton", "h36m17",
+            "--units", "m", "--bootstrap", "20", "-o", out, *extra]
+
+
+# -- 1. what score scores is what the chain replays ------------------------------------------------------------
+
+
+def _hide_the_honest_predictions(d: Path) -> None:
+    """pred.npy moved to a hidden name the record now points at, forged predictions (the ground truth itself)
+    written as pred.npy."""
+    pose = d / "pose"
+    shutil.copy(pose / "pred.npy", pose / ".honest.npy")
+    edit_json(pose / "pred.json", lambda r: r["pred"].__setitem__("file", ".honest.npy"))
+    np.save(pose / "pred.npy", np.load(d / "windows" / "mmfi-test" / "y.npy"))
+
+
+def test_score_refuses_predictions_that_are_not_the_file_their_record_describes(d, tmp_path):
+    _hide_the_honest_predictions(d)
+    result = rfbench(*_score_rows_argv(d, tmp_path / "forged.json"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert ".honest.npy, not --pred" in result.stderr
+    assert not (tmp_path / "forged.json").exists()
+
+
+def test_verify_replays_the_model_against_the_very_file_that_was_scored(d, tmp_path):
+    """A report assembled by hand: the forged predictions' numbers, with the honest run's chain, model and record
+    (whose pred.file names the hidden honest file). Verify replayed the model against the record's file
+    ("identical bit for bit") and re-scored the forged one: MATCH for a PCK the model does not reach."""
+    pose = d / "pose"
+    honest = json.loads((pose / "report.json").read_text())
+    _hide_the_honest_predictions(d)
+    shutil.move(pose / "pred.json", tmp_path / "pred.json")  # no record: scored as plain predictions
+    made = rfbench(*_score_rows_argv(d, pose / "forged.json"))
+    assert made.returncode == 0, made.stdout + made.stderr
+    shutil.move(tmp_path / "pred.json", pose / "pred.json")
+    report = pose / "forged.json"
+    forged = json.loads(report.read_text())
+    forged["inputs"] += [i for i in honest["inputs"] if i["role"] in ("model", "pred-record")]
+    forged["chain"] = honest["chain"][:2] + [{"step": "score", "argv": forged["reproducer"]["argv"]}]
+    report.write_text(json.dumps(forged))
+    _rehash(report, {"pred-record"})
+    result = rfbench("verify", report, "--root", d)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the chain would replay one file and score another" in result.stderr
+
+
+# -- 2. a different environment compares everything ----------------------------------------------------------
+
+
+def test_another_environment_changes_only_how_the_predictions_are_compared(d):
+    from rfbench.report.evidence import RULES
+
+    pose = d / "pose"
+    edit_json(pose / "pred.json", lambda r: r["runtime"].__setitem__("version", "0.0.1"))
+    edit_json(pose / "report.json", lambda r: (r.update(evidence="MEASURED", evidence_rule=RULES["MEASURED"]),
+                                              r["provenance"].update(data="real captures", synthetic=False)))
+    _rehash(pose / "report.json", {"pred-record"})
+    result = rfbench(*verify_args(d, pose / "report.json"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "evidence" in result.stdout and "provenance.data" in result.stdout
+
+
+# -- 3. what report.md shows is bound ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("edit", ["caption", "link", "swapped picture"])
+def test_every_picture_report_md_shows_is_bound_to_the_report(d, edit):
+    report = d / "pose" / "report.json"
+    if edit == "swapped picture":
+        (d / "pose" / "report-pck.png").write_bytes((d / "pose" / "report-joints.png").read_bytes())
+    else:
+        edit_json(report, lambda r: r["pictures"][0].__setitem__(
+            "caption" if edit == "caption" else "file",
+            "verified PCK 0.98 on real MM-Fi" if edit == "caption" else "//host/badge.png"))
+        _render(report)
+    assert "//host" not in (d / "pose" / "report.md").read_text().replace("`//host/badge.png`", "")
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "pictures[0]" in result.stdout + result.stderr
+
+
+def test_an_edited_report_md_is_a_mismatch_whatever_version_the_report_names(d):
+    report = d / "pose" / "report.json"
+    edit_json(report, lambda r: r.update(rfbench_version="0.0.1"))
+    _render(report)
+    md = report.with_suffix(".md")
+    value = f"{json.loads(report.read_text())['results'][0]['model']['value']:.4f}"
+    md.write_text(md.read_text().replace(value, "0.9999", 1))
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "report.md does not render from report.json" in result.stderr
+    assert "made with rfbench 0.0.1" in result.stderr  # the verdict line itself names the other version
+
+
+# -- 4. every path the chain reads is resolved by one resolver under the root ------------------------------------
+
+
+def test_the_split_cannot_send_the_re_run_outside_the_root(d, tmp_path):
+    """The split names a copy of the manifest and dataset outside the root: the re-run's windows step followed it
+    (the report's own manifest input, inside the root, was never what the child read)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copytree(d / "data", outside / "data")
+    shutil.copy(d / "mmfi-manifest.json", outside / "mmfi-manifest.json")
+    edit_json(d / "mmfi-split.json", lambda s: s["manifest"].__setitem__("path", "../outside/mmfi-manifest.json"))
+    _rebind(d, "pose")
+    result = rfbench(*verify_args(d, d / "pose" / "report.json"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the manifest the split names" in result.stderr and "outside the verify root" in result.stderr
+
+
+def test_a_label_set_an_index_names_reads_no_secret(d, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("".join(f"TOPSECRET-{k}\n" for k in range(5)))
+    index = d / "windows" / "widar-test" / "index.json"
+    edit_json(index, lambda i: i["settings"].__setitem__("label_set", str(secret)))
+    _rebind(d, "gesture")
+    result = rfbench(*verify_args(d, d / "gesture" / "report.json"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "TOPSECRET" not in result.stdout + result.stderr and "outside the verify root" in result.stderr
+    scored = rfbench("score", "--task", "gesture", "--pred", d / "gesture" / "scores.npy", "--rows", index,
+                     "--split", d / "widar-split.json", "--bootstrap", "20", "--json")
+    assert "TOPSECRET" not in scored.stdout + scored.stderr
+    assert scored.returncode == 0, scored.stdout + scored.stderr  # scored with the label set the index recorded
+
+
+def test_an_honest_report_made_with_a_label_set_verifies(d):
+    names = json.loads((d / "windows" / "widar-test" / "index.json").read_text())["labels"]["names"]
+    (d / "labels.txt").write_text("\n".join(names) + "\n")
+    for side in ("train", "test"):
+        made = rfbench("windows", "widar-split.json", "--side", side, "-o", f"ls-{side}", "--resample", "32",
+                       "--label-set", "labels.txt", cwd=d)
+        assert made.returncode == 0, made.stdout + made.stderr
+    steps = [("predict", "gesture/centroid.onnx", "--windows", "ls-test", "-o", "ls/scores.npy"),
+             ("score", "--task", "gesture", "--pred", "ls/scores.npy", "--rows", "ls-test/index.json", "--split",
+              "widar-split.json", "--bootstrap", "20", "-o", "ls/report.json")]
+    for args in steps:
+        made = rfbench(*args, cwd=d)
+        assert made.returncode == 0, made.stdout + made.stderr
+    assert "rfbench verify ls/report.json --root ." in made.stdout  # the printed command works as printed
+    result = rfbench("verify", "ls/report.json", "--root", ".", cwd=d)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_honest_report_scored_with_a_layout_file_verifies(d):
+    from rfbench.metrics.skeletons import H36M17
+
+    roles = "".join(f'{r} = "{H36M17.joints[i]}"\n' for r, i in sorted(H36M17.roles.items()))
+    (d / "layout.toml").write_text(f'name = "h36m-mine"\njoints = {json.dumps(list(H36M17.joints))}\n[roles]\n'
+                                   f'{roles}')
+    made = rfbench("score", "--task", "pose", "--pred", "pose/pred.npy", "--rows", "windows/mmfi-test/index.json",
+                   "--split", "mmfi-split.json", "--skeleton", "layout.toml", "--units", "m", "--bootstrap", "20",
+                   "-o", "lay/report.json", cwd=d)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "h36m-mine@" in made.stdout
+    result = rfbench("verify", "lay/report.json", "--root", ".", cwd=d)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- 5. verify's own work is bounded before any re-run --------------------------------------------------------
+
+
+def _add_input(report: Path, path: str, size: int, role: str = "extra") -> None:
+    edit_json(report, lambda r: r["inputs"].append({"role": role, "path": path, "bytes": size, "sha256": "0" * 64,
+                                                    "option": None}))
+
+
+@pytest.mark.parametrize("limits, message", [([], "--max-gb"), (["--max-gb", "1000000"], "within 3 s")])
+def test_a_huge_sparse_input_does_not_hold_verify(d, limits, message):
+    big = d / "pose" / "big.bin"
+    try:
+        with open(big, "wb") as fh:
+            fh.truncate(15 * 2**40)  # 15 TiB that take no disk
+    except OSError:
+        pytest.skip("this file system cannot hold a 15 TiB sparse file")
+    _add_input(d / "pose" / "report.json", "big.bin", 15 * 2**40)
+    result = rfbench(*verify_args(d, d / "pose" / "report.json"), "--timeout", "3", "--cpu-seconds", "5",
+                     *limits, timeout=120)
+    assert result.returncode in (1, 2), result.stdout + result.stderr
+    assert message in result.stderr
+
+
+def test_each_distinct_file_is_hashed_once_however_many_records_name_it(d, monkeypatch):
+    from rfbench.errors import RfbenchError
+    from rfbench.report.verify import verify_report
+
+    report = d / "pose" / "report.json"
+    pred = d / "pose" / "pred.npy"
+    read = {"bytes": 0}
+    real_read = os.read
+
+    def counting(fd, n):
+        data = real_read(fd, n)
+        read["bytes"] += len(data)
+        return data
+
+    def parent_reads() -> int:
+        read["bytes"] = 0
+        monkeypatch.setattr(os, "read", counting)
+        try:
+            verify_report(report, root=d)
+        except RfbenchError:
+            pass
+        finally:
+            monkeypatch.setattr(os, "read", real_read)
+        return read["bytes"]
+
+    alone = parent_reads()
+    digest, size = _hash(pred)
+    edit_json(report, lambda r: r["inputs"].extend({"role": f"copy-{k}", "path": "pred.npy", "bytes": size,
+                                                    "sha256": digest, "option": None} for k in range(30)))
+    assert parent_reads() < alone + 2 * size  # 30 more records of pred.npy, read once
+
+
+def test_a_huge_report_is_refused_within_bounded_memory(tmp_path):
+    import resource
+
+    report = tmp_path / "report.json"
+    with open(report, "w") as fh:  # 120 MB of empty lists: billions of bytes once parsed
+        fh.write("[" + "[]," * (40 * 2**20) + "[]]")
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    result = subprocess.run([sys.executable, "-I", "-m", "rfbench", "verify", str(report)], capture_output=True,
+                            text=True, timeout=120, preexec_fn=cap, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_report_of_many_values_is_refused_before_it_is_parsed(tmp_path):
+    from rfbench.io.documents import MAX_JSON_VALUES
+
+    report = tmp_path / "report.json"
+    report.write_text("[" + "0," * MAX_JSON_VALUES + "0]")
+    result = rfbench("verify", report)
+    assert result.returncode == 2 and "JSON values" in result.stderr, result.stdout + result.stderr
+
+
+# -- 6. every reader of a file someone else named is the safe opener --------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["audit", "score", "windows"])
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_a_manifest_path_that_is_no_file_is_refused_without_hanging(d, tmp_path, command, kind):
+    target = "/dev/zero"
+    if kind == "fifo":
+        os.mkfifo(d / "manifest-fifo.json")
+        target = "manifest-fifo.json"
+    split = d / "mmfi-split.json"
+    edit_json(split, lambda s: s["manifest"].__setitem__("path", target))
+    args = {"audit": ["audit", split],
+            "score": [a for a in _score_pose_argv(d, tmp_path / "r.json")],
+            "windows": ["windows", split, "--side", "test", "-o", tmp_path / "w"]}[command]
+    result = rfbench(*args, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "regular file" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "secret"])
+def test_score_rows_never_reads_the_label_set_an_index_names(d, tmp_path, kind):
+    index = d / "windows" / "widar-test" / "index.json"
+    target = {"dev-zero": "/dev/zero", "fifo": str(tmp_path / "fifo"), "secret": str(tmp_path / "secret")}[kind]
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "secret":
+        Path(target).write_text("TOPSECRET-A\nTOPSECRET-B\n")
+    edit_json(index, lambda i: i["settings"].__setitem__("label_set", target))
+    edit_json(d / "gesture" / "scores.json", lambda r: r["windows"]["index"].__setitem__("sha256", _hash(index)[0]))
+    result = rfbench("score", "--task", "gesture", "--pred", d / "gesture" / "scores.npy", "--rows", index,
+                     "--split", d / "widar-split.json", "--bootstrap", "20", "--json", timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "TOPSECRET" not in result.stdout + result.stderr
+
+
+# -- 8. smaller holes ----------------------------------------------------------------------------------------------
+
+
+def _one_error_line(result) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert len([ln for ln in result.stderr.splitlines() if ln.startswith("error:")]) == 1, result.stderr
+
+
+def test_a_key_given_twice_is_refused(d):
+    report = d / "pose" / "report.json"
+    text = report.read_text().rstrip()
+    report.write_text(text[:-1] + ', "evidence": "MEASURED"}\n')  # Python keeps the last, other readers the first
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "'evidence' appears twice" in result.stderr
+    split = d / "mmfi-split.json"
+    split.write_text(split.read_text().rstrip()[:-1] + ', "protocol": "random"}\n')
+    audit = rfbench("audit", split)
+    assert audit.returncode == 2 and "'protocol' appears twice" in audit.stderr, audit.stdout + audit.stderr
+
+
+def test_a_five_thousand_digit_number_is_one_line(d):
+    report = d / "pose" / "report.json"
+    edit_json(report, lambda r: r["bootstrap"].__setitem__("seed", 0))
+    report.write_text(report.read_text().replace('"seed": 0', '"seed": ' + "7" * 5000, 1))
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 2, result.stdout + result.stderr
+    _one_error_line(result)
+    assert "5000 characters" in result.stderr
+
+
+@pytest.mark.parametrize("shape", ["arrays", "dotted keys"])
+def test_a_claims_file_nested_200000_deep_is_one_line(d, tmp_path, shape):
+    claims = tmp_path / "claims.toml"
+    depth = 200_000
+    claims.write_text("x = " + "[" * depth + "]" * depth + "\n" if shape == "arrays" else
+                      "a" + ".a" * depth + " = 1\n")
+    result = rfbench("compare", d / "pose" / "report.json", claims, timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    _one_error_line(result)
+    assert "levels" in result.stderr
+
+
+def _edit_index(d: Path, change) -> None:
+    edit_json(d / "windows" / "mmfi-test" / "index.json", change)
+    _rebind(d, "pose")
+
+
+@pytest.mark.parametrize("damage", ["index.x a string", "index.y missing", "cpu.flags a number", "no split input",
+                                    "provenance a list"])
+def test_hashed_but_malformed_fields_are_one_line(d, damage):
+    report = d / "pose" / "report.json"
+    if damage == "index.x a string":
+        _edit_index(d, lambda i: i.__setitem__("x", "X.npy"))
+    elif damage == "index.y missing":
+        _edit_index(d, lambda i: i.pop("y"))
+    elif damage == "cpu.flags a number":
+        edit_json(d / "pose" / "pred.json", lambda r: r["cpu"].__setitem__("flags", 7))
+        _rehash(report, {"pred-record"})
+    elif damage == "no split input":
+        edit_json(report, lambda r: r.__setitem__("inputs", [i for i in r["inputs"] if i["role"] != "split"]))
+        _render(report)
+    else:
+        edit_json(report, lambda r: r.__setitem__("provenance", [r["provenance"]]))
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode in (1, 2), result.stdout + result.stderr
+    _one_error_line(result)
+
+
+@pytest.mark.parametrize("name", ["h36m17 ", "H36M17", "h36m\u200b17", "ｈ36m17"])
+def test_a_custom_layout_cannot_pass_as_a_built_in(d, tmp_path, name):
+    from rfbench.metrics.skeletons import H36M17
+
+    layout = tmp_path / "layout.json"
+    layout.write_text(json.dumps({"name": name, "joints": list(H36M17.joints)}))
+    argv = _score_pose_argv(d, tmp_path / "r.json")
+    argv[argv.index("--skeleton") + 1] = layout
+    result = rfbench(*argv)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "reads as the built-in layout 'h36m17'" in result.stderr
+
+
+def test_terminal_escape_codes_from_files_are_shown_not_obeyed(d, tmp_path):
+    report = d / "pose" / "report.json"
+    edit_json(report, lambda r: r.update(rfbench_version="0.1.0\x1b[2J\x1b[1A"))
+    _render(report)
+    result = rfbench(*verify_args(d, report))
+    assert "\x1b" not in result.stdout + result.stderr
+    assert "\\x1b[2J" in result.stdout + result.stderr
+    claims = tmp_path / "claims.toml"
+    claims.write_text('[[claim]]\nid = "x"\nmetric = "pck"\nvalue = 0.5\nunits = "m"\n'
+                      'source = { citation = "a paper \\u001b[2K\\u001b[1A erased" }\n')
+    compared = rfbench("compare", d / "pose" / "report.json", claims)
+    assert "\x1b" not in compared.stdout + compared.stderr, compared.stdout + compared.stderr
+
+
+def test_verify_leaves_no_temporary_file_on_any_exit_path(d, tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch))
+    report = d / "pose" / "report.json"
+    done = subprocess.run([sys.executable, "-I", "-m", "rfbench", *map(str, verify_args(d, report))],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def ours():  # (onnxruntime's import leaves a .ses file of its own there)
+        return [p.name for p in scratch.iterdir() if p.name.startswith("rfbench")]
+
+    assert ours() == []
+    proc = subprocess.Popen([sys.executable, "-I", "-m", "rfbench", *map(str, verify_args(d, report))],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 120
+    while not ours() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ours(), "verify made no temporary folder"
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert ours() == []
+
+
+def test_a_test_side_of_byte_copies_of_training_files_is_refused(d, tmp_path):
+    """A MEASURED report whose test side holds a byte copy of a training file: scored before without a word
+    (unless --content was asked for)."""
+    manifest = d / "mmfi-manifest.json"
+    split = json.loads((d / "mmfi-split.json").read_text())
+
+    def copy_one(m):
+        m.update(synthetic=False)
+        m.pop("synthetic_marker", None)
+        recs = {r["id"]: r for r in m["recordings"]}
+        train_file = recs[split["train"][0]]["files"][0]
+        test_rec = recs[split["test"][0]]
+        test_rec["files"][0].update(sha256=train_file["sha256"], bytes=train_file["bytes"])
+
+    edit_json(manifest, copy_one)
+    (d / "data" / "mmfi" / "RFBENCH_SYNTHETIC.json").unlink(missing_ok=True)
+    made = rfbench("split", manifest, "--protocol", "mmfi-s2", "--actions", "p3", "-o", d / "split2.json")
+    assert made.returncode == 0, made.stdout + made.stderr
+    argv = _score_pose_argv(d, tmp_path / "r.json")
+    argv[argv.index("--split") + 1] = d / "split2.json"
+    argv.remove("--json")
+    result = rfbench(*argv)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "byte-identical" in result.stderr and "--allow-shared-files" in result.stderr
+    allowed = rfbench(*argv, "--allow-shared-files")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["evidence"] == "MEASURED" and report["shared_files"]["count"] == 1
+    assert "Shared files" in allowed.stdout and "1 byte-identical dataset file(s)" in allowed.stdout

@@ -620,10 +620,13 @@ def save_npz(path, arrays: Mapping[str, Any], force: bool = False, compress: boo
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> tuple[str, int]:
     """Return ``(sha256 hex digest, size in bytes)`` of a regular file (links followed; a FIFO or a device is
-    refused unread with :class:`NotRegularFile`), reading it in chunks."""
+    refused unread with :class:`~rfbench.errors.FormatError`), reading it in chunks."""
     h = hashlib.sha256()
     size = 0
-    fd = open_regular(path, follow=True)
+    try:
+        fd = open_regular(path, follow=True)
+    except NotRegularFile:
+        raise FormatError(f"{path}: not a regular file; rfbench reads regular files only (no FIFO or device)") from None
     with os.fdopen(fd, "rb") as fh:
         while True:
             block = fh.read(chunk)

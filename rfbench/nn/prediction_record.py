@@ -192,8 +192,14 @@ def load_prediction_record(path: str | os.PathLike) -> PredictionRecord:
     base = path.parent
     model = _need(doc["model"], ("path", "sha256", "bytes"), f"{where} model")
     _hex64(model["sha256"], f"{where} model.sha256")
-    _need(doc["runtime"], ("name", "version", "intra_op_threads", "sessions"), f"{where} runtime")
-    _need(doc["cpu"], ("level", "mlas", "flags"), f"{where} cpu")
+    runtime = _need(doc["runtime"], ("name", "version", "intra_op_threads", "sessions"), f"{where} runtime")
+    cpu = _need(doc["cpu"], ("level", "mlas", "flags"), f"{where} cpu")
+    for key, value in (("runtime.name", runtime["name"]), ("runtime.version", runtime["version"]),
+                       ("cpu.level", cpu["level"]), ("cpu.mlas", cpu["mlas"])):
+        if not isinstance(value, str):
+            raise FormatError(f"{where}: {key} must be text, got {type(value).__name__}")
+    if not isinstance(cpu["flags"], list) or not all(isinstance(f, str) for f in cpu["flags"]):
+        raise FormatError(f"{where}: cpu.flags must be a list of CPU feature names")
     _need(doc["input"], ("name", "shape"), f"{where} input")
     _need(doc["output"], ("name", "shape", "mode"), f"{where} output")
     x = _need(doc["x"], ("sha256", "shape", "dtype"), f"{where} x")

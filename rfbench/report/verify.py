@@ -737,13 +737,22 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     >>> result.status, result.markdown
     ('match', 'identical')
     """
+    try:
+        return _verify(Path(path), root, python, limits or Limits())
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+        # a report, or a file of its chain, malformed in a way no check above names: still one line, exit 2
+        if isinstance(exc, RfbenchError):
+            raise
+        raise FormatError(f"{path}: the report or a file of its chain is malformed ({type(exc).__name__}: "
+                          f"{' '.join(str(exc).split())[:160]})") from None
+
+
+def _verify(path: Path, root, python: str | None, limits: Limits) -> VerifyResult:
     from rfbench import __version__
     from rfbench.io.files import read_json
     from rfbench.io.world import write_world
 
-    limits = limits or Limits()
     budget = Budget(limits.timeout, int(limits.max_gb * 2**30))
-    path = Path(path)
     report_real = _report_file(path)
     root = Path(os.path.realpath(root if root is not None else report_real.parent))
     if not root.is_dir():
