@@ -54,10 +54,13 @@ def test_adr173_key_proof_in_one_score_command(runner, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     got = {r["label"]: r["model"]["value"] for r in report["results"]}
+    import hashlib
+
+    name = f"adr173-four@{hashlib.sha256(FOUR_TOML.encode()).hexdigest()[:8]}"  # a layout file's sha256 prefix
     assert got == {
-        "PCK@0.20 hip-width(left_hip–right_hip) adr173-four <= micro": 0.5,
-        "PCK@0.20 bbox adr173-four <= micro": 1.0,
-        "PCK abs(≤0.08 m) adr173-four micro": 0.75,
+        f"PCK@0.20 hip-width(left_hip–right_hip) {name} <= micro": 0.5,
+        f"PCK@0.20 bbox {name} <= micro": 1.0,
+        f"PCK abs(≤0.08 m) {name} micro": 0.75,
     }
     absolute = next(r for r in report["results"] if r["spec"]["normalization"] == "abs:0.08")
     assert absolute["spec"]["k"] is None  # k does not apply to an absolute threshold
@@ -80,7 +83,7 @@ def test_mmpose_unit_test_auc_is_kept():
     got = pose.pck_auc(output, target, mask, skeleton=five, units="px", normalization="abs:20", n=4,
                        comparison="<", averaging="macro")
     assert got.value == pytest.approx(0.375, abs=1e-15)
-    assert got.spec.auc_max is None and got.label == "PCK-AUC abs[0,20 px) n=4 five < macro"
+    assert got.spec.auc_max is None and got.label == f"PCK-AUC abs[0,20 px) n=4 {five.name} < macro"
 
 
 # -- spec pieces, each on its own, by hand --------------------------------------------------------------
@@ -106,7 +109,7 @@ def test_pair_by_index_or_name_is_a_normalization():
     by_index = pose.pck(pred, gt, skeleton=FOUR, units="m", normalization="pair:2,3", k=0.2)
     by_name = pose.pck(pred, gt, skeleton=FOUR, units="m", normalization="pair:left_hip,right_hip", k=0.2)
     assert by_index.value == by_name.value == 0.5
-    assert by_index.label == "PCK@0.20 pair:2,3(left_hip–right_hip) four <= micro"
+    assert by_index.label == f"PCK@0.20 pair:2,3(left_hip–right_hip) {FOUR.name} <= micro"
     assert by_index.spec.normalizer_joints == ("left_hip", "right_hip")
     # pair:0,1 (nose–shoulder, |(0.1, 0.2)| = 0.2236): threshold 0.0447 -> 2/4 too, but another pair.
     with pytest.raises(ValidationError, match="outside skeleton four"):
@@ -168,7 +171,7 @@ def test_per_axis_and_float32_and_batch_mean_by_hand():
     plain = pose.pck(pred, gt, **kw)
     per = pose.pck(pred, gt, per_axis=True, precision="float32", **kw)
     assert plain.value == per.value == 0.75
-    assert per.label == "PCK@0.10 bbox-max-side four < micro per-axis float32"
+    assert per.label == f"PCK@0.10 bbox-max-side {FOUR.name} < micro per-axis float32"
     # float32 matters at a boundary: a ratio just above 0.1 in float64 that rounds to float32(0.1) passes '<='.
     g = np.array([[[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]])  # box 1 x 1
     p = g.copy()
@@ -184,7 +187,7 @@ def test_per_axis_and_float32_and_batch_mean_by_hand():
     kw3 = dict(skeleton=FOUR, units="m", normalization="abs:0.5", k=0.2)
     assert pose.pck(pr, rows, **kw3).value == pytest.approx(8 / 12, abs=1e-15)
     bm = pose.pck(pr, rows, averaging="batch-mean", batch_size=2, **kw3)
-    assert bm.value == 0.5 and bm.label == "PCK abs(≤0.5 m) four batch-mean(B=2)"
+    assert bm.value == 0.5 and bm.label == f"PCK abs(≤0.5 m) {FOUR.name} batch-mean(B=2)"
     assert not bm.spec.bootstrappable
     with pytest.raises(ValidationError, match="needs a batch size"):
         pose.pck(pr, rows, averaging="batch-mean", **kw3)

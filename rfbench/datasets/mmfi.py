@@ -142,7 +142,9 @@ def _read_or_hash(path: Path, size: int, cap: int) -> tuple[bytes | None, str]:
         from rfbench.io.files import sha256_file
 
         return None, sha256_file(path)[0]
-    data = path.read_bytes()
+    from rfbench.io.files import read_input_bytes
+
+    data = read_input_bytes(path, cap=cap)
     return data, hashlib.sha256(data).hexdigest()
 
 

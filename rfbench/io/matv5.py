@@ -173,10 +173,10 @@ def read_mat(source, *, max_bytes: int = MAX_MAT_BYTES) -> MatFile:
         return read_mat_bytes(source, "<bytes>", max_bytes=max_bytes)
     path = Path(source)
     where = str(path)
-    from rfbench.io.files import input_errors
+    from rfbench.io.files import input_errors, open_input
 
-    with input_errors(path):
-        with open(path, "rb") as fh:
+    with input_errors(path, expected="a MAT-file"):
+        with open_input(path, where, "a MAT-file") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > max_bytes:
                 raise FormatError(f"{where}: {size:,} bytes, more than the {max_bytes:,}-byte limit")

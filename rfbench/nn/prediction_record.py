@@ -143,7 +143,9 @@ class PredictionRecord:
 
     def load_pred(self) -> np.ndarray:
         """The predictions (checked when the record was loaded)."""
-        return np.load(self.pred_path, allow_pickle=False)
+        from rfbench.io.files import load_npy
+
+        return load_npy(self.pred_path, "predictions")
 
 
 _RECORD_KEYS = ("schema", "rfbench_version", "model", "runtime", "cpu", "input", "output", "windows", "x",

@@ -83,17 +83,30 @@ def _hex64(value: Any, where: str) -> str:
 
 
 def _open_npy(path: Path, what: str) -> np.ndarray:
-    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
-        raise FormatError(f"{what} {path}: not a regular file")
-    try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except FileNotFoundError:
-        raise FormatError(f"{what} {path}: no such file") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise FormatError(f"{what} {path}: not a plain .npy array ({exc})") from None
-    if not isinstance(arr, np.ndarray):
-        raise FormatError(f"{what} {path}: expected a .npy array")
-    return arr
+    """A plain ``.npy`` array memory-mapped read-only, opened through the safe opener (a regular file: a FIFO or
+    a device is refused unread) and checked before it is mapped: the size its header declares must be the
+    data the file holds, and it may hold no Python objects."""
+    from rfbench.io.files import input_errors, open_input
+
+    where = f"{what} {path}"
+    with input_errors(path, what, expected="a .npy file"), open_input(path, where, "a .npy file") as fh:
+        try:
+            major, _ = np.lib.format.read_magic(fh)
+            read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = read(fh)
+        except (ValueError, OSError, EOFError, SyntaxError) as exc:
+            raise FormatError(f"{where}: not a plain .npy array ({exc})") from None
+        if dtype.hasobject:
+            raise FormatError(f"{where}: not a plain .npy array (it holds Python objects; rfbench reads no pickles)")
+        offset, size = fh.tell(), os.fstat(fh.fileno()).st_size
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if offset + count * dtype.itemsize != size:
+            raise FormatError(f"{where}: its header declares {tuple(shape)} {dtype} ({count * dtype.itemsize} bytes) "
+                              f"but {size - offset} bytes follow it (truncated, or a forged header)")
+        if count == 0:
+            return np.empty(shape, dtype=dtype)
+        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=tuple(shape),
+                         order="F" if fortran else "C")
 
 
 def _same_dtype(actual: np.dtype, recorded) -> bool:
@@ -121,7 +134,6 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
     ValidationError
         ``X.npy`` is not the file the index describes (size or sha256).
     """
-    import json
 
     from rfbench.io.files import check_schema, read_input_bytes, sha256_file
 
@@ -132,11 +144,10 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
     index_path = folder / "index.json"
     if index_path.exists() and not index_path.is_file():
         raise FormatError(f"windows index {index_path}: not a regular file")
+    from rfbench.io.documents import parse_json_bytes
+
     raw = read_input_bytes(index_path, "windows index")
-    try:
-        index = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FormatError(f"windows index {index_path}: not valid JSON ({exc})") from None
+    index = parse_json_bytes(raw, f"windows index {index_path}")
     where = f"windows index {index_path}"
     if not isinstance(index, dict):
         raise FormatError(f"{where}: expected a JSON object")

@@ -212,7 +212,7 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
 
 
 def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, advance) -> None:
-    from rfbench.io.files import input_errors, sha256_file
+    from rfbench.io.files import input_errors, open_input, sha256_file
     from rfbench.io.matv5 import read_mat
 
     bfee, frame = kinds[BFEE], kinds[FRAME]
@@ -248,7 +248,7 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
             buf = np.empty(info.size, dtype=np.uint8)  # one log larger than a batch: a buffer of its own
         view = memoryview(buf)[pos:pos + info.size]
         got = 0
-        with input_errors(info.path), open(info.path, "rb", buffering=0) as fh:
+        with input_errors(info.path), open_input(info.path, str(info.path), "a dataset file") as fh:
             while got < info.size:
                 n = fh.readinto(view[got:])
                 if not n:

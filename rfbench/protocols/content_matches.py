@@ -39,9 +39,10 @@ class _File:
 
 
 def _same_file_bytes(a: str, b: str, chunk: int = 1 << 20) -> bool:
-    from rfbench.io.files import input_errors
+    from rfbench.io.files import input_errors, open_input
 
-    with input_errors(a), input_errors(b), open(a, "rb") as fa, open(b, "rb") as fb:
+    with input_errors(a), input_errors(b), open_input(a, a, "a dataset file") as fa, \
+            open_input(b, b, "a dataset file") as fb:
         if os.fstat(fa.fileno()).st_size != os.fstat(fb.fileno()).st_size:
             return False
         while True:
