@@ -574,6 +574,27 @@ def test_the_split_cannot_send_the_re_run_outside_the_root(d, tmp_path):
     assert "the manifest the split names" in result.stderr and "outside the verify root" in result.stderr
 
 
+def test_compare_re_scores_only_from_files_under_its_root(d, tmp_path):
+    """compare re-reads a report's ground truth from the dataset in its own process: the split there names a
+    manifest (and so a dataset) outside the root, which it followed before."""
+    from rfbench.report.claims import load_claims
+    from rfbench.report.compare import compare_report
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copytree(d / "data", outside / "data")
+    shutil.copy(d / "mmfi-manifest.json", outside / "mmfi-manifest.json")
+    edit_json(d / "mmfi-split.json", lambda s: s["manifest"].__setitem__("path", "../outside/mmfi-manifest.json"))
+    _rebind(d, "pose")
+    claims = tmp_path / "claims.toml"
+    claims.write_text('[[claim]]\nid = "c"\nmetric = "pck"\nvalue = 0.5\nunits = "m"\n'
+                      'spec = { normalization = "bbox", k = 0.2, comparison = "<=", averaging = "micro" }\n'
+                      'source = { citation = "a test" }\n')
+    rescore = compare_report(d / "pose" / "report.json", load_claims([str(claims)]), root=d).to_dict()[
+        "comparisons"][0]["rescore"]
+    assert rescore["status"] == "unavailable" and "outside the verify root" in rescore["reason"], rescore
+
+
 def test_a_label_set_an_index_names_reads_no_secret(d, tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("".join(f"TOPSECRET-{k}\n" for k in range(5)))

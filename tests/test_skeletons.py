@@ -88,7 +88,7 @@ def test_custom_layout_from_toml_and_json(tmp_path):
     digest = hashlib.sha256(toml.read_bytes()).hexdigest()
     # named with its file's sha256 prefix wherever it is shown, and identified by its sha256, not its path
     assert sk.name == f"tri@{digest[:8]}" and sk.pair("hip-width") == (1, 2) and sk.pair("torso") == (3, 2)
-    assert sk.sigmas == (0.1, 0.1, 0.1, 0.08) and sk.source == f"layout file (sha256 {digest})"
+    assert sk.sigmas == (0.1, 0.1, 0.1, 0.08) and sk.source == f"layout file (TOML, sha256 {digest})"
     good = np.array([[[0.0, 1.0], [0.1, 1.0], [-0.1, 1.0], [0.15, 0.5]]])
     assert check_layout(sk, good)["passed"] is True
     bad = good[:, [1, 0, 2, 3]]

@@ -153,3 +153,10 @@ def test_a_measured_tag_without_hashes_is_refused(runner, work):
     report.write_text(json.dumps(rep))
     result = verify(runner, report)
     assert result.exit_code == 2 and "tagged MEASURED but" in result.output
+
+
+def test_a_missing_report_is_said_before_anything_about_the_root(runner, tmp_path):
+    """`rfbench verify nope/report.json` complained about the root instead of naming the missing report."""
+    result = runner.invoke(app, ["verify", str(tmp_path / "nope" / "report.json")])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"error: {tmp_path / 'nope' / 'report.json'}: no such report"

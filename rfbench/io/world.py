@@ -19,13 +19,15 @@ standard library and :mod:`rfbench.errors`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from rfbench.errors import FormatError
 
-__all__ = ["World", "active", "admit", "write_world", "WORLD_SCHEMA", "NotAdmitted"]
+__all__ = ["World", "active", "admit", "confined", "write_world", "WORLD_SCHEMA", "NotAdmitted"]
 
 WORLD_SCHEMA = "rfbench.world/1"
 
@@ -96,6 +98,20 @@ def _load() -> "World | None":
     except (OSError, ValueError, KeyError, TypeError) as exc:
         # a re-run that cannot tell what it may read reads nothing
         raise SystemExit(f"error: the re-run's closed world {path} cannot be read ({exc})") from None
+
+
+@contextlib.contextmanager
+def confined(files: dict) -> Iterator[None]:
+    """Within the block this process reads only ``files`` (``(st_dev, st_ino)`` → size), as a re-run child does:
+    for library code that re-reads a checked chain in its own process (``rfbench compare`` re-scoring a report
+    from its dataset)."""
+    global _active
+    previous = _active
+    _active = World(os.path.join(os.sep, "nonexistent", "scratch"), dict(files))
+    try:
+        yield
+    finally:
+        _active = previous
 
 
 def admit(fd: int, path) -> None:

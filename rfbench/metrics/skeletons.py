@@ -277,7 +277,8 @@ def load_skeleton(path: str | Path) -> Skeleton:
     if not isinstance(data, dict):
         raise FormatError(f"{path}: a layout file holds a table/object with name and joints")
     digest = hashlib.sha256(raw).hexdigest()
-    return skeleton_from_dict(data, source=f"layout file (sha256 {digest})", digest=digest)
+    kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
+    return skeleton_from_dict(data, source=f"layout file ({kind}, sha256 {digest})", digest=digest)
 
 
 def _plain_name(name: str) -> str:

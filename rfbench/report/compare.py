@@ -382,9 +382,24 @@ def _truth_from_dataset(report: Mapping[str, Any], report_path: Path, root) -> A
     if "rows" not in files or "split" not in files:
         raise _Unavailable("the report records its windows index but not its split")
     from rfbench.datasets.windows import test_truth
+    from rfbench.io.world import confined
+    from rfbench.report.closed_world import Budget, close_world
 
+    # the chain's files resolved and checked under the root as verify would, then read in a closed world: the
+    # manifest a split names and the dataset files a manifest lists are read only when they lie under the root
+    real = Path(os.path.realpath(Path(report_path).parent))
     try:
-        truth = test_truth(files["split"][0], files["rows"][0])
+        world = close_world(report, Path(os.path.realpath(report_path)), Path(os.path.realpath(root)) if root
+                            is not None else real, Budget(3600.0, 1 << 40))
+    except RfbenchError as exc:
+        raise _Unavailable(str(exc)) from None
+    if world.changed:
+        raise _Unavailable(f"the ground truth cannot be read from the dataset again: {len(world.changed)} input(s) "
+                           f"or dataset file(s) changed since the report was made ("
+                           + ", ".join(str(c.get("file")) for c in world.changed[:3]) + ")")
+    try:
+        with confined(world.files):
+            truth = test_truth(files["split"][0], files["rows"][0])
     except RfbenchError as exc:
         raise _Unavailable(f"the ground truth cannot be read from the dataset again ({exc})") from None
     recorded = _mapping(report.get("provenance")).get("ground_truth_files")
@@ -414,18 +429,17 @@ def _skeleton(report: Mapping[str, Any], data: Mapping[str, bytes]):
         return BUILTIN[name]
     if "skeleton" not in data:
         raise _Unavailable(f"the report's skeleton {name!r} is a layout file that is not among its inputs")
-    import json
+    import hashlib
+
+    from rfbench.io.documents import parse_json_text, parse_toml_text
 
     text = data["skeleton"].decode("utf-8", errors="replace")
     source = str(sk.get("source") or "skeleton")
     try:
-        if source.lower().endswith(".json"):
-            obj = json.loads(text)
-        else:
-            from rfbench.report.claims import _toml
-
-            obj = _toml().loads(text)
-        return skeleton_from_dict(obj, source=source)
+        obj = parse_json_text(text, "layout file") if "JSON" in source else parse_toml_text(text, "layout file")
+        if not isinstance(obj, dict):
+            raise _Unavailable("the report's layout file holds no layout")
+        return skeleton_from_dict(obj, source=source, digest=hashlib.sha256(data["skeleton"]).hexdigest())
     except (ValueError, RfbenchError) as exc:
         raise _Unavailable(f"the report's layout file cannot be read ({exc})") from None
 

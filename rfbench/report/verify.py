@@ -183,6 +183,8 @@ def resolve_input(recorded: str, base: Path, root: Path, what: str, outside: str
 
 def _report_file(path: Path) -> Path:
     """The report's real path: it must exist and be a regular file (said before anything about the root)."""
+    if not os.path.lexists(path):
+        raise FormatError(f"{path}: no such report")
     return resolve(path.name, path.parent, what="report").path
 
 
