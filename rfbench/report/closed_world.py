@@ -153,10 +153,6 @@ class ClosedWorld:
         return a.identity == b.identity
 
 
-def _where(report_path: Path) -> str:
-    return str(report_path)
-
-
 def check_input_records(report: Mapping, report_path: Path) -> None:
     """Every input record is ``{role, path, bytes, sha256[, option]}`` with values of the right types and roles
     distinct, before any of them is used (a report is untrusted: it may hold anything)."""
