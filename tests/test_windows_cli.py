@@ -138,8 +138,21 @@ def test_an_interruption_leaves_nothing_half_written(runner, tmp_path, monkeypat
     result = _run(runner, split, "--side", "test", "-o", out, "--workers", "1")
     assert result.exit_code == 130, result.output
     _one_error_line(result, "interrupted")
-    assert os.listdir(out) == []
+    assert not out.exists()  # the folder it made for the outputs is gone, not left empty
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    # a folder that was there before stays, and so does whatever it holds
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    calls.clear()
+    result = _run(runner, split, "--side", "test", "-o", out, "--workers", "1")
+    assert result.exit_code == 130, result.output
+    assert os.listdir(out) == ["notes.txt"]
+    # nested folders made by the run go too, up to the first that existed
+    deep = tmp_path / "a" / "b" / "c"
+    calls.clear()
+    result = _run(runner, split, "--side", "test", "-o", deep, "--workers", "1")
+    assert result.exit_code == 130, result.output
+    assert not (tmp_path / "a").exists()
 
 
 def test_help_runs_in_a_fresh_interpreter_without_numpy(tmp_path):

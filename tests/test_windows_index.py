@@ -146,7 +146,8 @@ def test_train_targets_follow_the_index_settings(written):
     t = train_targets(split, out / "index.json")
     w = build_windows(split, "train", WindowSettings(length=2))
     assert t.side == "train" and t.rows == w.index["rows"] and np.array_equal(t.y, w.y)
-    assert t.excluded == w.index["excluded"] and t.dropped == w.index["dropped"] == {"empty-frame": 2}
+    assert t.excluded == w.index["excluded"] and t.dropped == w.index["dropped"]
+    assert [d["window"] for d in t.dropped] == [{"start": 0, "stop": 2}, {"start": 1, "stop": 3}]
 
 
 def test_truth_refuses_an_index_of_another_split_side_or_rows(written, tmp_path):

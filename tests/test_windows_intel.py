@@ -151,29 +151,84 @@ def test_damaged_recordings_are_excluded_and_listed(damaged):
     assert reasons["20181117/user2-1-2-3-1"] == "missing receiver r6"
     assert reasons["20181117/user3-1-3-4-1"] == "receiver r2 has no valid CSI record"
     test = build_windows(split, "test", WindowSettings(length=4))
-    assert {"id": "20181211/user4-7-1-1-1", "reason": "no label (the manifest's 'label' is empty)"} in \
-        test.index["excluded"]
+    assert {"id": "20181211/user4-7-1-1-1", "kind": "label", "reason": "no label (the manifest's 'label' is empty)"} \
+        in test.index["excluded"]
+    kinds = {e["id"]: e["kind"] for e in w.index["excluded"]}
+    assert (kinds["20181109/user1-1-1-2-1"], kinds["20181117/user2-1-2-3-1"], kinds["20181117/user3-1-3-4-1"]) == \
+        ("empty-part", "missing-part", "empty-part")
     assert not {e["id"] for e in w.index["excluded"]} & {r["id"] for r in w.index["rows"]}
 
 
-def test_records_of_another_shape_exclude_their_recording(tmp_path):
+def test_a_receiver_whose_every_record_has_another_shape_excludes_its_recording(tmp_path):
     from rfbench.io.writer import synthetic_log
 
     def two_rx(root):
         p = next((root / "CSI" / "20181211" / "user1").glob("*-r2.dat"))
         p.write_bytes(synthetic_log(15, nrx=2, ntx=1, seed=5))
     root, manifest, split = widar_case(tmp_path, edit_tree=two_rx)
-    w = build_windows(split, "test", WindowSettings(length=4))
-    (bad,) = [e for e in w.index["excluded"] if "shape" in e["reason"]]
-    assert bad["reason"] == "receiver r2 has 15 record(s) of shape 2x1 (expected 3x1)"
+    for policy in ("drop-records", "drop-recording"):
+        w = build_windows(split, "test", WindowSettings(length=4, odd_records=policy))
+        (bad,) = [e for e in w.index["excluded"] if "shape" in e["reason"]]
+        assert bad["kind"] == "odd-records"
+        assert bad["reason"] == ("receiver r2: every record (15) has another antenna shape than 3x1 (e.g. 2x1); set "
+                                 "`antennas` to the corpus's shape")
+        assert w.index["dropped"] == []  # an excluded recording lists no dropped record
     with pytest.raises(ValidationError, match="gives no row"):
         build_windows(split, "test", WindowSettings(length=4, antennas="1x1"))
+    with pytest.raises(ValidationError, match=r"-r2.dat: record 0 has antenna shape 2x1, not the `antennas` 3x1 "
+                                              r"\(15 such record\(s\) in this log\)"):
+        build_windows(split, "test", WindowSettings(length=4, odd_records="refuse"))
     # Written, the rows announced from the manifest's packet counts include that recording: the writer finds
     # out while reading and writes again, so the file holds exactly the rows read.
     doc = write_windows(split, "test", tmp_path / "out", WindowSettings(length=4))
     assert doc["rows"] == w.index["rows"] and doc["excluded"] == w.index["excluded"]
     assert np.load(tmp_path / "out" / "X.npy").tobytes() == w.x.tobytes()
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["X.npy", "index.json", "y.npy"]
+
+
+def _mixed_log(n, odd, seed, nrx=3, ntx=1, odd_shape=(3, 2)):
+    """A log of ``n`` records of shape nrx x ntx, except the records at positions ``odd`` (of ``odd_shape``),
+    with the arrays of the kept records (csi, rssi_a) a reader must find."""
+    from rfbench.io.writer import synthetic_log
+
+    pieces = []
+    for k in range(n):
+        shape = odd_shape if k in odd else (nrx, ntx)
+        pieces.append(synthetic_log(1, nrx=shape[0], ntx=shape[1], seed=seed * 1000 + k))
+    return b"".join(pieces)
+
+
+def test_odd_records_are_dropped_one_by_one_and_listed(tmp_path):
+    odd = {2, 3, 9}
+
+    def mixed(root):
+        p = next((root / "CSI" / "20181211" / "user1").glob("*-r2.dat"))
+        p.write_bytes(_mixed_log(20, odd, seed=7))
+    root, manifest, split = widar_case(tmp_path, edit_tree=mixed, records=(20, 20))
+    w = build_windows(split, "test", WindowSettings(length=4))
+    path = next(f["path"] for r in _records(manifest).values() for f in r["files"]
+                if f["path"].startswith("CSI/20181211/user1/") and f["path"].endswith("-r2.dat"))
+    rid = next(r["id"] for r in _records(manifest).values() if any(f["path"] == path for f in r["files"]))
+    assert w.index["dropped"] == [{"recording": rid, "file": path, "record": k, "reason": "antenna shape 3x2, not 3x1"}
+                                  for k in sorted(odd)]
+    assert rid not in {e["id"] for e in w.index["excluded"]}
+    # the receiver's windows are cut from its 17 fitting records, in order: 4 windows of 4
+    log = intel5300.read(root / path)
+    kept = [k for k in range(20) if k not in odd]
+    rows = [(k, r) for k, r in enumerate(w.index["rows"]) if r["id"] == rid and r["receiver"] == 2]
+    assert [r["start"] for _, r in rows] == [0, 4, 8, 12]
+    for k, r in rows:
+        np.testing.assert_array_equal(w.x[k, :, 0], _amp(log.csi[kept[r["start"]:r["stop"]], :, :3, :1]))
+    # the other policies: the recording excluded, or an error naming the first odd record
+    w2 = build_windows(split, "test", WindowSettings(length=4, odd_records="drop-recording"))
+    assert {"id": rid, "kind": "odd-records", "reason": "receiver r2 has 3 record(s) of antenna shape 3x2 (expected "
+            "3x1)"} in w2.index["excluded"] and w2.index["dropped"] == []
+    with pytest.raises(ValidationError, match="record 2 has antenna shape 3x2"):
+        build_windows(split, "test", WindowSettings(length=4, odd_records="refuse"))
+    # resampled rows use the same 17 records
+    r = build_windows(split, "test", WindowSettings(resample=5))
+    (row,) = [row for row in r.index["rows"] if row["id"] == rid]
+    assert row["packets"][1] == 17 and len(r.index["dropped"]) == 3
 
 
 def test_written_packet_windows_equal_the_in_memory_ones(clean, tmp_path):
@@ -186,13 +241,14 @@ def test_written_packet_windows_equal_the_in_memory_ones(clean, tmp_path):
         assert np.load(tmp_path / "out" / "y.npy").tolist() == w.y.tolist()
 
 
-def test_integer_looking_labels_are_names_sorted_as_text(tmp_path):
+def test_integer_looking_labels_are_names_in_natural_order(tmp_path):
     def relabel(doc):
         for k, rec in enumerate(doc["recordings"]):
             rec["label"] = ("10", "2", "7")[k % 3]  # integer-looking names stay names (manifests store text)
     _, manifest, split = widar_case(tmp_path, edit=relabel)
     w = build_windows(split, "test", WindowSettings(length=8))
-    assert w.index["labels"]["names"] == ["10", "2", "7"] and w.index["labels"]["key"] == "label"
+    # names, listed 2, 7, 10 (natural order), never read as indices: "2" is class 0
+    assert w.index["labels"]["names"] == ["2", "7", "10"] and w.index["labels"]["key"] == "label"
     recs = _records(manifest)
     for k, row in enumerate(w.index["rows"]):
         assert w.index["labels"]["names"][w.y[k]] == str(recs[row["id"]]["label"])

@@ -90,7 +90,9 @@ def test_windows_holding_an_empty_frame_are_dropped_and_counted(damaged):
     # S01/A01 has 6 frames with frame002 (position 1) empty: windows [0,3) [1,4) [2,5) [3,6); the first two hold it
     a01 = [(r["start"], r["stop"]) for r in w.index["rows"] if r["id"] == "E01/S01/A01"]
     assert a01 == [(2, 5), (3, 6)]
-    assert w.index["dropped"] == {"empty-frame": 2}
+    assert w.index["dropped"] == [
+        {"recording": "E01/S01/A01", "file": "E01/S01/A01/wifi-csi/frame002.mat", "window": {"start": a, "stop": b},
+         "reason": "holds an empty (0-byte) frame"} for a, b in ((0, 3), (1, 4))]
     empty = [f for f in w.index["files"] if f["path"].endswith("E01/S01/A01/wifi-csi/frame002.mat")]
     assert empty == [{"path": "E01/S01/A01/wifi-csi/frame002.mat", "bytes": 0,
                       "sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}]
@@ -110,7 +112,7 @@ def test_ground_truth_rows_must_match_the_frames(tmp_path):
         np.save(root / "E01/S01/A01/ground_truth.npy", gt[:4])  # 4 rows for 5 frames
     _, _, split = mmfi_case(tmp_path, edit_tree=short_gt)
     w = build_windows(split, "train")
-    assert w.index["excluded"] == [{"id": "E01/S01/A01",
+    assert w.index["excluded"] == [{"id": "E01/S01/A01", "kind": "ground-truth",
                                     "reason": "ground truth has 4 rows but the recording has 5 WiFi frames"}]
     assert {r["id"] for r in w.index["rows"]} == {"E01/S01/A02"}
 

@@ -126,9 +126,13 @@ def _render(doc: dict, split: Path, out: Path, json_out: bool) -> None:
     shown = ", ".join(f"{k} {v}" for k, v in s.items() if v is not None and k != "task")
     console.print(f"settings   {escape(shown)}")
     rec = doc["recordings"]
-    dropped = ", ".join(f"{k} {v}" for k, v in doc["dropped"].items()) or "none"
+    from rfbench.datasets.windows.index import dropped_summary, excluded_summary
+
     console.print(f"rows       {summary['rows']} from {rec['with_rows']} of {rec['side']} recordings; "
-                  f"{rec['excluded']} excluded; windows dropped: {escape(dropped)}")
+                  f"{rec['excluded']} excluded" + (f": {escape(excluded_summary(doc['excluded']))}"
+                                                    if doc["excluded"] else ""))
+    console.print(f"dropped    {escape(dropped_summary(doc['dropped']))}"
+                  + (" (each listed in index.json)" if doc["dropped"] else ""))
     console.print(f"X.npy      float32 {tuple(doc['x']['shape'])}  ({', '.join(doc['x']['axes'])})")
     y_what = f"indices into {len(doc['labels']['names'])} labels" if doc["labels"] else "ground-truth joints"
     console.print(f"y.npy      {doc['y']['dtype']} {tuple(doc['y']['shape'])}  ({y_what})")
@@ -139,5 +143,8 @@ def _render(doc: dict, split: Path, out: Path, json_out: bool) -> None:
         console.print(f"  excluded {escape(e['id'])}: {escape(e['reason'])}")
     if len(doc["excluded"]) > 10:
         console.print(f"  … and {len(doc['excluded']) - 10} more (listed in index.json)")
+    for note in doc["notes"]:
+        if note.startswith("most records"):
+            console.print(f"[yellow]note:[/] {escape(note)}")
     console.print(f"wrote {escape(str(out / 'X.npy'))}, {escape(str(out / 'y.npy'))}, "
                   f"{escape(str(out / 'index.json'))}")

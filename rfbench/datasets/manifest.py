@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from rfbench._order import listing_key
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 from rfbench.io.files import check_schema, read_json, schema_id, write_json
@@ -123,7 +124,7 @@ class Manifest:
             counts: dict = {}
             for r in recs:
                 counts[r.get(key)] = counts.get(r.get(key), 0) + 1
-            values[key] = sorted(counts.items(), key=lambda kv: (kv[0] is None, value_sort_key(kv[0])))
+            values[key] = sorted(counts.items(), key=lambda kv: listing_key(kv[0]))
         out["values"] = values
         return out
 

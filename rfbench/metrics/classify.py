@@ -160,7 +160,8 @@ class LabelSet:
 
     @classmethod
     def infer(cls, *arrays) -> "LabelSet":
-        """The sorted union of the string labels of ``arrays`` (None entries are skipped)."""
+        """The union of the string labels of ``arrays`` (None entries are skipped) in natural order
+        (:func:`rfbench._order.natural_key`: ``1, 2, …, 10``; names without digits sorted as text)."""
         seen: set[str] = set()
         for a in arrays:
             if a is None:
@@ -176,7 +177,9 @@ class LabelSet:
             seen.update(np.unique(a).tolist())
         if not seen:
             raise ValidationError("no labels to infer a label set from")
-        return cls(tuple(sorted(seen)), "inferred")
+        from rfbench._order import natural_sorted
+
+        return cls(tuple(natural_sorted(seen)), "inferred")
 
     def encode(self, labels, what: str = "labels", check_range: bool = True) -> np.ndarray:
         """Class indices (int64) of ``labels``: names (a unicode array) or indices (an integer array).

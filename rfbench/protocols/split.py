@@ -417,7 +417,9 @@ def side_counts(table: RecordingTable, side: np.ndarray) -> list[dict]:
             mask = (side == s) & (col.codes >= 0)
             counts[name] = np.bincount(col.codes[mask], minlength=nv)
             counts[name + "_frames"] = np.bincount(col.codes[mask], weights=table.frames[mask], minlength=nv)
-        for v in range(nv):
+        from rfbench._order import listing_key
+
+        for v in sorted(range(nv), key=lambda v: listing_key(col.values[v])):  # listed in natural order
             if counts["train"][v] or counts["test"][v]:
                 rows.append({"key": key, "value": col.values[v], "train": int(counts["train"][v]),
                              "test": int(counts["test"][v]), "train_frames": int(counts["train_frames"][v]),

@@ -21,7 +21,15 @@ from rfbench.datasets.windows.build import (
     side_batches,
     start_plan,
 )
-from rfbench.datasets.windows.index import INDEX_FILE, X_FILE, Y_FILE, WindowIndex, iter_index, load_index
+from rfbench.datasets.windows.index import (
+    INDEX_FILE,
+    X_FILE,
+    Y_FILE,
+    WindowIndex,
+    dropped_counts,
+    iter_index,
+    load_index,
+)
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import OutputExistsError, ValidationError
 from rfbench.io.files import new_temporary
@@ -65,7 +73,7 @@ class SideTargets:
         ``{names, source, key, sha256}`` (gesture).
     files : list of dict
         ``{path, bytes, sha256}`` of every dataset file read for these targets, sorted by path.
-    excluded, dropped
+    excluded, dropped : list
         As the index's.
     recordings : int
         Recordings on the side; ``recordings_with_rows`` of them gave at least one row.
@@ -81,7 +89,7 @@ class SideTargets:
     labels: dict | None
     files: list
     excluded: list
-    dropped: dict
+    dropped: list
     recordings: int
     recordings_with_rows: int
     split: dict
@@ -110,7 +118,9 @@ def _empty_side(plan: Plan) -> ValidationError:
         e = plan.excluded[0]
         detail += f", {len(plan.excluded)} excluded (e.g. {e['id']}: {e['reason']})"
     if plan.dropped:
-        detail += ", windows dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(plan.dropped.items()))
+        from rfbench.datasets.windows.index import dropped_summary
+
+        detail += ", dropped: " + dropped_summary(plan.dropped)
     return ValidationError(f"the split's {job.side} side gives no row ({detail}); nothing to write")
 
 
@@ -144,6 +154,7 @@ def index_document(plan: Plan, produced: Produced, x_entry: dict, y_entry: dict,
         x["subcarrier_map"] = {"from": src, "to": dst, "span": span}
     if job.kind == "intel5300":
         x["receivers"] = list(plan.receivers)
+        x["receiver_key"] = plan.receiver_key
     doc = {
         "schema": schema_id("windows"),
         "rfbench_version": __version__,
@@ -159,12 +170,18 @@ def index_document(plan: Plan, produced: Produced, x_entry: dict, y_entry: dict,
         "labels": _labels_doc(job, base),
         "rows": plan.rows(),
         "excluded": list(plan.excluded),
-        "dropped": dict(sorted(plan.dropped.items())),
+        "dropped": list(plan.dropped),
         "recordings": {"side": len(job.recordings), "with_rows": len(plan.recordings),
                        "excluded": len(plan.excluded)},
         "files": job.files.records(),
         "notes": list(plan.notes),
     }
+    odd = [g for g in dropped_counts(plan.dropped) if g["what"] == "record"]
+    used = sum(p.used_records for p in plan.recordings)
+    if odd and sum(g["count"] for g in odd) > used:
+        doc["notes"].append(f"most records of the kept recordings were dropped ({odd[0]['count']} records: "
+                            f"{odd[0]['reason']}; {used} used): if that is the corpus's shape, set the antennas "
+                            "setting (--antennas) to it")
     if s.nonfinite == "toolbox-fill":
         doc["filled"] = {"frames": produced.filled_frames, "values": produced.filled_values}
     return doc
@@ -249,11 +266,20 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
         raise _empty_side(plan)
     if on_total is not None:
         on_total(progress_total(plan))
+    created = [d for d in (out, *out.parents) if not d.exists()]  # the folders this run makes, deepest first
     out.mkdir(parents=True, exist_ok=True)
     try:
-        return _write(plan, targets, known, force, workers or default_workers(), progress)
-    except _Recount:  # a recording held records of another antenna shape: write again, counting as it goes
-        return _write(start_plan(job), targets, None, force, workers or default_workers(), None)
+        try:
+            return _write(plan, targets, known, force, workers or default_workers(), progress)
+        except _Recount:  # a recording held records of another antenna shape: write again, counting as it goes
+            return _write(start_plan(job), targets, None, force, workers or default_workers(), None)
+    except BaseException:  # an error, Ctrl-C or SIGTERM: remove the folders made for the outputs (if still empty)
+        for folder in created:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
 
 
 class _Recount(Exception):
@@ -326,7 +352,7 @@ def _targets(job: SideJob, plan: Plan) -> SideTargets:
     return SideTargets(
         side=job.side, task=s.task, y=plan.y(), kind="pose" if s.task == "pose" else "label", rows=plan.rows(),
         labels=_labels_doc(job, None), files=job.files.records(), excluded=list(plan.excluded),
-        dropped=dict(sorted(plan.dropped.items())), recordings=len(job.recordings),
+        dropped=list(plan.dropped), recordings=len(job.recordings),
         recordings_with_rows=len(plan.recordings),
         split={"path": str(job.split_path), "sha256": job.split_sha256},
         manifest={"path": str(job.manifest_path), "sha256": job.manifest_sha256})

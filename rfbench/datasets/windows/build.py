@@ -36,6 +36,8 @@ MMFI_FRAME = (3, 114, 10)
 CHUNK_BYTES = 16 << 20
 #: Upper bound of the frames one MM-Fi chunk reads.
 CHUNK_FRAMES = 128
+#: The reason of a window dropped because it holds an empty (0-byte) MM-Fi frame (``dropped[].reason``).
+EMPTY_FRAME = "holds an empty (0-byte) frame"
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -88,15 +90,18 @@ class SideJob:
 
 
 def dataset_kind(manifest) -> str:
-    """``mmfi`` for an MM-Fi manifest, ``intel5300`` for a manifest whose recordings' files are receiver logs
-    (``receiver: N``, as Widar3.0's); anything else is refused."""
+    """``mmfi`` for an MM-Fi manifest; ``intel5300`` for a manifest of Intel 5300 logs: one whose recordings'
+    files are receiver logs (``receiver: N``, as Widar3.0's) or one ``rfbench ingest files`` wrote (every file a
+    log, parsed at ingest); anything else is refused."""
     if manifest.dataset == "mmfi":
         return "mmfi"
+    if isinstance(manifest.extra.get("template"), dict):
+        return "intel5300"
     files = [f for r in manifest.recordings for f in r.get("files", [])]
     if files and all(isinstance(f.get("receiver"), int) and not isinstance(f.get("receiver"), bool) for f in files):
         return "intel5300"
-    raise ValidationError(f"windows are built for MM-Fi manifests and Intel 5300 corpora (each file a receiver log "
-                          f"with 'receiver': N); manifest dataset {manifest.dataset!r} is neither")
+    raise ValidationError(f"windows are built for MM-Fi manifests and Intel 5300 corpora (rfbench ingest widar or "
+                          f"rfbench ingest files); manifest dataset {manifest.dataset!r} is neither")
 
 
 def open_side(split, side: str, settings: WindowSettings | None = None, labels: "LabelInfo | None" = None) -> SideJob:
@@ -172,7 +177,9 @@ def _label_info(manifest, settings: WindowSettings) -> LabelInfo:
         ls = LabelSet.from_file(path)
         digest, _ = sha256_file(path)
         return LabelInfo(ls.names, "label-set", key, path, digest)
-    names = sorted({str(r[key]) for r in manifest.recordings if r.get(key) is not None})
+    from rfbench._order import natural_sorted
+
+    names = natural_sorted({str(r[key]) for r in manifest.recordings if r.get(key) is not None})
     try:
         LabelSet(tuple(names), "inferred")
     except ValidationError as exc:
@@ -195,22 +202,26 @@ class RecordingPlan:
     y: np.ndarray
     frames: dict = field(default_factory=dict)  # MM-Fi: position -> manifest file entry
     empty: list = field(default_factory=list)  # MM-Fi: entries of the recording's empty frames
+    dropped: list = field(default_factory=list)  # what of the recording was left out (the index's `dropped`)
+    used_records: int = 0  # Intel 5300: the records its rows are made of (dropped ones not counted)
 
 
 @dataclass
 class Plan:
-    """Every row of a side, in row order, and what was left out."""
+    """Every row of a side, in row order, and what was left out: ``excluded`` recordings (``{id, kind, reason}``)
+    and ``dropped`` parts of kept recordings (records, windows; see :mod:`rfbench.datasets.windows.index`)."""
 
     job: SideJob
     recordings: list
     excluded: list
-    dropped: dict
+    dropped: list
     y_dtype: np.dtype
     y_row_shape: tuple
     x_row_shape: tuple
     x_axes: tuple
     notes: list
     receivers: list = field(default_factory=list)  # Intel 5300: the receivers every recording must have
+    receiver_key: str | None = None  # Intel 5300: the file entries' key naming the receiver (None: one log each)
 
     @property
     def n_rows(self) -> int:
@@ -247,18 +258,27 @@ def start_plan(job: SideJob) -> Plan:
     return _plan_mmfi(job, None) if job.kind == "mmfi" else _intel_plan(job)
 
 
-def _exclude(excluded: list, rec: dict, reason: str) -> None:
-    excluded.append({"id": rec["id"], "reason": reason})
+@dataclass(frozen=True)
+class Exclusion:
+    """Why a recording gives no row: ``kind`` (one of :data:`~rfbench.datasets.windows.index.EXCLUSION_KINDS`, for
+    counting) and ``reason`` (one line naming what was found)."""
+
+    kind: str
+    reason: str
 
 
-def _label_of(job: SideJob, rec: dict) -> int | str:
-    """The label index of ``rec``, or a reason to exclude it."""
+def _exclude(excluded: list, rec: dict, why: Exclusion) -> None:
+    excluded.append({"id": rec["id"], "kind": why.kind, "reason": why.reason})
+
+
+def _label_of(job: SideJob, rec: dict) -> int | Exclusion:
+    """The label index of ``rec``, or why it is excluded."""
     value = rec.get(job.labels.key)
     if value is None:
-        return f"no label (the manifest's {job.labels.key!r} is empty)"
+        return Exclusion("label", f"no label (the manifest's {job.labels.key!r} is empty)")
     idx = job.labels.index().get(str(value))
     if idx is None:
-        return f"label {str(value)!r} is not in the label set"
+        return Exclusion("label", f"label {str(value)!r} is not in the label set")
     return idx
 
 
@@ -269,11 +289,11 @@ def _target_offsets(settings: WindowSettings, length: int) -> int:
 def _plan_mmfi(job: SideJob, progress) -> Plan:
     s = job.settings
     pose = s.task == "pose"
-    plans, excluded, dropped = [], [], {}
+    plans, excluded, dropped = [], [], []
     y_dtype = None
     y_from = None
     for rec in job.recordings:
-        plan = _plan_mmfi_recording(job, rec, excluded, dropped)
+        plan = _plan_mmfi_recording(job, rec, excluded)
         if plan is not None and pose:
             dt = plan.y.dtype
             if y_dtype is None:
@@ -283,6 +303,7 @@ def _plan_mmfi(job: SideJob, progress) -> Plan:
                                       f"{rec['id']}; y keeps the ground truth's own dtype, so it must be one")
         if plan is not None:
             plans.append(plan)
+            dropped += plan.dropped
         if progress is not None:
             progress(1)
     features = s.feature_names
@@ -299,7 +320,7 @@ def _plan_mmfi(job: SideJob, progress) -> Plan:
                 ("window", "frame", "feature", "antenna", "subcarrier", "packet"), notes)
 
 
-def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list, dropped: dict) -> RecordingPlan | None:
+def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list) -> RecordingPlan | None:
     from rfbench.csi.windows import window_ranges
 
     s = job.settings
@@ -308,7 +329,7 @@ def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list, dropped: dict)
     label = None
     if not pose:
         label = _label_of(job, rec)
-        if isinstance(label, str):
+        if isinstance(label, Exclusion):
             _exclude(excluded, rec, label)
             return None
     frames = [f for f in rec.get("files", []) if f.get("kind") == "wifi-frame"]
@@ -321,21 +342,23 @@ def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list, dropped: dict)
         raise ValidationError(f"{job.manifest_path}: recording {rid} has a WiFi frame entry without a frame number")
     n = len(numbers)
     if n == 0:
-        _exclude(excluded, rec, "no WiFi frame")
+        _exclude(excluded, rec, Exclusion("missing-part", "no WiFi frame"))
         return None
     if numbers != list(range(1, n + 1)):
-        _exclude(excluded, rec, f"frame numbers are not 1…{n} (frame NNN must be ground-truth row NNN − 1)")
+        _exclude(excluded, rec, Exclusion("frames", f"frame numbers are not 1…{n} (frame NNN must be "
+                                                    "ground-truth row NNN − 1)"))
         return None
     gt_entry = None
     if pose:
         gts = [f for f in rec.get("files", []) if f.get("kind") == "ground-truth"]
         if not gts:
-            _exclude(excluded, rec, "no ground_truth.npy")
+            _exclude(excluded, rec, Exclusion("missing-part", "no ground_truth.npy"))
             return None
         gt_entry = gts[0]
         gt_frames = rec.get("gt_frames")
         if gt_frames != n:
-            _exclude(excluded, rec, f"ground truth has {gt_frames} rows but the recording has {n} WiFi frames")
+            _exclude(excluded, rec, Exclusion("ground-truth", f"ground truth has {gt_frames} rows but the "
+                                                              f"recording has {n} WiFi frames"))
             return None
     by_pos = {f["frame"] - 1: f for f in frames}
     empty = np.zeros(n + 1, dtype=np.int64)
@@ -345,11 +368,16 @@ def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list, dropped: dict)
     empty_before = np.cumsum(empty)  # empty frames among positions < p is empty_before[p]
     ranges = window_ranges(n, s.length, s.stride)
     kept = [(a, b) for a, b in ranges if empty_before[b] == empty_before[a]]
-    if len(kept) < len(ranges):
-        dropped["empty-frame"] = dropped.get("empty-frame", 0) + len(ranges) - len(kept)
+    dropped = []
+    for a, b in ranges:
+        if empty_before[b] != empty_before[a]:
+            first = next(q for q in range(a, b) if empty[q + 1])
+            dropped.append({"recording": rid, "file": by_pos[first]["path"], "window": {"start": a, "stop": b},
+                            "reason": EMPTY_FRAME})
     if not kept:
-        _exclude(excluded, rec, f"no window: {n} frame(s), fewer than the window length {s.length}" if not ranges
-                 else "no window: every window holds an empty frame")
+        _exclude(excluded, rec, Exclusion("too-short", f"no window: {n} frame(s), fewer than the window length "
+                                                       f"{s.length}") if not ranges
+                 else Exclusion("empty-part", "no window: every window holds an empty frame"))
         return None
     rows = [{"id": rid, "start": a, "stop": b} for a, b in kept]
     empty_entries = {pos: f for pos, f in by_pos.items() if f.get("bytes") == 0}
@@ -357,49 +385,101 @@ def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list, dropped: dict)
         buf = job.files.read(gt_entry)
         gt = parse_npy(buf, gt_entry["path"])
         if gt.shape != (n, *MMFI_JOINTS):
-            _exclude(excluded, rec, f"ground truth has shape {gt.shape}; expected ({n}, 17, 3)")
+            _exclude(excluded, rec, Exclusion("ground-truth", f"ground truth has shape {gt.shape}; expected "
+                                                              f"({n}, 17, 3)"))
             return None
         if gt.dtype.kind not in "fiu":
-            _exclude(excluded, rec, f"ground truth has dtype {gt.dtype}; expected numbers")
+            _exclude(excluded, rec, Exclusion("ground-truth", f"ground truth has dtype {gt.dtype}; expected "
+                                                              "numbers"))
             return None
         targets = np.array([a + _target_offsets(s, b - a) for a, b in kept], dtype=np.int64)
         y = gt[targets]
         if y.dtype.kind == "f" and not np.isfinite(y).all():
-            _exclude(excluded, rec, "ground truth holds NaN/inf at a target frame")
+            _exclude(excluded, rec, Exclusion("ground-truth", "ground truth holds NaN/inf at a target frame"))
             return None
     else:
         y = np.full(len(kept), label, dtype=np.int64)
     needed = sorted({p for a, b in kept for p in range(a, b)})
-    return RecordingPlan(rec, rows, y, {p: by_pos[p] for p in needed}, empty=list(empty_entries.values()))
+    return RecordingPlan(rec, rows, y, {p: by_pos[p] for p in needed}, empty=list(empty_entries.values()),
+                         dropped=dropped)
 
 
-def _expected_receivers(manifest) -> list[int]:
-    declared = manifest.extra.get("receivers_expected")
-    if isinstance(declared, list) and declared and all(isinstance(r, int) for r in declared):
-        return sorted(set(declared))
-    return sorted({f["receiver"] for r in manifest.recordings for f in r.get("files", [])})
+def _receiver_model(manifest) -> tuple[str | None, list]:
+    """``(key, receivers)``: the key of a recording's file entries that names its receiver, and the receivers
+    every recording must have.
+
+    - Widar3.0 (and any manifest whose files carry ``receiver: N``): ``receiver``, the declared
+      ``receivers_expected`` or every receiver seen;
+    - ``rfbench ingest files`` with ``recording_by``: the one template field that varies within a recording
+      (the "part" field, e.g. ``{rx}``), every value seen (each recording's missing parts are ingest problems);
+    - ``rfbench ingest files`` without it: ``None`` and ``[None]``, one log per recording.
+
+    Raises
+    ------
+    ValidationError
+        A recording is made of files named by more than one part field: which one is the receiver is unknown.
+    """
+    from rfbench.datasets.manifest import value_sort_key
+
+    template = manifest.extra.get("template")
+    if isinstance(template, dict):
+        by = template.get("recording_by") or []
+        fields = [f.get("name") for f in template.get("fields") or [] if isinstance(f, dict)]
+        parts = [f for f in fields if f not in by] if by else []
+        if len(parts) > 1:
+            raise ValidationError(f"the manifest's recordings are made of files named by {len(parts)} fields "
+                                  f"({', '.join(parts)}); windows takes one of them as the receiver: ingest again "
+                                  f"with every field but the receiver in --recording-by")
+        if not parts:
+            return None, [None]
+        key = parts[0]
+    else:
+        key = "receiver"
+        declared = manifest.extra.get("receivers_expected")
+        if isinstance(declared, list) and declared and all(isinstance(r, int) for r in declared):
+            return key, sorted(set(declared))
+    values = {f.get(key) for r in manifest.recordings for f in r.get("files", [])}
+    values.discard(None)
+    return key, sorted(values, key=value_sort_key)
+
+
+def _rx(key: str | None, value) -> str:
+    """A receiver in messages: ``r3`` (Widar3.0's numbering), ``rx 2`` (a template's part field), ``the log``."""
+    if key is None:
+        return "the log"
+    if key == "receiver" and isinstance(value, int):
+        return f"r{value}"
+    return f"{key} {value}"
 
 
 def _intel_plan(job: SideJob) -> Plan:
     """An Intel 5300 plan with no recording yet: :func:`intel_rows` fills it recording by recording."""
     s = job.settings
-    expected = _expected_receivers(job.manifest)
+    key, expected = _receiver_model(job.manifest)
     nrx, ntx = (int(v) for v in s.antennas.split("x"))
     features = s.feature_names
     n_sub = s.subcarriers
     if s.resample is not None:
         x_row = (len(expected), s.resample, len(features), n_sub, nrx, ntx)
         axes = ("recording", "receiver", "packet", "feature", "subcarrier", "rx", "tx")
-        notes = [f"one row per recording: each receiver's packets resampled to {s.resample} by linear interpolation "
-                 "over its own packet index (receivers have different packet counts and are not time-aligned); "
-                 "row start/stop span the longest receiver, packets lists each receiver's count",
-                 f"receivers along axis 1: {', '.join(f'r{r}' for r in expected)}"]
+        if key is None:
+            notes = [f"one row per recording: its log's packets resampled to {s.resample} by linear interpolation "
+                     "over the packet index; row start/stop span the log, packets lists its count",
+                     "one log per recording: the receiver axis has size 1"]
+        else:
+            notes = [f"one row per recording: each receiver's packets resampled to {s.resample} by linear "
+                     "interpolation over its own packet index (receivers have different packet counts and are not "
+                     "time-aligned); row start/stop span the longest receiver, packets lists each receiver's count",
+                     f"receivers along axis 1: {', '.join(_rx(key, r) for r in expected)}"]
     else:
         x_row = (s.length, len(features), n_sub, nrx, ntx)
         axes = ("window", "packet", "feature", "subcarrier", "rx", "tx")
-        notes = ["packet windows per receiver: receivers have different packet counts and are not time-aligned, so "
-                 "a row is one receiver's packets start…stop−1 (its receiver key); windows of one recording never "
-                 "mix receivers"]
+        if key is None:
+            notes = ["packet windows of each recording's log: a row is its packets start…stop−1"]
+        else:
+            notes = ["packet windows per receiver: receivers have different packet counts and are not time-aligned, "
+                     "so a row is one receiver's packets start…stop−1 (its receiver key); windows of one recording "
+                     "never mix receivers"]
     if n_sub != 30:
         src, dst, span = _grids(s)
         notes.append(f"subcarriers: the 30 logged groups ({src}) resampled to {dst} by linear interpolation of the "
@@ -407,9 +487,19 @@ def _intel_plan(job: SideJob) -> Plan:
                                                       else "band edges aligned") + ")")
     notes.append(f"features of the {'raw' if s.csi == 'raw' else 'scaled (get_scaled_csi.m)'} CSI: "
                  + ", ".join({"amp": "amplitude |csi|", "phase": "phase angle(csi) in radians"}[f] for f in features))
-    plan = Plan(job, [], [], {}, np.dtype(np.int64), (), x_row, axes, notes)
+    notes.append(f"odd records (another antenna shape than {s.antennas}): {ODD_RECORDS[s.odd_records]}")
+    plan = Plan(job, [], [], [], np.dtype(np.int64), (), x_row, axes, notes)
     plan.receivers = expected
+    plan.receiver_key = key
     return plan
+
+
+#: What each ``odd_records`` policy does, in the words of the index's notes.
+ODD_RECORDS = {
+    "drop-records": "each is left out of its receiver's packet sequence and listed in dropped",
+    "drop-recording": "a recording holding one is excluded",
+    "refuse": "an error",
+}
 
 
 def intel_rows(plan: Plan, *, need_x: bool, workers: int, progress=None) -> Iterator[np.ndarray | None]:
@@ -419,13 +509,14 @@ def intel_rows(plan: Plan, *, need_x: bool, workers: int, progress=None) -> Iter
     nrx, ntx = (int(v) for v in job.settings.antennas.split("x"))
 
     def one(rec):
-        return _intel_recording(job, rec, plan.receivers, nrx, ntx, need_x, plan.x_row_shape)
+        return _intel_recording(job, rec, plan, nrx, ntx, need_x)
 
     for rec, (outcome, x) in zip(job.recordings, _ordered(one, job.recordings, workers)):
-        if isinstance(outcome, str):
+        if isinstance(outcome, Exclusion):
             _exclude(plan.excluded, rec, outcome)
         else:
             plan.recordings.append(outcome)
+            plan.dropped += outcome.dropped
         if progress is not None:
             progress(1)
         if x is not None:
@@ -439,72 +530,107 @@ def _grids(s: WindowSettings) -> tuple[str, str, str]:
     return src, dst, "index" if same_band else "band"
 
 
-def _intel_files(job: SideJob, rec: dict, expected: list):
-    """The receiver files of ``rec`` by receiver (``{receiver: entry}``), or the reason (from the manifest alone)
-    to exclude it: no label, a missing receiver, an empty receiver file."""
+def _intel_files(job: SideJob, rec: dict, plan: Plan):
+    """The receiver files of ``rec`` by receiver (``{receiver: entry}``), or why (from the manifest alone) it is
+    excluded: no label, a missing receiver, an empty receiver file."""
     label = _label_of(job, rec)
-    if isinstance(label, str):
+    if isinstance(label, Exclusion):
         return label
-    by_receiver = {}
-    for f in rec.get("files", []):
-        by_receiver.setdefault(f.get("receiver"), f)
+    key, expected = plan.receiver_key, plan.receivers
+    files = rec.get("files", [])
+    if key is None:
+        if len(files) != 1:
+            raise ValidationError(f"{job.manifest_path}: recording {rec['id']} has {len(files)} files, but the "
+                                  "manifest says one log per recording (no recording_by); re-run rfbench ingest")
+        by_receiver = {None: files[0]}
+    else:
+        by_receiver = {}
+        for f in files:
+            by_receiver.setdefault(f.get(key), f)
     missing = [r for r in expected if r not in by_receiver]
     if missing:
-        return "missing receiver " + ", ".join(f"r{r}" for r in missing)
+        return Exclusion("missing-part", "missing receiver " + ", ".join(_rx(key, r) for r in missing))
     empty = [r for r in expected if by_receiver[r].get("bytes") == 0]
     if empty:
-        return "empty receiver file " + ", ".join(f"r{r}" for r in empty)
+        return Exclusion("empty-part", ("empty receiver file " + ", ".join(_rx(key, r) for r in empty))
+                         if key is not None else "empty log (0 bytes)")
     return {r: by_receiver[r] for r in expected}
 
 
-def _packets_reason(s: WindowSettings, receiver: int, n: int) -> str | None:
+def _packets_reason(s: WindowSettings, key: str | None, receiver, n: int) -> Exclusion | None:
+    who = "the log" if key is None else f"receiver {_rx(key, receiver)}"
     if n == 0:
-        return f"receiver r{receiver} has no valid CSI record"
+        return Exclusion("empty-part", f"{who} has no valid CSI record")
     if s.resample is not None and n < 2:
-        return f"receiver r{receiver} has {n} packet; resampling needs at least 2"
+        return Exclusion("too-short", f"{who} has {n} packet; resampling needs at least 2")
     return None
 
 
-def _intel_row_list(s: WindowSettings, rec: dict, expected: list, counts: list) -> list:
+def _intel_row_list(s: WindowSettings, rec: dict, plan: Plan, counts: list) -> list:
     """The rows of a recording whose receivers hold ``counts`` packets: receiver by receiver, windows starting at
-    0, stride, 2·stride, … (or one resampled row)."""
+    0, stride, 2·stride, … (or one resampled row). Rows name their receiver unless a recording is one log."""
     if s.resample is not None:
         return [{"id": rec["id"], "start": 0, "stop": max(counts), "packets": list(counts)}]
+    if plan.receiver_key is None:
+        return [{"id": rec["id"], "start": a, "stop": a + s.length}
+                for n in counts for a in range(0, n - s.length + 1, s.stride)]
     return [{"id": rec["id"], "receiver": r, "start": a, "stop": a + s.length}
-            for r, n in zip(expected, counts) for a in range(0, n - s.length + 1, s.stride)]
+            for r, n in zip(plan.receivers, counts) for a in range(0, n - s.length + 1, s.stride)]
 
 
 def announced_rows(plan: Plan) -> int | None:
     """The number of rows the side will have, known before its CSI is read: exact for MM-Fi; for Intel 5300 from
-    the manifest's packet counts (``records``), assuming no recording turns out to hold records of another
-    antenna shape (only parsing shows that); None when the manifest lacks the counts."""
+    the manifest's packet counts (``records``), assuming every record has the declared antenna shape (only
+    parsing shows that); None when the manifest lacks the counts."""
     job = plan.job
     if job.kind == "mmfi":
         return plan.n_rows
     s = job.settings
     total = 0
     for rec in job.recordings:
-        files = _intel_files(job, rec, plan.receivers)
-        if isinstance(files, str):
+        files = _intel_files(job, rec, plan)
+        if isinstance(files, Exclusion):
             continue
         counts = [files[r].get("records") for r in plan.receivers]
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
             return None
-        if any(_packets_reason(s, r, n) for r, n in zip(plan.receivers, counts)):
+        if any(_packets_reason(s, plan.receiver_key, r, n) for r, n in zip(plan.receivers, counts)):
             continue
-        total += len(_intel_row_list(s, rec, plan.receivers, counts))
+        total += len(_intel_row_list(s, rec, plan, counts))
     return total
 
 
-def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int, need_x: bool, x_row: tuple):
-    """``(RecordingPlan, X rows or None)``, or ``(reason, None)`` when the recording is excluded."""
+def _keep_records(log, keep: np.ndarray, nrx: int, ntx: int):
+    """``log`` with only the records ``keep`` (indices), its CSI cut to ``nrx`` × ``ntx`` (a log mixing shapes
+    is unpacked at its largest; a smaller record's CSI sits in the first rows and columns)."""
+    import dataclasses
+
+    changes = {}
+    for f in dataclasses.fields(log):
+        value = getattr(log, f.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == log.n_records:
+            value = value[keep]
+            if f.name in ("csi", "csi_int8"):
+                value = np.ascontiguousarray(value[:, :, :nrx, :ntx])
+            changes[f.name] = value
+    return dataclasses.replace(log, **changes)
+
+
+def _odd_reason(a: int, b: int, nrx: int, ntx: int) -> str:
+    return f"antenna shape {a}x{b}, not {nrx}x{ntx}"
+
+
+def _intel_recording(job: SideJob, rec: dict, plan: Plan, nrx: int, ntx: int, need_x: bool):
+    """``(RecordingPlan, X rows or None)``, or ``(Exclusion, None)`` when the recording is excluded."""
     from rfbench.io import intel5300
 
     s = job.settings
-    files = _intel_files(job, rec, expected)
-    if isinstance(files, str):
+    key, expected = plan.receiver_key, plan.receivers
+    files = _intel_files(job, rec, plan)
+    if isinstance(files, Exclusion):
         return files, None
     logs = {}
+    dropped = []
     for r in expected:
         entry = files[r]
         buf = job.files.read(entry)
@@ -513,22 +639,42 @@ def _intel_recording(job: SideJob, rec: dict, expected: list, nrx: int, ntx: int
         if isinstance(recorded, int) and log.n_records != recorded:
             raise ValidationError(f"{entry['path']}: {log.n_records} CSI records, but ingest counted {recorded}: the "
                                   "dataset file changed since ingest; re-run rfbench ingest (and rfbench split)")
-        reason = _packets_reason(s, r, log.n_records)
+        reason = _packets_reason(s, key, r, log.n_records)
         if reason is not None:
             return reason, None
         bad = (log.nrx != nrx) | (log.ntx != ntx)
         if bad.any():
-            k = int(np.argmax(bad))
-            return (f"receiver r{r} has {int(bad.sum())} record(s) of shape {int(log.nrx[k])}x{int(log.ntx[k])} "
-                    f"(expected {nrx}x{ntx})"), None
+            odd = np.flatnonzero(bad)
+            k = int(odd[0])
+            shape = f"{int(log.nrx[k])}x{int(log.ntx[k])}"
+            who = "the log" if key is None else f"receiver {_rx(key, r)}"
+            if s.odd_records == "refuse":
+                raise ValidationError(f"{entry['path']}: record {k} has antenna shape {shape}, not the `antennas` "
+                                      f"{nrx}x{ntx} ({odd.size} such record(s) in this log); choose what to do with "
+                                      "such records: `odd_records` drop-records or drop-recording")
+            if odd.size == log.n_records:
+                return Exclusion("odd-records", f"{who}: every record ({odd.size}) has another antenna shape than "
+                                                f"{nrx}x{ntx} (e.g. {shape}); set `antennas` to the corpus's "
+                                                "shape"), None
+            if s.odd_records == "drop-recording":
+                return Exclusion("odd-records", f"{who} has {odd.size} record(s) of antenna shape {shape} "
+                                                f"(expected {nrx}x{ntx})"), None
+            dropped += [{"recording": rec["id"], "file": entry["path"], "record": int(i),
+                         "reason": _odd_reason(int(log.nrx[i]), int(log.ntx[i]), nrx, ntx)} for i in odd]
+            log = _keep_records(log, np.flatnonzero(~bad), nrx, ntx)
+            reason = _packets_reason(s, key, r, log.n_records)
+            if reason is not None:
+                return Exclusion(reason.kind, reason.reason + f" of antenna shape {nrx}x{ntx}"), None
         logs[r] = (log, entry["path"])
-    rows = _intel_row_list(s, rec, expected, [logs[r][0].n_records for r in expected])
+    rows = _intel_row_list(s, rec, plan, [logs[r][0].n_records for r in expected])
     if not rows:
-        return f"no window: every receiver has fewer than {s.length} packets", None
-    plan = RecordingPlan(rec, rows, np.full(len(rows), _label_of(job, rec), dtype=np.int64))
+        who = "the log has" if key is None else "every receiver has"
+        return Exclusion("too-short", f"no window: {who} fewer than {s.length} packets"), None
+    out = RecordingPlan(rec, rows, np.full(len(rows), _label_of(job, rec), dtype=np.int64), dropped=dropped,
+                        used_records=sum(logs[r][0].n_records for r in expected))
     if not need_x:
-        return plan, None
-    return plan, _intel_x(s, logs, expected, rows, x_row)
+        return out, None
+    return out, _intel_x(s, logs, expected, rows, plan.x_row_shape)
 
 
 def _receiver_csi(s: WindowSettings, log) -> np.ndarray:

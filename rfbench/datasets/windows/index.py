@@ -13,10 +13,26 @@ Required keys (other stages build on exactly these; more may be added, none rena
   null for pose;
 - ``rows``: one ``{id, start, stop}`` per row of X/y, in row order (Intel 5300 packet windows add ``receiver``;
   resampled rows add ``packets``);
-- ``excluded``: ``[{id, reason}]`` for the side's recordings that gave no row; ``dropped``: windows left out,
-  counted by reason;
+- ``excluded``: ``[{id, kind, reason}]``, one per recording of the side that gave no row, in the side's
+  order: ``kind`` is one of :data:`EXCLUSION_KINDS` (what summaries count), ``reason`` one line saying what was
+  found (``label '12' is not in the label set``, ``missing receiver r6``);
+- ``dropped``: ``[{recording, file, reason, ...}]``, one per part of a **kept** recording that was left out, in
+  row order: the recording's id, the dataset file (relative to the dataset root) the part comes from, the reason
+  in words, and what was dropped —
+
+  - ``record``: an Intel 5300 record, by its 0-based position among the file's valid CSI records (the index
+    into ``rfbench.io.intel5300.read(file).csi``), left out of its receiver's packet sequence before windows
+    are cut (``odd_records="drop-records"``; reason ``antenna shape 3x2, not 3x1``);
+  - ``window``: ``{start, stop}``, a window that was not made (MM-Fi: it holds an empty frame, ``file``);
+
+  readers must accept entries with other keys (another kind of part) and group them by ``reason``. A recording
+  that is excluded lists no dropped part: its exclusion says why it gave nothing;
 - ``files``: ``{path, bytes, sha256}`` of every dataset file read, ``path`` relative to the dataset root, sorted by
   path.
+
+Every value is a function of the split, its manifest, the dataset files and the settings (no time, no absolute
+path, nothing of the machine): building the same side again gives the same index, byte for byte, which is what
+``rfbench verify`` compares.
 """
 
 from __future__ import annotations
@@ -30,9 +46,59 @@ from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = ["WindowIndex", "load_index", "validate_index", "check_index_files", "dumps_index", "iter_index",
-           "INDEX_KEYS", "X_FILE", "Y_FILE", "INDEX_FILE"]
+           "INDEX_KEYS", "X_FILE", "Y_FILE", "INDEX_FILE", "EXCLUSION_KINDS", "dropped_counts", "dropped_summary",
+           "excluded_counts", "excluded_summary"]
 
 X_FILE, Y_FILE, INDEX_FILE = "X.npy", "y.npy", "index.json"
+
+#: The kinds of exclusion an index records (``excluded[].kind``), with the words summaries count them under.
+EXCLUSION_KINDS = {
+    "label": "no label or a label outside the label set",
+    "missing-part": "a receiver, frame or ground truth missing",
+    "empty-part": "an empty log or frame",
+    "odd-records": "records of another antenna shape",
+    "too-short": "too short for one window",
+    "ground-truth": "ground truth that does not fit the frames",
+    "frames": "frames that do not follow the ground truth",
+}
+
+
+def _unit(entry: Mapping) -> str:
+    return "record" if "record" in entry else ("window" if "window" in entry else "part")
+
+
+def dropped_counts(dropped) -> list[dict]:
+    """``[{what, reason, count, recordings}]``: the index's ``dropped`` grouped by what was dropped (``record``,
+    ``window``) and reason, largest first (ties by reason)."""
+    groups: dict = {}
+    for e in dropped:
+        g = groups.setdefault((_unit(e), str(e.get("reason"))), [0, set()])
+        g[0] += 1
+        g[1].add(str(e.get("recording")))
+    out = [{"what": w, "reason": r, "count": n, "recordings": len(ids)} for (w, r), (n, ids) in groups.items()]
+    return sorted(out, key=lambda g: (-g["count"], g["what"], g["reason"]))
+
+
+def dropped_summary(dropped) -> str:
+    """``47 records (antenna shape 3x2, not 3x1) in 40 recordings``, or ``none``."""
+    parts = [f"{g['count']} {g['what']}{'s' if g['count'] != 1 else ''} ({g['reason']}) in {g['recordings']} "
+             f"recording{'s' if g['recordings'] != 1 else ''}" for g in dropped_counts(dropped)]
+    return "; ".join(parts) or "none"
+
+
+def excluded_counts(excluded) -> list[dict]:
+    """``[{kind, what, count}]``: the index's ``excluded`` grouped by kind, largest first."""
+    counts: dict = {}
+    for e in excluded:
+        kind = str(e.get("kind") or "other")
+        counts[kind] = counts.get(kind, 0) + 1
+    return [{"kind": k, "what": EXCLUSION_KINDS.get(k, k), "count": n}
+            for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def excluded_summary(excluded) -> str:
+    """``30 (no label or a label outside the label set), 4 (too short for one window)``, or ``none``."""
+    return ", ".join(f"{g['count']} ({g['what']})" for g in excluded_counts(excluded)) or "none"
 INDEX_KEYS = ("schema", "rfbench_version", "split", "manifest", "dataset", "side", "task", "settings", "x", "y",
               "labels", "rows", "excluded", "dropped", "files")
 
@@ -84,7 +150,7 @@ class WindowIndex:
         return WindowSettings.from_dict(values, f"{self.path}: settings")
 
 
-_ONE_LINE_EACH = ("rows", "files", "excluded")
+_ONE_LINE_EACH = ("rows", "files", "excluded", "dropped")
 
 
 def dumps_index(doc: Mapping[str, Any]) -> str:
@@ -243,10 +309,11 @@ def validate_index(doc: Mapping, where: str = "index") -> None:
         raise _fail(where, f"{n} rows but X has {doc['x']['shape'][0]} and y {doc['y']['shape'][0]}")
     if not isinstance(doc["excluded"], list) or not all(
             isinstance(e, Mapping) and isinstance(e.get("id"), str) and isinstance(e.get("reason"), str)
-            for e in doc["excluded"]):
-        raise _fail(where, "excluded must be a list of {id, reason}")
-    if not isinstance(doc["dropped"], Mapping) or not all(_count(v) for v in doc["dropped"].values()):
-        raise _fail(where, "dropped must map reasons to counts")
+            and isinstance(e.get("kind", ""), str) for e in doc["excluded"]):
+        raise _fail(where, "excluded must be a list of {id, kind, reason}")
+    if not isinstance(doc["dropped"], list) or not all(_dropped_entry(e) for e in doc["dropped"]):
+        raise _fail(where, "dropped must be a list of {recording, file, reason} entries, each with its record "
+                           "(an integer) or window ({start, stop})")
     files = doc["files"]
     if not isinstance(files, list) or not all(
             isinstance(f, Mapping) and isinstance(f.get("path"), str) and _count(f.get("bytes"))
@@ -255,6 +322,18 @@ def validate_index(doc: Mapping, where: str = "index") -> None:
     paths = [f["path"] for f in files]
     if paths != sorted(set(paths)):
         raise _fail(where, "files must be sorted by path, each once")
+
+
+def _dropped_entry(e) -> bool:
+    if not isinstance(e, Mapping) or not all(isinstance(e.get(k), str) for k in ("recording", "file", "reason")):
+        return False
+    if "record" in e and not _count(e["record"]):
+        return False
+    w = e.get("window")
+    if "window" in e and not (isinstance(w, Mapping) and _count(w.get("start")) and _count(w.get("stop"))
+                              and w["stop"] > w["start"]):
+        return False
+    return True
 
 
 def load_index(path: str | os.PathLike, *, check_arrays: bool = True, hash_arrays: bool = False) -> WindowIndex:
@@ -360,7 +439,8 @@ def summary_of(doc: dict, split, out) -> dict:
         "labels": doc["labels"]["names"] if doc["labels"] else None,
         "recordings": doc["recordings"],
         "excluded": doc["excluded"],
-        "dropped": doc["dropped"],
+        "excluded_counts": excluded_counts(doc["excluded"]),
+        "dropped": dropped_counts(doc["dropped"]),
         "files_read": len(files),
         "bytes_read": sum(f["bytes"] for f in files),
     }

@@ -86,8 +86,13 @@ class WindowSettings:
         "4th); fixes the grid --subcarriers maps from",
         datasets=("intel5300",), type=int, choices=(20, 40), default={"intel5300": 20}))
     antennas: str | None = field(default=None, metadata=_meta(
-        "Intel 5300: the Nrx x Ntx every record must have; a recording with records of another shape is excluded",
-        datasets=("intel5300",), choices=_ANTENNAS, default={"intel5300": "3x1"}))
+        "Intel 5300: the Nrx x Ntx of the records windows are made of (records of another shape are handled by "
+        "--odd-records)", datasets=("intel5300",), choices=_ANTENNAS, default={"intel5300": "3x1"}))
+    odd_records: str | None = field(default=None, metadata=_meta(
+        "Intel 5300: records of another shape than --antennas: drop-records (leave each out of its receiver's "
+        "packets; the index lists every one), drop-recording (exclude the recording) or refuse (an error)",
+        datasets=("intel5300",), choices=("drop-records", "drop-recording", "refuse"),
+        default={"intel5300": "drop-records"}))
     resample: int | None = field(default=None, metadata=_meta(
         "Intel 5300: instead of packet windows, one row per recording holding every receiver's packets "
         "resampled (linearly, over the packet index) to this many", datasets=("intel5300",), type=int, min=2,
