@@ -24,7 +24,8 @@ def test_the_order_is_total_and_long_digit_runs_are_exact():
     assert natural_key("01") != natural_key("1") and natural_sorted(["1", "01"]) == natural_sorted(["01", "1"])
     big = "9" * 5000  # longer than int() converts by default: compared digit by digit
     assert natural_sorted([big + "1", big, "10"]) == ["10", big, big + "1"]
-    names = sorted({f"{a}{n}{b}" for a in ("", "x", "x-") for n in ("", "0", "1", "2", "10", "007") for b in ("", "a", "1")})
+    names = sorted({f"{a}{n}{b}" for a in ("", "x", "x-") for n in ("", "0", "1", "2", "10", "007")
+                    for b in ("", "a", "1")})
     shuffled = list(names)
     random.Random(1).shuffle(shuffled)
     assert natural_sorted(shuffled) == natural_sorted(names) and len(set(map(natural_key, names))) == len(names)

@@ -30,11 +30,13 @@ MM-Fi: each frameNNN.mat is a 10-packet snapshot of ground-truth row NNN-1 (matc
 holding an empty frame are dropped and counted; recordings whose ground truth is not one row per frame are
 excluded and listed; non-finite CSI is refused unless --nonfinite toolbox-fill.
 
-Intel 5300 corpora (Widar3.0): packet windows per receiver (receivers differ in packet count and are not
-time-aligned), or with --resample L one row per recording, every receiver resampled to L packets; amplitude of
-the raw CSI by default. Recordings missing a receiver or with records of another shape are excluded and listed.
+Intel 5300 corpora (ingest widar, ingest files): packet windows per receiver (receivers differ in packet count
+and are not time-aligned; a recording of one log is one receiver), or with --resample L one row per recording,
+every receiver resampled to L packets; amplitude of the raw CSI by default. Records of another shape than
+--antennas are dropped one by one and listed (--odd-records); recordings missing a receiver are excluded and
+listed.
 
-Gesture labels: y holds indices into one label set, the sorted label names of the whole manifest (or
+Gesture labels: y holds indices into one label set, the label names of the whole manifest in natural order (or
 --label-set), the same for both sides; recordings without a label are excluded.
 
 X.npy is written in chunks (memory bounded by a few chunks of windows) to a temporary name; the three files are

@@ -98,8 +98,9 @@ class WindowSettings:
         "resampled (linearly, over the packet index) to this many", datasets=("intel5300",), type=int, min=2,
         max=65536))
     label_set: str | None = field(default=None, metadata=_meta(
-        "gesture: names.txt (one class name per line) fixing the classes and their order; default: the sorted "
-        "label names of the whole manifest. Recordings whose label is not in it are excluded", option="label-set"))
+        "gesture: names.txt (one class name per line) fixing the classes and their order; default: the label "
+        "names of the whole manifest in natural order (1, 2, ..., 10). Recordings whose label is not in it are "
+        "excluded", option="label-set"))
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
