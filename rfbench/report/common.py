@@ -184,13 +184,16 @@ def load_split_input(split: Path | None, manifest: Path | None, files: list) -> 
 
 
 def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_partial: bool,
-                     excluded: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
+                     excluded: Sequence[Mapping[str, Any]] = (),
+                     dropped: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
     """Which of the split's test recordings the scored rows cover (``None`` without a split).
 
     Every test recording with at least one frame must be scored; fewer is refused unless ``allow_partial``, and
-    then the section (and the report's headline) says how many were scored. ``excluded`` (``[{id, reason}]``,
-    from a windows index) are recordings that cannot give a row — an empty frame, ground truth that does not
-    fit its frames — listed with their reasons and not required.
+    then the section (and the report's headline) says how many were scored. ``excluded`` (``[{id, kind,
+    reason}]``, from a windows index) are test recordings windows gave no row — an odd record, a missing
+    receiver, a label outside the label set: they count as **not scored**, listed with their reasons (a
+    recording left out is a number that does not cover the test side, whatever left it out). ``dropped`` (the
+    index's ``dropped``: records and windows left out of kept recordings) is counted by reason.
 
     Raises
     ------
@@ -199,23 +202,33 @@ def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_p
     """
     if split is None:
         return None
+    from rfbench.datasets.windows.index import dropped_counts, excluded_counts, excluded_summary
+
     test = sorted(split.test)
-    out_of_reach = {str(e.get("id")): str(e.get("reason")) for e in excluded}
+    out_of_reach = {str(e.get("id")): e for e in excluded}
     required = [r for r in test if int((split.recordings.get(r) or {}).get("frames", 1) or 0) > 0
-                and r not in out_of_reach]
+                or r in out_of_reach]
     scored = set(np.unique(groups).tolist()) if groups is not None else set()
     missing = [r for r in required if r not in scored]
     done = len(required) - len(missing)
+    by_windows = [out_of_reach[r] for r in missing if r in out_of_reach]
     if missing and not allow_partial:
         shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
+        why = (f"; {len(by_windows)} of them excluded by windows: {excluded_summary(by_windows)}"
+               if by_windows else "")
         raise ValidationError(f"the scored rows cover {done} of {len(required)} test recordings of the split "
-                              f"(missing: {shown}); score every test recording, or pass `allow_partial` to report "
-                              f"on a subset — the report then says how many were scored")
+                              f"(missing: {shown}{why}); score every test recording, or pass `allow_partial` to "
+                              f"report on a subset — the report then says how many were scored and why")
     out = {"test_recordings": len(required), "scored_recordings": done, "missing_count": len(missing),
            "missing": missing[:50], "allowed_partial": bool(allow_partial),
-           "test_recordings_without_frames": len(test) - len(required) - len(out_of_reach)}
-    if out_of_reach:
-        out["excluded_by_windows"] = [{"id": k, "reason": v} for k, v in sorted(out_of_reach.items())]
+           "test_recordings_without_frames": len(test) - len(required)}
+    if excluded:
+        out["excluded_by_windows"] = [{"id": str(e.get("id")), "kind": str(e.get("kind") or "other"),
+                                       "reason": str(e.get("reason"))}
+                                      for e in sorted(out_of_reach.values(), key=lambda e: str(e.get("id")))]
+        out["excluded_by_windows_counts"] = excluded_counts(excluded)
+    if dropped:
+        out["dropped_by_windows"] = dropped_counts(dropped)
     return out
 
 

@@ -190,7 +190,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
                    reproducer: Mapping | None = None, inputs: Sequence[Mapping[str, Any]] | None = None,
                    evidence: str | None = None, extra_notes: Sequence[str] = (),
                    allow_partial: bool = False, ground_truth: str = GT_SUPPLIED,
-                   ground_truth_files=None, excluded=(), chain=None) -> dict[str, Any]:
+                   ground_truth_files=None, excluded=(), dropped=(), chain=None) -> dict[str, Any]:
     """Score class predictions and build a ``rfbench.report/1`` document (task ``gesture``).
 
     Parameters
@@ -229,9 +229,10 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     allow_partial : bool
         Allow scoring a subset of the split's test recordings (refused otherwise); the report's ``coverage``
         says how many were scored.
-    ground_truth, ground_truth_files, excluded
+    ground_truth, ground_truth_files, excluded, dropped
         Where the ground truth comes from (the report's ``provenance``; default: supplied by the user), the
-        dataset files it was read from, and the test recordings a windows index excluded (with reasons).
+        dataset files it was read from, the test recordings a windows index excluded (with reasons: they count
+        as not scored) and what it dropped of the others (records, windows).
     """
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     mode, domain_keys = _parse_domains(domains)
@@ -244,7 +245,7 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     plan = ClassPlan.create(label_set, metrics=metrics, top_k=top_k, has_scores=lab.from_scores)
     n_rows = lab.rows
     groups = check_scored_rows(split, groups, n_rows)
-    coverage = coverage_section(split, groups, allow_partial, excluded)
+    coverage = coverage_section(split, groups, allow_partial, excluded, dropped)
     train_idx = label_set.encode(train_gt, "training labels") if train_gt is not None else None
     provenance = provenance_section(split, synthetic, ground_truth, ground_truth_files)
     notes = list(plan.notes)

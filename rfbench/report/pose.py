@@ -54,7 +54,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                 inputs: Sequence[Mapping[str, Any]] | None = None, evidence: str | None = None,
                 extra_notes: Sequence[str] = (), capture: dict | None = None, convention: str | None = None,
                 batch_size: int | None = None, allow_partial: bool = False, ground_truth: str = GT_SUPPLIED,
-                ground_truth_files=None, excluded=(), chain=None) -> dict[str, Any]:
+                ground_truth_files=None, excluded=(), dropped=(), chain=None) -> dict[str, Any]:
     """Score poses and build a ``rfbench.report/1`` document.
 
     Parameters
@@ -81,9 +81,10 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     allow_partial : bool
         Allow scoring a subset of the split's test recordings (refused otherwise); the report's ``coverage``
         says how many were scored.
-    ground_truth, ground_truth_files, excluded
+    ground_truth, ground_truth_files, excluded, dropped
         Where the ground truth comes from (the report's ``provenance``; default: supplied by the user), the
-        dataset files it was read from, and the test recordings a windows index excluded (with reasons).
+        dataset files it was read from, the test recordings a windows index excluded (with reasons: they count
+        as not scored) and what it dropped of the others (records, windows).
     capture : dict, optional
         Filled with what pictures of the report need and the JSON does not hold: the validated ``pred``,
         ``gt``, ``vis``, the ``skeleton``, the mean training pose ``baseline_pose`` (or None) and the bootstrap
@@ -104,7 +105,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
                            oks_area=oks_area, sigmas=sigmas, convention=convention, batch_size=batch_size)
     check_bootstrap_settings(cluster_by, n_boot, level, seed)
     groups = check_scored_rows(split, groups, n_rows)
-    coverage = coverage_section(split, groups, allow_partial, excluded)
+    coverage = coverage_section(split, groups, allow_partial, excluded, dropped)
     want_baseline = check_baseline_request(split, train_gt, train_groups, train_vis)
     provenance = provenance_section(split, synthetic, ground_truth, ground_truth_files)
     notes = list(plan.notes)

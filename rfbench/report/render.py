@@ -70,9 +70,19 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     cov = report.get("coverage")
     if cov:
         text = f"{cov.get('scored_recordings')} of {cov.get('test_recordings')} test recordings scored"
+        excluded = cov.get("excluded_by_windows") or []
+        if excluded:
+            kinds = ", ".join(f"{g.get('count')} ({g.get('what')})"
+                              for g in cov.get("excluded_by_windows_counts") or [])
+            text += f"; {len(excluded)} excluded by windows: {kinds}"
         if cov.get("missing_count"):
             text += " (a subset, allowed with --allow-partial: these numbers do not cover the whole test side)"
         rows.append(("Coverage", text))
+        dropped = cov.get("dropped_by_windows") or []
+        if dropped:
+            rows.append(("Dropped", "by windows, from scored test recordings: " + "; ".join(
+                f"{g.get('count')} {g.get('what')}{'s' if g.get('count') != 1 else ''} ({g.get('reason')}) in "
+                f"{g.get('recordings')} recording{'s' if g.get('recordings') != 1 else ''}" for g in dropped)))
     shared = report.get("shared_files")
     if isinstance(shared, Mapping) and shared.get("count"):
         rows.append(("Shared files", f"{shared.get('count')} byte-identical dataset file(s) on both sides of the "
@@ -164,22 +174,20 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
                 out += [f"*{_md(caption)}* (not shown: {_code(str(rel))} is not a picture file beside the report)",
                         ""]
     out += ["", "## Results", ""]
+    out_tail = _coverage_markdown(report)
     lvl = _level(report)
     if report.get("task") == "gesture":
         out += _gesture_markdown(report, lvl)
-        return _markdown_tail(report, out, notes)
+        return _markdown_tail(report, out + out_tail, notes)
     out.append(f"| metric | model | {lvl} | baseline | {lvl} | Δ model − baseline | {lvl} | better | scoreable | "
                f"unscoreable samples |")
     out.append("|---|---:|---|---:|---|---:|---|---|---:|---:|")
-    for r in report.get("results", []):
-        m = r.get("model") or {}
-        b = r.get("baseline") or {}
-        out.append(
-            f"| {_md(r['label'])} | {fmt_value(m.get('value'), 'unscoreable')} | {_interval(r.get('ci'), 'model')} | "
-            f"{fmt_value(b.get('value')) if r.get('baseline') else '—'} | {_interval(r.get('ci'), 'baseline')} | "
-            f"{fmt_value(r.get('delta'))} | {_interval(r.get('ci'), 'delta')} | {r.get('better')} | "
-            f"{m.get('scoreable')} {m.get('scoreable_unit', '')} | {m.get('unscoreable_samples')} |"
-        )
+    rows = _pose_rows(report.get("results", []))
+    for label, cells in rows:
+        out.append(f"| {_md(label)} | " + " | ".join(cells) + " |")
+    if any(label.endswith(_SAME_AVERAGING) for label, _ in rows):
+        out += ["", f"A row labelled *{_md(_SAME_AVERAGING.strip())}* stands for both averagings, which agree in "
+                    "every figure shown (the JSON report holds each with its full precision)."]
     macro = [r for r in report.get("results", []) if (r.get("model") or {}).get("per_joint")]
     if macro:
         joints = list((report.get("skeleton") or {}).get("joints") or macro[0]["model"]["per_joint"].keys())
@@ -189,7 +197,69 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
         for j in joints:
             out.append(f"| {_md(j)} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
                                                for r in macro) + " |")
-    return _markdown_tail(report, out, notes)
+    return _markdown_tail(report, out + out_tail, notes)
+
+
+#: Test recordings excluded by windows listed one by one in report.md (report.json lists every one).
+MD_EXCLUDED_SHOWN = 100
+
+
+def _coverage_markdown(report: Mapping[str, Any]) -> list[str]:
+    """The test recordings windows excluded, each with its reason, and what it dropped (none: no section)."""
+    cov = report.get("coverage") or {}
+    excluded = cov.get("excluded_by_windows") or []
+    dropped = cov.get("dropped_by_windows") or []
+    if not excluded and not dropped:
+        return []
+    out = ["", "## Coverage", ""]
+    if excluded:
+        out += [f"{len(excluded)} test recording(s) excluded by windows, not scored:", "",
+                "| recording | kind | reason |", "|---|---|---|"]
+        out += [f"| {_code(e.get('id'))} | {_md(e.get('kind'))} | {_md(e.get('reason'))} |"
+                for e in excluded[:MD_EXCLUDED_SHOWN]]
+        if len(excluded) > MD_EXCLUDED_SHOWN:
+            out += ["", f"… and {len(excluded) - MD_EXCLUDED_SHOWN} more, listed in the JSON report "
+                        "(coverage.excluded_by_windows)."]
+    if dropped:
+        out += ["", "Dropped by windows from the scored test recordings (each listed in the windows index):", "",
+                "| what | reason | count | recordings |", "|---|---|---:|---:|"]
+        out += [f"| {_md(g.get('what'))} | {_md(g.get('reason'))} | {g.get('count')} | {g.get('recordings')} |"
+                for g in dropped]
+    return out
+
+
+#: The end of a pose row's label that stands for its micro and macro entries at once.
+_SAME_AVERAGING = " micro = macro"
+
+
+def _pose_cells(r: Mapping) -> list[str]:
+    m = r.get("model") or {}
+    b = r.get("baseline") or {}
+    return [fmt_value(m.get("value"), "unscoreable"), _interval(r.get("ci"), "model"),
+            fmt_value(b.get("value")) if r.get("baseline") else "—", _interval(r.get("ci"), "baseline"),
+            fmt_value(r.get("delta")), _interval(r.get("ci"), "delta"), str(r.get("better")),
+            f"{m.get('scoreable')} {m.get('scoreable_unit', '')}", str(m.get("unscoreable_samples"))]
+
+
+def _pose_rows(results) -> list[tuple[str, list[str]]]:
+    """``(label, cells)`` of the pose results table: a macro entry whose every cell reads as its micro sibling's
+    (same spec but the averaging) is not repeated; the micro row's label then ends in " micro = macro"."""
+    def spec_key(r):
+        spec = dict(r.get("spec") or {})
+        spec.pop("averaging", None)
+        return repr(sorted(spec.items(), key=lambda kv: kv[0]))
+
+    micro = {spec_key(r): k for k, r in enumerate(results) if (r.get("spec") or {}).get("averaging") == "micro"}
+    rows: list = [[r["label"], _pose_cells(r)] for r in results]
+    keep = []
+    for k, r in enumerate(results):
+        j = micro.get(spec_key(r))
+        if (r.get("spec") or {}).get("averaging") == "macro" and j is not None and rows[j][1] == rows[k][1] \
+                and rows[j][0].endswith(" micro"):
+            rows[j][0] += _SAME_AVERAGING[len(" micro"):]
+            continue
+        keep.append(k)
+    return [(rows[k][0], rows[k][1]) for k in keep]
 
 
 def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str]) -> str:
@@ -221,9 +291,19 @@ _MD_HTML = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 def _md(text: Any) -> str:
     """Free text (a unit, a joint or class name, a note, a domain value) as inert Markdown on one line:
     line breaks become spaces, HTML is entity-escaped and Markdown punctuation backslash-escaped, so no value
-    can start a heading, a link, emphasis, HTML or a new table cell."""
+    can start a heading, a link, emphasis, HTML or a new table cell. Text between single backticks, as rfbench's
+    own notes write commands (`rfbench verify`), becomes a code span (:func:`_code`, which nothing can close);
+    any other backtick is escaped."""
+    line = " ".join(str(text).splitlines())
+    pieces = line.split("`")
+    if len(pieces) >= 3 and len(pieces) % 2 == 1 and all(pieces[1::2]):
+        return "".join(_code(p) if k % 2 else _md_plain(p) for k, p in enumerate(pieces))
+    return _md_plain(line)
+
+
+def _md_plain(line: str) -> str:
     out = []
-    for ch in " ".join(str(text).splitlines()):
+    for ch in line:
         if ch in _MD_HTML:
             out.append(_MD_HTML[ch])
         elif ch in _MD_PUNCT:
@@ -391,13 +471,8 @@ def render_terminal(report: Mapping[str, Any]):
     table.add_column(f"Δ {lvl}")
     table.add_column("scoreable", justify="right")
     table.add_column("unscoreable", justify="right")
-    for r in report.get("results", []):
-        m = r.get("model") or {}
-        b = r.get("baseline") or {}
-        table.add_row(escape(r["label"]), fmt_value(m.get("value"), "unscoreable"), _interval(r.get("ci"), "model"),
-                      fmt_value(b.get("value")) if r.get("baseline") else "—", fmt_value(r.get("delta")),
-                      _interval(r.get("ci"), "delta"), f"{m.get('scoreable')} {m.get('scoreable_unit', '')}",
-                      str(m.get("unscoreable_samples")))
+    for label, cells in _pose_rows(report.get("results", [])):  # the Markdown's cells but the baseline's interval
+        table.add_row(escape(label), *(cells[i] for i in (0, 1, 2, 4, 5, 7, 8)))
     parts.append(table)
     others = [n for n in report.get("notes") or [] if not n.startswith(_WARN_PREFIXES)]
     for n in others:

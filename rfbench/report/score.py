@@ -386,7 +386,7 @@ class _Loaded:
     labels: Any = None
     subjects: dict | None = None
     recordings: dict | None = None
-    provenance: dict = field(default_factory=dict)  # ground_truth, ground_truth_files, excluded (with `rows`)
+    provenance: dict = field(default_factory=dict)  # ground_truth(_files), excluded, dropped (with `rows`)
     chain: list | None = None  # windows and predict steps, when rfbench predict made the predictions
     label_file: Path | None = None  # the label set a windows index names (verify reads it to replay windows)
 
@@ -459,7 +459,8 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
     recordings = dict(split.recordings)
     subjects = {rid: str(r["subject"]) for rid, r in recordings.items() if r.get("subject") is not None}
     source = GT_FROM_DATASET + ("; labels from the manifest's recordings" if task == "gesture" else "")
-    provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": index.doc["excluded"]}
+    provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": index.doc["excluded"],
+                  "dropped": index.doc["dropped"]}
     record = _prediction_record(inputs, files, index)
     loaded = _Loaded(arrays, split, truth.ids, train.ids, record_inputs(files, base), skeleton, labels, subjects,
                      recordings, provenance)
