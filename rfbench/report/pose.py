@@ -40,6 +40,60 @@ from rfbench.report.common import (
 __all__ = ["pose_report", "load_array", "CLUSTER_BY"]
 
 
+#: How close (in decades) the size ratio of predictions to ground truth must be to a power of ten (other than 1)
+#: for a note: 10**0.15 = 1.41, so 700–1400 reads as 1000 (millimetres scored as metres) and 2–5 as nothing.
+SCALE_TOLERANCE_DECADES = 0.15
+
+
+def _pose_size(poses: np.ndarray) -> float:
+    """The median over rows of a pose's spread: the RMS distance of its finite joints from their centroid (so the
+    size of the skeleton, whatever its position). NaN when no row has two finite joints."""
+    ok = np.isfinite(poses).all(axis=2)
+    count = ok.sum(axis=1)
+    use = count >= 2
+    if not use.any():
+        return float("nan")
+    pts = np.where(ok[..., None], poses, 0.0)[use]
+    w = ok[use][..., None]
+    n = count[use][:, None]
+    centroid = pts.sum(axis=1) / n
+    spread = np.sqrt((np.where(w, (pts - centroid[:, None, :]) ** 2, 0.0).sum(axis=(1, 2))) / n[:, 0])
+    return float(np.median(spread))
+
+
+def plausibility(pred: np.ndarray, gt: np.ndarray, units: str, notes: list[str]) -> dict[str, Any]:
+    """Signs that predictions are likely wrong though they score (notes, never errors): a size that differs from
+    the ground truth's by a power of ten (units), predictions that are all whole numbers where the ground truth is
+    not (rounded, or an integer output), rows with no finite value at all. Appends a note for each found and
+    returns the report's ``plausibility`` section: ``{size_ratio, decades, integer_predictions,
+    non_finite_rows}``."""
+    finite = np.isfinite(pred)
+    rows_all_bad = int((~finite.reshape(pred.shape[0], -1)).all(axis=1).sum())
+    pred_size, gt_size = _pose_size(pred), _pose_size(gt)
+    ratio = pred_size / gt_size if np.isfinite(pred_size) and gt_size > 0 else None
+    decades = None
+    if ratio is not None and ratio > 0:
+        k = int(np.round(np.log10(ratio)))
+        if k != 0 and abs(np.log10(ratio) - k) <= SCALE_TOLERANCE_DECADES:
+            decades = k
+            notes.append(f"the predicted poses are about 10^{k} times the size of the ground truth's (median pose "
+                         f"spread {pred_size:.4g} against {gt_size:.4g}, both scored as {units}): predictions in "
+                         "other units than the ground truth (millimetres against metres is 10^3)? Convert them, or "
+                         "score with the units they are in")
+    values = pred[finite]
+    whole = bool(values.size) and bool(np.all(values == np.round(values)))
+    gt_whole = bool(np.all(gt[np.isfinite(gt)] == np.round(gt[np.isfinite(gt)])))
+    integer = whole and not gt_whole
+    if integer:
+        notes.append("every finite prediction is a whole number while the ground truth is not: rounded or "
+                     "integer-typed model outputs lose the precision the metrics measure; check the model's output")
+    if rows_all_bad:
+        notes.append(f"{rows_all_bad} of {pred.shape[0]} rows of predictions hold no finite value (NaN or inf "
+                     "everywhere): each of their joints counts as wrong, and MPJPE becomes inf")
+    return {"size_ratio": None if ratio is None or not np.isfinite(ratio) else float(ratio), "decades": decades,
+            "integer_predictions": integer, "non_finite_rows": rows_all_bad}
+
+
 def _sub(score) -> dict[str, Any] | None:
     return None if score is None else score.to_dict()
 
@@ -109,6 +163,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     want_baseline = check_baseline_request(split, train_gt, train_groups, train_vis)
     provenance = provenance_section(split, synthetic, ground_truth, ground_truth_files)
     notes = list(plan.notes)
+    plausible = plausibility(pred, gt, plan.units, notes)
 
     layout, overridden = enforce_layout(plan, gt, vis, trust_layout)
     if layout["passed"] is None and plan.layout_dependent:
@@ -162,6 +217,7 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     sections = {
         "skeleton": skel.to_dict(),
         "layout_check": layout,
+        "plausibility": plausible,
         "data": {"rows": int(n_rows), "joints": int(gt.shape[1]), "dims": int(dims), "units": plan.units,
                  "visible_joints": int(np.count_nonzero(vis)),
                  "recordings": int(np.unique(groups).size) if groups is not None else None},
