@@ -312,3 +312,25 @@ def test_cross_subject_on_a_files_manifest(runner, tmp_path):
     assert r.exit_code == 0, r.output
     doc = json.loads((tmp_path / "s.json").read_text())
     assert doc["test"] == ["mj_1_1.dat", "mj_2_1.dat"] and doc["audit"]["passed"]
+
+
+def test_problems_are_counted_by_kind_on_the_console_and_in_json(tmp_path):
+    from typer.testing import CliRunner
+
+    wiar_like(tmp_path / "t")
+    root = tmp_path / "t"
+    (root / "3_alldata" / "csi_a1_1.dat").write_bytes((root / "1_alldata" / "csi_a1_1.dat").read_bytes())
+    p = root / "1_alldata" / "csi_a2_1.dat"
+    p.write_bytes(p.read_bytes() + b"\x00\x09")  # a truncated tail: one record skipped
+    args = ["ingest", "files", str(root), "--template", WIAR, "--label", "activity", "-o", str(tmp_path / "m.json")]
+    result = CliRunner().invoke(app, args + ["--json"])
+    assert result.exit_code == 0, result.output
+    counts = {c["kind"]: c["count"] for c in json.loads(result.output)["problem_counts"]}
+    assert counts == {"identical": 1, "truncated": 1, "name": 1}
+    result = CliRunner().invoke(app, args + ["--force"])
+    assert "3 problem(s) (listed in the manifest too): 1 byte-identical files, 1 logs with skipped records" in \
+        result.output
+    assert "--drop-duplicates leaves every copy out" in result.output
+    lines = result.output.splitlines()
+    at = lines.index("byte-identical files (1):")
+    assert lines[at + 1].startswith("  3_alldata/csi_a1_1.dat: identical to 1_alldata/csi_a1_1.dat")

@@ -188,8 +188,15 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
         console.print(f"{tree['matched']} of {tree['files']} file(s) match the template {escape(text)}"
                       + (f"; the other {rest} are problems" if rest else ""))
     if manifest.problems:
-        console.print(f"[yellow]{len(manifest.problems)} problem(s)[/] (listed in the manifest too):")
-        for p in manifest.problems:
-            console.print(f"  {escape(p['path'])}: {escape(p['reason'])}")
+        counts = summary["problem_counts"]
+        console.print(f"[yellow]{len(manifest.problems)} problem(s)[/] (listed in the manifest too): "
+                      + escape(", ".join(f"{c['count']} {c['what']}" for c in counts)))
+        if any(c["kind"] == "identical" for c in counts) and not manifest.extra.get("drop_duplicates"):
+            console.print("[yellow]byte-identical files[/]: one recording under two names can sit on both sides of a "
+                          "split (the test side would hold training data); --drop-duplicates leaves every copy out")
+        for c in counts:
+            console.print(f"{escape(c['what'])} ({c['count']}):")
+            for p in (p for p in summary["problems"] if p["kind"] == c["kind"]):
+                console.print(f"  {escape(p['path'])}: {escape(p['reason'])}")
     else:
         console.print("no problems found")

@@ -51,6 +51,44 @@ DOMAIN_KEYS = ("subject", "room", "location", "orientation", "gesture", "action"
 SPLIT_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "date")
 
 
+#: The kinds of ingest problem, in the order summaries list them: ``(kind, words, test)``, the first whose test
+#: the reason passes is the problem's kind (a problem is ``{path, reason}`` in the manifest; the kind is derived
+#: from the reason's wording, which each ingest writes from a fixed set of phrases).
+PROBLEM_KINDS = (
+    ("duplicate-dropped", "recordings left out as duplicates", lambda r: r.startswith("recording left out (duplic")),
+    ("identical", "byte-identical files", lambda r: r.startswith("identical to ")),
+    ("truncated", "logs with skipped records (a truncated tail, a bad length)", lambda r: "record(s) skipped" in r),
+    ("empty", "empty files", lambda r: r.startswith(("empty file", "empty WiFi frame"))),
+    ("unreadable", "unreadable files or files with no CSI", lambda r: r.startswith(("cannot read", "no valid"))
+        or "more than the" in r or "has shape" in r),
+    ("missing", "missing parts (receivers, frames, ground truth)", lambda r: r.startswith(("missing", "no "))),
+    ("name", "names that do not fit the layout (left out)", lambda r: "does not match" in r or r.startswith(
+        ("not a", "not an", "ambiguous", "field {", "unknown", "file outside", "folder left out", "second file",
+         "file name says", "its recording id")) or " is outside " in r),
+    ("link", "links and special files", lambda r: "symbolic link" in r or "reached a second time" in r
+        or "not a regular file" in r or "not valid UTF-8" in r or r.startswith("cannot stat")),
+)
+
+
+def problem_kind(reason: str) -> str:
+    """The kind of an ingest problem (one of :data:`PROBLEM_KINDS`, else ``other``), from its reason."""
+    for kind, _, test in PROBLEM_KINDS:
+        if test(reason):
+            return kind
+    return "other"
+
+
+def problem_counts(problems) -> list[dict]:
+    """``[{kind, what, count}]`` of ``problems`` (``{path, reason}``), in :data:`PROBLEM_KINDS` order."""
+    counts: dict = {}
+    for p in problems:
+        k = problem_kind(str(p.get("reason", "")))
+        counts[k] = counts.get(k, 0) + 1
+    words = {k: w for k, w, _ in PROBLEM_KINDS} | {"other": "other problems"}
+    order = [k for k, _, _ in PROBLEM_KINDS] + ["other"]
+    return [{"kind": k, "what": words[k], "count": counts[k]} for k in order if k in counts]
+
+
 @dataclass
 class Manifest:
     """The recordings of one dataset tree.
@@ -108,7 +146,9 @@ class Manifest:
         out = {"manifest": display_path(str(path)), "dataset": self.dataset,
                "root": self.recorded_root(path, absolute_root), "synthetic": self.synthetic,
                "recordings": len(recs), "files": sum(len(r["files"]) for r in recs),
-               "frames": sum(r["frames"] for r in recs), "problems": self.problems}
+               "frames": sum(r["frames"] for r in recs),
+               "problems": [dict(p, kind=problem_kind(str(p.get("reason", "")))) for p in self.problems],
+               "problem_counts": problem_counts(self.problems)}
         tree = self.extra.get("tree")
         if tree:
             out["files_looked_at"], out["files_matched"] = tree["files"], tree["matched"]
