@@ -692,6 +692,11 @@ def test_cli_audit_content_finds_the_copy_exit_1(runner, leaky_widar):
     assert A in leak_lines[0] and "20181211/user9-1-1-2-1" in leak_lines[0] and "6 file(s)" in leak_lines[0]
     assert "FAIL content-disjoint" in r.stdout and "content on more than one recording" in r.stdout
     assert "audit FAILED" in r.stdout
+    # in words, with what to do; the table (piped: not a terminal) keeps every id on one line
+    assert "found across the two sides: 1 pair(s) of recordings holding byte-identical files" in r.stdout
+    assert "to do: ingest again with --drop-duplicates" in r.stdout
+    assert any(line.startswith("│ leak") and A in line and "20181211/user9-1-1-2-1" in line
+               for line in r.stdout.splitlines())
     assert "error: leak found: content-disjoint failed" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = runner.invoke(app, ["audit", str(split), "--content", "--json"])
     assert r.exit_code == 1

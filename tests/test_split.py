@@ -399,3 +399,18 @@ def test_cli_split_exits_1_and_keeps_the_evidence_when_the_audit_fails(runner, t
     assert r.exit_code == 1, r.output
     assert "room-disjoint" in r.stderr and "E04" in r.stderr
     assert json.loads(out.read_text())["audit"]["passed"] is False
+
+
+def test_the_header_names_only_held_out_values_the_corpus_has(tmp_path):
+    from typer.testing import CliRunner
+
+    from rfbench.cli import app
+    from tests.windowsdata import mmfi_case
+
+    _, manifest, _ = mmfi_case(tmp_path, subjects=("S01", "S05", "S10"), actions=("A01",))
+    r = CliRunner().invoke(app, ["split", str(manifest), "--protocol", "mmfi-s2", "--actions", "p3", "-o",
+                                 str(tmp_path / "s2.json")])
+    assert r.exit_code == 0, r.output
+    first = r.output.splitlines()[0]
+    assert "(test: S05, S10; the protocol's other 6 held-out value(s), S15, S20, S25, S30 …, are not in this corpus)" \
+        in first

@@ -109,6 +109,8 @@ def render_content(console, content: dict, indent: str = "") -> None:
             console.print(f"{indent}[bold red]LEAK[/] {row['side']} {escape(row['recording'])} shares "
                           f"{_amount(row)} found in more than {content['widespread_limit']} recordings, "
                           f"{row['other_side_recordings']} of them on the other side")
+    for line in content_findings(content):
+        console.print(f"{indent}{escape(line)}")
     rows = [("leak", r["train"], r["test"], r) for r in content["leaks"]]
     rows += [("below threshold", r["train"], r["test"], r) for r in content["below_threshold"]]
     within = content["within"]
@@ -126,7 +128,15 @@ def render_content(console, content: dict, indent: str = "") -> None:
             style = "red" if kind == "leak" else ("yellow" if kind.startswith("within") else None)
             table.add_row(kind, escape(a), escape(b), str(r["files"]), str(r["records"]), str(r["frames"]),
                           style=style)
-        console.print(table)
+        width = console.width
+        if not console.is_terminal:  # piped: as wide as the ids need, never folded mid-name
+            from rich.measure import Measurement
+
+            console.width = max(width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
+        try:
+            console.print(table)
+        finally:
+            console.width = width
         if len(rows) > _SHOW_ROWS:
             console.print(f"{indent}… {len(rows) - _SHOW_ROWS} more row(s) in --json")
     console.print(f"{indent}content: {c['files']} file(s), {c['records']} record(s), {c['frames']} frame(s) "
@@ -134,6 +144,32 @@ def render_content(console, content: dict, indent: str = "") -> None:
                   f"{blank['records_zero']} all-zero record(s), {blank['frames_zero']} all-zero and "
                   f"{blank['frames_non_finite']} non-finite frame(s), {c['unparsed_frames']} unparsed frame(s); "
                   f"hash matches confirmed byte for byte ({_collisions(content['confirmations'])})")
+
+
+def content_findings(content: dict) -> list[str]:
+    """What the content audit found, in words, and what to do about it (nothing found: no line)."""
+    out = []
+    for label, rows in (("across the two sides", content["leaks"] + content["below_threshold"]),
+                        ("within the train side", content["within"]["train"]),
+                        ("within the test side", content["within"]["test"])):
+        files = [r for r in rows if r.get("files")]
+        records = [r for r in rows if not r.get("files") and (r.get("records") or r.get("frames"))]
+        if files:
+            out.append(f"found {label}: {len(files)} pair(s) of recordings holding byte-identical files (the same "
+                       "file under two names)")
+        if records:
+            out.append(f"found {label}: {len(records)} pair(s) of recordings sharing identical records or frames "
+                       "(copied CSI inside different files)")
+    repeated = content["within"]["train_repeated"] + content["within"]["test_repeated"]
+    if repeated:
+        out.append(f"found: {len(repeated)} recording(s) repeating records or frames of their own")
+    if content["leaks"] and any(r.get("files") for r in content["leaks"]):
+        out.append("to do: ingest again with --drop-duplicates (every recording holding a file identical to another "
+                   "is left out: which of the names the bytes belong to is unknown), then split again")
+    if content["leaks"] and any(not r.get("files") for r in content["leaks"]):
+        out.append("to do: shared records are not whole files: find where the copies came from (rfbench audit "
+                   "--content --json lists the evidence), remove them from the tree, then ingest and split again")
+    return out
 
 
 def _collisions(conf: dict) -> str:

@@ -96,8 +96,14 @@ def _render(path: Path, outcome) -> None:
         tags.append("[bold yellow]LEAKAGE-PRONE[/]")
     if doc["synthetic"]:
         tags.append("[bold magenta]SYNTHETIC[/]")
-    held = ", ".join(str(v) for v in doc["held_out"])
-    title = f"{escape(str(path))}: {doc['protocol']}" + (f" (test: {escape(held)})" if held else "")
+    present = {str(row["value"]) for row in outcome.counts if row["train"] or row["test"]}
+    have = [str(v) for v in doc["held_out"] if str(v) in present]
+    absent = [str(v) for v in doc["held_out"] if str(v) not in present]
+    held = ", ".join(have) or "none of its held-out values"
+    if absent:  # a protocol's fixed list (MM-Fi's S2 subjects): name only what the corpus has
+        held += (f"; the protocol's other {len(absent)} held-out value(s), {', '.join(absent[:4])}"
+                 f"{' …' if len(absent) > 4 else ''}, are not in this corpus")
+    title = f"{escape(str(path))}: {doc['protocol']}" + (f" (test: {escape(held)})" if doc["held_out"] else "")
     console.print(title + ("  " + " ".join(tags) if tags else ""))  # one line, however narrow the table
     table = Table(title="recordings per value", title_justify="left")
     table.add_column("key")
