@@ -407,7 +407,7 @@ def test_the_header_names_only_held_out_values_the_corpus_has(tmp_path):
     from rfbench.cli import app
     from tests.windowsdata import mmfi_case
 
-    _, manifest, _ = mmfi_case(tmp_path, subjects=("S01", "S05", "S10"), actions=("A01",))
+    _, manifest, _ = mmfi_case(tmp_path, subjects=("S01", "S05", "S10"), actions=("A01",), test=("S05",))
     r = CliRunner().invoke(app, ["split", str(manifest), "--protocol", "mmfi-s2", "--actions", "p3", "-o",
                                  str(tmp_path / "s2.json")])
     assert r.exit_code == 0, r.output
