@@ -59,6 +59,7 @@ def test_docs_page_runs_as_written(tmp_path, page, request):
     assert not failures, "\n\n".join(failures)
 
 
+@pytest.mark.long  # every real-corpus example: ingest, split, windows, predict, score and verify (about a minute)
 def test_corpora_page_runs_as_written(tmp_path):
     conformance_path("gesture5x6")
     conformance_path("wiar", "distance_factor_activity_data")
