@@ -27,7 +27,7 @@ def test_every_block_is_run_or_marked(page):
 
 
 #: Pages with a test of their own (they need data or set-up); every other page is run as it is.
-OWN_TEST = {"corpora.md", "content-leakage.md", "predict.md"}
+OWN_TEST = {"corpora.md", "content-leakage.md", "predict.md", "bring-your-model.md"}
 
 #: Pages whose examples run in the folder where ``rfbench demo`` ran (they say so).
 DEMO_PAGES = {"audit.md", "compare.md", "python-api.md", "score.md", "verify.md"}

@@ -229,7 +229,8 @@ def test_fixed_batch_dimension(tmp_path, pose):
     folder, x = pose
     model, w, b = lin_model(tmp_path, input_dims=[4, *pm.ROW])
     msg = error_of(ValidationError, P.predict, model, folder)  # default batch size 64
-    assert "fixed batch of 4 rows" in msg and "set the batch size to 4" in msg
+    assert "fixed batch of 4 rows" in msg and "run it with `batch_size` 4, or export it with a dynamic batch axis" \
+        in msg
     out = P.predict(model, folder, P.PredictSettings(batch_size=4))  # 10 rows: the last batch is padded
     assert out.padded_rows == 2 and out.copied_batches == 1 and out.batches == 3
     want = (x.reshape(10, -1).astype(np.float64) @ w + b).reshape(10, 17, 3)

@@ -93,7 +93,7 @@ def _changed(cls):
                           manifest=Path("m.json"), groups=Path("gr.npy"), train_gt=Path("t.npy"),
                           train_groups=Path("tg.npy"), train_vis=Path("tv.npy")),
         PredictSettings: dict(batch_size=8, intra_op_threads=2, sessions=2, input_name="x", output_name="y",
-                              tolerance=0.25),
+                              flatten=True, tolerance=0.25),
         WidarTreeSettings: dict(seed=3, repetitions=2, records=(5, 9), clean=True),
         MmfiTreeSettings: dict(seed=3, subjects=("S02", "S13"), actions=("A05",), frames=4, clean=True),
         BfeeLogSettings: dict(seed=3, records=40, random=True, nrx=2, ntx=3, non_csi_every=4, non_csi_bytes=16),

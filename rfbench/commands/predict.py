@@ -36,6 +36,10 @@ def _predict(
     model's sha256 and size, onnxruntime's version and settings, the CPU's instruction-set level, the index's
     and X's sha256, and the command line that re-runs it (paths relative to the record's folder).
 
+    A classifier's scores (N, K) are read by column: column i must be class i of the index's label order
+    (labels.names in index.json, the classes y.npy indexes). A model of flat feature vectors (N, features),
+    such as scikit-learn's through skl2onnx, runs with --flatten. docs/bring-your-model.md has the routes.
+
     Needs onnxruntime: pip install 'rfbench[onnx]'. Exit 0 on success, 2 on bad input (nothing written).
     """
     with guard():
@@ -71,6 +75,10 @@ def _predict(
         f"{r['copied_batches']} copied; onnxruntime {r['runtime']['version']}, {threads} thread(s) × {n_sessions} "
         f"session(s), CPU {r['cpu']['level']} (kernels {r['cpu']['mlas']})"))
     console.print(escape(f"{prediction.seconds:.3f} s, {_rate(prediction):.0f} windows/s"))
+    names = (folder.index.get("labels") or {}).get("names") if isinstance(folder.index, dict) else None
+    if r["output"]["mode"] == "scores" and names:
+        shown = ", ".join(f"{i} {n}" for i, n in enumerate(names[:6])) + (" …" if len(names) > 6 else "")
+        console.print(escape(f"score columns are the index's classes in its label order: {shown}"))
 
 
 def _rate(prediction) -> float:

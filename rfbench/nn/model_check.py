@@ -37,8 +37,13 @@ def _pick(kind: str, items: Sequence[TensorInfo], name: str | None, where: str, 
             raise ValidationError(f"{where}: has no {kind} {name!r}; its {kind}s are {', '.join(map(repr, names))}")
         chosen = items[names.index(name)]
     elif len(items) > 1:
+        setting_name = "`input_name`" if feeds else "`output_name`"
+        hint = ""
+        if not feeds and any(t.kind != "tensor" for t in items):
+            hint = (" (a scikit-learn classifier exported with skl2onnx has a label and a probability output: "
+                    "the scores are the probability tensor, exported with zipmap=False)")
         raise ValidationError(f"{where}: has {len(items)} {kind}s ({', '.join(map(repr, names))}); name the one "
-                              f"{'X feeds' if feeds else 'to write as predictions'} (the {kind} name setting)")
+                              f"{'X feeds' if feeds else 'to write as predictions'} with {setting_name} NAME{hint}")
     else:
         chosen = items[0]
     if feeds and len(items) > 1:
@@ -59,7 +64,12 @@ def _check_model(model: ModelFile, x_shape: tuple, x_dtype: np.dtype, axes, sett
     out = _pick("output", model.outputs, settings.output_name, where, feeds=False)
     for role, t in (("input", inp), ("output", out)):
         if t.kind != "tensor":
-            raise ValidationError(f"{where}: {role} {t.name!r} is a {t.kind}, not a tensor")
+            fix = ""
+            if t.kind in ("sequence", "map") and role == "output":
+                fix = ("; a scikit-learn classifier's probabilities are a ZipMap sequence of maps by default: "
+                       "export with zipmap=False (skl2onnx: options={id(model): {'zipmap': False}}) to get a "
+                       "(N, classes) tensor, and name it with `output_name`")
+            raise ValidationError(f"{where}: {role} {t.name!r} is a {t.kind}, not a tensor{fix}")
     if inp.dtype != str(x_dtype):
         raise ValidationError(f"{where}: input {inp.name!r} is {inp.type_name} but X is {x_dtype}; export the model "
                               f"with a {x_dtype} input")
@@ -67,8 +77,12 @@ def _check_model(model: ModelFile, x_shape: tuple, x_dtype: np.dtype, axes, sett
     batch_rows = settings.batch_size
     if inp.dims is not None:
         if len(inp.dims) != len(x_shape):
+            fix = ""
+            if len(inp.dims) == 2 and len(x_shape) > 2 and not settings.flatten:
+                fix = (f"; a model of flat feature vectors (scikit-learn's, through skl2onnx) reads each row "
+                       f"flattened to {int(np.prod(x_shape[1:], dtype=np.int64))} values: pass `flatten`")
             raise ValidationError(f"{where}: input {inp.name!r} has rank {len(inp.dims)} {inp.shape_text()} but X "
-                                  f"has rank {len(x_shape)} {list(x_shape)}")
+                                  f"has rank {len(x_shape)} {list(x_shape)}{fix}")
         for i, d in enumerate(inp.dims):
             if not isinstance(d, int):
                 continue
@@ -79,7 +93,9 @@ def _check_model(model: ModelFile, x_shape: tuple, x_dtype: np.dtype, axes, sett
             if i == 0:
                 if d != settings.batch_size:
                     raise ValidationError(f"{where}: input {inp.name!r} has a fixed batch of {d} rows "
-                                          f"{inp.shape_text()}; set the batch size to {d}")
+                                          f"{inp.shape_text()}; run it with `batch_size` {d}, or export it "
+                                          "with a dynamic batch axis (torch.onnx.export: dynamic_shapes or "
+                                          "dynamic_axes on axis 0)")
                 fixed_batch = True
             elif d != x_shape[i]:
                 raise ValidationError(f"{where}: input {inp.name!r} expects {d} on {_axis_name(axes, i)} "

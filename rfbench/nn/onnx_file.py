@@ -454,7 +454,9 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -> Mod
         names = ", ".join(repr(n) for n in parts["external"][:3])
         more = f" and {len(parts['external']) - 3} more" if len(parts["external"]) > 3 else ""
         raise ValidationError(f"{where}: tensor {names}{more} keeps its data in an external file; rfbench runs "
-                              "only self-contained models (save the model with all tensors inside the .onnx file)")
+                              "only self-contained models (save the model with all tensors inside the .onnx file: "
+                              "torch.onnx.export(..., external_data=False), onnx.save(..., "
+                              "save_as_external_data=False))")
     local = parts["functions"]
     for domain, op, node in parts["nodes"]:
         if domain in STANDARD_DOMAINS or (domain, op) in local:

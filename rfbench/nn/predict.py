@@ -332,6 +332,9 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
                                                       folder.axes)
         x_info = {"sha256": folder.index["x"]["sha256"], "shape": list(x.shape), "dtype": str(x.dtype),
                   "axes": list(axes)}
+    if settings.flatten:  # one vector per row, C order: a view of X (a memory map stays one)
+        x = x.reshape(x.shape[0], -1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape[0], -1)
+        axes = None
     model = model if isinstance(model, ModelFile) else load_model(model)
     plan = _check_model(model, x.shape, x.dtype, axes, settings, target_shape, target_kind, n_classes)
 

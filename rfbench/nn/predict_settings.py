@@ -32,6 +32,9 @@ class PredictSettings(Settings):
         Concurrent sessions, each on its own thread with its own copy of the model (1–16).
     input_name, output_name : str or None
         The model input X feeds and the output written (needed when the model has several).
+    flatten : bool
+        Feed each row flattened, ``X.reshape(N, -1)`` (a view: nothing is copied), for models of flat feature
+        vectors.
     tolerance : float
         Largest ``|a - b| / max(1, |a|)`` a re-run may differ by when its onnxruntime version, CPU tier or
         run settings differ (0–1); identical bits are required otherwise.
@@ -53,6 +56,9 @@ class PredictSettings(Settings):
                                         flag="--input")
     output_name: Optional[str] = setting(None, "The model output written as predictions (needed when the model has "
                                                "several outputs).", flag="--output")
+    flatten: bool = setting(False, "Feed each row of X flattened to one vector of all its values (C order): for a "
+                                   "model whose input is (N, features), such as a scikit-learn model exported with "
+                                   "skl2onnx. Recorded, so a re-run flattens too.")
     tolerance: float = setting(1e-5, "Largest |a - b| / max(1, |a|) a re-run may differ by when it uses another "
                                      "onnxruntime version, CPU instruction-set tier or run settings; otherwise "
                                      "identical bits are required.", min=0.0, max=1.0)
@@ -73,17 +79,21 @@ def settings_argv(settings: PredictSettings) -> list[str]:
     return settings.argv()
 
 
+#: Settings added after the first records were written, with the value a record without them was made with.
+_ADDED_LATER = {"flatten": False}
+
+
 def settings_from_dict(obj: Any, where: str = "settings") -> PredictSettings:
     """:class:`PredictSettings` from a recorded ``settings`` object; unknown or missing keys are refused."""
     if not isinstance(obj, Mapping):
         raise FormatError(f"{where}: expected an object of prediction settings")
     names = [f.name for f in dataclasses.fields(PredictSettings)]
     unknown = sorted(set(obj) - set(names))
-    missing = [n for n in names if n not in obj]
+    missing = [n for n in names if n not in obj and n not in _ADDED_LATER]
     if unknown or missing:
         problems = ([f"unknown keys {unknown}"] if unknown else []) + ([f"missing keys {missing}"] if missing else [])
         raise FormatError(f"{where}: " + "; ".join(problems))
     try:
-        return PredictSettings(**{n: obj[n] for n in names})
+        return PredictSettings(**{n: obj.get(n, _ADDED_LATER.get(n)) for n in names})
     except ValidationError as exc:
         raise FormatError(f"{where}: {exc}") from None
