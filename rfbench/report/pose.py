@@ -69,8 +69,11 @@ def plausibility(pred: np.ndarray, gt: np.ndarray, units: str, notes: list[str])
     non_finite_rows}``."""
     finite = np.isfinite(pred)
     rows_all_bad = int((~finite.reshape(pred.shape[0], -1)).all(axis=1).sum())
-    pred_size, gt_size = _pose_size(pred), _pose_size(gt)
-    ratio = pred_size / gt_size if np.isfinite(pred_size) and gt_size > 0 else None
+    with np.errstate(over="ignore", invalid="ignore"):  # predictions near the float limit: no size, no note
+        pred_size, gt_size = _pose_size(pred), _pose_size(gt)
+        ratio = pred_size / gt_size if np.isfinite(pred_size) and gt_size > 0 else None
+    if ratio is not None and not np.isfinite(ratio):
+        ratio = None
     decades = None
     if ratio is not None and ratio > 0:
         k = int(np.round(np.log10(ratio)))
@@ -90,7 +93,8 @@ def plausibility(pred: np.ndarray, gt: np.ndarray, units: str, notes: list[str])
     if rows_all_bad:
         notes.append(f"{rows_all_bad} of {pred.shape[0]} rows of predictions hold no finite value (NaN or inf "
                      "everywhere): each of their joints counts as wrong, and MPJPE becomes inf")
-    return {"size_ratio": None if ratio is None or not np.isfinite(ratio) else float(ratio), "decades": decades,
+    # 4 significant digits: a re-run in another environment (predictions within the tolerance) gives the same
+    return {"size_ratio": None if ratio is None else float(f"{ratio:.4g}"), "decades": decades,
             "integer_predictions": integer, "non_finite_rows": rows_all_bad}
 
 
