@@ -71,3 +71,14 @@ def test_errors_name_the_flag_and_the_fix(tmp_path, pose):
     two.graph.output.append(pm.tensor("y2", ["N", 51]))
     path = pm.save(tmp_path / "two.onnx", two.SerializeToString())
     assert "has 2 outputs ('y', 'y2'); name the one to write as predictions with --output NAME" in run(path)
+
+
+def test_the_summary_says_score_columns_are_the_index_label_order(tmp_path):
+    folder, _ = pm.gesture_windows(tmp_path / "g", classes=4)
+    w, b = pm.linear_weights(outputs=4)
+    model = pm.save(tmp_path / "scores.onnx", pm.linear(w, b))
+    r = CliRunner().invoke(app, ["predict", str(model), "--windows", str(folder), "-o", str(tmp_path / "s.npy")])
+    assert r.exit_code == 0, r.output
+    assert ("score columns are the index's classes in its label order: 0 gesture-0, 1 gesture-1, 2 gesture-2, "
+            "3 gesture-3") in r.output
+    assert "label order" in CliRunner().invoke(app, ["predict", "--help"]).output
