@@ -560,15 +560,20 @@ def test_an_edited_report_md_is_a_mismatch_whatever_version_the_report_names(d):
 # -- 4. every path the chain reads is resolved by one resolver under the root ------------------------------------
 
 
-def test_the_split_cannot_send_the_re_run_outside_the_root(d, tmp_path):
-    """The split names a copy of the manifest and dataset outside the root: the re-run's windows step followed it
-    (the report's own manifest input, inside the root, was never what the child read)."""
+def _split_names_an_outside_copy(d: Path, tmp_path: Path) -> None:
+    """The MM-Fi split names a copy of its manifest and dataset outside the root; every hash rebound."""
     outside = tmp_path / "outside"
     outside.mkdir()
     shutil.copytree(d / "data", outside / "data")
     shutil.copy(d / "mmfi-manifest.json", outside / "mmfi-manifest.json")
     edit_json(d / "mmfi-split.json", lambda s: s["manifest"].__setitem__("path", "../outside/mmfi-manifest.json"))
     _rebind(d, "pose")
+
+
+def test_the_split_cannot_send_the_re_run_outside_the_root(d, tmp_path):
+    """The split names a copy of the manifest and dataset outside the root: the re-run's windows step followed it
+    (the report's own manifest input, inside the root, was never what the child read)."""
+    _split_names_an_outside_copy(d, tmp_path)
     result = rfbench(*verify_args(d, d / "pose" / "report.json"))
     assert result.returncode == 2, result.stdout + result.stderr
     assert "the manifest the split names" in result.stderr and "outside the verify root" in result.stderr
@@ -580,12 +585,7 @@ def test_compare_re_scores_only_from_files_under_its_root(d, tmp_path):
     from rfbench.report.claims import load_claims
     from rfbench.report.compare import compare_report
 
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    shutil.copytree(d / "data", outside / "data")
-    shutil.copy(d / "mmfi-manifest.json", outside / "mmfi-manifest.json")
-    edit_json(d / "mmfi-split.json", lambda s: s["manifest"].__setitem__("path", "../outside/mmfi-manifest.json"))
-    _rebind(d, "pose")
+    _split_names_an_outside_copy(d, tmp_path)
     claims = tmp_path / "claims.toml"
     claims.write_text('[[claim]]\nid = "c"\nmetric = "pck"\nvalue = 0.5\nunits = "m"\n'
                       'spec = { normalization = "bbox", k = 0.2, comparison = "<=", averaging = "micro" }\n'

@@ -585,6 +585,14 @@ def _masked(args: list[str]) -> list[str]:
     return out
 
 
+def _refuse_differences(diffs: list, prefix: str, where: Any, message: str) -> None:
+    """A mismatch listing ``diffs`` (their paths under ``prefix``), when there are any."""
+    if diffs:
+        for d in diffs:
+            d["path"] = f"{prefix}.{d['path']}"
+        raise VerificationError(f"{where}: {message} (first: {diffs[0]['path']})", differences=diffs)
+
+
 def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratch: Path, where: Any,
                   notes: list[str], uncompared: list[dict]) -> dict:
     """Rebuild the test side's windows from the dataset and run the model again on them; compare the index and
@@ -601,12 +609,8 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     split = world.inputs["split"].path if "split" in world.inputs else world.named["index-split"].path
     children.run(["windows", str(split), "--side", "test", "-o", str(w), *settings.to_argv(), "--json"], "windows")
     again = read_json(w / "index.json", "windows")
-    diffs, _ = diff_documents(index.doc, again, INDEX_ENVIRONMENT)
-    if diffs:
-        for d in diffs:
-            d["path"] = f"chain.windows.{d['path']}"
-        raise VerificationError(f"{where}: the windows built again from the dataset differ from those the predictions "
-                                f"were made over (first: {diffs[0]['path']})", differences=diffs)
+    _refuse_differences(diff_documents(index.doc, again, INDEX_ENVIRONMENT)[0], "chain.windows", where,
+                        "the windows built again from the dataset differ from those the predictions were made over")
     from rfbench.nn.prediction_record import record_path_for
 
     p = scratch / "predict" / record.pred_path.name  # the recorded name: the record names its predictions' file
@@ -631,12 +635,8 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
                             "pred.bytes": "the predictions are compared within tolerance"})
         uncompared.append({"field": "predictions", "why": f"compared within tolerance, not bit for bit: "
                                                           f"{outcome.detail}"})
-    diffs, _ = diff_documents(record.doc, rerun_doc, environment)
-    if diffs:
-        for d in diffs:
-            d["path"] = f"chain.predict.{d['path']}"
-        raise VerificationError(f"{where}: the model run again gives another prediction record (first: "
-                                f"{diffs[0]['path']})", differences=diffs)
+    _refuse_differences(diff_documents(record.doc, rerun_doc, environment)[0], "chain.predict", where,
+                        "the model run again gives another prediction record")
     notes.append(f"chain replayed: windows rebuilt from the dataset and the model run again ({outcome.detail})")
     return {"rule": outcome.rule, "pred": p}
 
