@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test bench bench-large bench-gate bench-base bench-compare clean
+.PHONY: demo test test-long bench bench-large bench-gate bench-base bench-compare clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,18 @@ $(VENV)/.dev: $(BIN)/python pyproject.toml constraints.txt
 demo: $(VENV)/.runtime
 	$(BIN)/rfbench demo --out demo-out --force
 
+# the suite but its long tests, on two workers, in at most 4 minutes on an idle 2-core machine (README "Tests");
+# it prints its wall time. Mark a test over ~5 s @pytest.mark.long (tests/conftest.py says how).
+PYTEST_WORKERS ?= 2
 test: $(VENV)/.dev
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	@start=$$(date +%s); $(BIN)/python -m pytest -q -m "not long" -n $(PYTEST_WORKERS) --dist loadfile; rc=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s wall (pytest, $(PYTEST_WORKERS) workers)"; exit $$rc
+
+# the long tests: the large fuzz, every docs example, real-corpus conformance, the slow whole-job tests
+test-long: $(VENV)/.dev
+	@start=$$(date +%s); $(BIN)/python -m pytest -q -m long -n $(PYTEST_WORKERS) --dist loadfile; rc=$$?; \
+	echo "make test-long: $$(( $$(date +%s) - start )) s wall (pytest, $(PYTEST_WORKERS) workers)"; exit $$rc
 
 # a quick run (each benchmark once) of every benchmark at its CI sizes against the working tree, in this environment
 bench: $(VENV)/.dev

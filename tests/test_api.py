@@ -37,6 +37,7 @@ def test_an_unknown_name_is_an_attribute_error():
         rfbench.no_such_stage  # noqa: B018
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", PUBLIC)
 def test_each_public_name_is_documented_with_a_running_example(name, tmp_path, monkeypatch):
     obj = getattr(rfbench, name)

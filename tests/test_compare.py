@@ -200,6 +200,7 @@ def test_every_differing_part_is_listed_and_nothing_comparable_exits_0(runner, s
     assert c["rescore"]["still_differs"] == ["protocol", "setting", "leakage status"]
 
 
+@pytest.mark.long
 def test_a_convention_claim_is_rescored_under_the_convention(runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     gt = h36m_poses(40, seed=5)

@@ -781,6 +781,7 @@ def _corpus(name: str) -> Path:
     return conformance_path(name)
 
 
+@pytest.mark.long
 def test_wiar_holds_ten_logs_filed_under_both_distances(tmp_path):
     from benchmarks.bench_content import conformance_manifest
 
@@ -802,6 +803,7 @@ def test_wiar_holds_ten_logs_filed_under_both_distances(tmp_path):
     assert found.counts["records"] == 80087 and found.counts["blank"]["records_zero"] == 0
 
 
+@pytest.mark.long
 def test_gesture5x6_shares_nothing_across_a_leave_one_user_out_split(tmp_path):
     from benchmarks.bench_content import conformance_manifest
 
@@ -817,6 +819,7 @@ def test_gesture5x6_shares_nothing_across_a_leave_one_user_out_split(tmp_path):
     assert index.counts["records"] == 52364 and index.counts["digests_computed"] == 180
 
 
+@pytest.mark.long
 def test_small_batches_and_chunks_give_the_same_findings(monkeypatch):
     from benchmarks.bench_content import conformance_manifest
 

@@ -115,6 +115,7 @@ def test_printed_commands_rebuild_the_same_files(demo_run, runner):
         assert (home / "demo-out" / p).read_bytes() == data, p
 
 
+@pytest.mark.long
 def test_a_report_edited_by_hand_fails_verification_the_others_pass(demo_run, runner, tmp_path):
     home, _ = demo_run
     copy = tmp_path / "copy"
@@ -237,6 +238,7 @@ def test_a_link_in_the_demo_folder_is_foreign(tmp_path):
     assert (elsewhere / "widar" / "precious.dat").exists()
 
 
+@pytest.mark.long
 def test_demo_force_rewrites_its_own_files_and_keeps_the_users(demo_run, runner, tmp_path):
     home, _ = demo_run
     shutil.copytree(home / "demo-out", tmp_path / "demo-out")
@@ -264,6 +266,7 @@ def test_bad_usage_is_exit_2(runner, tmp_path, args, words):
     assert not (tmp_path / "demo-out").exists()
 
 
+@pytest.mark.long
 def test_demo_without_matplotlib_says_plots_were_skipped(runner, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
@@ -279,6 +282,7 @@ def test_demo_without_matplotlib_says_plots_were_skipped(runner, tmp_path, monke
     assert "MATCH demo-out/pose/report.json" in result.output
 
 
+@pytest.mark.long
 def test_a_report_that_does_not_verify_makes_the_demo_exit_1(runner, tmp_path, monkeypatch):
     import rfbench.report.verify as verify_mod
     from rfbench.errors import VerificationError

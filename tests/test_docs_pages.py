@@ -46,6 +46,7 @@ def test_there_are_docs_pages():
     assert set(PAGES) >= {"ingest.md", "corpora.md", "metric-spec.md", "compare.md", "verify.md"}
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("page", [p for p in PAGES if p not in OWN_TEST])
 def test_docs_page_runs_as_written(tmp_path, page, request):
     text = (DOCS / page).read_text(encoding="utf-8")

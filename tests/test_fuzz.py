@@ -540,6 +540,7 @@ TARGETS = {"parse": fuzz_parse, "ingest-widar": fuzz_ingest_widar, "ingest-mmfi"
 WEIGHT = {"verify": 0.4}
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("target", list(TARGETS))
 def test_damaged_inputs_never_crash(corpus, target):
     fuzz = TARGETS[target]

@@ -200,6 +200,7 @@ def test_the_command_asks_for_a_progress_bar_with_the_total(runner, tmp_path, mo
     assert seen == [(3, enabled), 3]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("function", [synthetic.make_widar_tree, synthetic.make_mmfi_tree, writer.make_bfee_log])
 def test_docstring_examples_run(function):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
@@ -353,6 +354,7 @@ def test_every_block_of_the_page_is_run_or_marked():
     assert not unmarked, unmarked
 
 
+@pytest.mark.long
 def test_generate_page_runs_as_written(tmp_path):
     ran, failures = rr.run_document(PAGE, tmp_path)
     assert ran >= 20

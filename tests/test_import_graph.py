@@ -13,6 +13,7 @@ import of ``package.name`` when that is a module, else of ``package``; the root 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -135,14 +136,20 @@ def command_layer_importers(graph) -> list[str]:
             and not any(name == m or name.startswith(m + ".") for m in MAY_IMPORT_COMMANDS)]
 
 
+@functools.lru_cache(maxsize=1)
+def rfbench_graph():
+    """The import graph of this checkout, read once for the module's tests."""
+    return import_graph(ROOT)
+
+
 def test_no_library_module_imports_the_command_layer():
-    offenders = command_layer_importers(import_graph(ROOT))
+    offenders = command_layer_importers(rfbench_graph())
     assert offenders == [], ("the library must not import the command layer (ARCHITECTURE.md); move what it "
                              "needs out of rfbench/commands/: " + "; ".join(offenders))
 
 
 def test_the_import_graph_has_no_cycle():
-    graph = import_graph(ROOT)
+    graph = rfbench_graph()
     found = cycles(graph)
     assert found == [], "import cycles (module-level or in a function): " + " | ".join(
         describe(graph, c) for c in found)

@@ -274,6 +274,7 @@ def test_cli_table_output(runner, tmp_path):
 # ---------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.long
 def test_gesture5x6_corpus():
     root = conformance_path("gesture5x6")
     m = files.ingest(root, "{user}_{gesture}_{repetition}.dat", roles={"subject": "user", "label": "gesture"})
@@ -286,6 +287,7 @@ def test_gesture5x6_corpus():
     assert all(r["frames"] > 0 for r in m.recordings)
 
 
+@pytest.mark.long
 def test_wiar_corpus_holds_identical_logs_at_both_distances():
     root = conformance_path("wiar", "distance_factor_activity_data")
     m = files.ingest(root, WIAR, roles={"label": "activity", "location": "distance"})

@@ -49,6 +49,7 @@ def random_record(rng, nrx, ntx):
 # ---------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", ["example.dat", "log.all_csi.6.7.6"])
 def test_raw_csi_and_headers_equal_matlab_exactly(name):
     ref = np.load(conformance_path("intel5300", name + ".matlab.npz"))
@@ -64,6 +65,7 @@ def test_raw_csi_and_headers_equal_matlab_exactly(name):
     np.testing.assert_array_equal(log.perm.astype(np.int64) + 1, ref["perm"])  # MATLAB's perm is 1-based
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", ["example.dat", "log.all_csi.6.7.6"])
 def test_scaled_csi_within_a_few_ulp_of_matlab(name):
     ref = np.load(conformance_path("intel5300", name + ".matlab.npz"))["csi_scaled"]
@@ -79,6 +81,7 @@ def test_scaled_csi_within_a_few_ulp_of_matlab(name):
         np.testing.assert_array_less(np.abs(a - b), 4 * np.spacing(np.abs(b)) + 1e-300)
 
 
+@pytest.mark.long
 def test_mixed_shapes_are_padded_with_per_record_shape():
     log = read(conformance_path("intel5300", "log.all_csi.6.7.6"))
     assert log.shape == (29, 30, 3, 3)
@@ -88,6 +91,7 @@ def test_mixed_shapes_are_padded_with_per_record_shape():
         assert log.csi[i, :, :, : log.ntx[i]].any()
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", REAL_LOGS)
 def test_kernel_equals_naive_twin_on_real_logs(name):
     data = conformance_path("intel5300", name).read_bytes()
@@ -95,6 +99,7 @@ def test_kernel_equals_naive_twin_on_real_logs(name):
     assert_matches_naive(read(data), data)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", REAL_LOGS)
 def test_agrees_with_csiread_except_where_the_perm_policy_differs(name):
     csiread = pytest.importorskip("csiread")
@@ -124,6 +129,7 @@ def test_agrees_with_csiread_except_where_the_perm_policy_differs(name):
             np.testing.assert_array_equal(peer.csi[i][:, log.perm[i, k]], log.csi[i][:, k])
 
 
+@pytest.mark.long
 def test_invalid_perm_is_counted_on_los_100():
     log = read(conformance_path("intel5300", "los_100.dat"))
     # the 18 Nrx = 2 records: the reference's rule sum(perm) == 3 never holds for them
@@ -131,6 +137,7 @@ def test_invalid_perm_is_counted_on_los_100():
     assert log.n_skipped == 0
 
 
+@pytest.mark.long
 def test_sample_0x5_summary():
     log = read(conformance_path("intel5300", "sample_0x5_64_3000.dat"))
     assert log.n_records == 2998

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +56,7 @@ def damaged_logs(draw):
     return bytes(data)
 
 
+@pytest.mark.long
 @settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged_logs())
 def test_damaged_logs_never_crash_and_match_the_naive_twin(data):
@@ -66,6 +68,7 @@ def test_damaged_logs_never_crash_and_match_the_naive_twin(data):
     assert np.abs(log.csi.real).max(initial=0) <= 128 and np.abs(log.csi.imag).max(initial=0) <= 128
 
 
+@pytest.mark.long
 @settings(max_examples=500, deadline=None)
 @given(st.binary(max_size=600))
 def test_arbitrary_bytes_never_crash(data):

@@ -18,6 +18,7 @@ def test_every_block_is_run_or_marked():
     assert not unmarked, unmarked
 
 
+@pytest.mark.long
 def test_predict_page_runs_as_written(tmp_path):
     ran, failures = rr.run_document(PAGE, tmp_path)
     assert ran >= 10

@@ -6,6 +6,8 @@ and ``<!-- not-run -->`` markers) are described in ``tests/readme_runner.py`` an
 
 from __future__ import annotations
 
+import pytest
+
 import readme_runner as rr
 
 TEXT = rr.README.read_text(encoding="utf-8")
@@ -31,6 +33,7 @@ def test_matcher_elides_lines_and_text():
     assert not rr.matches(["a"], ["a", "b"])
 
 
+@pytest.mark.long
 def test_readme_examples_run_as_written(tmp_path):
     ran, failures = rr.run_file(rr.README, rr.Session(tmp_path))
     assert ran >= 12

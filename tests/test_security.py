@@ -27,19 +27,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfbench.cli import app
-
 
 @pytest.fixture(scope="module")
-def demo_home(tmp_path_factory):
-    """A tiny demo run once for the module; tests work on copies (they damage them)."""
-    from typer.testing import CliRunner
-
+def demo_home(tmp_path_factory, tiny_demo):
+    """A tiny demo for the module; tests work on copies (they damage them)."""
     home = tmp_path_factory.mktemp("secdemo")
-    result = CliRunner().invoke(app, ["demo", "--size", "tiny", "--out", str(home / "d"), "--json"],
-                                catch_exceptions=False)
-    assert result.exit_code == 0, result.output
     d = home / "d"
+    shutil.copytree(tiny_demo, d, symlinks=True)  # the session's tiny demo (tests/conftest.py), copied
     # the files a user's own export script writes (the attacks below edit them): ground truth and row ids of
     # both sides, taken from the demo's windows
     for side, prefix in (("test", ""), ("train", "train_")):

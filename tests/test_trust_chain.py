@@ -12,20 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfbench.cli import app
-
 pytest.importorskip("onnxruntime")
 
 
 @pytest.fixture(scope="module")
-def demo_home(tmp_path_factory):
-    from typer.testing import CliRunner
-
-    home = tmp_path_factory.mktemp("chain")
-    result = CliRunner().invoke(app, ["demo", "--size", "tiny", "--out", str(home / "d"), "--json"],
-                                catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return home / "d"
+def demo_home(tiny_demo):
+    """The session's tiny demo (tests/conftest.py); tests that change it work on copies (``d``)."""
+    return tiny_demo
 
 
 @pytest.fixture
@@ -106,6 +99,7 @@ def test_verify_names_a_ground_truth_file_edited_after_scoring(d):
     assert "E01/S05/A02/ground_truth.npy" in result.stderr
 
 
+@pytest.mark.long
 def test_verify_replays_the_chain_and_catches_predictions_the_model_does_not_give(d):
     """Forged predictions with a record rewritten to match, and a report scored from them: every hash is
     consistent, but running the recorded model on the rebuilt windows gives other predictions."""

@@ -27,6 +27,7 @@ def put(path: Path, data: bytes) -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.long
 def test_tables_agree_with_the_shared_widar_readme():
     text = conformance_path("widar3", "README.md").read_text(encoding="utf-8")
     rooms = {}
