@@ -123,6 +123,9 @@ def compare(base_hash: str, head_hash: str, factor: float) -> list[dict]:
     significantly, and whether ``asv continuous --factor FACTOR`` calls it slower."""
     conf = _conf()
     base, head = load_results(conf, base_hash), load_results(conf, head_hash)
+    for commit, res in ((base_hash, base), (head_hash, head)):
+        if res is None:
+            sys.exit(f"bench-gate: error: no asv results for {commit[:8]} (no benchmark matched, or asv failed above)")
     rows = []
     for name in sorted(set(head.get_all_result_keys()) & set(base.get_all_result_keys())):
         params = head.get_result_params(name)

@@ -210,7 +210,7 @@ class ClassifyKernels:
     confusion counts of ``rows`` labels with their rank histogram, and the per-cluster counts (rows, true
     positives, support, predictions, top-1/3/5 hits) of ``rows`` labels in 200 clusters."""
 
-    params = [50_000] + ([1_000_000] if LARGE else [])
+    params = [500_000] + ([5_000_000] if LARGE else [])
     param_names = ["rows"]
     timeout = 300
 
