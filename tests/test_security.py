@@ -481,6 +481,17 @@ def test_score_refuses_predictions_that_are_not_the_file_their_record_describes(
     assert not (tmp_path / "forged.json").exists()
 
 
+def test_score_refuses_a_record_that_is_a_dangling_link(d, tmp_path):
+    """A pred.json that is a link to nothing is not "no record": scoring on as plain predictions would drop the
+    chain the name promises without a word."""
+    (d / "pose" / "pred.json").unlink()
+    (d / "pose" / "pred.json").symlink_to(tmp_path / "nowhere.json")
+    result = rfbench(*_score_rows_argv(d, tmp_path / "r.json"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "pred.json" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
 def test_verify_replays_the_model_against_the_very_file_that_was_scored(d, tmp_path):
     """A report assembled by hand: the forged predictions' numbers, with the honest run's chain, model and record
     (whose pred.file names the hidden honest file). Verify replayed the model against the record's file

@@ -482,7 +482,7 @@ def _prediction_record(inputs: ScoreInputs, files: list, index):
     from rfbench.nn.prediction_record import load_prediction_record, record_path_for
 
     path = record_path_for(inputs.pred)
-    if not path.exists():
+    if not os.path.lexists(path):  # a dangling link is not "no record": load it to say what is wrong
         return None
     record = load_prediction_record(path)
     if not os.path.samefile(record.pred_path, inputs.pred):
