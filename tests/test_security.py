@@ -166,6 +166,17 @@ def test_verify_refuses_a_symlink_leading_out_of_its_root(d, tmp_path):
     assert "outside" in result.stderr
 
 
+def test_verify_reads_no_report_outside_its_root(d, tmp_path):
+    """The report is a file under the root like every other: a link to one elsewhere is refused before it is
+    read (it was read, and only its inputs were then found outside)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "report.json").symlink_to(d / "pose" / "report.json")
+    result = rfbench("verify", home / "report.json", "--root", home)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "report report.json: resolves outside the verify root" in result.stderr
+
+
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "folder"])
 def test_verify_refuses_non_regular_files_without_hanging(d, kind):
     report = d / "pose" / "report.json"

@@ -759,6 +759,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits) -> VerifyResul
     root = Path(os.path.realpath(root if root is not None else report_real.parent))
     if not root.is_dir():
         raise FormatError(f"verify root {root}: not a folder")
+    resolve(path.name, path.parent, what="report", root=root)  # the report too is a file under the root
     report = _read_report(report_real, path)
     try:
         world = close_world(report, report_real, root, budget)
