@@ -1112,3 +1112,67 @@ def naive_int8_amplitude(pairs):
         a, b = int(flat[i, 0]), int(flat[i, 1])
         out[i] = np.float32(math.sqrt(a * a + b * b))
     return out.reshape(pairs.shape[:-1])
+
+
+# ==========================================================================================================
+# CSI corruptions (rfbench.csi.corruptions): one element at a time, on (packet, subcarrier, rx, tx) CSI
+# ==========================================================================================================
+
+
+def naive_noise(x, noise, snr):
+    """x + sqrt(mean|x|² / snr / 2)·(n0 + j·n1), the power summed element by element in index order."""
+    x = np.asarray(x, dtype=np.complex128)
+    flat = x.reshape(-1)
+    total = 0.0
+    for v in flat:
+        total += v.real * v.real + v.imag * v.imag
+    scale = math.sqrt(total / flat.size / snr / 2.0) if flat.size else 0.0
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        out[idx] = x[idx] + complex(scale * noise[idx + (0,)], scale * noise[idx + (1,)])
+    return out
+
+
+def naive_refill(x, lost):
+    """Each lost packet: the straight line between the nearest kept packets before and after it (over the packet
+    index), the nearest kept packet when there is one on one side only, zero when none is kept."""
+    x = np.asarray(x, dtype=np.complex128)
+    kept = [p for p in range(x.shape[0]) if not lost[p]]
+    out = np.empty_like(x)
+    for p in range(x.shape[0]):
+        if not lost[p]:
+            out[p] = x[p]
+            continue
+        before = [k for k in kept if k < p]
+        after = [k for k in kept if k > p]
+        if not before and not after:
+            out[p] = 0
+        elif not before:
+            out[p] = x[after[0]]
+        elif not after:
+            out[p] = x[before[-1]]
+        else:
+            a, b = before[-1], after[0]
+            w = (p - a) / (b - a)
+            for idx in np.ndindex(x.shape[1:]):
+                out[(p, *idx)] = x[(a, *idx)] * (1.0 - w) + x[(b, *idx)] * w
+    return out
+
+
+def naive_gain(x, gain, axis):
+    """x[p, s, r, t] times gain[p] (axis 0), gain[s] (axis 1) or gain[r] (axis 2), one element at a time."""
+    x = np.asarray(x, dtype=np.complex128)
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        out[idx] = x[idx] * gain[idx[axis]]
+    return out
+
+
+def naive_phase_slope(x, freq, tau):
+    """x[p, s, r, t] · exp(−2πj·freq[s]·tau[p]), one element at a time."""
+    x = np.asarray(x, dtype=np.complex128)
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        angle = -2.0 * math.pi * freq[idx[1]] * tau[idx[0]]
+        out[idx] = x[idx] * complex(math.cos(angle), math.sin(angle))
+    return out
