@@ -1120,12 +1120,16 @@ def naive_int8_amplitude(pairs):
 
 
 def naive_noise(x, noise, snr):
-    """x + sqrt(mean|x|² / snr / 2)·(n0 + j·n1), the power summed element by element in index order."""
+    """x + sqrt(mean|x|² / snr / 2)·(n0 + j·n1); the power summed in C order into four sums, element i into sum
+    i mod 4 (the tail, after the last whole group of four, into sum 0), then (s0 + s1) + (s2 + s3)."""
     x = np.asarray(x, dtype=np.complex128)
     flat = x.reshape(-1)
-    total = 0.0
-    for v in flat:
-        total += v.real * v.real + v.imag * v.imag
+    sums = [0.0, 0.0, 0.0, 0.0]
+    whole = flat.size - flat.size % 4
+    for i, v in enumerate(flat):
+        k = i % 4 if i < whole else 0
+        sums[k] += v.real * v.real + v.imag * v.imag
+    total = (sums[0] + sums[1]) + (sums[2] + sums[3])
     scale = math.sqrt(total / flat.size / snr / 2.0) if flat.size else 0.0
     out = np.empty_like(x)
     for idx in np.ndindex(x.shape):
@@ -1168,11 +1172,20 @@ def naive_gain(x, gain, axis):
     return out
 
 
-def naive_phase_slope(x, freq, tau):
-    """x[p, s, r, t] · exp(−2πj·freq[s]·tau[p]), one element at a time."""
+def naive_phase_slope(x, index, tau, spacing):
+    """x[p, s, r, t] · e^{jθ·index[s]}, θ = −2π·spacing·tau[p], where e^{jθ·k} is built as the kernel's contract
+    says: e^{jθ·k0} (k0 the smallest index) from its cosine and sine, then times e^{jθ} once per index step."""
     x = np.asarray(x, dtype=np.complex128)
     out = np.empty_like(x)
-    for idx in np.ndindex(x.shape):
-        angle = -2.0 * math.pi * freq[idx[1]] * tau[idx[0]]
-        out[idx] = x[idx] * complex(math.cos(angle), math.sin(angle))
+    k0 = int(min(index))
+    for p in range(x.shape[0]):
+        theta = -2.0 * math.pi * spacing * tau[p]
+        step = complex(math.cos(theta), math.sin(theta))
+        rotation = {}
+        rot = complex(math.cos(theta * k0), math.sin(theta * k0))
+        for k in range(k0, int(max(index)) + 1):
+            rotation[k] = rot
+            rot = rot * step
+        for idx in np.ndindex(x.shape[1:]):
+            out[(p, *idx)] = x[(p, *idx)] * rotation[int(index[idx[0]])]
     return out

@@ -26,7 +26,7 @@ def test_noise_matches_naive(shape):
     x = _csi(shape)
     noise = np.random.default_rng(1).standard_normal((*shape, 2))
     out = np.empty_like(x)
-    C._noise(x, noise, 10.0, out)
+    C._noise(x.reshape(-1), noise.reshape(-1, 2), 10.0, out.reshape(-1))
     np.testing.assert_array_equal(out, naive.naive_noise(x, noise, 10.0))
 
 
@@ -35,7 +35,7 @@ def test_noise_hand_computed():
     x = np.full((2, 1, 1, 1), 2.0 + 0j)
     noise = np.array([[[[[0.5, -1.0]]]], [[[[2.0, 0.0]]]]])
     out = np.empty_like(x)
-    C._noise(x, noise, 2.0, out)
+    C._noise(x.reshape(-1), noise.reshape(-1, 2), 2.0, out.reshape(-1))
     np.testing.assert_array_equal(out.ravel(), [2.5 - 1.0j, 4.0 + 0j])
 
 
@@ -72,11 +72,14 @@ def test_gains_and_phase_slope_match_naive(shape):
         out = np.empty_like(x)
         kernel(x, gain, out)
         np.testing.assert_array_equal(out, naive.naive_gain(x, gain, axis))
-    freq = rng.standard_normal(shape[1]) * 1e7
+    index = np.sort(rng.choice(np.arange(-60, 61), shape[1], replace=False))
     tau = rng.standard_normal(shape[0]) * 1e-7
     out = np.empty_like(x)
-    C._phase_slope(x, freq, tau, out)
-    np.testing.assert_array_equal(out, naive.naive_phase_slope(x, freq, tau))
+    C._phase_slope(x, index, tau, 312_500.0, np.empty(index.max() - index.min() + 1, np.complex128), out)
+    np.testing.assert_array_equal(out, naive.naive_phase_slope(x, index, tau, 312_500.0))
+    # and the recurrence stays within 1e-12 of the exact rotation
+    exact = x * np.exp(-2j * np.pi * 312_500.0 * tau[:, None] * index[None, :])[:, :, None, None]
+    np.testing.assert_allclose(out, exact, rtol=0, atol=1e-12 * np.abs(x).max())
 
 
 def test_nan_and_inf_propagate_like_naive():
@@ -168,8 +171,11 @@ def test_agc_steps_and_phase_slope_bounds():
     assert 0.03 < np.mean(steps != 0) < 0.07
     z = _run("phase-slope", 1, x, unit="u")
     tau = C.draw("phase-slope", 1, x.shape, C.generator(0, "phase-slope", "u")).tau
-    assert np.abs(tau).max() <= 10e-9
-    np.testing.assert_allclose(np.abs(z), 1.0)
+    assert np.abs(tau).max() <= 10e-9 and np.abs(tau).max() > 9e-9
+    # default indices s − S // 2 = −2, −1, 0, 1: subcarrier 2 (index 0) keeps its phase (to the recurrence's ulps)
+    expected = np.exp(-2j * np.pi * 312_500.0 * tau[:, None] * np.arange(-2, 2)[None, :])
+    np.testing.assert_allclose(z[:, :, 0, 0], expected, atol=1e-13)
+    np.testing.assert_allclose(z[:, 2], 1.0, atol=1e-15)
 
 
 def test_awkward_inputs():
