@@ -12,7 +12,6 @@ from rfbench.csi.subcarrier import GRIDS
 from rfbench.datasets.windows import WindowSettings, build_windows, load_index, write_windows
 from rfbench.errors import ValidationError
 from rfbench.io import intel5300
-from rfbench.io.matv5 import read_mat
 from tests.windowsdata import mmfi_case, widar_case
 
 
@@ -125,3 +124,37 @@ def test_the_command_writes_and_records_a_corruption(widar, tmp_path):
     bad = CliRunner().invoke(app, ["windows", str(split), "--side", "test", "-o", str(tmp_path / "x"),
                                    "--corrupt", "noise"])
     assert bad.exit_code == 2 and "ID:SEVERITY" in bad.output and not (tmp_path / "x").exists()
+
+
+@pytest.mark.long
+def test_a_corrupted_chain_verifies_and_an_edited_corruption_does_not(tiny_demo, tmp_path):
+    """windows --corrupt → predict → score --rows on the demo's pose side: verify replays the corruption bit for
+    bit (MATCH); the same files with the index's corruption changed to another severity are a MISMATCH."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    d = tmp_path / "d"
+    shutil.copytree(tiny_demo, d)
+
+    def rfbench(*args):
+        return subprocess.run([sys.executable, "-I", "-m", "rfbench", *map(str, args)], capture_output=True,
+                              text=True, cwd=d, timeout=300)
+
+    for step in (("windows", "mmfi-split.json", "--side", "test", "-o", "windows/noise", "--corrupt", "noise:3",
+                  "--corrupt-seed", "1"),
+                 ("predict", "pose/ridge.onnx", "--windows", "windows/noise", "-o", "pose/noise-pred.npy"),
+                 ("score", "--task", "pose", "--pred", "pose/noise-pred.npy", "--rows", "windows/noise/index.json",
+                  "--split", "mmfi-split.json", "--skeleton", "h36m17", "--units", "m", "--bootstrap", "50", "-o",
+                  "pose/noise.json")):
+        result = rfbench(*step)
+        assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((d / "pose" / "noise.json").read_text())
+    assert "--corrupt" in report["chain"][0]["argv"]
+    ok = rfbench("verify", "pose/noise.json", "--root", ".")
+    assert ok.returncode == 0 and "MATCH" in ok.stdout, ok.stdout + ok.stderr
+    index = d / "windows" / "noise" / "index.json"
+    index.write_text(index.read_text().replace('"corrupt": "noise:3"', '"corrupt": "noise:4"'))
+    bad = rfbench("verify", "pose/noise.json", "--root", ".")
+    assert bad.returncode == 1 and "MISMATCH" in bad.stdout, bad.stdout + bad.stderr
