@@ -400,7 +400,7 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
 def _read_reference(path: Path) -> dict:
     from rfbench.io.files import read_json
 
-    doc = read_json(path, "reference summary")
+    doc = read_json(path, "robustness")
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list) or not isinstance(doc.get("clean"), dict):
         raise ValidationError(f"{path}: not a robustness summary (rfbench robustness's summary.json)")
     for e in doc["cells"]:
