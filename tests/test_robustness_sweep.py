@@ -141,3 +141,34 @@ def test_a_cell_verifies_like_any_report_and_a_reference_gives_ce(sweep, tmp_pat
     for item in again["corruptions"]:
         assert item["ce"] == pytest.approx(1.0)  # against itself
     assert again["mce"] == pytest.approx(1.0)
+
+
+@pytest.mark.long
+def test_verify_checks_the_summary_against_its_cells(sweep, tmp_path):
+    d, summary = sweep
+    copy = tmp_path / "d"
+    shutil.copytree(d, copy)
+
+    def verify(*extra):
+        return CliRunner().invoke(app, ["verify", str(copy / "sweep" / "summary.json"), "--root", str(copy),
+                                        *extra])
+
+    ok = verify("--cell", "dead-antenna-5-seed0")
+    assert ok.exit_code == 0, ok.output
+    assert "cell dead-antenna-5-seed0 re-run: MATCH" in ok.output
+    assert verify("--cell", "fog-1-seed0").exit_code == 2
+    path = copy / "sweep" / "summary.json"
+    doc = json.loads(path.read_text())
+    doc["cells"][1]["model"]["value"] = 0.99  # a better number than the cell report holds
+    path.write_text(json.dumps(doc))
+    bad = verify()
+    assert bad.exit_code == 1 and "cells[noise-5-seed0].model.value" in bad.output, bad.output
+    doc["cells"][1]["model"]["value"] = summary["cells"][1]["model"]["value"]
+    doc["mce_vs_baseline"] = 0.5  # a derived number that the cells do not give
+    path.write_text(json.dumps(doc))
+    assert verify().exit_code == 1
+    path.write_text(json.dumps(summary))
+    report = copy / "sweep" / summary["cells"][0]["report"]
+    report.write_text(report.read_text().replace('"rows"', '"rows" '))  # any byte of a cell report
+    bad = verify()
+    assert bad.exit_code == 1 and "cells[noise-1-seed0].sha256" in bad.output, bad.output

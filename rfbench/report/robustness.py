@@ -37,7 +37,7 @@ from rfbench.report.robustness_settings import RobustnessSettings, cell_name, pa
 from rfbench.settings import _kind, flag_of, options_of
 
 __all__ = ["RobustnessSettings", "run_robustness", "parse_severities", "SUMMARY_FILE", "cell_name",
-           "ScoreLike", "score_like"]
+           "ScoreLike", "score_like", "aggregate", "read_reference"]
 
 SUMMARY_FILE = "summary.json"
 
@@ -275,7 +275,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     if not force and (out / "clean").exists():
         raise OutputExistsError(f"{out / 'clean'} exists; give an empty folder, or --force to replace the sweep")
     like = score_like(score_like_report)
-    reference = _read_reference(settings.reference) if settings.reference is not None else None
+    reference = read_reference(settings.reference) if settings.reference is not None else None
     model_file = load_model(model)
     score = score_pose if like.task == "pose" else score_gesture
     if on_total is not None:
@@ -333,15 +333,19 @@ def _by_level(entries) -> dict:
     return {c: {s: _mean(v) for s, v in levels.items()} for c, levels in out.items()}
 
 
-def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries: list, baseline_value,
-             reference: dict | None, model, split, report_path, out: Path) -> dict:
-    from rfbench import __version__
-    from rfbench.io.files import schema_id
+def _physical(cid: str, severity: int):
+    """The severity's physical value; None for an infinite one (dead-antenna's 5: a dead antenna)."""
+    value = corruption(cid).level(severity)
+    return None if math.isinf(value) else value
 
-    better = like.better
+
+def aggregate(better: str, clean: dict, cells: list, baseline_value, reference: dict | None) -> dict:
+    """The corruption errors of a sweep from its cells (see the module docstring): ``corruptions`` (per
+    corruption: levels, ``ce_vs_baseline``, ``ce``, ``relative_ce``), ``mce_vs_baseline``, ``mce`` and
+    ``relative_mce`` (None where undefined: no reference, or an error sum of zero)."""
     e_clean = _error(clean["model"]["value"], better)
     e_base = _error(baseline_value, better)
-    levels = _by_level(entries)
+    levels = _by_level(cells)
     per = []
     ref_levels = _by_level(reference["cells"]) if reference else None
     e_ref_clean = _error(reference["clean"]["model"]["value"], better) if reference else None
@@ -349,7 +353,7 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
         errors = [_error(v, better) for v in by_s.values()]
         total = None if any(e is None for e in errors) else sum(errors)
         item = {"corruption": cid, "unit": corruption(cid).unit,
-                "levels": [{"severity": s, "value": by_s[s], "physical": corruption(cid).level(s)} for s in by_s],
+                "levels": [{"severity": s, "value": by_s[s], "physical": _physical(cid, s)} for s in by_s],
                 "ce_vs_baseline": _ratio(total, None if e_base is None else e_base * len(errors)),
                 "ce": None, "relative_ce": None}
         if ref_levels is not None and cid in ref_levels and set(ref_levels[cid]) == set(by_s):
@@ -364,6 +368,18 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
     def mean_of(key):
         values = [p[key] for p in per]
         return None if any(v is None for v in values) or not values else sum(values) / len(values)
+
+    return {"corruptions": per, "mce_vs_baseline": mean_of("ce_vs_baseline"),
+            "mce": mean_of("ce") if reference else None,
+            "relative_mce": mean_of("relative_ce") if reference else None}
+
+
+def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries: list, baseline_value,
+             reference: dict | None, model, split, report_path, out: Path) -> dict:
+    from rfbench import __version__
+    from rfbench.io.files import schema_id
+
+    better = like.better
 
     def rel(p: Path | str) -> str:
         return Path(os.path.relpath(Path(p).resolve(), out.resolve())).as_posix()
@@ -384,10 +400,7 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
         "clean": clean,
         "baseline": {"value": baseline_value},
         "cells": entries,
-        "corruptions": per,
-        "mce_vs_baseline": mean_of("ce_vs_baseline"),
-        "mce": mean_of("ce") if reference else None,
-        "relative_mce": mean_of("relative_ce") if reference else None,
+        **aggregate(better, clean, entries, baseline_value, reference),
         "reproducer": {"argv": ["rfbench", "robustness", rel(model), "--split", rel(split), "--score-like",
                                 rel(report_path), *settings.argv(show_path=rel), "-o", "."]},
         "notes": ["drop = clean − cell, in the metric's units; its interval is the paired cluster bootstrap of "
@@ -397,7 +410,7 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
     }
 
 
-def _read_reference(path: Path) -> dict:
+def read_reference(path: Path) -> dict:
     from rfbench.io.files import read_json
 
     doc = read_json(path, "robustness")
