@@ -202,3 +202,16 @@ def test_amp_phase_round_trip():
     a, p = C.csi_to_amp_phase(csi)
     np.testing.assert_allclose(a, amp, rtol=1e-12)
     np.testing.assert_allclose(p, phase, atol=1e-12)
+
+
+def test_the_docs_table_is_the_corruption_table():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "robustness-suite.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z-]+)` \| (.*?) \| (.*) \| ([^|]*) \|$", text, re.M)
+    assert [r[0] for r in rows] == list(CORRUPTIONS)
+    for cid, unit, levels, meaning in rows:
+        c = CORRUPTIONS[cid]
+        shown = ["dead" if math.isinf(v) else f"{v:g}" for v in c.levels]
+        assert (unit, [v.strip() for v in levels.split("|")], meaning) == (c.unit, shown, c.meaning), cid

@@ -35,7 +35,8 @@ class Corruption:
 
 CORRUPTIONS: dict[str, Corruption] = {c.id: c for c in (
     Corruption("noise", "additive white complex Gaussian noise at this signal-to-noise ratio, the signal power "
-                        "being the mean |CSI|² of the unit corrupted (an Intel 5300 receiver log, an MM-Fi frame)",
+                        "being the mean squared CSI magnitude of the unit corrupted (an Intel 5300 receiver log, "
+                        "an MM-Fi frame)",
                "SNR (dB)", (30.0, 20.0, 10.0, 5.0, 0.0)),
     Corruption("packet-loss", "each packet is lost independently with this probability; lost packets are refilled "
                               "by linear interpolation over the packet index between the nearest received ones "
