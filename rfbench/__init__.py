@@ -54,6 +54,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # predict
     "predict": ("rfbench.nn.predict", "predict"),
     "PredictSettings": ("rfbench.nn.predict_settings", "PredictSettings"),
+    # robustness
+    "RobustnessSettings": ("rfbench.report.robustness_settings", "RobustnessSettings"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

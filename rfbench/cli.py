@@ -103,6 +103,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("rfbench.commands.predict", "predict", "command"),
     ("rfbench.commands.score", "score", "command"),
     ("rfbench.commands.verify", "verify", "command"),
+    ("rfbench.commands.robustness", "robustness", "command"),
     ("rfbench.commands.compare", "compare", "command"),
     ("rfbench.commands.proof", "proof", "command"),
     ("rfbench.commands.adapt", "adapt", "command"),

@@ -51,7 +51,12 @@ SIZES = {
 
 #: The steps of a demo run, in order (``rfbench demo`` shows them as progress).
 STEPS = ("generate corpora", "parse Widar logs", "ingest", "split", "windows", "train pose model",
-         "train gesture model", "predict", "score pose", "score gesture", "verify")
+         "train gesture model", "predict", "score pose", "score gesture", "robustness", "verify")
+
+#: The demo's robustness sweep of its pose model: these corruptions at these severities, seed 0, scored by
+#: PCK@0.20 hip-width (the report ``pose/pck20.json`` it is like).
+SWEEP_CORRUPTIONS = ("noise", "dead-antenna")
+SWEEP_SEVERITIES = "1,3"
 
 #: Packets every Widar-like receiver is resampled to for the gesture model's one window per recording.
 GESTURE_PACKETS = 32
@@ -72,6 +77,7 @@ _MARKER_SCHEMA = "rfbench.demo-files/1"
 
 _DATE = r"\d{8}(?:_\d+)?"
 _MMFI = r"data/mmfi/E\d\d/S\d\d/A\d\d"
+_CELL = r"pose/robustness/(?:clean|cells/[a-z-]+-\d-seed\d+)"
 #: Every path (relative, "/"-separated) the demo writes in its folder. A folder without :data:`MARKER` (written
 #: by an older rfbench) is cleared by ``--force`` only when every entry in it matches one of these.
 _DEMO_PATH = re.compile("|".join(f"(?:{p})" for p in (
@@ -88,7 +94,10 @@ _DEMO_PATH = re.compile("|".join(f"(?:{p})" for p in (
     r"gesture/(?:scores|gt|groups|train_gt|train_groups)\.npy", r"gesture/scores\.json", r"gesture/centroid\.onnx",
     r"gesture/names\.txt",
     r"(?:pose|gesture)/report\.(?:json|md)", r"(?:pose|gesture)/report-[a-z]+\.png",
-    r"(?:widar|mmfi)-(?:manifest|split)\.json", re.escape(MARKER))))
+    r"(?:widar|mmfi)-(?:manifest|split)\.json", re.escape(MARKER),
+    r"pose/pck20\.(?:json|md)", r"pose/robustness", r"pose/robustness/(?:summary\.json|robustness-[a-z-]+\.png|cells)",
+    rf"{_CELL}", rf"{_CELL}/(?:report\.(?:json|md)|pred\.(?:npy|json)|windows)",
+    rf"{_CELL}/windows/(?:X\.npy|y\.npy|index\.json)")))
 _TEMPORARY = re.compile(r"^\.(.+)\.[A-Za-z0-9_]{8}\.tmp$")  # atomic_write's, left by a killed run
 
 
@@ -569,6 +578,8 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
             reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
                             "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
                             "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
+        bar.step("robustness")
+        sweep = _sweep(inputs, plots) if inputs.facts["predict"]["onnx"] else None
     bar.step("verify")
 
     def check(r: dict) -> dict:
@@ -577,6 +588,9 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
             return {"status": "match", "compared": v.compared}
         except VerificationError as exc:
             return {"status": "mismatch", "error": str(exc)}
+
+    if sweep is not None:  # the summary against its cells (each cell is a report like the two above)
+        sweep["verify"] = check({"report": sweep["summary"]})
 
     from concurrent.futures import ThreadPoolExecutor
 
@@ -607,11 +621,49 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
                              str(pred), "--force"])
     for r in reports:
         commands.append(r["argv"] + ["--force"])
+    if sweep is not None:
+        commands.append(sweep["like_argv"] + ["--force"])
+        commands.append(["rfbench", "robustness", str(lay.pose / "ridge.onnx"), "--split", str(lay.split("mmfi")),
+                         "--score-like", str(lay.pose / "pck20.json"), "--corruptions", ",".join(SWEEP_CORRUPTIONS),
+                         "--severities", SWEEP_SEVERITIES, "-o", str(lay.pose / "robustness"), "--force"])
+        commands.append(["rfbench", "verify", sweep["summary"], "--root", str(root)])
     for r in reports:
         commands.append(["rfbench", "verify", r["report"], "--root", str(root)])
+    tree = _tree(Path(root), reports, inputs.facts)
+    if sweep is not None:  # after the pose report's rows
+        at = max(k for k, (entry, _) in enumerate(tree) if entry.startswith("pose/")) + 1
+        tree.insert(at, ("pose/robustness/", "rfbench robustness: summary.json and a report per cell, like "
+                                             "pose/pck20.json (PCK@0.20)"))
     return {"out": str(root), "size": size, "seed": seed, "evidence": "SYNTHETIC", "facts": inputs.facts,
-            "plots": "written" if plots else f"skipped: {PLOT_HINT}", "reports": reports,
-            "commands": [shlex.join(c) for c in commands], "tree": _tree(Path(root), reports, inputs.facts)}
+            "plots": "written" if plots else f"skipped: {PLOT_HINT}", "reports": reports, "robustness": sweep,
+            "commands": [shlex.join(c) for c in commands], "tree": tree}
+
+
+def _sweep(inputs: "DemoInputs", plots: bool) -> dict:
+    """The demo's short robustness sweep of its pose model (:data:`SWEEP_CORRUPTIONS` ×
+    :data:`SWEEP_SEVERITIES`), like a PCK@0.20 hip-width report of it (``pose/pck20.json``)."""
+    from dataclasses import replace
+
+    from rfbench.report.robustness import run_robustness
+    from rfbench.report.robustness_settings import RobustnessSettings
+    from rfbench.report.score import score_pose
+    from rfbench.report.settings import BootstrapSettings
+
+    lay = inputs.layout
+    options = dict(inputs.pose_options, out=lay.pose / "pck20.json",
+                   settings=replace(inputs.pose_options["settings"], norm=("hip-width",), k=(0.2,),
+                                    metrics=("pck",), averaging=("micro",)),
+                   bootstrap=BootstrapSettings(replicates=200))
+    like = score_pose(**options)
+    settings = RobustnessSettings(corruptions=SWEEP_CORRUPTIONS, severities=SWEEP_SEVERITIES)
+    sweep = run_robustness(lay.pose / "ridge.onnx", lay.split("mmfi"), lay.pose / "pck20.json",
+                           lay.pose / "robustness", settings, force=True)
+    s = sweep.summary
+    return {"summary": str(sweep.path), "like_argv": like.report["reproducer"]["argv"],
+            "label": s["metric"]["label"], "clean": s["clean"]["model"]["value"],
+            "levels": {item["corruption"]: [(lv["severity"], lv["value"]) for lv in item["levels"]]
+                       for item in s["corruptions"]},
+            "mce_vs_baseline": s["mce_vs_baseline"], "cells": len(s["cells"])}
 
 
 def _find(report: dict, metric: str, **spec):

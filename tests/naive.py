@@ -1112,3 +1112,80 @@ def naive_int8_amplitude(pairs):
         a, b = int(flat[i, 0]), int(flat[i, 1])
         out[i] = np.float32(math.sqrt(a * a + b * b))
     return out.reshape(pairs.shape[:-1])
+
+
+# ==========================================================================================================
+# CSI corruptions (rfbench.csi.corruptions): one element at a time, on (packet, subcarrier, rx, tx) CSI
+# ==========================================================================================================
+
+
+def naive_noise(x, noise, snr):
+    """x + sqrt(mean|x|² / snr / 2)·(n0 + j·n1); the power summed in C order into four sums, element i into sum
+    i mod 4 (the tail, after the last whole group of four, into sum 0), then (s0 + s1) + (s2 + s3)."""
+    x = np.asarray(x, dtype=np.complex128)
+    flat = x.reshape(-1)
+    sums = [0.0, 0.0, 0.0, 0.0]
+    whole = flat.size - flat.size % 4
+    for i, v in enumerate(flat):
+        k = i % 4 if i < whole else 0
+        sums[k] += v.real * v.real + v.imag * v.imag
+    total = (sums[0] + sums[1]) + (sums[2] + sums[3])
+    scale = math.sqrt(total / flat.size / snr / 2.0) if flat.size else 0.0
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        out[idx] = x[idx] + complex(scale * noise[idx + (0,)], scale * noise[idx + (1,)])
+    return out
+
+
+def naive_refill(x, lost):
+    """Each lost packet: the straight line between the nearest kept packets before and after it (over the packet
+    index), the nearest kept packet when there is one on one side only, zero when none is kept."""
+    x = np.asarray(x, dtype=np.complex128)
+    kept = [p for p in range(x.shape[0]) if not lost[p]]
+    out = np.empty_like(x)
+    for p in range(x.shape[0]):
+        if not lost[p]:
+            out[p] = x[p]
+            continue
+        before = [k for k in kept if k < p]
+        after = [k for k in kept if k > p]
+        if not before and not after:
+            out[p] = 0
+        elif not before:
+            out[p] = x[after[0]]
+        elif not after:
+            out[p] = x[before[-1]]
+        else:
+            a, b = before[-1], after[0]
+            w = (p - a) / (b - a)
+            for idx in np.ndindex(x.shape[1:]):
+                out[(p, *idx)] = x[(a, *idx)] * (1.0 - w) + x[(b, *idx)] * w
+    return out
+
+
+def naive_gain(x, gain, axis):
+    """x[p, s, r, t] times gain[p] (axis 0), gain[s] (axis 1) or gain[r] (axis 2), one element at a time."""
+    x = np.asarray(x, dtype=np.complex128)
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        out[idx] = x[idx] * gain[idx[axis]]
+    return out
+
+
+def naive_phase_slope(x, index, tau, spacing):
+    """x[p, s, r, t] · e^{jθ·index[s]}, θ = −2π·spacing·tau[p], where e^{jθ·k} is built as the kernel's contract
+    says: e^{jθ·k0} (k0 the smallest index) from its cosine and sine, then times e^{jθ} once per index step."""
+    x = np.asarray(x, dtype=np.complex128)
+    out = np.empty_like(x)
+    k0 = int(min(index))
+    for p in range(x.shape[0]):
+        theta = -2.0 * math.pi * spacing * tau[p]
+        step = complex(math.cos(theta), math.sin(theta))
+        rotation = {}
+        rot = complex(math.cos(theta * k0), math.sin(theta * k0))
+        for k in range(k0, int(max(index)) + 1):
+            rotation[k] = rot
+            rot = rot * step
+        for idx in np.ndindex(x.shape[1:]):
+            out[(p, *idx)] = x[(p, *idx)] * rotation[int(index[idx[0]])]
+    return out

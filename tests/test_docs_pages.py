@@ -30,7 +30,7 @@ def test_every_block_is_run_or_marked(page):
 OWN_TEST = {"corpora.md", "content-leakage.md", "predict.md", "bring-your-model.md"}
 
 #: Pages whose examples run in the folder where ``rfbench demo`` ran (they say so).
-DEMO_PAGES = {"audit.md", "compare.md", "python-api.md", "score.md", "verify.md"}
+DEMO_PAGES = {"audit.md", "compare.md", "python-api.md", "score.md", "verify.md", "robustness-suite.md"}
 
 
 @pytest.fixture(scope="session")

@@ -54,6 +54,8 @@ def demo(
             result = run_demo(out, force=force, size=size, seed=seed, progress=bar)
     result["seconds"] = round(time.perf_counter() - started, 2)
     failed = [r for r in result["reports"] if r["verify"]["status"] != "match"]
+    if result.get("robustness") is not None and result["robustness"]["verify"]["status"] != "match":
+        failed.append(result["robustness"])
     if json_out:
         emit_json(result)
     else:
@@ -112,6 +114,14 @@ def _render(result: dict) -> None:
         rows.append(("verify" if n == 0 else "",
                      f"[green]MATCH[/] {escape(r['report'])}: {v['compared']} values identical on re-run"
                      if v["status"] == "match" else f"[bold red]MISMATCH[/] {escape(r['report'])}"))
+    sweep = result.get("robustness")
+    if sweep is not None:
+        levels = "; ".join(f"{c} " + ", ".join(f"{sv}: {_num(v)}" for sv, v in lv) for c, lv in sweep["levels"].items())
+        v = sweep.get("verify") or {}
+        checked = "[green]MATCH[/]" if v.get("status") == "match" else "[bold red]MISMATCH[/]"
+        rows.append(("robustness", f"pose {escape(sweep['label'].split(' h36m17')[0])}: clean {_num(sweep['clean'])}; "
+                                   f"{escape(levels)}; mCE vs mean pose {_num(sweep['mce_vs_baseline'])}; "
+                                   f"summary.json {checked}"))
     width = max(len(a) for a, _ in rows) + 2
     for step, text in rows:  # plain lines: a terminal wraps them, a file or pipe keeps them whole
         console.print(f"[bold]{step.ljust(width)}[/]{text}" if step else " " * width + text)

@@ -21,6 +21,11 @@ def _verify(
                                                  "reports use the split beside them.")]
     = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    cell: Annotated[Optional[list[str]], typer.Option("--cell", help="With a robustness summary (summary.json): "
+                                                      "re-run this cell as a report too (e.g. noise-3-seed0, "
+                                                      "clean); repeat for more.", show_default=False)] = None,
+    all_cells: Annotated[bool, typer.Option("--all", help="With a robustness summary: re-run every cell.")]
+    = False,
     **limit_values,
 ) -> None:
     """Re-run REPORT's reproducer and compare every number, hash and setting exactly.
@@ -48,7 +53,8 @@ def _verify(
         limits = Limits(**limit_values)
         try:
             with rerun_guard():
-                result = verify_report(report, root=root, limits=limits)
+                result = verify_report(report, root=root, limits=limits, cells=tuple(cell or ()),
+                                       all_cells=all_cells)
         except VerificationError as exc:
             _mismatch(report, exc, json_out)
             raise

@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 #: Current major version of each JSON kind rfbench writes.
-SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1, "windows": 1, "prediction": 1}
+SCHEMA_MAJOR = {"manifest": 1, "split": 1, "report": 1, "windows": 1, "prediction": 1, "robustness": 1}
 
 #: Largest array (in bytes) rfbench reads from one ``.npy`` file or ``.npz`` member, unless the environment
 #: variable ``RFBENCH_MAX_ARRAY_BYTES`` sets another limit (:func:`max_array_bytes`).

@@ -49,7 +49,7 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from rfbench._rerun import ENV as LIMITS_ENV
 from rfbench.errors import FormatError, RfbenchError, VerificationError
@@ -691,7 +691,7 @@ def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[st
 
 
 def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = None, python: str | None = None,
-                  limits: Limits | None = None) -> VerifyResult:
+                  limits: Limits | None = None, cells: Sequence[str] = (), all_cells: bool = False) -> VerifyResult:
     """Re-run a report in a closed world and compare everything (see the module docstring for every step).
 
     Parameters
@@ -705,6 +705,10 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         The interpreter of the re-run (default: this one).
     limits : Limits, optional
         The whole command's wall time, the re-runs' CPU time and address space, the bytes verify hashes.
+    cells, all_cells : optional
+        For a robustness summary (``rfbench robustness``'s summary.json, checked by
+        :mod:`rfbench.report.verify_robustness`): the cells to re-run as reports (``noise-3-seed0``, ``clean``),
+        or every one.
 
     Returns
     -------
@@ -740,6 +744,12 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     ('match', 'identical')
     """
     try:
+        summary = _robustness_summary(Path(path))
+        if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
+            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits or Limits()),
+                           VerifyResult, cells=cells, all_cells=all_cells)
+        if cells or all_cells:
+            raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
         return _verify(Path(path), root, python, limits or Limits())
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
         # a report, or a file of its chain, malformed in a way no check above names: still one line, exit 2
@@ -747,6 +757,19 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
             raise
         raise FormatError(f"{path}: the report or a file of its chain is malformed ({type(exc).__name__}: "
                           f"{' '.join(str(exc).split())[:160]})") from None
+
+
+def _robustness_summary(path: Path):
+    """``verify_summary`` when ``path`` is a robustness summary, else None (a report, or anything else, is left
+    to the report checks and their messages)."""
+    from rfbench.io.files import read_json
+    from rfbench.report.verify_robustness import is_summary, verify_summary
+
+    try:
+        doc = read_json(path, cap=MAX_REPORT_BYTES)
+    except RfbenchError:
+        return None
+    return verify_summary if is_summary(doc) else None
 
 
 def _verify(path: Path, root, python: str | None, limits: Limits) -> VerifyResult:

@@ -182,6 +182,10 @@ def index_document(plan: Plan, produced: Produced, x_entry: dict, y_entry: dict,
         doc["notes"].append(f"most records of the kept recordings were dropped ({odd[0]['count']} records: "
                             f"{odd[0]['reason']}; {used} used): if that is the corpus's shape, set the antennas "
                             "setting (--antennas) to it")
+    if s.corrupt is not None:
+        from rfbench.datasets.windows.corrupt import corruption_note
+
+        doc["notes"].append(corruption_note(s, job.kind))
     if s.nonfinite == "toolbox-fill":
         doc["filled"] = {"frames": produced.filled_frames, "values": produced.filled_values}
     return doc

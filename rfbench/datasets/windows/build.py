@@ -674,17 +674,21 @@ def _intel_recording(job: SideJob, rec: dict, plan: Plan, nrx: int, ntx: int, ne
                         used_records=sum(logs[r][0].n_records for r in expected))
     if not need_x:
         return out, None
-    return out, _intel_x(s, logs, expected, rows, plan.x_row_shape)
+    return out, _intel_x(s, logs, expected, rows, plan.x_row_shape, rec["id"])
 
 
-def _receiver_csi(s: WindowSettings, log) -> np.ndarray:
+def _receiver_csi(s: WindowSettings, log, recording: str, receiver) -> np.ndarray:
     """One receiver's CSI as the settings ask: the logged int8 pairs as they are, or complex (raw or scaled),
-    interpolated to other subcarriers and resampled to ``s.resample`` packets when asked."""
-    if s.csi == "raw" and s.subcarriers == 30 and s.resample is None:
+    corrupted, interpolated to other subcarriers and resampled to ``s.resample`` packets when asked."""
+    if s.csi == "raw" and s.subcarriers == 30 and s.resample is None and s.corrupt is None:
         return log.csi_int8
     from rfbench.csi.subcarrier import resample_subcarriers
 
     csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
+    if s.corrupt is not None:
+        from rfbench.datasets.windows.corrupt import corrupt_receiver
+
+        csi = corrupt_receiver(s, csi, recording, receiver)
     if s.subcarriers != 30:
         src, dst, span = _grids(s)
         csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
@@ -695,11 +699,11 @@ def _receiver_csi(s: WindowSettings, log) -> np.ndarray:
     return csi
 
 
-def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: tuple) -> np.ndarray:
+def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: tuple, rid: str) -> np.ndarray:
     from rfbench.datasets.windows.features import features
 
     if s.resample is not None:
-        return np.stack([features(_receiver_csi(s, logs[r][0]), s.feature_names, logs[r][1])
+        return np.stack([features(_receiver_csi(s, logs[r][0], rid, r), s.feature_names, logs[r][1])
                          for r in expected])[None]
     if s.stride == s.length:
         # Non-overlapping windows are the receiver's first count·length packets, reshaped: their features are
@@ -710,14 +714,14 @@ def _intel_x(s: WindowSettings, logs: dict, expected: list, rows: list, x_row: t
         for r, count in zip(expected, counts):
             log, where = logs[r]
             used = count * s.length
-            features(_receiver_csi(s, log)[:used], s.feature_names, where,
+            features(_receiver_csi(s, log, rid, r)[:used], s.feature_names, where,
                      out=out[at:at + count].reshape(used, *x_row[1:]))
             at += count
         return out
     parts = []
     for r in expected:  # rows come receiver by receiver, starts 0, stride, 2·stride, … (see _intel_row_list)
         log, where = logs[r]
-        feats = features(_receiver_csi(s, log), s.feature_names, where)
+        feats = features(_receiver_csi(s, log, rid, r), s.feature_names, where)
         count = (feats.shape[0] - s.length) // s.stride + 1 if feats.shape[0] >= s.length else 0
         if count:
             parts.append(np.lib.stride_tricks.as_strided(
@@ -817,7 +821,7 @@ def _mmfi_chunk(plan: Plan, chunk, produced: Produced, layouts: dict) -> np.ndar
         feats = np.empty((hi - lo, *plan.x_row_shape[1:]), dtype=np.float32)
         slots = [(q, feats[q - lo]) for q in positions]
     for q, out in slots:
-        _read_mmfi_frame(job, p.frames[q], out, s, layouts)
+        _read_mmfi_frame(job, p.frames[q], out, s, layouts, p.rec["id"])
     if not np.isfinite(feats).all():
         for q, out in slots:
             if not np.isfinite(out).all():
@@ -831,8 +835,9 @@ def _mmfi_chunk(plan: Plan, chunk, produced: Produced, layouts: dict) -> np.ndar
     return x
 
 
-def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict) -> list:
-    """The checked, read and decoded variables of one WiFi frame that the features need (views of its bytes)."""
+def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict, names: tuple | None = None) -> list:
+    """The checked, read and decoded variables of one WiFi frame that the features (or ``names``) need (views of
+    its bytes)."""
     from rfbench.io.matv5 import mat_layout, read_mat_bytes
 
     rel = entry["path"]
@@ -848,7 +853,7 @@ def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict) -
             except FormatError:
                 layouts[size] = None
     arrays = []
-    for name in s.feature_names:
+    for name in names or s.feature_names:
         var = "CSIamp" if name == "amp" else "CSIphase"
         arr = mat.get(var)
         if arr is None:
@@ -861,9 +866,18 @@ def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict) -
     return arrays
 
 
-def _read_mmfi_frame(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, layouts: dict) -> None:
+def _read_mmfi_frame(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, layouts: dict,
+                     rid: str) -> None:
     """One WiFi frame's features into ``out`` (feature, 3, 114, 10), float32 (finiteness is checked by the
-    caller, over a whole chunk)."""
+    caller, over a whole chunk), of its CSI corrupted when the settings say so."""
+    if s.corrupt is not None:
+        from rfbench.datasets.windows.corrupt import corrupt_mmfi_frame
+
+        amp, phase = corrupt_mmfi_frame(s, *_frame_arrays(job, entry, s, layouts, ("amp", "phase")), rid,
+                                        entry["frame"])
+        for k, name in enumerate(s.feature_names):
+            out[k] = amp if name == "amp" else phase
+        return
     for k, arr in enumerate(_frame_arrays(job, entry, s, layouts)):
         out[k] = arr
 
@@ -872,6 +886,8 @@ def _nonfinite(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, pr
                layouts: dict) -> None:
     """A frame whose features are not all finite: refused, or (``toolbox-fill``) its amplitude filled."""
     rel = entry["path"]
+    if s.corrupt is not None:
+        raise ValidationError(f"{rel}: non-finite CSI; corruptions apply to finite CSI only")
     for k, (name, arr) in enumerate(zip(s.feature_names, _frame_arrays(job, entry, s, layouts))):
         if np.isfinite(out[k]).all():
             continue

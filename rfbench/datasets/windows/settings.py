@@ -19,6 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from rfbench.csi.corruption_table import parse_corruption
 from rfbench.errors import ValidationError
 
 __all__ = ["WindowSettings", "DATASET_KINDS", "setting_fields", "option_name", "describe"]
@@ -30,8 +31,10 @@ _ANTENNAS = tuple(f"{r}x{t}" for r in (1, 2, 3) for t in (1, 2, 3))
 
 
 def _meta(help: str, *, datasets=_BOTH, default=None, choices=None, min=None, max=None, type=str,
-          option: str | None = None) -> dict:
+          option: str | None = None, check=None) -> dict:
     meta: dict[str, Any] = {"help": help, "datasets": tuple(datasets), "type": type}
+    if check is not None:
+        meta["check"] = check
     if default is not None:
         meta["default"] = dict(default)
     if choices is not None:
@@ -101,6 +104,14 @@ class WindowSettings:
         "gesture: names.txt (one class name per line) fixing the classes and their order; default: the label "
         "names of the whole manifest in natural order (1, 2, ..., 10). Recordings whose label is not in it are "
         "excluded", option="label-set"))
+    corrupt: str | None = field(default=None, metadata=_meta(
+        "corrupt the CSI before features are computed: ID:SEVERITY, ID one of noise, packet-loss, burst-loss, "
+        "dead-antenna, subcarrier-dropout, agc-jump, phase-slope, truncation and SEVERITY 1 (mild) to 5 (harsh), "
+        "as docs/robustness-suite.md defines them", check=parse_corruption))
+    corrupt_seed: int | None = field(default=None, metadata=_meta(
+        "the seed of --corrupt's random draws (each recording's, receiver's or frame's drawn from its own "
+        "generator, keyed by this seed, the corruption and the recording id); default 0 with --corrupt",
+        type=int, min=0, max=2**32 - 1))
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -163,6 +174,11 @@ class WindowSettings:
             raise ValidationError("window setting target chooses a pose frame; it does not apply to task gesture")
         if task == "pose" and values["label_set"] is not None:
             raise ValidationError("a label set applies to task gesture, not pose (y is the ground-truth joints)")
+        if values["corrupt_seed"] is not None and values["corrupt"] is None:
+            raise ValidationError("window setting corrupt_seed seeds a corruption: set corrupt too")
+        if values["corrupt"] is not None and values["nonfinite"] == "toolbox-fill":
+            raise ValidationError("corruptions apply to finite CSI: the toolbox fill cannot be combined with "
+                                  "corrupt")
         if values["resample"] is not None:
             for name in ("length", "stride"):
                 if values[name] is not None:
@@ -171,6 +187,8 @@ class WindowSettings:
         for f in dataclasses.fields(self):
             if values[f.name] is None and kind in f.metadata["datasets"]:
                 values[f.name] = f.metadata.get("default", {}).get(kind)
+        if values["corrupt"] is not None and values["corrupt_seed"] is None:
+            values["corrupt_seed"] = 0
         if task != "pose":
             values["target"] = None
         if values["resample"] is not None:
@@ -232,6 +250,11 @@ def _check_value(f: dataclasses.Field, value: Any) -> None:
             raise ValidationError(f"window setting {f.name} must be an integer, not {value!r}")
     elif not isinstance(value, str) or not value:
         raise ValidationError(f"window setting {f.name} must be a non-empty string, not {value!r}")
+    if "check" in meta:
+        try:
+            meta["check"](value)
+        except ValidationError as exc:
+            raise ValidationError(f"window setting {f.name}: {exc}") from None
     if "choices" in meta and value not in meta["choices"]:
         raise ValidationError(f"window setting {f.name} must be one of {', '.join(map(str, meta['choices']))}, "
                               f"not {value!r}")

@@ -1,0 +1,459 @@
+"""``rfbench robustness``: a model's score under seeded CSI corruptions × severities × seeds, each cell a verifiable
+report, and the summary of the sweep (``DIR/summary.json``, ``rfbench.robustness/1``).
+
+The sweep takes everything but the corruption from a report the model was already scored in (``score_like``, a
+report of ``rfbench score --rows``): the window settings from its windows index, the prediction settings from its
+prediction record, the metric spec, bootstrap and report options from its reproducer. It then runs, in this
+process and in order, the clean cell and every (corruption, severity, seed) cell: ``windows`` (the test side,
+with ``corrupt`` and ``corrupt_seed`` set) → ``predict`` (the model read once, X memory-mapped, batch by batch) →
+``score`` into ``DIR/clean/`` and ``DIR/cells/<corruption>-<severity>-seed<seed>/``. Each cell is an ordinary
+report with its chain (``rfbench verify`` re-runs it like any other); the summary holds one entry per cell with
+its report's path and sha256, the first result's value and interval, and its drop from clean, bootstrapped over
+the same clusters and draws as clean (paired), plus each corruption's corruption error (CE) and the mean (mCE):
+
+- ``ce_vs_baseline[c] = Σ_s E(c, s) / Σ_s E_baseline`` (the baseline does not see the CSI, so its error is the
+  same for every cell);
+- with a reference sweep (``reference``, a summary.json of another model over the same cells),
+  ``ce[c] = Σ_s E(c, s) / Σ_s E_ref(c, s)`` and ``relative_ce[c] = Σ_s (E(c, s) − E(clean)) / Σ_s (E_ref(c, s)
+  − E_ref(clean))`` (ImageNet-C's definitions),
+
+where E is the error of the first result: ``1 − value`` for a metric where higher is better (PCK, accuracy),
+the value itself otherwise (MPJPE). Seeds are averaged before the sums.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from rfbench.csi.corruption_table import corruption
+from rfbench.errors import OutputExistsError, ValidationError
+from rfbench.report.robustness_settings import RobustnessSettings, cell_name, parse_severities
+from rfbench.settings import _kind, flag_of, options_of
+
+__all__ = ["RobustnessSettings", "run_robustness", "parse_severities", "SUMMARY_FILE", "cell_name",
+           "ScoreLike", "score_like", "aggregate", "read_reference"]
+
+SUMMARY_FILE = "summary.json"
+
+
+# -- the score-like report ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreLike:
+    """What a sweep takes from a report scored with ``--rows``: its task, window settings (corruption cleared),
+    prediction settings and score settings (metric spec, bootstrap, report options)."""
+
+    path: Path
+    task: str
+    windows: Any
+    predict: Any
+    spec: Any
+    bootstrap: Any
+    options: Any
+    label: str
+    better: str
+
+
+def _parse_score_argv(argv: list, task: str):
+    from rfbench.report.settings import BootstrapSettings, GestureSettings, PoseSettings, ReportOptions
+
+    classes = [PoseSettings if task == "pose" else GestureSettings, BootstrapSettings, ReportOptions]
+    by_flag = {flag_of(f): (cls, f) for cls in classes for f, _ in options_of(cls)}
+    values: dict = {cls: {} for cls in classes}
+    i = 2
+    while i < len(argv):
+        flag = argv[i]
+        if flag in by_flag:
+            cls, f = by_flag[flag]
+            kind = _kind(f)
+            if kind == "bool":
+                values[cls][f.name] = True
+                i += 1
+                continue
+            if i + 1 >= len(argv):
+                raise ValidationError(f"the reproducer's {flag} has no value")
+            text = argv[i + 1]
+            try:
+                values[cls][f.name] = int(text) if kind == "int" else float(text) if kind == "float" else text
+            except ValueError:
+                raise ValidationError(f"the reproducer's {flag} {text!r} is not a number") from None
+            i += 2
+        elif flag in ("--plots", "--force", "--no-plots"):
+            i += 1
+        else:  # an input or output path (--pred, --rows, --split, -o, ...) or the task: the sweep sets its own
+            i += 2
+    return tuple(cls(**values[cls]) for cls in classes)
+
+
+def score_like(path) -> ScoreLike:
+    """Read a report scored with ``--rows`` and what a sweep takes from it (see :class:`ScoreLike`).
+
+    Raises
+    ------
+    ValidationError, FormatError
+        A report without a windows index and prediction record (one not scored with ``--rows`` from
+        ``rfbench predict``'s output), or whose reproducer does not parse.
+    """
+    from rfbench.datasets.windows import load_index
+    from rfbench.io.files import read_json
+    from rfbench.nn.prediction_record import load_prediction_record
+
+    path = Path(path)
+    doc = read_json(path, "report")
+    task = doc.get("task")
+    if task not in ("pose", "gesture"):
+        raise ValidationError(f"{path}: not a pose or gesture report (task {task!r})")
+    inputs = {i.get("role"): i for i in doc.get("inputs") or [] if isinstance(i, dict)}
+    if "rows" not in inputs or "pred-record" not in inputs:
+        raise ValidationError(f"{path}: the report was not scored from a windows index and rfbench predict's "
+                              "record (score --rows); a sweep repeats that chain, so it needs one that was")
+    argv = (doc.get("reproducer") or {}).get("argv")
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or argv[:2] != ["rfbench", "score"]:
+        raise ValidationError(f"{path}: the report has no rfbench score reproducer")
+    from rfbench.io.paths import resolve
+
+    base = path.parent
+    index = load_index(resolve(inputs["rows"]["path"], base, what="the report's windows index").path,
+                       check_arrays=False)
+    windows = replace(index.window_settings(), corrupt=None, corrupt_seed=None)
+    record = load_prediction_record(resolve(inputs["pred-record"]["path"], base,
+                                            what="the report's prediction record").path)
+    spec, bootstrap, options = _parse_score_argv(argv, task)
+    results = doc.get("results") or []
+    if not results or not isinstance(results[0], dict):
+        raise ValidationError(f"{path}: the report has no result")
+    return ScoreLike(path, task, windows, record.settings, spec, bootstrap, options, str(results[0].get("label")),
+                     str(results[0].get("better")))
+
+
+# -- paired drops -------------------------------------------------------------------------------------------
+
+
+class _Pairing:
+    """The first result's statistic over rows, for the clean predictions and any cell's, from one set of cluster
+    draws (the report's bootstrap settings and clusters): the drop ``clean − cell`` with its interval."""
+
+    def __init__(self, like: ScoreLike, split, index_path: Path, clean_pred: np.ndarray):
+        from rfbench.datasets.windows import test_truth
+        from rfbench.protocols.splitfile import load_split
+        from rfbench.report.common import resolve_clusters
+
+        truth = test_truth(split, index_path)
+        info = load_split(split)
+        groups = np.asarray([r["id"] for r in truth.rows])
+        subjects = {rid: str(r["subject"]) for rid, r in info.recordings.items() if r.get("subject") is not None}
+        b = like.bootstrap
+        self.like = like
+        self.clusters, _ = resolve_clusters(groups, b.cluster_by, subjects, b.replicates)
+        self.gt = truth.y
+        self.names = tuple((truth.labels or {}).get("names") or ())
+        self.clean = self._table(clean_pred)
+
+    def _table(self, pred: np.ndarray):
+        from rfbench.metrics.stats import make_segments
+
+        n = self.gt.shape[0]
+        segments = make_segments(n, self.clusters)
+        s = self.like.spec
+        if self.like.task == "pose":
+            from rfbench.metrics.pose_inputs import validate_poses
+            from rfbench.metrics.pose_plan import PosePlan
+            from rfbench.metrics.skeletons import get_skeleton
+
+            skel = get_skeleton(s.skeleton)
+            p, gt, vis = validate_poses(pred, self.gt, None, skel.n_joints)
+            plan = PosePlan.create(skeleton=skel, units=s.units, dims=gt.shape[2], metrics=s.metrics,
+                                   normalizations=s.norm, ks=s.k, comparison=s.comparison, averaging=s.averaging,
+                                   auc_n=s.auc_n, auc_max=s.auc_max, oks_area=s.oks_area, sigmas=s.sigmas,
+                                   convention=s.convention, batch_size=s.batch_size)
+            ok = plan.bootstrappable(0)
+            return plan, plan.table(p, gt, vis, segments), ok
+        from rfbench.metrics.classify import ClassPlan, LabelSet, prepare_labels
+
+        lab = prepare_labels(pred, self.gt, LabelSet(self.names))
+        plan = ClassPlan.create(lab.label_set, metrics=s.metrics, top_k=s.top_k, has_scores=lab.from_scores)
+        return plan, plan.table(lab, segments), True
+
+    def drop(self, pred: np.ndarray) -> dict | None:
+        """``{value, low, high}`` of clean minus the cell, or None without a bootstrap."""
+        from rfbench.report.common import paired_intervals
+
+        plan, clean, ok = self.clean
+        _, table, _ = self._table(pred)
+        b = self.like.bootstrap
+        if self.clusters is None or not ok or b.replicates == 0:
+            return None
+        iv = paired_intervals(clean, {"cell": table}, [plan.statistic(0)], n_boot=b.replicates,
+                              level=b.confidence, seed=b.seed)
+        d = iv[("delta", "cell", 0)].to_dict()
+        return {"low": d.get("low"), "high": d.get("high"), "level": d.get("level")}
+
+
+# -- the sweep ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a sweep wrote: the summary document and its path, the cells' count, the pictures."""
+
+    summary: dict
+    path: Path
+    pictures: list
+
+
+def _sha256(path: Path) -> str:
+    from rfbench.io.files import sha256_file
+
+    return sha256_file(path)[0]
+
+
+def _first(report: dict) -> dict:
+    r = report["results"][0]
+    ci = ((r.get("ci") or {}).get("model")) or {}
+    return {"value": r["model"]["value"], "low": ci.get("low"), "high": ci.get("high")}
+
+
+def _error(value, better: str):
+    if value is None:
+        return None
+    return 1.0 - value if better == "higher" else value
+
+
+def _ratio(num, den):
+    if num is None or den is None or den == 0 or not math.isfinite(num) or not math.isfinite(den):
+        return None
+    return num / den
+
+
+def run_robustness(model, split, score_like_report, out, settings: RobustnessSettings | None = None, *,
+                   force: bool = False, workers: int | None = None,
+                   on_total: Callable[[int], None] | None = None,
+                   advance: Callable[[str], None] | None = None) -> Sweep:
+    """Run a robustness sweep (see the module docstring) and write ``out/summary.json``.
+
+    Parameters
+    ----------
+    model : path-like
+        The ONNX model the score-like report scored.
+    split : path-like
+        The split whose test side is swept (the one the score-like report's index was built from).
+    score_like_report : path-like
+        A report of ``rfbench score --rows`` of this model: window, prediction and score settings come from it.
+    out : path-like
+        The folder of the sweep (created; ``force`` replaces a sweep written there before).
+    settings : RobustnessSettings
+    workers : int, optional
+        Threads reading dataset files (the results do not depend on it).
+    on_total, advance : callable, optional
+        ``on_total(cells + 1)`` once, then ``advance(name)`` after the clean run and after each cell.
+
+    Returns
+    -------
+    Sweep
+    """
+    from rfbench.datasets.windows import write_windows
+    from rfbench.io.files import check_writable, write_json
+    from rfbench.nn.onnx_file import load_model
+    from rfbench.nn.predict import predict
+    from rfbench.nn.prediction_record import write_prediction
+    from rfbench.report.score import score_gesture, score_pose
+
+    settings = settings if settings is not None else RobustnessSettings()
+    if not isinstance(settings, RobustnessSettings):
+        raise ValidationError("settings must be a RobustnessSettings")
+    cells = settings.cells()
+    out = Path(out)
+    summary_path = out / SUMMARY_FILE
+    check_writable(summary_path, force)
+    if not force and (out / "clean").exists():
+        raise OutputExistsError(f"{out / 'clean'} exists; give an empty folder, or --force to replace the sweep")
+    like = score_like(score_like_report)
+    reference = read_reference(settings.reference) if settings.reference is not None else None
+    model_file = load_model(model)
+    score = score_pose if like.task == "pose" else score_gesture
+    if on_total is not None:
+        on_total(len(cells) + 1)
+
+    def run_cell(folder: Path, windows_settings):
+        w = folder / "windows"
+        write_windows(split, "test", w, windows_settings, force=True, workers=workers)
+        prediction = predict(model_file, w, like.predict)
+        pred_path = folder / "pred.npy"
+        write_prediction(pred_path, prediction, force=True)
+        run = score(pred_path, rows=w / "index.json", split=split, settings=like.spec, bootstrap=like.bootstrap,
+                    options=like.options, out=folder / "report.json", force=True)
+        return run.report, prediction.pred, w / "index.json"
+
+    clean_report, clean_pred, clean_index = run_cell(out / "clean", like.windows)
+    pairing = _Pairing(like, split, clean_index, clean_pred)
+    del clean_pred
+    if advance is not None:
+        advance("clean")
+    clean = {"report": "clean/report.json", "sha256": _sha256(out / "clean" / "report.json"),
+             "model": _first(clean_report)}
+    entries = []
+    for cid, severity, seed in cells:
+        name = cell_name(cid, severity, seed)
+        folder = out / "cells" / name
+        report, pred, _ = run_cell(folder, replace(like.windows, corrupt=f"{cid}:{severity}", corrupt_seed=seed))
+        first = _first(report)
+        drop = None if first["value"] is None or clean["model"]["value"] is None else \
+            clean["model"]["value"] - first["value"]
+        interval = pairing.drop(pred)
+        entries.append({"corruption": cid, "severity": severity, "seed": seed,
+                        "report": f"cells/{name}/report.json", "sha256": _sha256(folder / "report.json"),
+                        "model": first, "drop": {"value": drop, **(interval or {"low": None, "high": None})}})
+        if advance is not None:
+            advance(name)
+    baseline_value = ((clean_report["results"][0].get("baseline") or {}).get("value"))
+    summary = _summary(like, settings, clean, entries, baseline_value, reference, model, split,
+                       score_like_report, out)
+    write_json(summary_path, summary, force=True)
+    pictures = _pictures(summary, out)
+    return Sweep(summary, summary_path, pictures)
+
+
+def _mean(values):
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _by_level(entries) -> dict:
+    """``{corruption: {severity: mean value over seeds}}``."""
+    out: dict = {}
+    for e in entries:
+        out.setdefault(e["corruption"], {}).setdefault(e["severity"], []).append(e["model"]["value"])
+    return {c: {s: _mean(v) for s, v in levels.items()} for c, levels in out.items()}
+
+
+def _physical(cid: str, severity: int):
+    """The severity's physical value; None for an infinite one (dead-antenna's 5: a dead antenna)."""
+    value = corruption(cid).level(severity)
+    return None if math.isinf(value) else value
+
+
+def aggregate(better: str, clean: dict, cells: list, baseline_value, reference: dict | None) -> dict:
+    """The corruption errors of a sweep from its cells (see the module docstring): ``corruptions`` (per
+    corruption: levels, ``ce_vs_baseline``, ``ce``, ``relative_ce``), ``mce_vs_baseline``, ``mce`` and
+    ``relative_mce`` (None where undefined: no reference, or an error sum of zero)."""
+    e_clean = _error(clean["model"]["value"], better)
+    e_base = _error(baseline_value, better)
+    levels = _by_level(cells)
+    per = []
+    ref_levels = _by_level(reference["cells"]) if reference else None
+    e_ref_clean = _error(reference["clean"]["model"]["value"], better) if reference else None
+    for cid, by_s in levels.items():
+        errors = [_error(v, better) for v in by_s.values()]
+        total = None if any(e is None for e in errors) else sum(errors)
+        item = {"corruption": cid, "unit": corruption(cid).unit,
+                "levels": [{"severity": s, "value": by_s[s], "physical": _physical(cid, s)} for s in by_s],
+                "ce_vs_baseline": _ratio(total, None if e_base is None else e_base * len(errors)),
+                "ce": None, "relative_ce": None}
+        if ref_levels is not None and cid in ref_levels and set(ref_levels[cid]) == set(by_s):
+            ref_errors = [_error(ref_levels[cid][s], better) for s in by_s]
+            if all(e is not None for e in ref_errors) and total is not None:
+                item["ce"] = _ratio(total, sum(ref_errors))
+                if e_clean is not None and e_ref_clean is not None:
+                    item["relative_ce"] = _ratio(total - e_clean * len(errors),
+                                                 sum(ref_errors) - e_ref_clean * len(errors))
+        per.append(item)
+
+    def mean_of(key):
+        values = [p[key] for p in per]
+        return None if any(v is None for v in values) or not values else sum(values) / len(values)
+
+    return {"corruptions": per, "mce_vs_baseline": mean_of("ce_vs_baseline"),
+            "mce": mean_of("ce") if reference else None,
+            "relative_mce": mean_of("relative_ce") if reference else None}
+
+
+def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries: list, baseline_value,
+             reference: dict | None, model, split, report_path, out: Path) -> dict:
+    from rfbench import __version__
+    from rfbench.io.files import schema_id
+
+    better = like.better
+
+    def rel(p: Path | str) -> str:
+        return Path(os.path.relpath(Path(p).resolve(), out.resolve())).as_posix()
+
+    return {
+        "schema": schema_id("robustness"),
+        "rfbench_version": __version__,
+        "task": like.task,
+        "metric": {"label": like.label, "better": better,
+                   "error": "1 − value" if better == "higher" else "the value"},
+        "model": {"path": rel(model), "sha256": _sha256(Path(model))},
+        "split": {"path": rel(split), "sha256": _sha256(Path(split))},
+        "score_like": {"path": rel(report_path), "sha256": _sha256(Path(report_path))},
+        "settings": {"corruptions": list(settings.corruptions), "severities": list(settings.severity_list),
+                     "seeds": settings.seeds},
+        "reference": None if reference is None else {"path": rel(settings.reference),
+                                                     "sha256": _sha256(Path(settings.reference))},
+        "clean": clean,
+        "baseline": {"value": baseline_value},
+        "cells": entries,
+        **aggregate(better, clean, entries, baseline_value, reference),
+        "reproducer": {"argv": ["rfbench", "robustness", rel(model), "--split", rel(split), "--score-like",
+                                rel(report_path), *settings.argv(show_path=rel), "-o", "."]},
+        "notes": ["drop = clean − cell, in the metric's units; its interval is the paired cluster bootstrap of "
+                  "the cell against clean over the same clusters and draws (the score-like report's bootstrap)",
+                  "each cell is a report of its own with its chain (windows --corrupt → predict → score): rfbench "
+                  "verify checks it like any other"],
+    }
+
+
+def read_reference(path: Path) -> dict:
+    from rfbench.io.files import read_json
+
+    doc = read_json(path, "robustness")
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list) or not isinstance(doc.get("clean"), dict):
+        raise ValidationError(f"{path}: not a robustness summary (rfbench robustness's summary.json)")
+    for e in doc["cells"]:
+        if not isinstance(e, dict) or not isinstance((e.get("model") or {}).get("value"), (int, float, type(None))):
+            raise ValidationError(f"{path}: a cell without a model value")
+    return doc
+
+
+def _pictures(summary: dict, out: Path) -> list:
+    """One picture per corruption: the metric (mean over seeds) against severity, clean and baseline as lines;
+    none without matplotlib."""
+    from rfbench.report.plots import have_matplotlib
+
+    if not have_matplotlib():
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for item in summary["corruptions"]:
+        cid = item["corruption"]
+        xs = [lv["severity"] for lv in item["levels"]]
+        ys = [np.nan if lv["value"] is None else lv["value"] for lv in item["levels"]]
+        fig, ax = plt.subplots(figsize=(4.5, 3.2))
+        ax.plot(xs, ys, marker="o", label="model")
+        if summary["clean"]["model"]["value"] is not None:
+            ax.axhline(summary["clean"]["model"]["value"], ls="--", color="grey", label="clean")
+        if summary["baseline"]["value"] is not None:
+            ax.axhline(summary["baseline"]["value"], ls=":", color="black", label="baseline")
+        ax.set_xticks(xs)
+        ax.set_xlabel(f"severity ({item['unit']})")
+        ax.set_ylabel(summary["metric"]["label"], fontsize=7)
+        ax.set_title(cid)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = out / f"robustness-{cid}.png"
+        fig.savefig(path, dpi=100, metadata={"Software": None})
+        plt.close(fig)
+        written.append(path)
+    return written
+

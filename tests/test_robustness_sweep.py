@@ -1,0 +1,174 @@
+"""rfbench robustness: the sweep's settings, what it takes from a score-like report, the summary and its cells
+(the sweeps themselves are long tests)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rfbench.cli import app
+from rfbench.errors import ValidationError
+from rfbench.report.robustness import _parse_score_argv
+from rfbench.report.robustness_settings import RobustnessSettings, cell_name, parse_severities
+from rfbench.report.settings import BootstrapSettings, PoseSettings, ReportOptions
+
+
+def test_severities_are_a_range_or_a_list():
+    assert parse_severities("1-5") == (1, 2, 3, 4, 5)
+    assert parse_severities("2-3") == (2, 3)
+    assert parse_severities("5,1,3") == (1, 3, 5)
+    assert parse_severities("4") == (4,)
+    for bad in ("", "0-2", "3-1", "1-6", "1,1", "1,,2", "a", "1.5", "6"):
+        with pytest.raises(ValidationError):
+            parse_severities(bad)
+
+
+def test_settings_list_their_cells_in_sweep_order():
+    s = RobustnessSettings(corruptions=("noise", "dead-antenna"), severities="1,5", seeds=2)
+    assert s.cells() == [("noise", 1, 0), ("noise", 1, 1), ("noise", 5, 0), ("noise", 5, 1),
+                         ("dead-antenna", 1, 0), ("dead-antenna", 1, 1), ("dead-antenna", 5, 0),
+                         ("dead-antenna", 5, 1)]
+    assert len(RobustnessSettings().cells()) == 8 * 5
+    assert cell_name("burst-loss", 3, 0) == "burst-loss-3-seed0"
+    for bad in (dict(corruptions=("fog",)), dict(corruptions=("noise", "noise")), dict(severities="0"),
+                dict(seeds=0), dict(seeds=26)):
+        with pytest.raises(ValidationError):
+            RobustnessSettings(**bad)
+
+
+def test_the_score_settings_come_back_from_the_reproducer():
+    argv = ["rfbench", "score", "--task", "pose", "--pred", "p.npy", "--rows", "w/index.json", "--skeleton",
+            "h36m17", "--units", "m", "--norm", "hip-width,bbox", "--k", "0.05,0.2", "--auc-n", "20", "--auc-max",
+            "1.0", "--split", "s.json", "--cluster-by", "recording", "--bootstrap", "200", "--confidence", "0.9",
+            "--seed", "3", "-o", "r.json", "--plots", "--synthetic"]
+    spec, boot, options = _parse_score_argv(argv, "pose")
+    assert spec == PoseSettings(skeleton="h36m17", units="m", norm=("hip-width", "bbox"), k=(0.05, 0.2))
+    assert boot == BootstrapSettings(replicates=200, confidence=0.9, seed=3)
+    assert options == ReportOptions(synthetic=True)
+
+
+def test_a_score_like_file_that_is_not_a_rows_report_is_one_line_exit_2(tmp_path):
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"schema": "rfbench.report/1", "task": "pose", "inputs": [], "results": []}))
+    result = CliRunner().invoke(app, ["robustness", "m.onnx", "--split", "s.json", "--score-like", str(report),
+                                      "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "score --rows" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+    bad = CliRunner().invoke(app, ["robustness", "m.onnx", "--split", "s.json", "--score-like", str(report),
+                                   "-o", str(tmp_path / "out"), "--severities", "0-9"])
+    assert bad.exit_code == 2 and "severities" in bad.output
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def sweep(tiny_demo, tmp_path_factory):
+    """A 2 × 2 sweep of the tiny demo's pose model, in a copy of the demo."""
+    pytest.importorskip("onnxruntime")
+    d = tmp_path_factory.mktemp("sweep") / "d"
+    shutil.copytree(tiny_demo, d)
+    like = CliRunner().invoke(app, ["score", "--task", "pose", "--pred", str(d / "pose" / "pred.npy"), "--rows",
+                                    str(d / "windows" / "mmfi-test" / "index.json"), "--split",
+                                    str(d / "mmfi-split.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
+                                    "hip-width", "--k", "0.2", "--metrics", "pck", "--bootstrap", "100", "-o",
+                                    str(d / "pose" / "like.json")])
+    assert like.exit_code == 0, like.output
+    result = CliRunner().invoke(app, ["robustness", str(d / "pose" / "ridge.onnx"), "--split",
+                                      str(d / "mmfi-split.json"), "--score-like", str(d / "pose" / "like.json"),
+                                      "--corruptions", "noise,dead-antenna", "--severities", "1,5", "-o",
+                                      str(d / "sweep"), "--json"])
+    assert result.exit_code == 0, result.output
+    return d, json.loads(result.stdout)
+
+
+@pytest.mark.long
+def test_the_summary_lists_every_cell_as_the_issue_asks(sweep):
+    d, summary = sweep
+    assert summary == json.loads((d / "sweep" / "summary.json").read_text())
+    assert summary["schema"] == "rfbench.robustness/1"
+    assert [(c["corruption"], c["severity"], c["seed"]) for c in summary["cells"]] == [
+        ("noise", 1, 0), ("noise", 5, 0), ("dead-antenna", 1, 0), ("dead-antenna", 5, 0)]
+    clean = json.loads((d / "sweep" / "clean" / "report.json").read_text())
+    clean_value = clean["results"][0]["model"]["value"]
+    assert summary["clean"]["model"]["value"] == clean_value
+    for cell in summary["cells"]:
+        assert set(cell) == {"corruption", "severity", "seed", "report", "sha256", "model", "drop"}
+        assert isinstance(cell["severity"], int)
+        path = d / "sweep" / cell["report"]
+        assert cell["sha256"] == _sha(path)
+        report = json.loads(path.read_text())
+        first = report["results"][0]
+        assert cell["model"] == {"value": first["model"]["value"], "low": first["ci"]["model"]["low"],
+                                 "high": first["ci"]["model"]["high"]}
+        assert cell["drop"]["value"] == pytest.approx(clean_value - first["model"]["value"])
+        assert cell["drop"]["low"] <= cell["drop"]["value"] <= cell["drop"]["high"]
+        index = json.loads((path.parent / "windows" / "index.json").read_text())
+        assert index["settings"]["corrupt"] == f"{cell['corruption']}:{cell['severity']}"
+        assert report["chain"][0]["argv"][-4:] == ["--corrupt", index["settings"]["corrupt"], "--corrupt-seed",
+                                                   "0"]
+    assert {p.name for p in (d / "sweep").glob("*.png")} == {"robustness-noise.png", "robustness-dead-antenna.png"}
+    for item in summary["corruptions"]:
+        assert item["ce_vs_baseline"] is not None and item["ce"] is None
+    # severity 5 of dead-antenna zeroes one antenna of every frame: the model's score moves
+    dead5 = summary["cells"][3]
+    assert dead5["model"]["value"] != clean_value
+
+
+@pytest.mark.long
+def test_a_cell_verifies_like_any_report_and_a_reference_gives_ce(sweep, tmp_path):
+    d, summary = sweep
+    from rfbench.report.verify import verify_report
+
+    outcome = verify_report(d / "sweep" / summary["cells"][3]["report"], root=d)
+    assert outcome.status == "match", outcome
+    shutil.copy(d / "sweep" / "summary.json", tmp_path / "ref.json")
+    result = CliRunner().invoke(app, ["robustness", str(d / "pose" / "ridge.onnx"), "--split",
+                                      str(d / "mmfi-split.json"), "--score-like", str(d / "pose" / "like.json"),
+                                      "--corruptions", "noise,dead-antenna", "--severities", "1,5", "-o",
+                                      str(tmp_path / "again"), "--reference", str(tmp_path / "ref.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    again = json.loads(result.stdout)
+    # the same numbers (the reports' bytes differ: they name their own folder's paths)
+    assert [(c["model"], c["drop"]) for c in again["cells"]] == [(c["model"], c["drop"]) for c in summary["cells"]]
+    for item in again["corruptions"]:
+        assert item["ce"] == pytest.approx(1.0)  # against itself
+    assert again["mce"] == pytest.approx(1.0)
+
+
+@pytest.mark.long
+def test_verify_checks_the_summary_against_its_cells(sweep, tmp_path):
+    d, summary = sweep
+    copy = tmp_path / "d"
+    shutil.copytree(d, copy)
+
+    def verify(*extra):
+        return CliRunner().invoke(app, ["verify", str(copy / "sweep" / "summary.json"), "--root", str(copy),
+                                        *extra])
+
+    ok = verify("--cell", "dead-antenna-5-seed0")
+    assert ok.exit_code == 0, ok.output
+    assert "cell dead-antenna-5-seed0 re-run: MATCH" in ok.output
+    assert verify("--cell", "fog-1-seed0").exit_code == 2
+    path = copy / "sweep" / "summary.json"
+    doc = json.loads(path.read_text())
+    doc["cells"][1]["model"]["value"] = 0.99  # a better number than the cell report holds
+    path.write_text(json.dumps(doc))
+    bad = verify()
+    assert bad.exit_code == 1 and "cells[noise-5-seed0].model.value" in bad.output, bad.output
+    doc["cells"][1]["model"]["value"] = summary["cells"][1]["model"]["value"]
+    doc["mce_vs_baseline"] = 0.5  # a derived number that the cells do not give
+    path.write_text(json.dumps(doc))
+    assert verify().exit_code == 1
+    path.write_text(json.dumps(summary))
+    report = copy / "sweep" / summary["cells"][0]["report"]
+    report.write_text(report.read_text().replace('"rows"', '"rows" '))  # any byte of a cell report
+    bad = verify()
+    assert bad.exit_code == 1 and "cells[noise-1-seed0].sha256" in bad.output, bad.output
