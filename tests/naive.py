@@ -1112,3 +1112,94 @@ def naive_int8_amplitude(pairs):
         a, b = int(flat[i, 0]), int(flat[i, 1])
         out[i] = np.float32(math.sqrt(a * a + b * b))
     return out.reshape(pairs.shape[:-1])
+
+
+# ==========================================================================================================
+# Atheros CSI Tool logs (csi_fun.c: record_status + fill_csi_matrix), with rfbench's skip-and-count policy
+# ==========================================================================================================
+
+
+def naive_atheros_record_len(data: bytes, pos: int, big: bool) -> int:
+    """Length of the record at ``pos`` if its header is plausible, -1 if a plausible record without CSI,
+    -2 if not plausible (the rules of rfbench/io/atheros.py's docstring)."""
+    order = "big" if big else "little"
+    field_len = int.from_bytes(data[pos:pos + 2], order)
+    csi_len = int.from_bytes(data[pos + 10:pos + 12], order)
+    payload_len = int.from_bytes(data[pos + 25:pos + 27], order)
+    if field_len != 25 + csi_len + payload_len:
+        return -2
+    if csi_len == 0:
+        return -1
+    tones, nr, nc = data[pos + 18], data[pos + 19], data[pos + 20]
+    if tones not in (56, 114) or not 1 <= nr <= 3 or not 1 <= nc <= 3:
+        return -2
+    need = math.ceil(tones * nr * nc * 20 / 8)
+    if not need <= csi_len <= need + 3:
+        return -2
+    return 2 + field_len
+
+
+def naive_atheros_csi(csi: bytes, tones: int, nr: int, nc: int) -> np.ndarray:
+    """``(tones, nr, nc)`` complex: the bit stream read LSB first, 10 bits per value, imaginary then real,
+    tone outermost, then transmit antenna (nc), then receive antenna (nr), as fill_csi_matrix loops."""
+    bits = []
+    for byte in csi:
+        bits.extend((byte >> j) & 1 for j in range(8))
+    out = np.zeros((tones, nr, nc), dtype=np.complex128)
+    at = 0
+
+    def take():
+        nonlocal at
+        chunk = bits[at:at + 10] + [0] * max(0, at + 10 - len(bits))
+        at += 10
+        v = sum(bit << j for j, bit in enumerate(chunk))
+        return v - 1024 if v >= 512 else v
+
+    for k in range(tones):
+        for c in range(nc):
+            for r in range(nr):
+                imag = take()
+                real = take()
+                out[k, r, c] = complex(real, imag)
+    return out
+
+
+def naive_read_atheros(data: bytes, start: int, big: bool) -> dict:
+    """Every record of an Atheros log from ``start``: ``records`` (dicts of header fields and ``csi``) and
+    ``skipped`` by reason; after an implausible header, move on one byte at a time to a plausible one."""
+    order = "big" if big else "little"
+    records, skipped = [], {"truncated": 0, "no_csi": 0, "bad_header": 0}
+    pos = start
+    n = len(data)
+    while pos < n:
+        if n - pos < 27:
+            skipped["truncated"] += 1
+            break
+        r = naive_atheros_record_len(data, pos, big)
+        if r == -2:
+            skipped["bad_header"] += 1
+            pos += 1
+            while n - pos >= 27 and naive_atheros_record_len(data, pos, big) < 0:
+                pos += 1
+            continue
+        length = 2 + int.from_bytes(data[pos:pos + 2], order)
+        if pos + length > n:
+            skipped["truncated"] += 1
+            break
+        if r == -1:
+            skipped["no_csi"] += 1
+            pos += length
+            continue
+        h = data[pos + 2:pos + 27]
+        rec = {
+            "timestamp": int.from_bytes(h[0:8], order),
+            "csi_len": int.from_bytes(h[8:10], order), "tx_channel": int.from_bytes(h[10:12], order),
+            "err_info": h[12], "noise_floor": h[13], "rate": h[14], "bandwidth": h[15], "num_tones": h[16],
+            "nr": h[17], "nc": h[18], "rssi": h[19], "rssi_1": h[20], "rssi_2": h[21], "rssi_3": h[22],
+            "payload_len": int.from_bytes(h[23:25], order),
+        }
+        rec["csi"] = naive_atheros_csi(data[pos + 27:pos + 27 + rec["csi_len"]], rec["num_tones"], rec["nr"],
+                                       rec["nc"])
+        records.append(rec)
+        pos += length
+    return {"records": records, "skipped": {k: v for k, v in skipped.items() if v}}

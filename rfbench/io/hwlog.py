@@ -15,12 +15,18 @@ new format is one module and one entry in :data:`READERS`.
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
-__all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS"]
+from rfbench.errors import FormatError
+from rfbench.io.files import MAX_INPUT_BYTES, read_input_bytes
+
+__all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
@@ -57,6 +63,9 @@ class HardwareLog:
         words the summary shows (e.g. ``{"chip": "chip-version field 0x0065 (bcm43455c0)"}``).
     skipped : mapping of str to int
         Records skipped, by reason.
+    problems : mapping of str to int
+        Records kept although something about them disagrees with the format (e.g. an ESP32 line whose
+        ``len`` field is not its list's length), by kind; each kept record is counted once per kind.
     n_bytes : int
         Size of the input in bytes.
     source : str or None
@@ -75,6 +84,7 @@ class HardwareLog:
     bandwidth_mhz: int | None = None
     decided: Mapping[str, str] = field(default_factory=dict)
     skipped: Mapping[str, int] = field(default_factory=dict)
+    problems: Mapping[str, int] = field(default_factory=dict)
     n_bytes: int = 0
     source: str | None = None
 
@@ -90,3 +100,66 @@ class HardwareLog:
     def n_skipped(self) -> int:
         """Records skipped, all reasons together."""
         return int(sum(self.skipped.values()))
+
+
+#: The reader module of each format but the Intel 5300's, imported when first needed (a format whose module
+#: is absent is simply unavailable).
+READERS: dict[str, str] = {
+    "atheros": "rfbench.io.atheros",
+    "esp32": "rfbench.io.esp32",
+    "nexmon": "rfbench.io.nexmon",
+    "picoscenes": "rfbench.io.picoscenes",
+}
+
+
+def reader(fmt: str) -> ModuleType:
+    """The reader module of format ``fmt`` (a key of :data:`READERS`); FormatError if unknown or unavailable."""
+    name = READERS.get(fmt)
+    if name is None:
+        raise FormatError(f"unknown CSI format {fmt!r}; use one of {', '.join(FORMATS)}")
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        raise FormatError(f"the {fmt} reader is not available in this version of rfbench") from None
+
+
+def available() -> tuple[str, ...]:
+    """The formats of :data:`READERS` whose module can be imported, in :data:`FORMATS` order."""
+    out = []
+    for fmt in FORMATS:
+        if fmt in READERS:
+            try:
+                reader(fmt)
+            except FormatError:
+                continue
+            out.append(fmt)
+    return tuple(out)
+
+
+def detect(head: bytes) -> list[str]:
+    """Every available format (of :data:`READERS`) whose ``sniff`` accepts ``head`` (the first
+    :data:`SNIFF_BYTES` of a file), in :data:`FORMATS` order."""
+    head = bytes(head[:SNIFF_BYTES])
+    return [fmt for fmt in available() if reader(fmt).sniff(head)]
+
+
+def read_source(source, what: str, cap: int | None = None) -> tuple[bytes, str | None]:
+    """The bytes of ``source`` (a path, read through the safe opener, or a bytes-like) and its path if any."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), None
+    if isinstance(source, np.ndarray) and source.dtype == np.uint8 and source.ndim == 1:
+        return source.tobytes(), None
+    if isinstance(source, (str, os.PathLike)):
+        return read_input_bytes(source, what, cap=cap or MAX_INPUT_BYTES), os.fspath(source)
+    raise TypeError(f"expected a path or bytes, not {type(source).__name__}")
+
+
+def rows_to_grid(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``(records, max(lengths))`` from per-record rows: row ``i`` holds ``values[i, :lengths[i]]`` and zeros
+    after (the padding every reader applies to a file whose records differ in size)."""
+    out = np.array(values, copy=True)
+    cols = np.arange(out.shape[1])
+    out[cols[None, :] >= np.asarray(lengths)[:, None]] = 0
+    return out
