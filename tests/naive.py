@@ -1203,3 +1203,69 @@ def naive_read_atheros(data: bytes, start: int, big: bool) -> dict:
         records.append(rec)
         pos += length
     return {"records": records, "skipped": {k: v for k, v in skipped.items() if v}}
+
+
+# ==========================================================================================================
+# ESP32-CSI-Tool CSV lines (csi_component.h), with rfbench's rules (rfbench/io/esp32.py's docstring)
+# ==========================================================================================================
+
+ESP32_INT_FIELDS = ("rssi", "rate", "sig_mode", "mcs", "bandwidth", "smoothing", "not_sounding", "aggregation",
+                    "stbc", "fec_coding", "sgi", "noise_floor", "ampdu_cnt", "channel", "secondary_channel",
+                    "local_timestamp", "ant", "sig_len", "rx_state", "real_time_set", "len")
+
+
+def _naive_int(text: str):
+    body = text[1:] if text[:1] in "+-" else text
+    if not body or not body.isascii() or not body.isdigit() or len(body) > 18:
+        return None
+    return int(text)
+
+
+def naive_read_esp32(data: bytes) -> dict:
+    """Every CSI_DATA line: ``records`` (dicts of fields and ``csi``: values 2j imaginary, 2j+1 real) and
+    ``skipped`` by reason."""
+    records = []
+    skipped = dict.fromkeys(("bad_field", "truncated", "bad_value", "odd_list", "empty_list", "not_csi"), 0)
+    for raw in data.split(b"\n"):
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        if not line:
+            continue
+        if not line.startswith(b"CSI_DATA,"):
+            if not line.startswith(b"type,role,mac,"):
+                skipped["not_csi"] += 1
+            continue
+        head, sep, rest = line.partition(b",[")
+        fields = head.split(b",")
+        if not sep or len(fields) != 25 or b"[" in fields[1] or b"]" in fields[1]:
+            skipped["bad_field"] += 1
+            continue
+        text = [f.decode("latin-1") for f in fields]
+        ints = [_naive_int(t) for t in text[3:23] + [text[24]]]
+        mac_ok = len(text[2]) == 17 and all(text[2][i] == ":" for i in (2, 5, 8, 11, 14)) and all(
+            c in "0123456789abcdefABCDEF" for i, c in enumerate(text[2]) if i % 3 != 2)
+        ts = text[23]
+        ts_ok = ts.lstrip("-").replace(".", "", 1).isdigit() and len(ts.lstrip("-").replace(".", "")) <= 15
+        if None in ints or not mac_ok or not ts_ok:
+            skipped["bad_field"] += 1
+            continue
+        if b"]" not in rest:
+            skipped["truncated"] += 1
+            continue
+        tokens = [t for t in rest[:rest.index(b"]")].decode("latin-1").split(" ") if t]
+        values = [_naive_int(t) for t in tokens]
+        if any(v is None or not -128 <= v <= 127 for v in values):
+            skipped["bad_value"] += 1
+            continue
+        if not values:
+            skipped["empty_list"] += 1
+            continue
+        if len(values) % 2:
+            skipped["odd_list"] += 1
+            continue
+        rec = dict(zip(ESP32_INT_FIELDS, ints))
+        rec["role"] = text[1]
+        rec["mac"] = int(text[2].replace(":", ""), 16)
+        rec["real_timestamp"] = float(ts)
+        rec["csi"] = np.array([complex(values[2 * j + 1], values[2 * j]) for j in range(len(values) // 2)])
+        records.append(rec)
+    return {"records": records, "skipped": {k: v for k, v in skipped.items() if v}}
