@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import naive
 from rfbench.errors import FormatError
 from rfbench.io import atheros
 from tests.conftest import conformance_path
-from tests.naive import naive_atheros_csi, naive_read_atheros
 
 
 def _record(csi: bytes, *, tones=56, nr=1, nc=1, big=False, payload=b"", ts=7, csi_len=None) -> bytes:
@@ -79,7 +79,7 @@ def test_layouts_and_orders_against_naive(endian, pull10):
     log = atheros.read(data)
     assert log.variant == ("atheros-pull10" if pull10 else "atheros")
     assert endian in log.decided["endian"] and log.bandwidth_mhz == 40
-    _compare(log, naive_read_atheros(data, int(pull10), endian == "big"))
+    _compare(log, naive.naive_read_atheros(data, int(pull10), endian == "big"))
     assert log.n_records == 4 and log.csi.shape == (4, 114, 2, 3)
 
 
@@ -92,7 +92,7 @@ def test_mixed_shapes_padded_against_naive():
     assert log.csi.shape == (4, 114, 3, 3)
     assert log.num_tones.tolist() == [56, 114, 56, 114] and log.n_rx.tolist() == [1, 3, 2, 1]
     assert log.subcarriers.shape == (4, 114) and log.bandwidth_mhz is None
-    _compare(log, naive_read_atheros(data, 0, False))
+    _compare(log, naive.naive_read_atheros(data, 0, False))
 
 
 def test_random_bytes_against_naive():
@@ -105,7 +105,7 @@ def test_random_bytes_against_naive():
         data[at:at] = rng.integers(0, 256, size=int(rng.integers(1, 40)), dtype=np.uint8).tobytes()
         data = bytes(data[: len(data) - int(rng.integers(0, 100))])
         log = atheros.read(data)
-        _compare(log, naive_read_atheros(data, 0, False))
+        _compare(log, naive.naive_read_atheros(data, 0, False))
 
 
 def test_garbage_between_records_skipped_and_counted():
@@ -156,7 +156,7 @@ def test_sniff():
 
 def test_naive_twin_itself():
     # the twin's bit reader against the module's hand-made arithmetic: imag 1, real -1
-    np.testing.assert_array_equal(naive_atheros_csi(bytes([0x01, 0xFC, 0x0F]), 1, 1, 1), [[[complex(-1, 1)]]])
+    np.testing.assert_array_equal(naive.naive_atheros_csi(bytes([0x01, 0xFC, 0x0F]), 1, 1, 1), [[[complex(-1, 1)]]])
 
 
 @pytest.mark.long
@@ -174,4 +174,4 @@ def test_shared_capture_matches_csiread():
     for name in ("timestamp", *atheros.META_FIELDS):
         theirs = getattr(ref, names.get(name, name))
         np.testing.assert_array_equal(log.meta[name].astype(np.int64), theirs.astype(np.int64))
-    _compare(log, naive_read_atheros(Path(path).read_bytes(), 0, False))
+    _compare(log, naive.naive_read_atheros(Path(path).read_bytes(), 0, False))

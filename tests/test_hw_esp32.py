@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import naive
 from rfbench.errors import FormatError
 from rfbench.io import esp32
 from tests.conftest import conformance_path
-from tests.naive import ESP32_INT_FIELDS, naive_read_esp32
 
 HEAD = "CSI_DATA,AP,3C:71:BF:6D:2A:78,-73,11,1,0,1,1,1,0,0,0,0,-93,0,1,1,80272146,0,101,0,0,80.363225,{n},[{v}]"
 
@@ -27,7 +27,7 @@ def _compare(log, ref):
         t = rec["csi"].size
         np.testing.assert_array_equal(log.csi[i, :t, 0, 0], rec["csi"])
         assert not log.csi[i, t:].any() and int(log.num_tones[i]) == t
-        for name in ESP32_INT_FIELDS:
+        for name in naive.ESP32_INT_FIELDS:
             assert int(log.meta[name][i]) == rec[name], name
         assert log.meta["role"][i] == rec["role"] and int(log.meta["mac"][i]) == rec["mac"]
         assert float(log.meta["real_timestamp"][i]) == rec["real_timestamp"]
@@ -73,20 +73,20 @@ def test_bad_lines_skipped_and_counted():
     assert log.n_records == 2
     assert log.skipped == {"odd_list": 1, "empty_list": 1, "bad_value": 2, "bad_field": 2, "truncated": 1,
                            "not_csi": 1}
-    _compare(log, naive_read_esp32(data))
+    _compare(log, naive.naive_read_esp32(data))
 
 
 def test_random_against_naive():
     rng = np.random.default_rng(7)
     for n_values in (2, 64, 128, 384):
         data = esp32.synthesize(rng, 3, n_values=n_values)
-        _compare(esp32.read(data), naive_read_esp32(data))
+        _compare(esp32.read(data), naive.naive_read_esp32(data))
     data = bytearray(esp32.synthesize(rng, 12))
     for _ in range(20):  # damage anywhere: flipped bytes, cuts
         at = int(rng.integers(0, len(data)))
         data[at] = int(rng.choice(list(b"0123456789 ,[]-\n.x")))
     data = bytes(data[:-37])
-    _compare(esp32.read(data), naive_read_esp32(data))
+    _compare(esp32.read(data), naive.naive_read_esp32(data))
 
 
 def test_refusal_and_sniff():
@@ -113,4 +113,4 @@ def test_shared_capture_matches_csiread():
     assert log.meta["role"].tolist() == list(ref.role)
     assert [f"{int(m):012X}" for m in log.meta["mac"]] == [m.replace(":", "") for m in ref.mac]
     assert log.problems == {"len_mismatch": 12}  # LLTF-only firmware: len 384, 128 values
-    _compare(log, naive_read_esp32(Path(path).read_bytes()))
+    _compare(log, naive.naive_read_esp32(Path(path).read_bytes()))

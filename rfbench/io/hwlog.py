@@ -26,13 +26,20 @@ import numpy as np
 from rfbench.errors import FormatError
 from rfbench.io.files import MAX_INPUT_BYTES, read_input_bytes
 
-__all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source"]
+__all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source",
+           "TIME_FIELDS", "RESERVED"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
 
 #: Every format rfbench reads, Intel 5300 first, as ``parse --format`` accepts them.
 FORMATS = ("intel5300", "atheros", "nexmon", "esp32", "picoscenes")
+#: Metadata names a log's time stamps (µs) may have, in the order :meth:`HardwareLog.time_us` looks for them.
+TIME_FIELDS = ("timestamp", "local_timestamp", "timestamp_us")
+#: Archive names a metadata field may not take (the archive's own arrays).
+RESERVED = frozenset({"csi", "num_tones", "nrx", "ntx", "subcarriers", "hardware", "format", "variant", "chip",
+                      "bandwidth_mhz", "decided_keys", "decided_values", "skipped_reasons", "skipped_counts",
+                      "problems_reasons", "problems_counts", "source_sha256", "source_bytes"})
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,68 @@ class HardwareLog:
         """Records skipped, all reasons together."""
         return int(sum(self.skipped.values()))
 
+    def time_us(self) -> np.ndarray | None:
+        """Each record's time stamp in µs (the first of :data:`TIME_FIELDS` the log has), or None."""
+        for name in TIME_FIELDS:
+            if name in self.meta:
+                return np.asarray(self.meta[name])
+        return None
+
+    def summary(self) -> dict:
+        """A JSON-ready summary, with the keys of the Intel 5300 log's (records, shapes, skipped, time span,
+        packet rate) and what was decided: format, variant, chip, bandwidth and why, problems."""
+        shapes: dict[str, int] = {}
+        for r, t in zip(self.n_rx.tolist(), self.n_tx.tolist()):
+            shapes[f"{r}x{t}"] = shapes.get(f"{r}x{t}", 0) + 1
+        span = 0.0
+        t = self.time_us()
+        if t is not None and t.size > 1:
+            span = float(int(t[-1]) - int(t[0])) / 1e6
+        return {
+            "source": self.source,
+            "bytes": self.n_bytes,
+            "records": self.n_records,
+            "shape": list(self.csi.shape[1:]),
+            "shapes": dict(sorted(shapes.items())),
+            "skipped": dict(self.skipped),
+            "non_csi": {},
+            "time_span_s": span,
+            "packet_rate_hz": (self.n_records - 1) / span if span > 0 else None,
+            "format": self.format,
+            "variant": self.variant,
+            "chip": self.chip,
+            "bandwidth_mhz": self.bandwidth_mhz,
+            "decided": dict(self.decided),
+            "problems": dict(self.problems),
+        }
+
+    def archive_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays of this log's CSI archive (docs/parse.md, "Other hardware"), in the Intel 5300 archive's
+        schema where the two share a notion, without the ``source_*`` arrays (the parse job adds them)."""
+        arrays: dict[str, np.ndarray] = {
+            "csi": self.csi,
+            "num_tones": np.asarray(self.num_tones, dtype=np.int32),
+            "nrx": np.asarray(self.n_rx, dtype=np.int32),
+            "ntx": np.asarray(self.n_tx, dtype=np.int32),
+            "subcarriers": np.asarray(self.subcarriers, dtype=np.int32),
+            "hardware": np.array(self.format),
+            "format": np.array(self.format),
+            "variant": np.array(self.variant),
+            "chip": np.array(self.chip or ""),
+            "bandwidth_mhz": np.array(-1 if self.bandwidth_mhz is None else int(self.bandwidth_mhz), dtype=np.int32),
+        }
+        keys = sorted(self.decided)
+        arrays["decided_keys"] = np.array(keys, dtype="U16")
+        arrays["decided_values"] = np.array([str(self.decided[k]) for k in keys], dtype=str).astype("U")
+        for prefix, counts in (("skipped", self.skipped), ("problems", self.problems)):
+            names = list(counts)
+            arrays[f"{prefix}_reasons"] = np.array(names, dtype="U24")
+            arrays[f"{prefix}_counts"] = np.array([counts[r] for r in names], dtype=np.int64)
+        for name, values in self.meta.items():
+            if name not in arrays and name not in RESERVED:
+                arrays[name] = np.asarray(values)
+        return arrays
+
 
 #: The reader module of each format but the Intel 5300's, imported when first needed (a format whose module
 #: is absent is simply unavailable).
@@ -155,11 +224,3 @@ def read_source(source, what: str, cap: int | None = None) -> tuple[bytes, str |
         return read_input_bytes(source, what, cap=cap or MAX_INPUT_BYTES), os.fspath(source)
     raise TypeError(f"expected a path or bytes, not {type(source).__name__}")
 
-
-def rows_to_grid(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``(records, max(lengths))`` from per-record rows: row ``i`` holds ``values[i, :lengths[i]]`` and zeros
-    after (the padding every reader applies to a file whose records differ in size)."""
-    out = np.array(values, copy=True)
-    cols = np.arange(out.shape[1])
-    out[cols[None, :] >= np.asarray(lengths)[:, None]] = 0
-    return out

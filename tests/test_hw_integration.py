@@ -1,0 +1,123 @@
+"""Every CSI format through `rfbench parse`: told from the bytes, forced with --format, the archive's schema, the
+summary and --json saying what was decided and why, refusals as one line and exit 2; the registry."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rfbench.cli import app
+from rfbench.errors import FormatError
+from rfbench.io import atheros, esp32, hwlog, parse_files
+from rfbench.io.writer import synthetic_log
+
+
+@pytest.fixture
+def logs(tmp_path):
+    rng = np.random.default_rng(11)
+    paths = {
+        "atheros": tmp_path / "ath.dat",
+        "atheros_big": tmp_path / "router.dat",
+        "esp32": tmp_path / "board.csv",
+        "intel": tmp_path / "intel.dat",
+    }
+    paths["atheros"].write_bytes(atheros.synthesize(rng, 6, nr=3, nc=2))
+    paths["atheros_big"].write_bytes(atheros.synthesize(rng, 3, endian="big", pull10=True, nr=2, nc=1, tones=114))
+    paths["esp32"].write_bytes(esp32.synthesize(rng, 5))
+    paths["intel"].write_bytes(synthetic_log(4, nrx=3, ntx=1, seed=2))
+    return paths
+
+
+def test_registry_is_lazy_and_knows_the_formats():
+    assert set(hwlog.READERS) == {"atheros", "esp32", "nexmon", "picoscenes"}
+    assert {"atheros", "esp32"} <= set(hwlog.available())
+    assert hwlog.reader("atheros") is atheros
+    with pytest.raises(FormatError, match="unknown CSI format"):
+        hwlog.reader("intel9999")
+
+
+def test_detect_format_from_bytes(logs):
+    for name, fmt in (("atheros", "atheros"), ("atheros_big", "atheros"), ("esp32", "esp32"),
+                      ("intel", "intel5300")):
+        assert parse_files.detect_format(logs[name].read_bytes()) == fmt, name
+    assert parse_files.detect_format(b"\x07" * 100) == "intel5300"  # nobody's: the Intel reader says why
+
+
+def test_parse_each_format_one_archive_same_schema(runner, logs, tmp_path):
+    out = tmp_path / "out"
+    args = ["parse", *(str(p) for p in logs.values()), "-o", str(out), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    by_name = {f["name"].rsplit("/", 1)[-1]: f for f in doc["files"]}
+    assert doc["written"] == 4
+    big = by_name["router.dat"]["summary"]
+    assert big["format"] == "atheros" and big["variant"] == "atheros-pull10" and big["bandwidth_mhz"] == 40
+    assert "big-endian" in big["decided"]["endian"] and "0xff" in big["decided"]["variant"]
+    board = by_name["board.csv"]["summary"]
+    assert board["format"] == "esp32" and board["problems"] == {"len_mismatch": 5} and board["bandwidth_mhz"] == 20
+    assert "format" not in by_name["intel.dat"]["summary"]  # the Intel path as before
+    with np.load(out / "router.npz", allow_pickle=False) as z:
+        assert z["csi"].shape == (3, 114, 2, 1) and z["csi"].dtype == np.complex64
+        assert str(z["format"]) == "atheros" and str(z["hardware"]) == "atheros"
+        assert str(z["variant"]) == "atheros-pull10" and int(z["bandwidth_mhz"]) == 40 and str(z["chip"]) == ""
+        decided = dict(zip(z["decided_keys"].tolist(), z["decided_values"].tolist()))
+        assert "big-endian" in decided["endian"]
+        assert z["num_tones"].tolist() == [114] * 3 and z["nrx"].tolist() == [2] * 3 and z["ntx"].tolist() == [1] * 3
+        assert z["subcarriers"].tolist() == list(range(-58, -1)) + list(range(2, 59))
+        for name in ("timestamp", *atheros.META_FIELDS):
+            assert z[name].shape == (3,), name
+        np.testing.assert_array_equal(z["csi"], atheros.read(logs["atheros_big"]).csi)
+    with np.load(out / "board.csv.npz", allow_pickle=False) as z:
+        assert z["csi"].shape == (5, 64, 1, 1) and str(z["format"]) == "esp32"
+        assert z["problems_reasons"].tolist() == ["len_mismatch"] and z["problems_counts"].tolist() == [5]
+        assert z["mac"].dtype == np.uint64 and z["role"].tolist() == ["AP"] * 5
+
+
+def test_summary_says_what_was_decided(runner, logs, tmp_path):
+    result = runner.invoke(app, ["parse", str(logs["atheros_big"]), str(logs["esp32"]), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "atheros log read as atheros-pull10, 40 MHz" in result.stdout
+    assert "big-endian headers are plausible" in result.stdout
+    assert "records kept with problems: len_mismatch 5" in result.stdout
+
+
+def test_format_forced_and_folder_globs(runner, logs, tmp_path):
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["parse", str(tmp_path), "--format", "esp32", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [f["name"] for f in doc["files"]] == ["board.csv"] and doc["patterns"] == ["*.csv"]
+    result = runner.invoke(app, ["parse", str(logs["esp32"]), "--format", "atheros", "-o", str(tmp_path / "o2")])
+    assert result.exit_code == 2
+    assert "no plausible Atheros CSI Tool record header" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_endian_forced_and_refusals(runner, logs, tmp_path):
+    out = tmp_path / "o"
+    ok = runner.invoke(app, ["parse", str(logs["atheros"]), "--endian", "little", "-o", str(out), "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["files"][0]["summary"]["decided"]["endian"] == "forced (little)"
+    bad = runner.invoke(app, ["parse", str(logs["atheros"]), "--endian", "big", "-o", str(out), "--force"])
+    assert bad.exit_code == 2 and "big-endian" in bad.stderr
+    for args, words in ((["--endian", "middle"], "--endian middle"), (["--format", "bogus"], "--format bogus")):
+        r = runner.invoke(app, ["parse", str(logs["atheros"]), *args, "-o", str(out)])
+        assert r.exit_code == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = runner.invoke(app, ["parse", str(logs["esp32"]), "--raw-int8", "-o", str(out)])
+    assert r.exit_code == 2 and "Intel 5300 logs" in r.stderr
+
+
+def test_ambiguous_bytes_refused(monkeypatch):
+    monkeypatch.setattr(hwlog, "detect", lambda head: ["atheros", "esp32"])
+    with pytest.raises(FormatError, match="atheros and esp32"):
+        parse_files.detect_format(b"\x00" * 64)
+
+
+def test_no_record_is_one_line(runner, tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_bytes(b"type,role,mac,rssi\nI (1) boot\n")
+    r = runner.invoke(app, ["parse", str(path), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "no valid ESP32-CSI-Tool CSI_DATA line" in r.stderr
