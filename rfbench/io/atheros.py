@@ -175,51 +175,47 @@ def _scan(b, start, big, offsets, fields, timestamp, skips):
 
 @njit
 def _unpack(b, offsets, fields, out):
-    """Decode each record's 10-bit CSI (``csi_fun.c`` ``fill_csi_matrix``) into ``out[i, k, nr, nc]``
-    (complex64, real + 1j·imag), zeros where a record has fewer tones or antennas than ``out``."""
+    """Decode each record's 10-bit CSI (``csi_fun.c`` ``fill_csi_matrix``: imaginary then real, tone outermost,
+    then transmit antenna, then receive antenna) into ``out[i, k, nr, 2 nc]`` (real) and ``out[i, k, nr, 2 nc +
+    1]`` (imaginary), ``out`` the float32 view of the complex64 result; zeros where a record has fewer tones or
+    antennas than ``out``. Value ``j`` of a record is bits ``10 j .. 10 j + 9`` of its stream, the bits
+    ``fill_csi_matrix`` takes from its 16-bit little-endian words."""
     for i in range(offsets.shape[0]):
-        base = offsets[i] + HEADER_BYTES
-        end = base + fields[i, 0]
-        tones, nr, nc = fields[i, 6], fields[i, 7], fields[i, 8]
-        idx = base
-        bits_left = 16
-        current = np.int64(b[idx]) | (np.int64(b[idx + 1]) << 8)
-        idx += 2
-        for k in range(tones):
-            for c in range(nc):
-                for r in range(nr):
-                    if bits_left < 10:
-                        lo = np.int64(b[idx]) if idx < end else 0
-                        hi = np.int64(b[idx + 1]) if idx + 1 < end else 0
-                        current += (lo | (hi << 8)) << bits_left
-                        idx += 2
-                        bits_left += 16
-                    imag = current & 1023
-                    if imag & 512:
-                        imag -= 1024
-                    current >>= 10
-                    bits_left -= 10
-                    if bits_left < 10:
-                        lo = np.int64(b[idx]) if idx < end else 0
-                        hi = np.int64(b[idx + 1]) if idx + 1 < end else 0
-                        current += (lo | (hi << 8)) << bits_left
-                        idx += 2
-                        bits_left += 16
-                    real = current & 1023
-                    if real & 512:
-                        real -= 1024
-                    current >>= 10
-                    bits_left -= 10
-                    out[i, k, r, c] = np.complex64(complex(real, imag))
-                for r in range(nr, out.shape[2]):
-                    out[i, k, r, c] = 0
-            for c in range(nc, out.shape[3]):
-                for r in range(out.shape[2]):
-                    out[i, k, r, c] = 0
-        for k in range(tones, out.shape[1]):
-            for r in range(out.shape[2]):
-                for c in range(out.shape[3]):
-                    out[i, k, r, c] = 0
+        _unpack_record(b, offsets[i], fields[i], out[i])
+
+
+@njit(inline="always")
+def _unpack_record(b, offset, fields, out):
+    """One record of :func:`_unpack` into ``out`` ``(tones, nr, 2 nc)``. ``tones × nr × nc`` is even (56 and
+    114 are), so the stream is a whole number of 5-byte groups of four values (two subcarrier-antenna pairs)
+    and is read group by group; no byte past the stream is read."""
+    n_t, n_r, n_c2 = out.shape
+    base = offset + HEADER_BYTES
+    tones, nr, nc = fields[6], fields[7], fields[8]
+    flat = out.reshape(n_t * n_r * n_c2)
+    if nr != n_r or 2 * nc != n_c2 or tones != n_t:
+        flat[:] = 0
+    k = 0
+    c = 0
+    r = 0
+    p = base
+    for _ in range(tones * nr * nc // 2):
+        w = (np.int64(b[p]) | (np.int64(b[p + 1]) << 8) | (np.int64(b[p + 2]) << 16) | (np.int64(b[p + 3]) << 24)
+             | (np.int64(b[p + 4]) << 32))
+        p += 5
+        for h in range(2):
+            imag = (w >> (20 * h)) & 1023
+            real = (w >> (20 * h + 10)) & 1023
+            j = (k * n_r + r) * n_c2 + 2 * c
+            flat[j] = real - ((real & 512) << 1)
+            flat[j + 1] = imag - ((imag & 512) << 1)
+            r += 1
+            if r == nr:
+                r = 0
+                c += 1
+                if c == nc:
+                    c = 0
+                    k += 1
 
 
 def sniff(head: bytes) -> bool:
@@ -297,7 +293,7 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     k, max_tones, max_nr, max_nc = _scan(b, start, big, offsets, fields, timestamp, skips)
     offsets, fields = offsets[:k], fields[:k]
     csi = np.empty((k, int(max_tones), int(max_nr), int(max_nc)), dtype=np.complex64)
-    _unpack(b, offsets, fields, csi)
+    _unpack(b, offsets, fields, csi.view(np.float32))
     tones = fields[:, 6].astype(np.int32)
     meta = {"timestamp": timestamp[:k].copy()}
     for name, (col, dtype) in META_FIELDS.items():

@@ -239,29 +239,50 @@ def _scan(b, ints, mac, stamp, role, list_at, n_values, skips):
     return k
 
 
+@njit(inline="always")
+def _next_value(b, q):
+    """The integer at or after ``b[q]`` (spaces skipped; :func:`_scan` validated the list) and the offset after it."""
+    while b[q] == 32:
+        q += 1
+    neg = b[q] == 45
+    if b[q] == 45 or b[q] == 43:
+        q += 1
+    v = np.int64(0)
+    while 48 <= b[q] <= 57:
+        v = v * 10 + (np.int64(b[q]) - 48)
+        q += 1
+    return (-v if neg else v), q
+
+
 @njit
 def _decode(b, list_at, n_values, out):
-    """Decode each kept line's list (validated by :func:`_scan`) into ``out[i, :n/2, 0, 0]``: value ``2j``
-    is the imaginary part, ``2j + 1`` the real part of subcarrier ``j``; zeros after."""
+    """Decode each kept line's list (validated by :func:`_scan`) into ``out[i, 2 j]`` (real) and
+    ``out[i, 2 j + 1]`` (imaginary), ``out`` the ``(lines, 2 × subcarriers)`` float32 view of the complex64
+    result: value ``2 j`` of a list is the imaginary part, value ``2 j + 1`` the real part of subcarrier ``j``;
+    zeros after a short list's values."""
     for i in range(list_at.shape[0]):
         q = list_at[i]
         half = n_values[i] // 2
         for j in range(half):
-            pair = np.zeros(2, dtype=np.int64)
-            for h in range(2):
-                while b[q] == 32:
-                    q += 1
-                neg = b[q] == 45
-                if b[q] == 45 or b[q] == 43:
-                    q += 1
-                v = np.int64(0)
-                while b[q] >= 48 and b[q] <= 57:
-                    v = v * 10 + (np.int64(b[q]) - 48)
-                    q += 1
-                pair[h] = -v if neg else v
-            out[i, j, 0, 0] = np.complex64(complex(pair[1], pair[0]))
-        for j in range(half, out.shape[1]):
-            out[i, j, 0, 0] = 0
+            imag, q = _next_value(b, q)
+            real, q = _next_value(b, q)
+            out[i, 2 * j] = real
+            out[i, 2 * j + 1] = imag
+        out[i, 2 * half:] = 0
+
+
+def _strings(b: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """The text of each ``(start, stop)`` span of ``b`` as a str array (gathered as fixed-width bytes, each
+    distinct value decoded once)."""
+    lengths = spans[:, 1] - spans[:, 0]
+    width = max(int(lengths.max()), 1)
+    cols = np.arange(width)
+    at = np.minimum(spans[:, :1] + cols, b.size - 1)
+    chars = np.where(cols < lengths[:, None], b[at], 0).astype(np.uint8)
+    fixed = np.ascontiguousarray(chars).view(f"S{width}").ravel()
+    distinct, inverse = np.unique(fixed, return_inverse=True)
+    text = np.array([v.decode("ascii", "replace") for v in distinct.tolist()] or [""])
+    return text[inverse.ravel()]
 
 
 def sniff(head: bytes) -> bool:
@@ -314,12 +335,10 @@ def read(source) -> HardwareLog:
     tones = (n_values // 2).astype(np.int32)
     width = int(tones.max())
     csi = np.empty((k, width, 1, 1), dtype=np.complex64)
-    _decode(b, list_at, n_values, csi)
+    _decode(b, list_at, n_values, csi.reshape(k, width).view(np.float32))
     ints = ints[:k]
     meta: dict[str, np.ndarray] = {"mac": mac[:k].astype(np.uint64)}
-    roles = {(int(s), int(e)): None for s, e in role[:k]}
-    names = {span: data[span[0]:span[1]].decode("ascii", "replace") for span in roles}
-    meta["role"] = np.array([names[(int(s), int(e))] for s, e in role[:k]])
+    meta["role"] = _strings(b, role[:k])
     meta["real_timestamp"] = stamp[:k, 0] / np.power(10.0, stamp[:k, 1])
     for j, name in enumerate(INT_FIELDS):
         meta[name] = ints[:, j].copy()
