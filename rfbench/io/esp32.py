@@ -123,7 +123,7 @@ def _parse_decimal(b, p, stop):
 
 
 @njit
-def _scan(b, ints, mac, stamp, role, list_at, n_values, skips):
+def _scan(b, ints, mac, stamp, role, values, list_at, n_values, skips):
     """Split ``b`` into lines; validate each ``CSI_DATA`` line (fields and list, see the module docstring)
     and record, for each kept line ``k``: the 21 :data:`INT_FIELDS` in ``ints[k]``, the MAC, the
     ``real_timestamp`` as (mantissa, decimals) in ``stamp[k]``, the role field's span in ``role[k]``, the
@@ -132,6 +132,7 @@ def _scan(b, ints, mac, stamp, role, list_at, n_values, skips):
     n = b.shape[0]
     pos = 0
     k = 0
+    used = 0
     while pos < n:
         end = pos
         while end < n and b[end] != 10:
@@ -201,29 +202,42 @@ def _scan(b, ints, mac, stamp, role, list_at, n_values, skips):
             skips[_BAD_FIELD] += 1
             continue
         p += 1
-        close = p
-        while close < stop and b[close] != 93:
-            close += 1
-        if close >= stop:
-            skips[_TRUNCATED] += 1
-            continue
-        # the list: integers separated by spaces
+        # the list: integers separated by spaces up to "]", parsed into values[used:] in one pass
         count = 0
         q = p
+        closed = False
         bad = False
-        while q < close:
-            if b[q] == 32:
+        while q < stop:
+            c = b[q]
+            if c == 32:
                 q += 1
                 continue
-            r = q
-            while r < close and b[r] != 32:
-                r += 1
-            v, good = _parse_int(b, q, r)
-            if not good or v < -128 or v > 127:
+            if c == 93:
+                closed = True
+                break
+            neg = c == 45
+            if c == 45 or c == 43:
+                q += 1
+            v = np.int64(0)
+            digits = 0
+            while q < stop and 48 <= b[q] <= 57 and digits <= 18:
+                v = v * 10 + (np.int64(b[q]) - 48)
+                digits += 1
+                q += 1
+            if neg:
+                v = -v
+            if digits == 0 or digits > 18 or (q < stop and b[q] != 32 and b[q] != 93) or v < -128 or v > 127:
                 bad = True
                 break
+            values[used + count] = v
             count += 1
-            q = r
+        if bad:  # a missing "]" counts first, as for a line cut short
+            while q < stop and b[q] != 93:
+                q += 1
+            closed = q < stop
+        if not closed:
+            skips[_TRUNCATED] += 1
+            continue
         if bad:
             skips[_BAD_VALUE] += 1
             continue
@@ -233,41 +247,25 @@ def _scan(b, ints, mac, stamp, role, list_at, n_values, skips):
         if count % 2:
             skips[_ODD] += 1
             continue
-        list_at[k] = p
+        list_at[k] = used
         n_values[k] = count
+        used += count
         k += 1
     return k
 
 
-@njit(inline="always")
-def _next_value(b, q):
-    """The integer at or after ``b[q]`` (spaces skipped; :func:`_scan` validated the list) and the offset after it."""
-    while b[q] == 32:
-        q += 1
-    neg = b[q] == 45
-    if b[q] == 45 or b[q] == 43:
-        q += 1
-    v = np.int64(0)
-    while 48 <= b[q] <= 57:
-        v = v * 10 + (np.int64(b[q]) - 48)
-        q += 1
-    return (-v if neg else v), q
-
-
 @njit
-def _decode(b, list_at, n_values, out):
-    """Decode each kept line's list (validated by :func:`_scan`) into ``out[i, 2 j]`` (real) and
-    ``out[i, 2 j + 1]`` (imaginary), ``out`` the ``(lines, 2 × subcarriers)`` float32 view of the complex64
-    result: value ``2 j`` of a list is the imaginary part, value ``2 j + 1`` the real part of subcarrier ``j``;
-    zeros after a short list's values."""
+def _decode(values, list_at, n_values, out):
+    """Each kept line's values (parsed by :func:`_scan` into ``values[list_at[i]:][:n_values[i]]``) into
+    ``out[i, 2 j]`` (real) and ``out[i, 2 j + 1]`` (imaginary), ``out`` the ``(lines, 2 × subcarriers)``
+    float32 view of the complex64 result: value ``2 j`` of a list is the imaginary part, value ``2 j + 1`` the
+    real part of subcarrier ``j``; zeros after a short list's values."""
     for i in range(list_at.shape[0]):
-        q = list_at[i]
+        at = list_at[i]
         half = n_values[i] // 2
         for j in range(half):
-            imag, q = _next_value(b, q)
-            real, q = _next_value(b, q)
-            out[i, 2 * j] = real
-            out[i, 2 * j + 1] = imag
+            out[i, 2 * j] = values[at + 2 * j + 1]
+            out[i, 2 * j + 1] = values[at + 2 * j]
         out[i, 2 * half:] = 0
 
 
@@ -325,8 +323,9 @@ def read(source) -> HardwareLog:
     role = np.empty((cap, 2), dtype=np.int64)
     list_at = np.empty(cap, dtype=np.int64)
     n_values = np.empty(cap, dtype=np.int64)
+    values = np.empty(b.size // 2 + 1, dtype=np.int8)
     skips = np.zeros(len(SKIP_REASONS), dtype=np.int64)
-    k = _scan(b, ints, mac, stamp, role, list_at, n_values, skips)
+    k = _scan(b, ints, mac, stamp, role, values, list_at, n_values, skips)
     skipped = {r: int(c) for r, c in zip(SKIP_REASONS, skips) if c}
     if k == 0:
         detail = ", ".join(f"{c} {r.replace('_', ' ')}" for r, c in skipped.items()) or "none"
@@ -335,7 +334,7 @@ def read(source) -> HardwareLog:
     tones = (n_values // 2).astype(np.int32)
     width = int(tones.max())
     csi = np.empty((k, width, 1, 1), dtype=np.complex64)
-    _decode(b, list_at, n_values, csi.reshape(k, width).view(np.float32))
+    _decode(values, list_at, n_values, csi.reshape(k, width).view(np.float32))
     ints = ints[:k]
     meta: dict[str, np.ndarray] = {"mac": mac[:k].astype(np.uint64)}
     meta["role"] = _strings(b, role[:k])
