@@ -121,3 +121,81 @@ def test_no_record_is_one_line(runner, tmp_path):
     path.write_bytes(b"type,role,mac,rssi\nI (1) boot\n")
     r = runner.invoke(app, ["parse", str(path), "-o", str(tmp_path / "o")])
     assert r.exit_code == 2 and "no valid ESP32-CSI-Tool CSI_DATA line" in r.stderr
+
+
+def _esp32_corpus(root, records=120):
+    from rfbench.io.writer import make_hardware_log
+    from rfbench.io.writer_settings import HardwareLogSettings
+
+    seed = 0
+    for user in ("ann", "bob"):
+        for gesture in ("push", "wave"):
+            for rep in (1, 2):
+                seed += 1
+                make_hardware_log(root / f"{user}_{gesture}_{rep}.csv",
+                                  HardwareLogSettings(format="esp32", seed=seed, records=records))
+
+
+def test_ingest_files_template_takes_other_hardware(runner, tmp_path):
+    corpus = tmp_path / "corpus"
+    _esp32_corpus(corpus, records=40)
+    (corpus / "cal_push_9.csv").write_bytes(b"CSI_DATA,AP,zz\n")  # an ESP32 log with no valid line
+    r = runner.invoke(app, ["ingest", "files", str(corpus), "-t", "{user}_{gesture}_{rep}.csv", "--label", "gesture",
+                            "--subject", "user", "-o", str(tmp_path / "m.json")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "m.json").read_text())
+    files = {f["path"]: f for rec in doc["recordings"] for f in rec["files"]}
+    assert files["ann_push_1.csv"]["format"] == "esp32" and files["ann_push_1.csv"]["records"] == 40
+    assert any("cal_push_9.csv" in p["path"] and "no valid ESP32-CSI-Tool CSI_DATA line" in p["reason"]
+               for p in doc["problems"])
+
+
+@pytest.mark.long
+def test_esp32_split_windows_predict_score_verify(runner, tmp_path, monkeypatch):
+    """An ESP32 corpus goes the whole chain like an Intel one; the index declares the subcarrier map."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from rfbench.io.files import write_bytes
+    from rfbench.nn.onnx_export import FeatureMap, fit_nearest_centroid, nearest_centroid_model
+
+    monkeypatch.chdir(tmp_path)
+    _esp32_corpus(tmp_path / "corpus")
+
+    def ok(args):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        return result
+
+    ok(["ingest", "files", "corpus", "-t", "{user}_{gesture}_{rep}.csv", "--label", "gesture", "--subject", "user",
+        "-o", "m.json"])
+    ok(["split", "m.json", "-p", "cross-subject", "--test", "bob", "-o", "split.json"])
+    for side in ("train", "test"):
+        ok(["windows", "split.json", "--side", side, "-o", f"w-{side}", "--length", "32", "--antennas", "1x1",
+            "--subcarriers", "56"])
+    index = json.loads((tmp_path / "w-test" / "index.json").read_text())
+    assert index["x"]["hardware"] == "esp32" and index["x"]["shape"][1:] == [32, 1, 56, 1, 1]
+    assert index["x"]["subcarrier_map"] == {"from": "esp32 data subcarriers", "to": "ht20-56", "span": "band"}
+    x, y = np.load("w-train/X.npy"), np.load("w-train/y.npy")
+    features = FeatureMap(row_shape=x.shape[1:], take={1: 0}, mean_axes=(0,))
+    write_bytes("centroid.onnx", nearest_centroid_model(fit_nearest_centroid(features.apply(x), y, 2), features))
+    ok(["predict", "centroid.onnx", "--windows", "w-test", "-o", "scores.npy"])
+    ok(["score", "--task", "gesture", "--pred", "scores.npy", "--rows", "w-test/index.json", "--split", "split.json",
+        "-o", "report.json"])
+    assert "MATCH" in ok(["verify", "report.json"]).output
+    scaled = runner.invoke(app, ["windows", "split.json", "--side", "test", "-o", "w-s", "--antennas", "1x1",
+                                 "--csi", "scaled"])
+    assert scaled.exit_code == 2 and "use --csi raw" in scaled.stderr
+
+
+def test_windows_map_esp32_data_subcarriers():
+    from rfbench.datasets.windows.hardware import read_hardware_csi
+
+    values = []
+    for k in list(range(32)) + list(range(-32, 0)):  # LLTF order; the value of subcarrier k is k (real)
+        values += [0, k if -26 <= k <= 26 and k else 99]  # guard and DC bins hold 99: never read
+    line = ("CSI_DATA,AP,3C:71:BF:6D:2A:78,-73,11,1,0,0,1,1,0,0,0,0,-93,0,1,1,80272146,0,101,0,0,80.363225,128,["
+            + " ".join(map(str, values)) + " ]\n")
+    csi = read_hardware_csi(line.encode(), "esp32", "x.csv", 56, 20).csi
+    # -26..26 without 0 stretched onto -28..28 without 0 (band edges aligned): the ends are -26 and 26
+    assert csi.shape == (1, 56, 1, 1) and csi[0, 0, 0, 0] == -26 and csi[0, -1, 0, 0] == 26
+    assert np.all(np.abs(csi.real) <= 26)

@@ -33,7 +33,7 @@ from rfbench._jit import njit
 from rfbench.errors import FormatError
 from rfbench.io.hwlog import HardwareLog, read_source
 
-__all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "INT_FIELDS", "PREFIX"]
+__all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "INT_FIELDS", "PREFIX", "NULL_SUBCARRIERS"]
 
 FORMAT = "esp32"
 PREFIX = b"CSI_DATA,"
@@ -46,6 +46,9 @@ _N_FIELDS = 25  # before the list
 #: Skip reasons, in the order of the scan kernel's counter array.
 SKIP_REASONS = ("bad_field", "truncated", "bad_value", "odd_list", "empty_list", "not_csi")
 _BAD_FIELD, _TRUNCATED, _BAD_VALUE, _ODD, _EMPTY, _NOT_CSI = range(6)
+#: The LLTF bins that carry no data (DC and the guard bands: only -26..-1 and 1..26 do), left out where CSI is
+#: mapped to another grid (windows).
+NULL_SUBCARRIERS = (0, 27, 28, 29, 30, 31, -32, -31, -30, -29, -28, -27)
 _MAX_DIGITS = 15  # a real_timestamp mantissa of at most 15 digits is exact in float64
 PREFIX_ARRAY = np.frombuffer(PREFIX, dtype=np.uint8).copy()
 HEADER_ARRAY = np.frombuffer(_HEADER_PREFIX, dtype=np.uint8).copy()
