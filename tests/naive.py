@@ -1181,6 +1181,8 @@ def naive_read_atheros(data: bytes, start: int, big: bool) -> dict:
             pos += 1
             while n - pos >= 27 and naive_atheros_record_len(data, pos, big) < 0:
                 pos += 1
+            if n - pos < 27:
+                break  # the bytes left are part of the bad run
             continue
         length = 2 + int.from_bytes(data[pos:pos + 2], order)
         if pos + length > n:

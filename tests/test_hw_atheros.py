@@ -175,3 +175,76 @@ def test_shared_capture_matches_csiread():
         theirs = getattr(ref, names.get(name, name))
         np.testing.assert_array_equal(log.meta[name].astype(np.int64), theirs.astype(np.int64))
     _compare(log, naive.naive_read_atheros(Path(path).read_bytes(), 0, False))
+
+
+def _damaged(rng, data: bytes) -> bytes:
+    """``data`` with random damage: flipped bytes, garbage inserted, a length field rewritten, a cut."""
+    out = bytearray(data)
+    for _ in range(int(rng.integers(0, 4))):
+        out[int(rng.integers(0, len(out)))] = int(rng.integers(0, 256))
+    if rng.random() < 0.5:
+        at = int(rng.integers(0, len(out)))
+        out[at:at] = rng.integers(0, 256, size=int(rng.integers(1, 60)), dtype=np.uint8).tobytes()
+    if rng.random() < 0.5:
+        at = int(rng.integers(0, max(1, len(out) - 2)))
+        out[at:at + 2] = int(rng.integers(0, 65536)).to_bytes(2, "little")
+    return bytes(out[: len(out) - int(rng.integers(0, 50))])
+
+
+def test_every_truncation_keeps_the_whole_records():
+    rng = np.random.default_rng(8)
+    data = atheros.synthesize(rng, 3, nr=1, nc=1, payload_len=3)
+    full = atheros.read(data)
+    size = len(data) // 3
+    for cut in range(atheros.HEADER_BYTES, len(data) + 1):
+        log = atheros.read(data[:cut])
+        assert log.n_records == cut // size
+        if log.n_records:
+            np.testing.assert_array_equal(log.csi, full.csi[: log.n_records])
+        assert log.skipped == ({} if cut % size == 0 else {"truncated": 1})
+
+
+def test_no_allocation_sized_by_a_header():
+    import tracemalloc
+
+    # one plausible record, then a header claiming the largest csi_len and payload_len the fields hold
+    good = _record(_pack([1] * 112))
+    liar = bytearray(good)
+    liar[0:2] = (0xFFFF).to_bytes(2, "little")
+    liar[10:12] = (0xFFFF).to_bytes(2, "little")
+    data = good + bytes(liar)
+    tracemalloc.start()
+    log = atheros.read(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert log.n_records == 1 and log.skipped == {"bad_header": 1}
+    assert peak < 64 * 1024, peak  # the output and per-record arrays are sized by the 334 bytes, not 65535
+
+
+def test_small_fuzz_against_naive():
+    rng = np.random.default_rng(9)
+    for _ in range(25):
+        data = _damaged(rng, atheros.synthesize(rng, 3, nr=int(rng.integers(1, 4)), nc=int(rng.integers(1, 4)),
+                                                endian=str(rng.choice(["little", "big"]))))
+        try:
+            log = atheros.read(data)
+        except FormatError:
+            continue  # the first header was damaged: refused, one line
+        start, big = int(log.variant == "atheros-pull10"), "big-endian" in log.decided["endian"]
+        _compare(log, naive.naive_read_atheros(data, start, big))
+
+
+@pytest.mark.long
+def test_large_fuzz_against_naive():
+    rng = np.random.default_rng(10)
+    for _ in range(400):
+        data = _damaged(rng, atheros.synthesize(rng, int(rng.integers(1, 8)), nr=int(rng.integers(1, 4)),
+                                                nc=int(rng.integers(1, 4)), tones=int(rng.choice([56, 114])),
+                                                endian=str(rng.choice(["little", "big"])),
+                                                pull10=bool(rng.random() < .3), payload_len=int(rng.integers(0, 40))))
+        try:
+            log = atheros.read(data)
+        except FormatError:
+            continue
+        start, big = int(log.variant == "atheros-pull10"), "big-endian" in log.decided["endian"]
+        _compare(log, naive.naive_read_atheros(data, start, big))

@@ -114,3 +114,53 @@ def test_shared_capture_matches_csiread():
     assert [f"{int(m):012X}" for m in log.meta["mac"]] == [m.replace(":", "") for m in ref.mac]
     assert log.problems == {"len_mismatch": 12}  # LLTF-only firmware: len 384, 128 values
     _compare(log, naive.naive_read_esp32(Path(path).read_bytes()))
+
+
+def test_every_truncation_against_naive():
+    data = esp32.synthesize(np.random.default_rng(12), 3, n_values=8)
+    for cut in range(len(data) + 1):
+        part = data[:cut]
+        ref = naive.naive_read_esp32(part)
+        if not ref["records"]:
+            with pytest.raises(FormatError):
+                esp32.read(part)
+            continue
+        _compare(esp32.read(part), ref)
+
+
+def _garbled(rng, data: bytes) -> bytes:
+    out = bytearray(data)
+    for _ in range(int(rng.integers(1, 30))):
+        at = int(rng.integers(0, len(out)))
+        kind = rng.random()
+        if kind < 0.4:
+            out[at] = int(rng.choice(list(b"0123456789 ,[]-+\n\r.:xA")))
+        elif kind < 0.7:
+            out[at:at] = rng.integers(0, 256, size=int(rng.integers(1, 20)), dtype=np.uint8).tobytes()
+        else:
+            del out[at:at + int(rng.integers(1, 20))]
+    return bytes(out)
+
+
+def test_small_fuzz_against_naive():
+    rng = np.random.default_rng(13)
+    for _ in range(20):
+        data = _garbled(rng, esp32.synthesize(rng, 6, n_values=int(rng.choice([8, 128]))))
+        ref = naive.naive_read_esp32(data)
+        if ref["records"]:
+            _compare(esp32.read(data), ref)
+
+
+@pytest.mark.long
+def test_large_fuzz_against_naive():
+    rng = np.random.default_rng(14)
+    for _ in range(300):
+        n_values = int(rng.choice([2, 64, 128, 384]))
+        data = _garbled(rng, esp32.synthesize(rng, int(rng.integers(1, 20)), n_values=n_values,
+                                              header=bool(rng.random() < .5)))
+        ref = naive.naive_read_esp32(data)
+        if ref["records"]:
+            _compare(esp32.read(data), ref)
+        else:
+            with pytest.raises(FormatError):
+                esp32.read(data)

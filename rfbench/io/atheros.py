@@ -141,6 +141,8 @@ def _scan(b, start, big, offsets, fields, timestamp, skips):
             pos += 1
             while n - pos >= HEADER_BYTES and _record_len(b, pos, big) < 0:
                 pos += 1
+            if n - pos < HEADER_BYTES:
+                break  # garbage to the end: counted once, as a bad header
             continue
         if r == -1:
             r = 2 + _u16(b, pos, big)
