@@ -199,3 +199,18 @@ def test_windows_map_esp32_data_subcarriers():
     # -26..26 without 0 stretched onto -28..28 without 0 (band edges aligned): the ends are -26 and 26
     assert csi.shape == (1, 56, 1, 1) and csi[0, 0, 0, 0] == -26 and csi[0, -1, 0, 0] == 26
     assert np.all(np.abs(csi.real) <= 26)
+
+
+@pytest.mark.long
+def test_real_captures_detected():
+    from tests.conftest import conformance_path
+
+    intel = conformance_path("intel5300")
+    for path in sorted(intel.glob("*")):
+        if path.suffix in (".dat", ".6") or path.name.startswith("log."):
+            if path.suffix == ".npz":
+                continue
+            assert parse_files._looks_intel(np.frombuffer(path.read_bytes(), np.uint8)), path.name
+    hardware = conformance_path("hardware")
+    assert parse_files.detect_format((hardware / "ath_csi_1.dat").read_bytes()) == "atheros"
+    assert parse_files.detect_format((hardware / "example_csi.csv").read_bytes()) == "esp32"

@@ -181,17 +181,22 @@ READERS: dict[str, str] = {
 }
 
 
+_MISSING: set = set()  # reader modules found absent (a failed import is not cached by Python)
+
+
 def reader(fmt: str) -> ModuleType:
     """The reader module of format ``fmt`` (a key of :data:`READERS`); FormatError if unknown or unavailable."""
     name = READERS.get(fmt)
     if name is None:
         raise FormatError(f"unknown CSI format {fmt!r}; use one of {', '.join(FORMATS)}")
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        raise FormatError(f"the {fmt} reader is not available in this version of rfbench") from None
+    if name not in _MISSING:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            _MISSING.add(name)
+    raise FormatError(f"the {fmt} reader is not available in this version of rfbench")
 
 
 def available() -> tuple[str, ...]:

@@ -245,21 +245,27 @@ def archive_arrays(log: intel5300.Intel5300Log, scaled: bool = False) -> dict[st
 
 
 def _looks_intel(data: np.ndarray) -> bool:
-    """Whether the first record of ``data`` is an Intel 5300 one: a big-endian length, then code 0xBB with the
-    length its Nrx and Ntx imply, or code 0xC1 followed by another record of code 0xBB or 0xC1 (the Intel path
-    then needs no sniffing of the other formats)."""
+    """Whether ``data`` starts like an Intel 5300 log: among its first 4 records (each a big-endian length and a
+    code), non-CSI ones (code 0xC1) and then a bfee one (0xBB) whose length is the one its Nrx and Ntx imply.
+    The Intel path then needs no sniffing of the other formats."""
     n = data.shape[0]
-    if n < 3:
-        return False
-    field_len = (int(data[0]) << 8) | int(data[1])
-    code = int(data[2])
-    if code == intel5300.BFEE_CODE and n >= 23:
-        nrx, ntx = int(data[11]), int(data[12])
-        length = int(data[19]) | (int(data[20]) << 8)
-        return 1 <= nrx <= 3 and 1 <= ntx <= 3 and length == intel5300.calc_len(nrx, ntx) \
-            and field_len == 21 + length
-    if code == 0xC1 and n >= field_len + 5:
-        return int(data[field_len + 4]) in (intel5300.BFEE_CODE, 0xC1)
+    pos = 0
+    for _ in range(4):
+        if n - pos < 3:
+            return False
+        field_len = (int(data[pos]) << 8) | int(data[pos + 1])
+        code = int(data[pos + 2])
+        if code == intel5300.BFEE_CODE:
+            body = pos + 3
+            if n - body < 20:
+                return False
+            nrx, ntx = int(data[body + 8]), int(data[body + 9])
+            length = int(data[body + 16]) | (int(data[body + 17]) << 8)
+            return 1 <= nrx <= 3 and 1 <= ntx <= 3 and length == intel5300.calc_len(nrx, ntx) \
+                and field_len == 21 + length
+        if code != 0xC1 or field_len == 0:
+            return False
+        pos += 2 + field_len
     return False
 
 
