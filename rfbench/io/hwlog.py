@@ -9,8 +9,13 @@ Each format module (``rfbench/io/atheros.py``, ``esp32.py``, ``nexmon.py``, ``pi
   (:func:`rfbench.io.files.read_input_bytes`); bad records are skipped and counted in ``skipped``, good ones
   kept; a file with no record of the format raises :class:`~rfbench.errors.FormatError` (one line).
 
-The parse command, the archive writer, ``ingest files --template`` and ``windows`` work on this form only, so a
-new format is one module and one entry in :data:`READERS`.
+- ``synthesize(rng, n_records, **options) -> bytes``: a valid file of the format (``rfbench generate hardware``).
+
+The parse command (:func:`rfbench.io.parse_files.detect_format`, :func:`~rfbench.io.parse_files.read_hardware`),
+the archive (:meth:`HardwareLog.archive_arrays`) and its summary (:meth:`HardwareLog.summary`), ``ingest files
+--template`` and ``windows`` work on this form only, so a new format is one module and one entry in
+:data:`READERS`. A reader may also define ``NULL_SUBCARRIERS`` (indices carrying no data, left out where windows
+map the CSI to another grid) and take ``endian`` or ``chip`` keywords (``parse --endian``/``--chip``).
 """
 
 from __future__ import annotations
