@@ -214,3 +214,14 @@ def test_real_captures_detected():
     hardware = conformance_path("hardware")
     assert parse_files.detect_format((hardware / "ath_csi_1.dat").read_bytes()) == "atheros"
     assert parse_files.detect_format((hardware / "example_csi.csv").read_bytes()) == "esp32"
+
+
+def test_summary_time_span_from_any_time_field():
+    log = esp32.read(esp32.synthesize(np.random.default_rng(0), 3))
+    assert log.summary()["time_span_s"] == pytest.approx(0.008)  # local_timestamp 4000 µs apart
+    import dataclasses
+
+    pcap_like = dataclasses.replace(log, meta={"timestamp_sec": np.array([10, 11, 11], np.uint32),
+                                               "timestamp_usec": np.array([900_000, 100_000, 400_000], np.uint32)})
+    assert pcap_like.summary()["time_span_s"] == pytest.approx(0.5)
+    assert pcap_like.summary()["packet_rate_hz"] == pytest.approx(4.0)

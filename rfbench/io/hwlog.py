@@ -114,10 +114,14 @@ class HardwareLog:
         return int(sum(self.skipped.values()))
 
     def time_us(self) -> np.ndarray | None:
-        """Each record's time stamp in µs (the first of :data:`TIME_FIELDS` the log has), or None."""
+        """Each record's time stamp in µs: the first of :data:`TIME_FIELDS` the log has, else
+        ``timestamp_sec`` · 10⁶ + ``timestamp_usec`` (a pcap's record header) when it has both, else None."""
         for name in TIME_FIELDS:
             if name in self.meta:
                 return np.asarray(self.meta[name])
+        if "timestamp_sec" in self.meta and "timestamp_usec" in self.meta:
+            return (np.asarray(self.meta["timestamp_sec"], dtype=np.int64) * 1_000_000
+                    + np.asarray(self.meta["timestamp_usec"], dtype=np.int64))
         return None
 
     def summary(self) -> dict:
