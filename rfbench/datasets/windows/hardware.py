@@ -4,8 +4,9 @@ window settings ask for.
 A manifest from ``rfbench ingest files`` marks each such log with its ``format`` (Atheros CSI Tool,
 ESP32-CSI-Tool, nexmon, PicoScenes). Windows read it with that format's reader and map its own subcarriers
 (its data subcarriers only, ascending: a format's ``NULL_SUBCARRIERS``, such as the ESP32 LLTF's guard and DC
-bins, are left out) to the settings' grid (``--subcarriers`` 30: ``intel30-20``/``intel30-40`` by
-``--bandwidth``; 56: ``ht20-56``; 114: ``ht40-114``) by :func:`rfbench.csi.subcarrier.resample_subcarriers`
+bins, are left out, and so is an FFT grid's unpaired lowest bin, so that the band is symmetric about DC) to
+the settings' grid (``--subcarriers`` 30: ``intel30-20``/``intel30-40`` by ``--bandwidth``; 56: ``ht20-56``;
+114: ``ht40-114``) by :func:`rfbench.csi.subcarrier.resample_subcarriers`
 with ``span="band"`` (band edges aligned: a grid of the same band maps index to index, a narrower one is
 stretched), as the index declares. Raw CSI only (``--csi scaled`` is the Intel 5300's ``get_scaled_csi.m``).
 """
@@ -74,6 +75,9 @@ def _data_columns(log) -> tuple[np.ndarray, np.ndarray]:
         if k not in null and k not in seen:
             seen[k] = col
     order = sorted(seen)
+    if order and order[0] < 0 < order[-1]:  # a band symmetric about DC (an FFT's -N/2..N/2-1 loses its -N/2)
+        edge = min(-order[0], order[-1])
+        order = [k for k in order if -edge <= k <= edge]
     return np.array([seen[k] for k in order], dtype=np.intp), np.array(order, dtype=np.float64)
 
 
