@@ -225,3 +225,15 @@ def test_summary_time_span_from_any_time_field():
                                                "timestamp_usec": np.array([900_000, 100_000, 400_000], np.uint32)})
     assert pcap_like.summary()["time_span_s"] == pytest.approx(0.5)
     assert pcap_like.summary()["packet_rate_hz"] == pytest.approx(4.0)
+
+
+def test_windows_grid_is_symmetric_about_dc():
+    from types import SimpleNamespace
+
+    from rfbench.datasets.windows.hardware import _data_columns
+
+    fft = SimpleNamespace(format="atheros", subcarriers=np.r_[np.arange(0, 4), np.arange(-4, 0)])  # 0..3, -4..-1
+    cols, idx = _data_columns(fft)
+    assert idx.tolist() == [-3, -2, -1, 0, 1, 2, 3] and cols.tolist() == [5, 6, 7, 0, 1, 2, 3]
+    esp = SimpleNamespace(format="esp32", subcarriers=esp32._subcarriers(64))
+    assert _data_columns(esp)[1].tolist() == list(range(-26, 0)) + list(range(1, 27))
