@@ -1189,3 +1189,162 @@ def naive_phase_slope(x, index, tau, spacing):
         for idx in np.ndindex(x.shape[1:]):
             out[(p, *idx)] = x[(p, *idx)] * rotation[int(index[idx[0]])]
     return out
+
+
+# ==========================================================================================================
+# Atheros CSI Tool logs (csi_fun.c: record_status + fill_csi_matrix), with rfbench's skip-and-count policy
+# ==========================================================================================================
+
+
+def naive_atheros_record_len(data: bytes, pos: int, big: bool) -> int:
+    """Length of the record at ``pos`` if its header is plausible, -1 if a plausible record without CSI,
+    -2 if not plausible (the rules of rfbench/io/atheros.py's docstring)."""
+    order = "big" if big else "little"
+    field_len = int.from_bytes(data[pos:pos + 2], order)
+    csi_len = int.from_bytes(data[pos + 10:pos + 12], order)
+    payload_len = int.from_bytes(data[pos + 25:pos + 27], order)
+    if field_len != 25 + csi_len + payload_len:
+        return -2
+    if csi_len == 0:
+        return -1
+    tones, nr, nc = data[pos + 18], data[pos + 19], data[pos + 20]
+    if tones not in (56, 114) or not 1 <= nr <= 3 or not 1 <= nc <= 3:
+        return -2
+    need = math.ceil(tones * nr * nc * 20 / 8)
+    if not need <= csi_len <= need + 3:
+        return -2
+    return 2 + field_len
+
+
+def naive_atheros_csi(csi: bytes, tones: int, nr: int, nc: int) -> np.ndarray:
+    """``(tones, nr, nc)`` complex: the bit stream read LSB first, 10 bits per value, imaginary then real,
+    tone outermost, then transmit antenna (nc), then receive antenna (nr), as fill_csi_matrix loops."""
+    bits = []
+    for byte in csi:
+        bits.extend((byte >> j) & 1 for j in range(8))
+    out = np.zeros((tones, nr, nc), dtype=np.complex128)
+    at = 0
+
+    def take():
+        nonlocal at
+        chunk = bits[at:at + 10] + [0] * max(0, at + 10 - len(bits))
+        at += 10
+        v = sum(bit << j for j, bit in enumerate(chunk))
+        return v - 1024 if v >= 512 else v
+
+    for k in range(tones):
+        for c in range(nc):
+            for r in range(nr):
+                imag = take()
+                real = take()
+                out[k, r, c] = complex(real, imag)
+    return out
+
+
+def naive_read_atheros(data: bytes, start: int, big: bool) -> dict:
+    """Every record of an Atheros log from ``start``: ``records`` (dicts of header fields and ``csi``) and
+    ``skipped`` by reason; after an implausible header, move on one byte at a time to a plausible one."""
+    order = "big" if big else "little"
+    records, skipped = [], {"truncated": 0, "no_csi": 0, "bad_header": 0}
+    pos = start
+    n = len(data)
+    while pos < n:
+        if n - pos < 27:
+            skipped["truncated"] += 1
+            break
+        r = naive_atheros_record_len(data, pos, big)
+        if r == -2:
+            skipped["bad_header"] += 1
+            pos += 1
+            while n - pos >= 27 and naive_atheros_record_len(data, pos, big) < 0:
+                pos += 1
+            if n - pos < 27:
+                break  # the bytes left are part of the bad run
+            continue
+        length = 2 + int.from_bytes(data[pos:pos + 2], order)
+        if pos + length > n:
+            skipped["truncated"] += 1
+            break
+        if r == -1:
+            skipped["no_csi"] += 1
+            pos += length
+            continue
+        h = data[pos + 2:pos + 27]
+        rec = {
+            "timestamp": int.from_bytes(h[0:8], order),
+            "csi_len": int.from_bytes(h[8:10], order), "tx_channel": int.from_bytes(h[10:12], order),
+            "err_info": h[12], "noise_floor": h[13], "rate": h[14], "bandwidth": h[15], "num_tones": h[16],
+            "nr": h[17], "nc": h[18], "rssi": h[19], "rssi_1": h[20], "rssi_2": h[21], "rssi_3": h[22],
+            "payload_len": int.from_bytes(h[23:25], order),
+        }
+        rec["csi"] = naive_atheros_csi(data[pos + 27:pos + 27 + rec["csi_len"]], rec["num_tones"], rec["nr"],
+                                       rec["nc"])
+        records.append(rec)
+        pos += length
+    return {"records": records, "skipped": {k: v for k, v in skipped.items() if v}}
+
+
+# ==========================================================================================================
+# ESP32-CSI-Tool CSV lines (csi_component.h), with rfbench's rules (rfbench/io/esp32.py's docstring)
+# ==========================================================================================================
+
+ESP32_INT_FIELDS = ("rssi", "rate", "sig_mode", "mcs", "bandwidth", "smoothing", "not_sounding", "aggregation",
+                    "stbc", "fec_coding", "sgi", "noise_floor", "ampdu_cnt", "channel", "secondary_channel",
+                    "local_timestamp", "ant", "sig_len", "rx_state", "real_time_set", "len")
+
+
+def _naive_int(text: str):
+    body = text[1:] if text[:1] in "+-" else text
+    if not body or not body.isascii() or not body.isdigit() or len(body) > 18:
+        return None
+    return int(text)
+
+
+def naive_read_esp32(data: bytes) -> dict:
+    """Every CSI_DATA line: ``records`` (dicts of fields and ``csi``: values 2j imaginary, 2j+1 real) and
+    ``skipped`` by reason."""
+    records = []
+    skipped = dict.fromkeys(("bad_field", "truncated", "bad_value", "odd_list", "empty_list", "not_csi"), 0)
+    for raw in data.split(b"\n"):
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        if not line:
+            continue
+        if not line.startswith(b"CSI_DATA,"):
+            if not line.startswith(b"type,role,mac,"):
+                skipped["not_csi"] += 1
+            continue
+        head, sep, rest = line.partition(b",[")
+        fields = head.split(b",")
+        if not sep or len(fields) != 25 or b"[" in fields[1] or b"]" in fields[1]:
+            skipped["bad_field"] += 1
+            continue
+        text = [f.decode("latin-1") for f in fields]
+        ints = [_naive_int(t) for t in text[3:23] + [text[24]]]
+        mac_ok = len(text[2]) == 17 and all(text[2][i] == ":" for i in (2, 5, 8, 11, 14)) and all(
+            c in "0123456789abcdefABCDEF" for i, c in enumerate(text[2]) if i % 3 != 2)
+        ts = text[23]
+        ts_ok = ts.lstrip("-").replace(".", "", 1).isdigit() and len(ts.lstrip("-").replace(".", "")) <= 15
+        if None in ints or not mac_ok or not ts_ok:
+            skipped["bad_field"] += 1
+            continue
+        if b"]" not in rest:
+            skipped["truncated"] += 1
+            continue
+        tokens = [t for t in rest[:rest.index(b"]")].decode("latin-1").split(" ") if t]
+        values = [_naive_int(t) for t in tokens]
+        if any(v is None or not -128 <= v <= 127 for v in values):
+            skipped["bad_value"] += 1
+            continue
+        if not values:
+            skipped["empty_list"] += 1
+            continue
+        if len(values) % 2:
+            skipped["odd_list"] += 1
+            continue
+        rec = dict(zip(ESP32_INT_FIELDS, ints))
+        rec["role"] = text[1]
+        rec["mac"] = int(text[2].replace(":", ""), 16)
+        rec["real_timestamp"] = float(ts)
+        rec["csi"] = np.array([complex(values[2 * j + 1], values[2 * j]) for j in range(len(values) // 2)])
+        records.append(rec)
+    return {"records": records, "skipped": {k: v for k, v in skipped.items() if v}}

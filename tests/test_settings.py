@@ -15,7 +15,7 @@ import typer.main
 from posedata import coco_poses, write_split
 from rfbench.cli import app
 from rfbench.datasets.synthetic_settings import MmfiTreeSettings, WidarTreeSettings
-from rfbench.io.writer_settings import BfeeLogSettings
+from rfbench.io.writer_settings import BfeeLogSettings, HardwareLogSettings
 from rfbench.nn.predict_settings import PredictSettings
 from rfbench.report.robustness_settings import RobustnessSettings
 from rfbench.report.settings import BootstrapSettings, GestureSettings, PoseSettings, ReportOptions, ScoreInputs
@@ -26,7 +26,7 @@ from rfbench.settings import SettingError, Settings, _kind, flag_of, options_of
 COMMANDS = {ScoreInputs: "score", PoseSettings: "score", GestureSettings: "score", BootstrapSettings: "score",
             ReportOptions: "score", PredictSettings: "predict", WidarTreeSettings: "generate widar",
             MmfiTreeSettings: "generate mmfi", BfeeLogSettings: "generate bfee", Limits: "verify",
-            RobustnessSettings: "robustness"}
+            RobustnessSettings: "robustness", HardwareLogSettings: "generate hardware"}
 
 
 def all_settings_classes():
@@ -99,6 +99,7 @@ def _changed(cls):
         WidarTreeSettings: dict(seed=3, repetitions=2, records=(5, 9), clean=True),
         MmfiTreeSettings: dict(seed=3, subjects=("S02", "S13"), actions=("A05",), frames=4, clean=True),
         BfeeLogSettings: dict(seed=3, records=40, random=True, nrx=2, ntx=3, non_csi_every=4, non_csi_bytes=16),
+        HardwareLogSettings: dict(format="atheros", seed=3, records=40),
         Limits: dict(timeout=30.5, cpu_seconds=60, memory_mb=2048, max_gb=2.5),
         RobustnessSettings: dict(corruptions=("noise", "truncation"), severities="2,4", seeds=3,
                                  reference=Path("ref.json")),
@@ -118,8 +119,8 @@ def test_settings_round_trip_through_the_argv_they_record(cls):
     command = _click_command(COMMANDS[cls])
     extra = {"score": ["--pred", "p.npy", "--gt", "g.npy"], "predict": ["m.onnx", "--windows", "w", "-o", "p.npy"],
              "generate widar": ["tree"], "generate mmfi": ["tree"], "generate bfee": ["log.dat"],
-             "verify": ["report.json"], "robustness": ["m.onnx", "--split", "s.json", "--score-like", "r.json",
-                                                        "-o", "d"]}
+             "generate hardware": ["log.dat"], "verify": ["report.json"],
+             "robustness": ["m.onnx", "--split", "s.json", "--score-like", "r.json", "-o", "d"]}
     ctx = command.make_context(COMMANDS[cls].split()[-1], extra[COMMANDS[cls]] + argv, resilient_parsing=True)
     parsed = cls.from_cli(**{k: v for k, v in ctx.params.items() if k in names})
     assert parsed == obj

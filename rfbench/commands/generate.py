@@ -18,7 +18,7 @@ import typer
 from rfbench.commands._common import emit_json, guard, stdout_console
 from rfbench.commands._progress import progress
 from rfbench.datasets.synthetic_settings import MmfiTreeSettings, WidarTreeSettings
-from rfbench.io.writer_settings import BfeeLogSettings
+from rfbench.io.writer_settings import BfeeLogSettings, HardwareLogSettings
 from rfbench.settings import typer_parameters
 
 COMMAND_NAME = "generate"
@@ -26,8 +26,9 @@ _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 generate = typer.Typer(
     help=(
-        "Generate synthetic data, marked as such: a Widar3.0-like tree of bfee logs, an MM-Fi-like tree, or one "
-        "Intel 5300 bfee log. Deterministic by --seed. Trees carry RFBENCH_SYNTHETIC.json, so everything "
+        "Generate synthetic data, marked as such: a Widar3.0-like tree of bfee logs, an MM-Fi-like tree, one "
+        "Intel 5300 bfee log, or one log of another CSI hardware. Deterministic by --seed. Trees carry "
+        "RFBENCH_SYNTHETIC.json, so everything "
         "derived from them (manifests, splits, reports) is tagged SYNTHETIC."
     ),
     context_settings=_CONTEXT,
@@ -135,6 +136,19 @@ def bfee(**values) -> None:
                            f"{made.non_csi_records} non-CSI records)", markup=False, highlight=False)
 
 
+def hardware(**values) -> None:
+    path, force, json_out = values.pop("file"), values.pop("force"), values.pop("json_out")
+    with _guard():
+        from rfbench.io.writer import make_hardware_log
+
+        made = make_hardware_log(path, HardwareLogSettings.from_cli(**values), force=force)
+    if json_out:
+        emit_json(made.to_dict())
+        return
+    stdout_console().print(f"wrote {made.path} ({made.bytes} bytes, {made.records} {made.settings.format} CSI "
+                           "records, synthetic)", markup=False, highlight=False)
+
+
 widar.__signature__ = _signature(WidarTreeSettings, "dir", _TREE_DIR, _TREE_FORCE)
 widar.__doc__ = """Write a Widar3.0-like tree of Intel 5300 bfee logs, six receivers per recording.
 
@@ -163,5 +177,15 @@ Gaussian CSI of the shape given. The result is a valid log for rfbench parse; da
 made in Python (rfbench.io.writer.LogBuilder).
 """
 
-for _command in (widar, mmfi, bfee):
+hardware.__signature__ = _signature(HardwareLogSettings, "file", "Log file to write (its folder is created); "
+                                    "written to a temporary name and renamed.", "Replace an existing file.")
+hardware.__doc__ = """Write one CSI log of another hardware: Atheros CSI Tool, ESP32-CSI-Tool, nexmon_csi or PicoScenes.
+
+Random CSI in the format's own layout, made by its reader (rfbench.io.<format>.synthesize), so that rfbench
+parse, ingest and windows can be tried without a capture: Atheros CSI Tool records of 3x2 at 56 tones
+(little-endian), ESP32-CSI-Tool CSI_DATA lines of 64 subcarriers, and the nexmon and PicoScenes readers'
+defaults. Deterministic by --seed.
+"""
+
+for _command in (widar, mmfi, bfee, hardware):
     generate.command(_command.__name__, context_settings=_CONTEXT)(_command)

@@ -137,7 +137,8 @@ def files(
     json_out: _Json = False,
     force: _Force = False,
 ) -> None:
-    """Ingest any Intel 5300 corpus named by a convention, from a file-name template.
+    """Ingest any CSI corpus named by a convention, from a file-name template (Intel 5300 logs, or logs of the
+    Atheros CSI Tool, ESP32-CSI-Tool, nexmon or PicoScenes, each file's format told from its bytes).
 
     Every file under ROOT is read with the template (files that do not match are problems); every field becomes a
     domain column (an integer only when every value is a canonical decimal); --label, --subject, --location,

@@ -21,7 +21,7 @@ _FLAG = {"metavar": ""}
 def parse(
     inputs: Annotated[
         List[Path],
-        typer.Argument(help="bfee log files, or folders searched recursively for *.dat files (see --glob).",
+        typer.Argument(help="CSI log files, or folders searched recursively for *.dat files (see --glob, --format).",
                        show_default=False),
     ],
     out: Annotated[
@@ -52,13 +52,34 @@ def parse(
                                                    help="Threads parsing files (default: every core).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.",
                                            **_FLAG)] = False,
+    fmt: Annotated[
+        Optional[str],
+        typer.Option("--format", metavar="FORMAT",
+                     help="Read every input as intel5300, atheros, esp32, nexmon or picoscenes (default: told from "
+                          "each input's bytes). Folder inputs then take that format's files (*.dat, *.csv, *.pcap, "
+                          "*.csi) unless --glob says otherwise."),
+    ] = None,
+    endian: Annotated[
+        Optional[str],
+        typer.Option("--endian", metavar="ORDER",
+                     help="Byte order of Atheros logs, little or big (default: the one whose headers are "
+                          "plausible)."),
+    ] = None,
+    chip: Annotated[
+        Optional[str],
+        typer.Option("--chip", metavar="CHIP",
+                     help="nexmon chip (bcm4339, bcm4358, bcm43455c0, bcm4366c0) when the frames do not say it."),
+    ] = None,
 ) -> None:
-    """Parse Intel 5300 CSI logs exactly like the reference MATLAB tools, one .npz per input.
+    """Parse CSI logs (Intel 5300 exactly like the reference MATLAB tools; Atheros CSI Tool, ESP32-CSI-Tool,
+    nexmon_csi and PicoScenes logs, the format told from the bytes), one .npz per input.
 
     Each archive holds plain NumPy arrays (load with numpy.load alone): csi (records, 30, Nrx, Ntx)
     complex64 (or csi_int8 with --raw-int8), the header fields timestamp_low, bfee_count, nrx, ntx, rssi_a,
     rssi_b, rssi_c, noise, agc, antenna_sel, rate, perm (records, 3, 0-based), perm_applied, csi_scaled
-    with --scaled, and source_sha256 / source_bytes of the input. Corrupt records are skipped and counted by
+    with --scaled, and source_sha256 / source_bytes of the input; another hardware's archive holds csi
+    (records, subcarriers, rx, tx), num_tones, nrx, ntx, subcarriers, format, variant, chip, bandwidth_mhz,
+    decided_keys / decided_values (why) and its metadata (docs/parse.md). Corrupt records are skipped and counted by
     reason, never fatal. Inputs are independent: one that cannot be read or holds no valid record is listed
     and the exit code is 2.
 
@@ -76,11 +97,15 @@ def parse(
         from rfbench._process import cheap_exit, collector_paused, load_kernels
         from rfbench.io import parse_files
 
-        found = parse_files.find_inputs(inputs, glob or parse_files.DEFAULT_GLOBS)
+        if fmt is not None and fmt not in parse_files.FORMAT_GLOBS:
+            raise fail(f"--format {fmt}: use one of {', '.join(parse_files.FORMAT_GLOBS)}")
+        if endian is not None and endian not in ("little", "big"):
+            raise fail(f"--endian {endian}: use little or big")
+        found = parse_files.find_inputs(inputs, glob or parse_files.FORMAT_GLOBS.get(fmt, parse_files.DEFAULT_GLOBS))
         load_kernels()
         cheap_exit()
         options = parse_files.ParseOptions(
-            out_dir=out, scaled=scaled, raw_int8=raw_int8, workers=workers,
+            out_dir=out, scaled=scaled, raw_int8=raw_int8, workers=workers, format=fmt, endian=endian, chip=chip,
             existing="replace" if force else ("keep-matching" if skip_existing else "refuse"))
         import threading
 

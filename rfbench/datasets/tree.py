@@ -216,6 +216,30 @@ class LogCount:
     skipped: dict
     sha256: str | None
     error: str | None
+    format: str | None = None  # another CSI hardware's log (rfbench.io.hwlog.FORMATS); None: Intel 5300
+
+
+def _count_other(path: str) -> LogCount | None:
+    """The count of a log of another CSI hardware than the Intel 5300 (its format told from its bytes), or None
+    when the bytes are no such log."""
+    import hashlib
+
+    from rfbench.io.files import read_input_bytes
+    from rfbench.io.parse_files import detect_format, read_hardware
+
+    try:
+        data = read_input_bytes(path)
+        fmt = detect_format(data)
+    except FormatError:
+        return None
+    if fmt == "intel5300":
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        log = read_hardware(data, fmt)
+    except FormatError as exc:
+        return LogCount(0, {}, digest, f"{fmt} log: {exc}", fmt)
+    return LogCount(log.n_records, {k: int(v) for k, v in log.skipped.items() if v}, digest, None, fmt)
 
 
 def _count_batch(paths: list[str]) -> list[LogCount]:
@@ -226,6 +250,10 @@ def _count_batch(paths: list[str]) -> list[LogCount]:
         if isinstance(result, FormatError):
             text = str(result)
             out.append(LogCount(0, {}, None, text[len(path) + 2:] if text.startswith(path + ": ") else text))
+        elif result.n_records == 0:  # no Intel 5300 record: perhaps another hardware's log
+            other = _count_other(path)
+            out.append(other if other is not None else LogCount(0, {k: int(v) for k, v in result.skipped.items()
+                                                                    if v}, result.sha256, None))
         else:
             out.append(LogCount(result.n_records, {k: int(v) for k, v in result.skipped.items() if v},
                                 result.sha256, None))
@@ -286,11 +314,14 @@ def log_entry(rel: str, size: int, count: LogCount | None, owner: str, problems:
         problems.append({"path": rel, "reason": f"empty file (0 bytes); {owner} has no data"})
         return entry, None
     entry["records"], entry["skipped"], entry["sha256"] = count.records, count.skipped, count.sha256
+    if count.format is not None:
+        entry["format"] = count.format
     if count.error is not None:
         problems.append({"path": rel, "reason": f"cannot read: {count.error}"})
         return entry, None
     if count.records == 0:
-        problems.append({"path": rel, "reason": f"no valid Intel 5300 CSI record; {owner} has no data"})
+        what = f"{count.format} CSI record" if count.format else "Intel 5300 CSI record"
+        problems.append({"path": rel, "reason": f"no valid {what}; {owner} has no data"})
         return entry, None
     bad = {k: v for k, v in count.skipped.items() if k != "invalid_perm"}
     if bad:

@@ -9,24 +9,42 @@ Each format module (``rfbench/io/atheros.py``, ``esp32.py``, ``nexmon.py``, ``pi
   (:func:`rfbench.io.files.read_input_bytes`); bad records are skipped and counted in ``skipped``, good ones
   kept; a file with no record of the format raises :class:`~rfbench.errors.FormatError` (one line).
 
-The parse command, the archive writer, ``ingest files --template`` and ``windows`` work on this form only, so a
-new format is one module and one entry in :data:`READERS`.
+- ``synthesize(rng, n_records, **options) -> bytes``: a valid file of the format (``rfbench generate hardware``).
+
+The parse command (:func:`rfbench.io.parse_files.detect_format`, :func:`~rfbench.io.parse_files.read_hardware`),
+the archive (:meth:`HardwareLog.archive_arrays`) and its summary (:meth:`HardwareLog.summary`), ``ingest files
+--template`` and ``windows`` work on this form only, so a new format is one module and one entry in
+:data:`READERS`. A reader may also define ``NULL_SUBCARRIERS`` (indices carrying no data, left out where windows
+map the CSI to another grid) and take ``endian`` or ``chip`` keywords (``parse --endian``/``--chip``).
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
-__all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS"]
+from rfbench.errors import FormatError
+from rfbench.io.files import MAX_INPUT_BYTES, read_input_bytes
+
+__all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source",
+           "TIME_FIELDS", "RESERVED"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
 
 #: Every format rfbench reads, Intel 5300 first, as ``parse --format`` accepts them.
 FORMATS = ("intel5300", "atheros", "nexmon", "esp32", "picoscenes")
+#: Metadata names a log's time stamps (µs) may have, in the order :meth:`HardwareLog.time_us` looks for them.
+TIME_FIELDS = ("timestamp", "local_timestamp", "timestamp_us")
+#: Archive names a metadata field may not take (the archive's own arrays).
+RESERVED = frozenset({"csi", "num_tones", "nrx", "ntx", "subcarriers", "hardware", "format", "variant", "chip",
+                      "bandwidth_mhz", "decided_keys", "decided_values", "skipped_reasons", "skipped_counts",
+                      "problems_reasons", "problems_counts", "source_sha256", "source_bytes"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +75,9 @@ class HardwareLog:
         words the summary shows (e.g. ``{"chip": "chip-version field 0x0065 (bcm43455c0)"}``).
     skipped : mapping of str to int
         Records skipped, by reason.
+    problems : mapping of str to int
+        Records kept although something about them disagrees with the format (e.g. an ESP32 line whose
+        ``len`` field is not its list's length), by kind; each kept record is counted once per kind.
     n_bytes : int
         Size of the input in bytes.
     source : str or None
@@ -75,6 +96,7 @@ class HardwareLog:
     bandwidth_mhz: int | None = None
     decided: Mapping[str, str] = field(default_factory=dict)
     skipped: Mapping[str, int] = field(default_factory=dict)
+    problems: Mapping[str, int] = field(default_factory=dict)
     n_bytes: int = 0
     source: str | None = None
 
@@ -90,3 +112,129 @@ class HardwareLog:
     def n_skipped(self) -> int:
         """Records skipped, all reasons together."""
         return int(sum(self.skipped.values()))
+
+    def time_us(self) -> np.ndarray | None:
+        """Each record's time stamp in µs: the first of :data:`TIME_FIELDS` the log has, else
+        ``timestamp_sec`` · 10⁶ + ``timestamp_usec`` (a pcap's record header) when it has both, else None."""
+        for name in TIME_FIELDS:
+            if name in self.meta:
+                return np.asarray(self.meta[name])
+        if "timestamp_sec" in self.meta and "timestamp_usec" in self.meta:
+            return (np.asarray(self.meta["timestamp_sec"], dtype=np.int64) * 1_000_000
+                    + np.asarray(self.meta["timestamp_usec"], dtype=np.int64))
+        return None
+
+    def summary(self) -> dict:
+        """A JSON-ready summary, with the keys of the Intel 5300 log's (records, shapes, skipped, time span,
+        packet rate) and what was decided: format, variant, chip, bandwidth and why, problems."""
+        shapes: dict[str, int] = {}
+        for r, t in zip(self.n_rx.tolist(), self.n_tx.tolist()):
+            shapes[f"{r}x{t}"] = shapes.get(f"{r}x{t}", 0) + 1
+        span = 0.0
+        t = self.time_us()
+        if t is not None and t.size > 1:
+            span = float(int(t[-1]) - int(t[0])) / 1e6
+        return {
+            "source": self.source,
+            "bytes": self.n_bytes,
+            "records": self.n_records,
+            "shape": list(self.csi.shape[1:]),
+            "shapes": dict(sorted(shapes.items())),
+            "skipped": dict(self.skipped),
+            "non_csi": {},
+            "time_span_s": span,
+            "packet_rate_hz": (self.n_records - 1) / span if span > 0 else None,
+            "format": self.format,
+            "variant": self.variant,
+            "chip": self.chip,
+            "bandwidth_mhz": self.bandwidth_mhz,
+            "decided": dict(self.decided),
+            "problems": dict(self.problems),
+        }
+
+    def archive_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays of this log's CSI archive (docs/parse.md, "Other hardware"), in the Intel 5300 archive's
+        schema where the two share a notion, without the ``source_*`` arrays (the parse job adds them)."""
+        arrays: dict[str, np.ndarray] = {
+            "csi": self.csi,
+            "num_tones": np.asarray(self.num_tones, dtype=np.int32),
+            "nrx": np.asarray(self.n_rx, dtype=np.int32),
+            "ntx": np.asarray(self.n_tx, dtype=np.int32),
+            "subcarriers": np.asarray(self.subcarriers, dtype=np.int32),
+            "hardware": np.array(self.format),
+            "format": np.array(self.format),
+            "variant": np.array(self.variant),
+            "chip": np.array(self.chip or ""),
+            "bandwidth_mhz": np.array(-1 if self.bandwidth_mhz is None else int(self.bandwidth_mhz), dtype=np.int32),
+        }
+        keys = sorted(self.decided)
+        arrays["decided_keys"] = np.array(keys, dtype="U16")
+        arrays["decided_values"] = np.array([str(self.decided[k]) for k in keys], dtype=str).astype("U")
+        for prefix, counts in (("skipped", self.skipped), ("problems", self.problems)):
+            names = list(counts)
+            arrays[f"{prefix}_reasons"] = np.array(names, dtype="U24")
+            arrays[f"{prefix}_counts"] = np.array([counts[r] for r in names], dtype=np.int64)
+        for name, values in self.meta.items():
+            if name not in arrays and name not in RESERVED:
+                arrays[name] = np.asarray(values)
+        return arrays
+
+
+#: The reader module of each format but the Intel 5300's, imported when first needed (a format whose module
+#: is absent is simply unavailable).
+READERS: dict[str, str] = {
+    "atheros": "rfbench.io.atheros",
+    "esp32": "rfbench.io.esp32",
+    "nexmon": "rfbench.io.nexmon",
+    "picoscenes": "rfbench.io.picoscenes",
+}
+
+
+_MISSING: set = set()  # reader modules found absent (a failed import is not cached by Python)
+
+
+def reader(fmt: str) -> ModuleType:
+    """The reader module of format ``fmt`` (a key of :data:`READERS`); FormatError if unknown or unavailable."""
+    name = READERS.get(fmt)
+    if name is None:
+        raise FormatError(f"unknown CSI format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if name not in _MISSING:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            _MISSING.add(name)
+    raise FormatError(f"the {fmt} reader is not available in this version of rfbench")
+
+
+def available() -> tuple[str, ...]:
+    """The formats of :data:`READERS` whose module can be imported, in :data:`FORMATS` order."""
+    out = []
+    for fmt in FORMATS:
+        if fmt in READERS:
+            try:
+                reader(fmt)
+            except FormatError:
+                continue
+            out.append(fmt)
+    return tuple(out)
+
+
+def detect(head: bytes) -> list[str]:
+    """Every available format (of :data:`READERS`) whose ``sniff`` accepts ``head`` (the first
+    :data:`SNIFF_BYTES` of a file), in :data:`FORMATS` order."""
+    head = bytes(head[:SNIFF_BYTES])
+    return [fmt for fmt in available() if reader(fmt).sniff(head)]
+
+
+def read_source(source, what: str, cap: int | None = None) -> tuple[bytes, str | None]:
+    """The bytes of ``source`` (a path, read through the safe opener, or a bytes-like) and its path if any."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), None
+    if isinstance(source, np.ndarray) and source.dtype == np.uint8 and source.ndim == 1:
+        return source.tobytes(), None
+    if isinstance(source, (str, os.PathLike)):
+        return read_input_bytes(source, what, cap=cap or MAX_INPUT_BYTES), os.fspath(source)
+    raise TypeError(f"expected a path or bytes, not {type(source).__name__}")
+

@@ -68,8 +68,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from rfbench.errors import OutputExistsError, RfbenchError, ValidationError
-from rfbench.io import intel5300
+from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
+from rfbench.io import hwlog, intel5300
 from rfbench.io.files import file_mode, new_temporary, open_regular
 
 __all__ = [
@@ -87,10 +87,19 @@ __all__ = [
     "recorded_source",
     "BATCH_SECONDS",
     "BATCH_FILES",
+    "FORMAT_GLOBS",
+    "READER_OPTIONS",
+    "detect_format",
+    "read_hardware",
 ]
 
 #: Folder inputs take files whose name matches one of these patterns (``--glob``).
 DEFAULT_GLOBS = ("*.dat",)
+#: ...or, with a format given (``--format``), these.
+FORMAT_GLOBS = {"intel5300": ("*.dat",), "atheros": ("*.dat",), "esp32": ("*.csv",), "nexmon": ("*.pcap",),
+                "picoscenes": ("*.csi",)}
+#: Options passed to the reader that takes them (a keyword of its ``read``), ignored by the others.
+READER_OPTIONS = ("endian", "chip")
 #: What to do with an output that already exists: refuse it (an error for that input), replace it, or keep
 #: it when it records the same input (sha256 and size) and refuse it otherwise.
 EXISTING = ("refuse", "replace", "keep-matching")
@@ -235,6 +244,72 @@ def archive_arrays(log: intel5300.Intel5300Log, scaled: bool = False) -> dict[st
     return arrays
 
 
+def _looks_intel(data: np.ndarray) -> bool:
+    """Whether ``data`` starts like an Intel 5300 log: among its first 4 records (each a big-endian length and a
+    code), non-CSI ones (code 0xC1) and then a bfee one (0xBB) whose length is the one its Nrx and Ntx imply.
+    The Intel path then needs no sniffing of the other formats."""
+    n = data.shape[0]
+    pos = 0
+    for _ in range(4):
+        if n - pos < 3:
+            return False
+        field_len = (int(data[pos]) << 8) | int(data[pos + 1])
+        code = int(data[pos + 2])
+        if code == intel5300.BFEE_CODE:
+            body = pos + 3
+            if n - body < 20:
+                return False
+            nrx, ntx = int(data[body + 8]), int(data[body + 9])
+            length = int(data[body + 16]) | (int(data[body + 17]) << 8)
+            return 1 <= nrx <= 3 and 1 <= ntx <= 3 and length == intel5300.calc_len(nrx, ntx) \
+                and field_len == 21 + length
+        if code != 0xC1 or field_len == 0:
+            return False
+        pos += 2 + field_len
+    return False
+
+
+def detect_format(data) -> str:
+    """The format of a log from its bytes: ``"intel5300"`` when its first record is an Intel 5300 one or no
+    other reader recognises it (the Intel reader then says what is wrong), else the one format whose
+    ``sniff`` accepts it (:func:`rfbench.io.hwlog.detect`).
+
+    Raises
+    ------
+    FormatError
+        Two or more formats accept the bytes (pass the format to choose).
+    """
+    data = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    if _looks_intel(data):
+        return "intel5300"
+    found = hwlog.detect(data[:hwlog.SNIFF_BYTES].tobytes())
+    if len(found) > 1:
+        raise FormatError(f"the bytes fit {' and '.join(found)} logs alike; pass `format` to choose")
+    return found[0] if found else "intel5300"
+
+
+def read_hardware(data, fmt: str, options: ParseOptions | None = None, path: str | None = None) -> hwlog.HardwareLog:
+    """Read ``data`` (bytes) with the reader of ``fmt``, passing it the options of :data:`READER_OPTIONS` its
+    ``read`` takes; a FormatError names ``path``."""
+    import inspect
+
+    module = hwlog.reader(fmt)
+    params = inspect.signature(module.read).parameters
+    options = options or ParseOptions()
+    kwargs = {k: getattr(options, k) for k in READER_OPTIONS if k in params and getattr(options, k) is not None}
+    buf = data if isinstance(data, (bytes, bytearray, memoryview)) else memoryview(np.ascontiguousarray(data))
+    try:
+        log = module.read(buf, **kwargs)
+    except FormatError as exc:
+        message = str(exc)
+        raise FormatError(message[len("input: "):] if message.startswith("input: ") else message) from None
+    if path is not None:
+        from dataclasses import replace
+
+        log = replace(log, source=path)
+    return log
+
+
 def recorded_source(archive: Path) -> tuple[str, int] | None:
     """``(source_sha256, source_bytes)`` recorded in an existing archive, or None when it records none (an
     archive from an older rfbench, or not an archive). Reads only those two members, each bounded."""
@@ -278,6 +353,11 @@ class ParseOptions:
         One of :data:`EXISTING`: ``"refuse"`` (default), ``"replace"`` or ``"keep-matching"``.
     workers : int or None
         Threads parsing files (default: one per core, at most 8).
+    format : str or None
+        Read every input as this format (one of :data:`rfbench.io.hwlog.FORMATS`); default: each input's
+        format is told from its bytes (:func:`detect_format`).
+    endian, chip : str or None
+        Passed to the reader whose ``read`` takes them (Atheros: ``endian``; nexmon: ``chip``).
     """
 
     out_dir: Path | None = None
@@ -285,8 +365,15 @@ class ParseOptions:
     raw_int8: bool = False
     existing: str = "refuse"
     workers: int | None = None
+    format: str | None = None
+    endian: str | None = None
+    chip: str | None = None
 
     def __post_init__(self):
+        if self.format is not None and self.format not in hwlog.FORMATS:
+            raise ValidationError(f"format must be one of {', '.join(hwlog.FORMATS)}, not {self.format!r}")
+        if self.endian not in (None, "little", "big"):
+            raise ValidationError(f"endian must be little or big, not {self.endian!r}")
         if self.existing not in EXISTING:
             raise ValidationError(f"existing must be one of {', '.join(EXISTING)}, not {self.existing!r}")
         if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)
@@ -574,6 +661,9 @@ class _Job:
             raise OutputExistsError(f"output {target} was made from a different input (sha256 {recorded[0][:12]}…, "
                                     f"{recorded[1]} bytes; this input: {digest[:12]}…, {data.shape[0]} bytes); "
                                     "pass `force` to replace it")
+        fmt = self.options.format or detect_format(data)
+        if fmt != "intel5300":
+            return self._other(i, rec, path, target, data, digest, fmt)
         log = intel5300._parse(data, str(path), self.options.raw_int8, self.unpack_threads, out=scratch.csi_out,
                                records=scratch.record_outputs(data.shape[0]))
         summary = log.summary()
@@ -586,6 +676,23 @@ class _Job:
                 + (f"; non-CSI records: {sum(log.non_csi.values())}" if log.non_csi else "")
             )
         arrays = archive_arrays(log, self.options.scaled)
+        arrays["source_sha256"] = np.array(digest)
+        arrays["source_bytes"] = np.array(data.shape[0], dtype=np.int64)
+        if self.cancel.is_set():
+            return None
+        return self._write_temp(i, target, arrays)
+
+    def _other(self, i: int, rec: dict, path: Path, target: Path, data: np.ndarray, digest: str,
+               fmt: str) -> _Pending | None:
+        """:meth:`_one` for a log of another hardware than the Intel 5300: its reader, its archive."""
+        if self.options.scaled or self.options.raw_int8:
+            raise _Failed(f"a {fmt} log has no scaled or int8 form (`scaled` and `raw_int8` are for Intel 5300 logs)")
+        log = read_hardware(data, fmt, self.options, str(path))
+        rec["summary"] = log.summary()
+        if log.n_records == 0:
+            bad = ", ".join(f"{k} {v}" for k, v in log.skipped.items() if v)
+            raise _Failed(f"no valid {fmt} CSI record found" + (f"; skipped: {bad}" if bad else ""))
+        arrays = log.archive_arrays()
         arrays["source_sha256"] = np.array(digest)
         arrays["source_bytes"] = np.array(data.shape[0], dtype=np.int64)
         if self.cancel.is_set():

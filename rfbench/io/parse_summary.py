@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 
-__all__ = ["TABLE_ROWS", "summary_lines", "interrupted_line", "plain"]
+__all__ = ["TABLE_ROWS", "summary_lines", "interrupted_line", "plain", "hardware_notes"]
 
 def _spans(names: list) -> str:
     """Consecutive runs of inputs as ``first … last`` (or one name), comma-separated, at most 4 runs."""
@@ -84,6 +84,8 @@ def _rows(files: list) -> tuple[list, list, int]:
         if r["status"] != "written":
             rows.append((r["name"], "failed" if r["status"] == "failed" else "not done", "-", "-", "-", "-", "-"))
             continue
+        if s.get("format"):
+            notes.extend(hardware_notes(r["name"], s))
         if s["skipped"].get("invalid_perm"):
             notes.append(f"{r['name']}: {s['skipped']['invalid_perm']} record(s) kept unpermuted (invalid_perm: "
                          "their antenna permutation is not one the reference applies)")
@@ -100,6 +102,21 @@ def _rows(files: list) -> tuple[list, list, int]:
     if len(files) > TABLE_ROWS:
         rows.append(_total_row(files))
     return rows, notes, left_out
+
+
+def hardware_notes(name: str, s: dict) -> list[str]:
+    """The lines saying how a log of another hardware than the Intel 5300 was read: its format, variant, chip
+    and bandwidth and why each, and the problems counted in records it kept."""
+    what = [s["variant"]]
+    if s.get("chip"):
+        what.append(f"chip {s['chip']}")
+    what.append(f"{s['bandwidth_mhz']} MHz" if s.get("bandwidth_mhz") else "bandwidth unknown")
+    why = "; ".join(f"{k}: {v}" for k, v in s.get("decided", {}).items())
+    lines = [f"{name}: {s['format']} log read as {', '.join(what)}" + (f" ({why})" if why else "")]
+    if s.get("problems"):
+        kinds = ", ".join(f"{k} {v}" for k, v in s["problems"].items())
+        lines.append(f"{name}: records kept with problems: {kinds}")
+    return lines
 
 
 def _wrap_path(path: str, width: int) -> str:

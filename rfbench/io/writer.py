@@ -30,7 +30,7 @@ import numpy as np
 from rfbench.errors import ValidationError
 from rfbench.io.files import check_writable, write_bytes
 from rfbench.io.intel5300 import BFEE_CODE, HEADER_FIELDS, calc_len
-from rfbench.io.writer_settings import BfeeLogSettings
+from rfbench.io.writer_settings import BfeeLogSettings, HardwareLogSettings
 
 __all__ = [
     "pack_payload",
@@ -404,3 +404,43 @@ def make_bfee_log(path: str | os.PathLike, settings: BfeeLogSettings | None = No
         nrx, ntx, non_csi = 3, 1, s.records
     write_log(path, data, force=force)
     return LogSummary(str(path), len(data), s.records, non_csi, nrx, ntx, s)
+
+
+@dataclass(frozen=True)
+class HardwareLogSummary:
+    """What :func:`make_hardware_log` wrote."""
+
+    path: str
+    bytes: int
+    records: int
+    settings: HardwareLogSettings
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "bytes": self.bytes, "format": self.settings.format, "records": self.records,
+                "synthetic": True, "settings": self.settings.to_dict()}
+
+
+def make_hardware_log(path: str | os.PathLike, settings: HardwareLogSettings | None = None, *,
+                      force: bool = False) -> HardwareLogSummary:
+    """Write a generated log of ``settings.format`` (its reader's ``synthesize``, seeded) to ``path``, atomically;
+    an existing file is refused unless ``force``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from rfbench.io import esp32
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "board.csv"
+    >>> made = make_hardware_log(path, HardwareLogSettings(format="esp32", records=5))
+    >>> esp32.read(path).csi.shape
+    (5, 64, 1, 1)
+    """
+    from rfbench.io import hwlog
+
+    s = HardwareLogSettings() if settings is None else settings
+    if not isinstance(s, HardwareLogSettings):
+        raise ValidationError(f"settings must be HardwareLogSettings, got {type(s).__name__}")
+    module = hwlog.reader(s.format)
+    path = check_writable(path, force)
+    data = module.synthesize(np.random.default_rng(s.seed), s.records)
+    write_log(path, data, force=force)
+    return HardwareLogSummary(str(path), len(data), s.records, s)

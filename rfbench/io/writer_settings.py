@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 
 from rfbench.settings import SettingError, Settings, flag_of, setting
 
-__all__ = ["BfeeLogSettings", "MAX_LOG_RECORDS", "RANDOM_ONLY"]
+__all__ = ["BfeeLogSettings", "HardwareLogSettings", "MAX_LOG_RECORDS", "RANDOM_ONLY", "HARDWARE_FORMATS"]
 
 _U63 = 2**63 - 1
 
@@ -43,3 +43,18 @@ class BfeeLogSettings(Settings):
             if f.name in RANDOM_ONLY and getattr(self, f.name) != f.default:
                 raise SettingError(type(self).__name__, f.name, flag_of(f),
                                    "applies to random logs only; a capture-like log has the capture's fixed shape")
+
+
+#: The formats ``rfbench generate hardware`` writes (each reader's ``synthesize``; rfbench.io.hwlog.READERS).
+HARDWARE_FORMATS = ("atheros", "esp32", "nexmon", "picoscenes")
+
+
+@dataclass(frozen=True)
+class HardwareLogSettings(Settings):
+    """A CSI log of another hardware than the Intel 5300, made by its reader's ``synthesize``: random CSI in the
+    format's own layout (Atheros CSI Tool: 3x2 at 56 tones, little-endian; ESP32-CSI-Tool: 64-subcarrier LLTF
+    lines; nexmon and PicoScenes: their readers' defaults)."""
+
+    format: str = setting("esp32", "Format of the log.", choices=HARDWARE_FORMATS)
+    seed: int = setting(0, "Seed: the same settings and seed give a byte-identical log.", min=0, max=_U63)
+    records: int = setting(200, "CSI records (lines, frames) in the log.", min=1, max=MAX_LOG_RECORDS)

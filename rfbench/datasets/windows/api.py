@@ -147,7 +147,14 @@ def index_document(plan: Plan, produced: Produced, x_entry: dict, y_entry: dict,
     if s.label_set is not None:
         settings["label_set"] = _rel(Path(s.label_set), base)
     x = {"dtype": "float32", "axes": list(plan.x_axes), "features": list(s.feature_names), **x_entry}
-    if job.kind == "intel5300" and s.subcarriers != 30:
+    hardware = getattr(plan, "hardware_format", None)
+    if job.kind == "intel5300" and hardware is not None:
+        from rfbench.datasets.windows.hardware import SPAN, target_grid
+
+        x["subcarrier_map"] = {"from": f"{hardware} data subcarriers", "to": target_grid(s.subcarriers, s.bandwidth),
+                               "span": SPAN}
+        x["hardware"] = hardware
+    elif job.kind == "intel5300" and s.subcarriers != 30:
         from rfbench.datasets.windows.build import _grids
 
         src, dst, span = _grids(s)

@@ -222,6 +222,7 @@ class Plan:
     notes: list
     receivers: list = field(default_factory=list)  # Intel 5300: the receivers every recording must have
     receiver_key: str | None = None  # Intel 5300: the file entries' key naming the receiver (None: one log each)
+    hardware_format: str | None = None  # the logs' format when another hardware's (rfbench.io.hwlog.FORMATS)
 
     @property
     def n_rows(self) -> int:
@@ -480,7 +481,17 @@ def _intel_plan(job: SideJob) -> Plan:
             notes = ["packet windows per receiver: receivers have different packet counts and are not time-aligned, "
                      "so a row is one receiver's packets start…stop−1 (its receiver key); windows of one recording "
                      "never mix receivers"]
-    if n_sub != 30:
+    from rfbench.datasets.windows.hardware import SPAN, corpus_format, target_grid
+
+    hardware = corpus_format(job.manifest)
+    if hardware is not None:
+        if s.csi == "scaled":
+            raise ValidationError(f"`csi` scaled is the Intel 5300's get_scaled_csi.m; the manifest's logs are "
+                                  f"{hardware} logs: use `csi` raw")
+        notes.append(f"subcarriers: each {hardware} log's data subcarriers resampled to "
+                     f"{target_grid(n_sub, s.bandwidth)} by linear interpolation of the complex CSI (span {SPAN}: "
+                     "band edges aligned)")
+    elif n_sub != 30:
         src, dst, span = _grids(s)
         notes.append(f"subcarriers: the 30 logged groups ({src}) resampled to {dst} by linear interpolation of the "
                      f"complex CSI (span {span}: " + ("physical subcarrier indices" if span == "index"
@@ -491,6 +502,7 @@ def _intel_plan(job: SideJob) -> Plan:
     plan = Plan(job, [], [], [], np.dtype(np.int64), (), x_row, axes, notes)
     plan.receivers = expected
     plan.receiver_key = key
+    plan.hardware_format = hardware
     return plan
 
 
@@ -634,7 +646,12 @@ def _intel_recording(job: SideJob, rec: dict, plan: Plan, nrx: int, ntx: int, ne
     for r in expected:
         entry = files[r]
         buf = job.files.read(entry)
-        log = intel5300.read(buf, raw_int8=True, threads=1)
+        if plan.hardware_format is not None:
+            from rfbench.datasets.windows.hardware import read_hardware_csi
+
+            log = read_hardware_csi(buf, plan.hardware_format, entry["path"], s.subcarriers, s.bandwidth)
+        else:
+            log = intel5300.read(buf, raw_int8=True, threads=1)
         recorded = entry.get("records")
         if isinstance(recorded, int) and log.n_records != recorded:
             raise ValidationError(f"{entry['path']}: {log.n_records} CSI records, but ingest counted {recorded}: the "
@@ -679,17 +696,21 @@ def _intel_recording(job: SideJob, rec: dict, plan: Plan, nrx: int, ntx: int, ne
 
 def _receiver_csi(s: WindowSettings, log, recording: str, receiver) -> np.ndarray:
     """One receiver's CSI as the settings ask: the logged int8 pairs as they are, or complex (raw or scaled),
-    corrupted, interpolated to other subcarriers and resampled to ``s.resample`` packets when asked."""
-    if s.csi == "raw" and s.subcarriers == 30 and s.resample is None and s.corrupt is None:
-        return log.csi_int8
+    corrupted, interpolated to other subcarriers and resampled to ``s.resample`` packets when asked. Another
+    hardware's log (:class:`~rfbench.datasets.windows.hardware.HardwareCsi`) is on the settings' grid already
+    (corrupted there)."""
     from rfbench.csi.subcarrier import resample_subcarriers
+    from rfbench.datasets.windows.hardware import HardwareCsi
 
-    csi = log.scaled_csi() if s.csi == "scaled" else log.complex_csi()
+    hardware = isinstance(log, HardwareCsi)
+    if not hardware and s.csi == "raw" and s.subcarriers == 30 and s.resample is None and s.corrupt is None:
+        return log.csi_int8
+    csi = log.scaled_csi() if s.csi == "scaled" and not hardware else log.complex_csi()
     if s.corrupt is not None:
         from rfbench.datasets.windows.corrupt import corrupt_receiver
 
         csi = corrupt_receiver(s, csi, recording, receiver)
-    if s.subcarriers != 30:
+    if s.subcarriers != 30 and not hardware:
         src, dst, span = _grids(s)
         csi = resample_subcarriers(csi, src, dst, axis=1, span=span)
     if s.resample is not None:

@@ -1,0 +1,99 @@
+"""Windows of logs of other CSI hardware than the Intel 5300 (issue 26): the receiver's CSI, on the grid the
+window settings ask for.
+
+A manifest from ``rfbench ingest files`` marks each such log with its ``format`` (Atheros CSI Tool,
+ESP32-CSI-Tool, nexmon, PicoScenes). Windows read it with that format's reader and map its own subcarriers
+(its data subcarriers only, ascending: a format's ``NULL_SUBCARRIERS``, such as the ESP32 LLTF's guard and DC
+bins, are left out, and so is an FFT grid's unpaired lowest bin, so that the band is symmetric about DC) to
+the settings' grid (``--subcarriers`` 30: ``intel30-20``/``intel30-40`` by ``--bandwidth``; 56: ``ht20-56``;
+114: ``ht40-114``) by :func:`rfbench.csi.subcarrier.resample_subcarriers`
+with ``span="band"`` (band edges aligned: a grid of the same band maps index to index, a narrower one is
+stretched), as the index declares. Raw CSI only (``--csi scaled`` is the Intel 5300's ``get_scaled_csi.m``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rfbench.errors import ValidationError
+
+__all__ = ["HardwareCsi", "read_hardware_csi", "corpus_format", "SPAN", "target_grid"]
+
+#: How a hardware log's subcarriers are matched to the settings' grid.
+SPAN = "band"
+
+
+@dataclass(frozen=True)
+class HardwareCsi:
+    """One log's CSI on the settings' grid: ``csi`` ``(records, subcarriers, rx, tx)`` complex64, each record's
+    ``nrx``/``ntx`` (the window build's odd-records policy reads them like an Intel 5300 log's)."""
+
+    csi: np.ndarray
+    nrx: np.ndarray
+    ntx: np.ndarray
+
+    @property
+    def n_records(self) -> int:
+        return int(self.csi.shape[0])
+
+    def complex_csi(self) -> np.ndarray:
+        return self.csi
+
+
+def target_grid(subcarriers: int, bandwidth: int) -> str:
+    """The grid name windows map a hardware log to."""
+    if subcarriers == 30:
+        return "intel30-20" if bandwidth == 20 else "intel30-40"
+    return {56: "ht20-56", 114: "ht40-114"}[subcarriers]
+
+
+def corpus_format(manifest) -> str | None:
+    """The one hardware format of a manifest's logs (their ``format``), None for Intel 5300 logs; a manifest
+    mixing formats is refused."""
+    found = {f.get("format") for r in manifest.recordings for f in r.get("files", [])}
+    if found == {None}:
+        return None
+    if len(found) > 1:
+        shown = ", ".join(sorted("intel5300" if f is None else str(f) for f in found))
+        raise ValidationError(f"the manifest mixes CSI formats ({shown}); windows are made of one format's logs")
+    return str(found.pop())
+
+
+def _data_columns(log) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``log.csi`` holding data subcarriers, ascending by index, each index once, and those
+    indices."""
+    from rfbench.io import hwlog
+
+    idx = np.asarray(log.subcarriers)
+    if idx.ndim != 1:
+        raise ValidationError("records of this log have different subcarrier sets; windows need one grid per log")
+    null = set(getattr(hwlog.reader(log.format), "NULL_SUBCARRIERS", ()))
+    seen: dict[int, int] = {}
+    for col, k in enumerate(idx.tolist()):
+        if k not in null and k not in seen:
+            seen[k] = col
+    order = sorted(seen)
+    if order and order[0] < 0 < order[-1]:  # a band symmetric about DC (an FFT's -N/2..N/2-1 loses its -N/2)
+        edge = min(-order[0], order[-1])
+        order = [k for k in order if -edge <= k <= edge]
+    return np.array([seen[k] for k in order], dtype=np.intp), np.array(order, dtype=np.float64)
+
+
+def read_hardware_csi(data: bytes, fmt: str, where: str, subcarriers: int, bandwidth: int) -> HardwareCsi:
+    """Read one log of ``fmt`` and put its CSI on the settings' grid (see the module docstring)."""
+    from rfbench.csi.subcarrier import resample_subcarriers
+    from rfbench.errors import FormatError
+    from rfbench.io.parse_files import read_hardware
+
+    try:
+        log = read_hardware(data, fmt)
+    except FormatError as exc:
+        raise ValidationError(f"{where}: {exc}") from None
+    cols, src = _data_columns(log)
+    if src.size < 2:
+        raise ValidationError(f"{where}: fewer than 2 data subcarriers; no grid to map from")
+    csi = log.csi[:, cols]
+    mapped = resample_subcarriers(csi, src, target_grid(subcarriers, bandwidth), axis=1, span=SPAN)
+    return HardwareCsi(np.ascontiguousarray(mapped, dtype=np.complex64), np.asarray(log.n_rx), np.asarray(log.n_tx))

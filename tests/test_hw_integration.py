@@ -1,0 +1,239 @@
+"""Every CSI format through `rfbench parse`: told from the bytes, forced with --format, the archive's schema, the
+summary and --json saying what was decided and why, refusals as one line and exit 2; the registry."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rfbench.cli import app
+from rfbench.errors import FormatError
+from rfbench.io import atheros, esp32, hwlog, parse_files
+from rfbench.io.writer import synthetic_log
+
+
+@pytest.fixture
+def logs(tmp_path):
+    rng = np.random.default_rng(11)
+    paths = {
+        "atheros": tmp_path / "ath.dat",
+        "atheros_big": tmp_path / "router.dat",
+        "esp32": tmp_path / "board.csv",
+        "intel": tmp_path / "intel.dat",
+    }
+    paths["atheros"].write_bytes(atheros.synthesize(rng, 6, nr=3, nc=2))
+    paths["atheros_big"].write_bytes(atheros.synthesize(rng, 3, endian="big", pull10=True, nr=2, nc=1, tones=114))
+    paths["esp32"].write_bytes(esp32.synthesize(rng, 5))
+    paths["intel"].write_bytes(synthetic_log(4, nrx=3, ntx=1, seed=2))
+    return paths
+
+
+def test_registry_is_lazy_and_knows_the_formats():
+    assert set(hwlog.READERS) == {"atheros", "esp32", "nexmon", "picoscenes"}
+    assert {"atheros", "esp32"} <= set(hwlog.available())
+    assert hwlog.reader("atheros") is atheros
+    with pytest.raises(FormatError, match="unknown CSI format"):
+        hwlog.reader("intel9999")
+
+
+def test_detect_format_from_bytes(logs):
+    for name, fmt in (("atheros", "atheros"), ("atheros_big", "atheros"), ("esp32", "esp32"),
+                      ("intel", "intel5300")):
+        assert parse_files.detect_format(logs[name].read_bytes()) == fmt, name
+    assert parse_files.detect_format(b"\x07" * 100) == "intel5300"  # nobody's: the Intel reader says why
+
+
+def test_parse_each_format_one_archive_same_schema(runner, logs, tmp_path):
+    out = tmp_path / "out"
+    args = ["parse", *(str(p) for p in logs.values()), "-o", str(out), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    by_name = {f["name"].rsplit("/", 1)[-1]: f for f in doc["files"]}
+    assert doc["written"] == 4
+    big = by_name["router.dat"]["summary"]
+    assert big["format"] == "atheros" and big["variant"] == "atheros-pull10" and big["bandwidth_mhz"] == 40
+    assert "big-endian" in big["decided"]["endian"] and "0xff" in big["decided"]["variant"]
+    board = by_name["board.csv"]["summary"]
+    assert board["format"] == "esp32" and board["problems"] == {"len_mismatch": 5} and board["bandwidth_mhz"] == 20
+    assert "format" not in by_name["intel.dat"]["summary"]  # the Intel path as before
+    with np.load(out / "router.npz", allow_pickle=False) as z:
+        assert z["csi"].shape == (3, 114, 2, 1) and z["csi"].dtype == np.complex64
+        assert str(z["format"]) == "atheros" and str(z["hardware"]) == "atheros"
+        assert str(z["variant"]) == "atheros-pull10" and int(z["bandwidth_mhz"]) == 40 and str(z["chip"]) == ""
+        decided = dict(zip(z["decided_keys"].tolist(), z["decided_values"].tolist()))
+        assert "big-endian" in decided["endian"]
+        assert z["num_tones"].tolist() == [114] * 3 and z["nrx"].tolist() == [2] * 3 and z["ntx"].tolist() == [1] * 3
+        assert z["subcarriers"].tolist() == list(range(-58, -1)) + list(range(2, 59))
+        for name in ("timestamp", *atheros.META_FIELDS):
+            assert z[name].shape == (3,), name
+        np.testing.assert_array_equal(z["csi"], atheros.read(logs["atheros_big"]).csi)
+    with np.load(out / "board.csv.npz", allow_pickle=False) as z:
+        assert z["csi"].shape == (5, 64, 1, 1) and str(z["format"]) == "esp32"
+        assert z["problems_reasons"].tolist() == ["len_mismatch"] and z["problems_counts"].tolist() == [5]
+        assert z["mac"].dtype == np.uint64 and z["role"].tolist() == ["AP"] * 5
+
+
+def test_summary_says_what_was_decided(runner, logs, tmp_path):
+    result = runner.invoke(app, ["parse", str(logs["atheros_big"]), str(logs["esp32"]), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "atheros log read as atheros-pull10, 40 MHz" in result.stdout
+    assert "big-endian headers are plausible" in result.stdout
+    assert "records kept with problems: len_mismatch 5" in result.stdout
+
+
+def test_format_forced_and_folder_globs(runner, logs, tmp_path):
+    out = tmp_path / "o"
+    result = runner.invoke(app, ["parse", str(tmp_path), "--format", "esp32", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [f["name"] for f in doc["files"]] == ["board.csv"] and doc["patterns"] == ["*.csv"]
+    result = runner.invoke(app, ["parse", str(logs["esp32"]), "--format", "atheros", "-o", str(tmp_path / "o2")])
+    assert result.exit_code == 2
+    assert "no plausible Atheros CSI Tool record header" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_endian_forced_and_refusals(runner, logs, tmp_path):
+    out = tmp_path / "o"
+    ok = runner.invoke(app, ["parse", str(logs["atheros"]), "--endian", "little", "-o", str(out), "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["files"][0]["summary"]["decided"]["endian"] == "forced (little)"
+    bad = runner.invoke(app, ["parse", str(logs["atheros"]), "--endian", "big", "-o", str(out), "--force"])
+    assert bad.exit_code == 2 and "big-endian" in bad.stderr
+    for args, words in ((["--endian", "middle"], "--endian middle"), (["--format", "bogus"], "--format bogus")):
+        r = runner.invoke(app, ["parse", str(logs["atheros"]), *args, "-o", str(out)])
+        assert r.exit_code == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = runner.invoke(app, ["parse", str(logs["esp32"]), "--raw-int8", "-o", str(out)])
+    assert r.exit_code == 2 and "Intel 5300 logs" in r.stderr
+
+
+def test_ambiguous_bytes_refused(monkeypatch):
+    monkeypatch.setattr(hwlog, "detect", lambda head: ["atheros", "esp32"])
+    with pytest.raises(FormatError, match="atheros and esp32"):
+        parse_files.detect_format(b"\x00" * 64)
+
+
+def test_no_record_is_one_line(runner, tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_bytes(b"type,role,mac,rssi\nI (1) boot\n")
+    r = runner.invoke(app, ["parse", str(path), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "no valid ESP32-CSI-Tool CSI_DATA line" in r.stderr
+
+
+def _esp32_corpus(root, records=120):
+    from rfbench.io.writer import make_hardware_log
+    from rfbench.io.writer_settings import HardwareLogSettings
+
+    seed = 0
+    for user in ("ann", "bob"):
+        for gesture in ("push", "wave"):
+            for rep in (1, 2):
+                seed += 1
+                make_hardware_log(root / f"{user}_{gesture}_{rep}.csv",
+                                  HardwareLogSettings(format="esp32", seed=seed, records=records))
+
+
+def test_ingest_files_template_takes_other_hardware(runner, tmp_path):
+    corpus = tmp_path / "corpus"
+    _esp32_corpus(corpus, records=40)
+    (corpus / "cal_push_9.csv").write_bytes(b"CSI_DATA,AP,zz\n")  # an ESP32 log with no valid line
+    r = runner.invoke(app, ["ingest", "files", str(corpus), "-t", "{user}_{gesture}_{rep}.csv", "--label", "gesture",
+                            "--subject", "user", "-o", str(tmp_path / "m.json")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "m.json").read_text())
+    files = {f["path"]: f for rec in doc["recordings"] for f in rec["files"]}
+    assert files["ann_push_1.csv"]["format"] == "esp32" and files["ann_push_1.csv"]["records"] == 40
+    assert any("cal_push_9.csv" in p["path"] and "no valid ESP32-CSI-Tool CSI_DATA line" in p["reason"]
+               for p in doc["problems"])
+
+
+@pytest.mark.long
+def test_esp32_split_windows_predict_score_verify(runner, tmp_path, monkeypatch):
+    """An ESP32 corpus goes the whole chain like an Intel one; the index declares the subcarrier map."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from rfbench.io.files import write_bytes
+    from rfbench.nn.onnx_export import FeatureMap, fit_nearest_centroid, nearest_centroid_model
+
+    monkeypatch.chdir(tmp_path)
+    _esp32_corpus(tmp_path / "corpus")
+
+    def ok(args):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        return result
+
+    ok(["ingest", "files", "corpus", "-t", "{user}_{gesture}_{rep}.csv", "--label", "gesture", "--subject", "user",
+        "-o", "m.json"])
+    ok(["split", "m.json", "-p", "cross-subject", "--test", "bob", "-o", "split.json"])
+    for side in ("train", "test"):
+        ok(["windows", "split.json", "--side", side, "-o", f"w-{side}", "--length", "32", "--antennas", "1x1",
+            "--subcarriers", "56"])
+    index = json.loads((tmp_path / "w-test" / "index.json").read_text())
+    assert index["x"]["hardware"] == "esp32" and index["x"]["shape"][1:] == [32, 1, 56, 1, 1]
+    assert index["x"]["subcarrier_map"] == {"from": "esp32 data subcarriers", "to": "ht20-56", "span": "band"}
+    x, y = np.load("w-train/X.npy"), np.load("w-train/y.npy")
+    features = FeatureMap(row_shape=x.shape[1:], take={1: 0}, mean_axes=(0,))
+    write_bytes("centroid.onnx", nearest_centroid_model(fit_nearest_centroid(features.apply(x), y, 2), features))
+    ok(["predict", "centroid.onnx", "--windows", "w-test", "-o", "scores.npy"])
+    ok(["score", "--task", "gesture", "--pred", "scores.npy", "--rows", "w-test/index.json", "--split", "split.json",
+        "-o", "report.json"])
+    assert "MATCH" in ok(["verify", "report.json"]).output
+    scaled = runner.invoke(app, ["windows", "split.json", "--side", "test", "-o", "w-s", "--antennas", "1x1",
+                                 "--csi", "scaled"])
+    assert scaled.exit_code == 2 and "use --csi raw" in scaled.stderr
+
+
+def test_windows_map_esp32_data_subcarriers():
+    from rfbench.datasets.windows.hardware import read_hardware_csi
+
+    values = []
+    for k in list(range(32)) + list(range(-32, 0)):  # LLTF order; the value of subcarrier k is k (real)
+        values += [0, k if -26 <= k <= 26 and k else 99]  # guard and DC bins hold 99: never read
+    line = ("CSI_DATA,AP,3C:71:BF:6D:2A:78,-73,11,1,0,0,1,1,0,0,0,0,-93,0,1,1,80272146,0,101,0,0,80.363225,128,["
+            + " ".join(map(str, values)) + " ]\n")
+    csi = read_hardware_csi(line.encode(), "esp32", "x.csv", 56, 20).csi
+    # -26..26 without 0 stretched onto -28..28 without 0 (band edges aligned): the ends are -26 and 26
+    assert csi.shape == (1, 56, 1, 1) and csi[0, 0, 0, 0] == -26 and csi[0, -1, 0, 0] == 26
+    assert np.all(np.abs(csi.real) <= 26)
+
+
+@pytest.mark.long
+def test_real_captures_detected():
+    from tests.conftest import conformance_path
+
+    intel = conformance_path("intel5300")
+    for path in sorted(intel.glob("*")):
+        if path.suffix in (".dat", ".6") or path.name.startswith("log."):
+            if path.suffix == ".npz":
+                continue
+            assert parse_files._looks_intel(np.frombuffer(path.read_bytes(), np.uint8)), path.name
+    hardware = conformance_path("hardware")
+    assert parse_files.detect_format((hardware / "ath_csi_1.dat").read_bytes()) == "atheros"
+    assert parse_files.detect_format((hardware / "example_csi.csv").read_bytes()) == "esp32"
+
+
+def test_summary_time_span_from_any_time_field():
+    log = esp32.read(esp32.synthesize(np.random.default_rng(0), 3))
+    assert log.summary()["time_span_s"] == pytest.approx(0.008)  # local_timestamp 4000 µs apart
+    import dataclasses
+
+    pcap_like = dataclasses.replace(log, meta={"timestamp_sec": np.array([10, 11, 11], np.uint32),
+                                               "timestamp_usec": np.array([900_000, 100_000, 400_000], np.uint32)})
+    assert pcap_like.summary()["time_span_s"] == pytest.approx(0.5)
+    assert pcap_like.summary()["packet_rate_hz"] == pytest.approx(4.0)
+
+
+def test_windows_grid_is_symmetric_about_dc():
+    from types import SimpleNamespace
+
+    from rfbench.datasets.windows.hardware import _data_columns
+
+    fft = SimpleNamespace(format="atheros", subcarriers=np.r_[np.arange(0, 4), np.arange(-4, 0)])  # 0..3, -4..-1
+    cols, idx = _data_columns(fft)
+    assert idx.tolist() == [-3, -2, -1, 0, 1, 2, 3] and cols.tolist() == [5, 6, 7, 0, 1, 2, 3]
+    esp = SimpleNamespace(format="esp32", subcarriers=esp32._subcarriers(64))
+    assert _data_columns(esp)[1].tolist() == list(range(-26, 0)) + list(range(1, 27))
