@@ -47,7 +47,7 @@ def _predict(
         from rfbench.nn import predict as P
 
         settings = PredictSettings.from_cli(**options)
-        P._onnxruntime()  # the install hint before any file is read
+        P._check_onnxruntime()  # the install hint before any file is read
         record_path = P.record_path_for(out)
         check_writable(out, force)
         check_writable(record_path, force)

@@ -141,6 +141,8 @@ class ModelFile:
     producer : tuple of (name, version)
     inputs, outputs : tuple of TensorInfo
         The graph inputs that no initializer defines (what a caller must feed), and the graph outputs.
+    random : tuple of (op_type, node name, where)
+        The random operators the model holds (present only when it was loaded with ``allow_random``).
     """
 
     path: Path
@@ -152,6 +154,7 @@ class ModelFile:
     producer: tuple
     inputs: tuple
     outputs: tuple
+    random: tuple = ()
 
     def describe(self) -> dict:
         """JSON-ready description (no bytes)."""
@@ -565,4 +568,4 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, allow_
         raise ValidationError(f"{where}: the graph has no output")
     return ModelFile(path=path, data=data, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
                      ir_version=parts["ir_version"], opsets=tuple(parts["opsets"]), producer=parts["producer"],
-                     inputs=tuple(parts["inputs"]), outputs=tuple(parts["outputs"]))
+                     inputs=tuple(parts["inputs"]), outputs=tuple(parts["outputs"]), random=tuple(parts["random"]))

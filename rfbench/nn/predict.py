@@ -55,20 +55,21 @@ from rfbench.nn.prediction_record import (
 )
 from rfbench.nn.runtime import (
     INSTALL_HINT,
+    _check_onnxruntime,
     _first_line,
     _make_session,
-    _onnxruntime,
     _runtime_record,
     cpu_isa,
     onnxruntime_version,
 )
+from rfbench.nn.sandbox import LimitExceeded, Sandbox
 from rfbench.nn.windows_folder import WindowsFolder, _x_changed, open_windows
 
 __all__ = [
     "PredictSettings", "settings_argv", "settings_from_dict", "WindowsFolder", "open_windows", "Prediction",
     "predict", "prediction_record", "write_prediction", "record_path_for", "PredictionRecord",
     "load_prediction_record", "PredictionComparison", "compare_predictions", "cpu_isa", "onnxruntime_version",
-    "INSTALL_HINT",
+    "INSTALL_HINT", "LimitExceeded",
 ]
 
 
@@ -176,6 +177,8 @@ class _Runner:
         stop, feed, copied = self.batch(start)
         try:
             (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed}, self.run_options)
+        except ValidationError:  # a limit hit, or the child running the model ended: already one line
+            raise
         except Exception as exc:
             raise ValidationError(f"{self.where}: onnxruntime failed on rows {start}-{stop - 1}: "
                                   f"{_first_line(exc)}") from None
@@ -303,7 +306,7 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     >>> out.pred.shape, bool(np.allclose(out.pred, y, atol=1e-4))
     ((20, 2), True)
     """
-    ort = _onnxruntime()
+    _check_onnxruntime()
     settings = settings if settings is not None else PredictSettings()
     if not isinstance(settings, PredictSettings):
         raise ValidationError(f"settings must be a PredictSettings, got {type(settings).__name__}")
@@ -335,36 +338,40 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     if settings.flatten:  # one vector per row, C order: a view of X (a memory map stays one)
         x = x.reshape(x.shape[0], -1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape[0], -1)
         axes = None
-    model = model if isinstance(model, ModelFile) else load_model(model)
+    if isinstance(model, ModelFile):
+        if model.random and not settings.allow_random:
+            load_model(model.path, allow_random=False)  # the same refusal, with the same line
+    else:
+        model = load_model(model, allow_random=settings.allow_random)
     plan = _check_model(model, x.shape, x.dtype, axes, settings, target_shape, target_kind, n_classes)
 
-    sessions = [_make_session(ort, model, settings) for _ in range(settings.sessions)]
-    names = [i.name for i in sessions[0].get_inputs()]
-    if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
-        raise ValidationError(f"model {model.path}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
-    run_options = ort.RunOptions()
-    run_options.log_severity_level = 4  # as the sessions: failures come back as exceptions, not log lines
-    runner = _Runner(sessions, x, plan, target_shape, f"model {model.path}", advance or (lambda n=1: None),
-                     run_options)
-    hasher = None
-    if folder is None:
-        hasher = _Hasher(x)
-    elif folder.x_sha256 is None:
-        hasher = _Hasher(folder.x_path)
-    if hasher is not None:
-        hasher.start()
-    t0 = time.perf_counter()
-    try:
-        runner.run()
-    finally:
+    where = f"model {model.path}"
+    with Sandbox(settings, where) as box:  # the model runs in child processes, within the run's limits
+        sessions = [_make_session(box, model, settings) for _ in range(settings.sessions)]
+        names = [i.name for i in sessions[0].get_inputs()]
+        if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
+            raise ValidationError(f"{where}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
+        runner = _Runner(sessions, x, plan, target_shape, where, advance or (lambda n=1: None))
+        hasher = None
+        if folder is None:
+            hasher = _Hasher(x)
+        elif folder.x_sha256 is None:
+            hasher = _Hasher(folder.x_path)
         if hasher is not None:
-            hasher.join()
-    seconds = time.perf_counter() - t0
+            hasher.start()
+        t0 = time.perf_counter()
+        try:
+            runner.run()
+        finally:
+            if hasher is not None:
+                hasher.join()
+        seconds = time.perf_counter() - t0
+        version = box.version
     if folder is None:
         x_info["sha256"] = hasher.digest
     elif hasher is not None and (hasher.error is not None or hasher.digest != x_info["sha256"]):
         raise ValidationError(_x_changed(folder.x_path))
     return Prediction(pred=runner.pred, model=model, windows=folder, settings=settings, input=plan.input,
-                      output=plan.output, output_mode=runner.mode, x=x_info, runtime=_runtime_record(ort, settings),
+                      output=plan.output, output_mode=runner.mode, x=x_info, runtime=_runtime_record(version, settings),
                       cpu=cpu_isa(), batches=len(runner.starts), copied_batches=runner.copied,
                       padded_rows=runner.padded, seconds=seconds)

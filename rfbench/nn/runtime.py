@@ -9,8 +9,9 @@ thread by default, sequential execution, no spinning) that a record names and a 
 from __future__ import annotations
 
 import platform
+import sys
 
-from rfbench.errors import MissingDependencyError, ValidationError
+from rfbench.errors import MissingDependencyError
 from rfbench.nn.onnx_file import ModelFile
 from rfbench.nn.predict_settings import PredictSettings
 
@@ -106,9 +107,9 @@ def _first_line(exc: BaseException) -> str:
     return text[:400] + ("…" if len(text) > 400 else "")
 
 
-def _session_options(ort, settings: PredictSettings):
+def _session_options(ort, intra_op_threads: int):
     so = ort.SessionOptions()
-    so.intra_op_num_threads = settings.intra_op_threads
+    so.intra_op_num_threads = intra_op_threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -120,16 +121,27 @@ def _session_options(ort, settings: PredictSettings):
     return so
 
 
-def _make_session(ort, model: ModelFile, settings: PredictSettings):
-    """One onnxruntime session over the model's bytes (never its path: what runs is what was hashed)."""
+def _make_session(box, model: ModelFile, settings: PredictSettings):
+    """One onnxruntime session over the model's bytes (never its path: what runs is what was hashed), in a child
+    process of ``box`` (:class:`rfbench.nn.sandbox.Sandbox`) with the run's limits."""
+    return box.session(model)
+
+
+def _check_onnxruntime() -> None:
+    """The install hint when onnxruntime is missing; the parent does not import it (the children do)."""
+    import importlib.util
+
     try:
-        return ort.InferenceSession(model.data, sess_options=_session_options(ort, settings), providers=_PROVIDERS)
-    except Exception as exc:  # onnxruntime raises its own exception types from C++
-        raise ValidationError(f"model {model.path}: onnxruntime cannot load it: {_first_line(exc)}") from None
+        missing = sys.modules.get("onnxruntime", ...) is None or importlib.util.find_spec("onnxruntime") is None
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
+        raise MissingDependencyError(f"running an ONNX model needs onnxruntime, which is not installed: "
+                                     f"{INSTALL_HINT}")
 
 
-def _runtime_record(ort, settings: PredictSettings) -> dict:
-    return {"name": "onnxruntime", "version": ort.__version__, "providers": list(_PROVIDERS),
+def _runtime_record(version: str, settings: PredictSettings) -> dict:
+    return {"name": "onnxruntime", "version": version, "providers": list(_PROVIDERS),
             "graph_optimization": "ORT_ENABLE_ALL", "execution_mode": "ORT_SEQUENTIAL",
             "intra_op_threads": settings.intra_op_threads, "inter_op_threads": 1, "sessions": settings.sessions,
             "spinning": False}
