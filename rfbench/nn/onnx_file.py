@@ -308,12 +308,17 @@ class _Walk:
         return name
 
     # AttributeProto: 5 t, 6 g, 10 tensors, 11 graphs, 22 sparse_tensor, 23 sparse_tensors
-    def attribute(self, span, depth: int) -> None:
+    def attribute(self, span, depth: int, node: str = "") -> None:
         for number, wire, value in _fields(self.buf, *span):
             if number in (5, 10):
                 self.tensor(_span(wire, value, "an attribute tensor"))
             elif number in (6, 11):
-                self.graph(_span(wire, value, "a subgraph"), depth + 1)
+                outer = self.place
+                self.place = f"a subgraph of {node or 'a node'} in {outer}"
+                try:
+                    self.graph(_span(wire, value, "a subgraph"), depth + 1)
+                finally:
+                    self.place = outer
             elif number in (22, 23):
                 self.sparse(_span(wire, value, "an attribute sparse tensor"))
 
@@ -337,14 +342,9 @@ class _Walk:
         if domain in ("", "ai.onnx") and (op in RANDOM_OPERATORS
                                           or (op == "Dropout" and len(inputs) > 2 and inputs[2])):
             self.random.append((op, name, self.place))
-        outer = self.place
-        node = f"node {name!r} ({op})" if name else f"a {op} node"
-        self.place = f"a subgraph of {node} in {outer}"
-        try:
-            for attribute in attributes:
-                self.attribute(attribute, depth)
-        finally:
-            self.place = outer
+        label = f"node {name!r} ({op})" if name else f"a {op} node"
+        for attribute in attributes:
+            self.attribute(attribute, depth, label)
 
     # GraphProto: 1 node, 5 initializer, 11 input, 12 output, 15 sparse_initializer
     def graph(self, span, depth: int):
