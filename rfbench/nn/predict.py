@@ -1,10 +1,12 @@
 """Run an ONNX model over a windows folder: predictions in the index's row order, and the record of the run.
 
 :func:`predict` is the unit of work: it reads and checks the model (:mod:`rfbench.nn.onnx_file`: size
-first, no external data, no custom operators), checks its input against ``X`` and its output against
-``y``'s row shape or the index's class count (:mod:`rfbench.nn.model_check`), then feeds ``X`` to
-onnxruntime batch by batch (:mod:`rfbench.nn.runtime`) and returns a :class:`Prediction`. The other jobs
-of ``rfbench predict`` live beside it, and their public names are importable from here too:
+first; every graph and function walked; no external data, no custom operators, no function shadowing a runtime
+operator, no random operator unless allowed), checks its input against ``X`` and its output against ``y``'s
+row shape or the index's class count (:mod:`rfbench.nn.model_check`), then feeds ``X`` batch by batch to
+onnxruntime sessions that run in bounded child processes (:mod:`rfbench.nn.sandbox`: address space, CPU
+time, wall-clock time; :mod:`rfbench.nn.runtime`: the session settings) and returns a :class:`Prediction`.
+The other jobs of ``rfbench predict`` live beside it, and their public names are importable from here too:
 
 - :mod:`rfbench.nn.windows_folder`: :func:`open_windows`, the windows folder read and checked;
 - :mod:`rfbench.nn.prediction_record`: :func:`write_prediction` writes ``pred.npy`` and its record
@@ -14,9 +16,10 @@ of ``rfbench predict`` live beside it, and their public names are importable fro
   it re-runs a prediction.
 
 The input is not copied where ``X`` is C-contiguous and of the model's input dtype: a memory-mapped
-``X.npy`` is fed as views of the mapping, one batch at a time, and onnxruntime wraps each view's memory
-without copying it. Only a non-contiguous ``X`` is copied (one batch at a time), and only a final partial
-batch of a model with a fixed batch dimension is padded (a copy of that batch).
+``X.npy`` is fed as views of the mapping, one batch at a time, each written to the child's pipe from the
+mapping's memory, and onnxruntime wraps the received batch without copying it. Only a non-contiguous ``X``
+is copied (one batch at a time), and only a final partial batch of a model with a fixed batch dimension is
+padded (a copy of that batch).
 
 Determinism: onnxruntime's CPU kernels (MLAS) pick their code path from the CPU's instruction set at run
 time (SSE2, AVX, AVX2/FMA3, AVX-512; VNNI and AMX for 8-bit integer work), and a different version may
@@ -270,7 +273,8 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         or the same already opened by :func:`open_windows`), or an array ``(N, ...)`` (a memory-mapped one is fed
         without copying when C-contiguous).
     settings : PredictSettings, optional
-        Batch size, threads, sessions, input/output names, tolerance (defaults when None).
+        Batch size, threads, sessions, input/output names, tolerance, ``allow_random`` and the limits
+        (defaults when None).
     target_shape, n_classes, axes : optional
         With an array only (a folder supplies them): the row shape of the ground truth, the class count,
         and X's axis names. Without ``target_shape`` and ``n_classes`` any output row shape is accepted.
@@ -287,6 +291,9 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         onnxruntime is not installed.
     FormatError, ValidationError
         The model or the folder is unreadable, or the model does not fit the data (one line naming what).
+    LimitExceeded
+        The model hit its address-space, CPU-time or wall-clock limit (a :class:`ValidationError`; its
+        ``limit`` names the setting that raises it).
 
     Examples
     --------

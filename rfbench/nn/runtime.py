@@ -1,5 +1,6 @@
-"""onnxruntime as ``rfbench predict`` runs it: the optional import, the CPU's instruction-set tier, the
-session and run settings, and the runtime part of a prediction record.
+"""onnxruntime as ``rfbench predict`` runs it: the optional dependency, the CPU's instruction-set tier, the
+session and run settings (applied in the child process :mod:`rfbench.nn.sandbox` starts), and the runtime
+part of a prediction record.
 
 onnxruntime's CPU kernels (MLAS) pick their code path from the CPU's instruction set at run time, so
 :func:`cpu_isa` records the tier a run used; :func:`_session_options` fixes the thread settings (1 intra-op
