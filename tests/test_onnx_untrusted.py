@@ -329,6 +329,19 @@ def test_a_small_model_asking_for_gigabytes_fails_on_the_memory_limit(tmp_path):
     assert len(data) < 1400
     exc = limit_of(P.predict, save(tmp_path, data), X, P.PredictSettings(memory_mb=512))
     assert exc.limit == "memory_mb" and "`memory_mb` limit of 512 MiB" in str(exc)
+    assert "while running a ConstantOfShape node" in str(exc)
+
+
+def test_a_limit_lowered_by_the_parents_own_says_so(monkeypatch):
+    import resource
+
+    import rfbench.nn.sandbox as S
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (900 << 20, resource.RLIM_INFINITY))
+    lowered = S._inherited("RLIMIT_AS", 4096, 1 << 20, "MiB")
+    assert lowered == ", lowered to 900 MiB by the limit rfbench itself runs under"
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert S._inherited("RLIMIT_AS", 4096, 1 << 20, "MiB") == ""
 
 
 def test_an_endless_loop_fails_on_the_time_limit(tmp_path):

@@ -160,11 +160,12 @@ class Sandbox:
             text = (f"the model ran past the `timeout` limit of {st.timeout:g} s of wall-clock time{detail}; raise "
                     "`timeout` if it needs longer")
         elif which == "cpu_seconds":
-            text = (f"the model used up the `cpu_seconds` limit of {st.cpu_seconds} s of CPU time{detail}; raise "
-                    "`cpu_seconds` if it needs more")
+            text = (f"the model used up the `cpu_seconds` limit of {st.cpu_seconds} s of CPU time{detail}"
+                    f"{_inherited('RLIMIT_CPU', st.cpu_seconds, 1, 's')}; raise `cpu_seconds` if it needs more")
         else:
             text = (f"the model ran out of memory under the `memory_mb` limit of {st.memory_mb} MiB of address "
-                    f"space{detail}; raise `memory_mb` if it needs more")
+                    f"space{detail}{_inherited('RLIMIT_AS', st.memory_mb, 1 << 20, 'MiB')}; raise `memory_mb` if "
+                    "it needs more")
         return LimitExceeded(f"{self.where}: {text}", which)
 
     def close(self) -> None:
@@ -237,7 +238,7 @@ class SandboxSession:
         if "error" in reply:
             kind, message = reply.get("error"), str(reply.get("message", ""))[:400]
             if kind == "memory":
-                raise self.box.limit("memory_mb", message[:160])
+                raise self.box.limit("memory_mb", _which_node(message))
             raise RuntimeError(message)
         return reply, data
 
@@ -257,7 +258,7 @@ class SandboxSession:
         if code == -signal.SIGXCPU:  # RLIMIT_CPU's soft limit
             return self.box.limit("cpu_seconds")
         if any(word in tail for word in ALLOCATION_FAILURES):
-            return self.box.limit("memory_mb", tail[-160:])
+            return self.box.limit("memory_mb", _which_node(tail))
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
         last = f": {tail[-200:]}" if tail else ""
         return ValidationError(f"{self.box.where}: the process running the model ended ({how}){last}; if the model "
@@ -290,6 +291,28 @@ class SandboxSession:
             raise ValidationError(f"{self.box.where}: the process running the model answered out of protocol "
                                   f"(an output of {len(data)} bytes for {dtype} {list(shape)})")
         return [np.frombuffer(data, dtype=dtype).reshape(shape)]
+
+
+def _which_node(message: str) -> str:
+    """``while running a ConstantOfShape node`` from onnxruntime's message, or nothing."""
+    import re
+
+    found = re.search(r"running ([A-Za-z0-9_.]{1,64}) node", message)
+    return f"while running a {found.group(1)} node" if found else ""
+
+
+def _inherited(name: str, value: int, unit: int, words: str) -> str:
+    """What the child's limit really was when this process runs under a lower one (the child never raises it)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(getattr(resource, name))
+    except (ImportError, AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return ""
+    lowest = min((v for v in (soft, hard) if v != resource.RLIM_INFINITY), default=None)
+    if lowest is None or lowest >= value * unit:
+        return ""
+    return f", lowered to {lowest // unit} {words} by the limit rfbench itself runs under"
 
 
 def _tail(path: str, n: int = 4096) -> str:
