@@ -475,3 +475,11 @@ def test_verify_answers_not_reproducible_for_a_chain_made_with_allow_random(tiny
     verdict = rfbench("verify", report, "--root", d)
     assert verdict.returncode == 1, verdict.stdout + verdict.stderr
     assert "NOT REPRODUCIBLE" in verdict.stdout + verdict.stderr
+
+
+def test_a_model_file_loaded_with_random_operators_needs_allow_random_to_run(tmp_path):
+    path = save(tmp_path, _random_in("graph", "RandomUniformLike"))
+    loaded = onnx_file.load_model(path, allow_random=True)
+    with pytest.raises(ValidationError, match="draws random numbers"):
+        P.predict(loaded, X)
+    assert P.predict(loaded, X, P.PredictSettings(allow_random=True)).pred.shape == (2, 4)

@@ -48,7 +48,7 @@ from rfbench.io.files import input_errors, open_input
 
 __all__ = ["MAX_MODEL_BYTES", "MAX_GRAPH_DEPTH", "STANDARD_DOMAINS", "RUNTIME_DOMAINS", "RANDOM_OPERATORS",
            "ELEMENT_TYPES", "TensorInfo", "ModelFile", "read_model_file", "parse_model", "load_model",
-           "runtime_domain"]
+           "runtime_domain", "random_refusal"]
 
 #: Largest model file rfbench reads: protocol buffers cannot serialise a message of 2 GiB or more.
 MAX_MODEL_BYTES = 2**31 - 1
@@ -497,6 +497,16 @@ def parse_model(data: bytes, where: str = "model") -> dict:
             "functions": functions, "random": walk.random}
 
 
+def random_refusal(where: str, random) -> ValidationError:
+    """The error for a model holding the random operators ``random`` ((op_type, node name, where) each)."""
+    op, node, place = random[0]
+    label = f"node {node!r} ({op})" if node else f"a {op} node"
+    more = f" and {len(random) - 1} more" if len(random) > 1 else ""
+    return ValidationError(f"{where}: {label} in {place}{more} draws random numbers, so its predictions cannot be "
+                           "reproduced; pass `allow_random` to run it anyway (the record says so, and "
+                           "`rfbench verify` then answers NOT REPRODUCIBLE)")
+
+
 def runtime_domain(domain: str) -> bool:
     """True when onnxruntime registers operators in ``domain`` (:data:`RUNTIME_DOMAINS` and their families): a
     model-local function there could shadow a runtime operator."""
@@ -556,12 +566,7 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, allow_
                               f"domain ({', '.join(repr(d) for d in STANDARD_DOMAINS)}); custom and vendor "
                               "operators depend on a runtime build, so rfbench does not run them")
     if parts["random"] and not allow_random:
-        op, node, place = parts["random"][0]
-        label = f"node {node!r} ({op})" if node else f"a {op} node"
-        more = f" and {len(parts['random']) - 1} more" if len(parts["random"]) > 1 else ""
-        raise ValidationError(f"{where}: {label} in {place}{more} draws random numbers, so its predictions cannot be "
-                              "reproduced; pass `allow_random` to run it anyway (the record says so, and "
-                              "`rfbench verify` then answers NOT REPRODUCIBLE)")
+        raise random_refusal(where, parts["random"])
     if not parts["inputs"]:
         raise ValidationError(f"{where}: the graph has no input to feed")
     if not parts["outputs"]:

@@ -46,7 +46,7 @@ import numpy as np
 
 from rfbench.errors import ValidationError
 from rfbench.nn.model_check import _check_model, _expected_text, _Plan, _row_text
-from rfbench.nn.onnx_file import ModelFile, TensorInfo, load_model
+from rfbench.nn.onnx_file import ModelFile, TensorInfo, load_model, random_refusal
 from rfbench.nn.predict_settings import PredictSettings, settings_argv, settings_from_dict
 from rfbench.nn.prediction_comparison import PredictionComparison, compare_predictions
 from rfbench.nn.prediction_record import (
@@ -347,7 +347,7 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         axes = None
     if isinstance(model, ModelFile):
         if model.random and not settings.allow_random:
-            load_model(model.path, allow_random=False)  # the same refusal, with the same line
+            raise random_refusal(f"model {model.path}", model.random)
     else:
         model = load_model(model, allow_random=settings.allow_random)
     plan = _check_model(model, x.shape, x.dtype, axes, settings, target_shape, target_kind, n_classes)
