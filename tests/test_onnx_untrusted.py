@@ -483,3 +483,18 @@ def test_a_model_file_loaded_with_random_operators_needs_allow_random_to_run(tmp
     with pytest.raises(ValidationError, match="draws random numbers"):
         P.predict(loaded, X)
     assert P.predict(loaded, X, P.PredictSettings(allow_random=True)).pred.shape == (2, 4)
+
+
+@pytest.mark.parametrize("reply", [
+    {"dtype": "|O", "shape": [2], "bytes": 16},            # objects: never from a tensor
+    {"dtype": "<f4", "shape": [-1, 4], "bytes": 16},        # a negative dim
+    {"dtype": "<f4", "shape": [2, 4], "bytes": 31},         # bytes that are not the shape's
+    {"dtype": "<f4", "shape": [1 << 40], "bytes": 4 << 40},  # more than the child's address space
+    {"dtype": "<f4", "shape": "2,4", "bytes": 32},
+])
+def test_the_parent_checks_an_output_header_before_it_allocates(reply):
+    import rfbench.nn.sandbox as S
+
+    with pytest.raises(ValueError):
+        S._declared_size(reply, 4096 << 20)
+    assert S._declared_size({"dtype": "<f4", "shape": [2, 4], "bytes": 32}, 4096 << 20) == 32

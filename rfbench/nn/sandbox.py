@@ -230,8 +230,12 @@ class SandboxSession:
             reply = _recv_header(self.proc.stdout)
             data = None
             if reply.get("bytes") is not None:
-                cap = self.box.settings.memory_mb << 20
-                data = _read_frame(self.proc.stdout, cap)
+                # the size the header declares, checked against its dtype and shape and against the child's own
+                # address space before anything is allocated for it; then the frame must be exactly that size
+                size = _declared_size(reply, self.box.settings.memory_mb << 20)
+                data = _read_frame(self.proc.stdout, size)
+                if len(data) != size:
+                    raise ValueError(f"{len(data)} bytes where the header declared {size}")
         except (_Died, BrokenPipeError, ConnectionResetError, OSError):
             raise self._death() from None
         except ValueError as exc:  # the child sent something that is not the protocol: treat as a crash
@@ -287,13 +291,32 @@ class SandboxSession:
         arr = np.ascontiguousarray(arr)  # a view when it already is (the batches of a memory-mapped X are)
         reply, data = self._exchange({"run": list(names), "input": name, "dtype": arr.dtype.str,
                                       "shape": list(arr.shape)}, arr)
-        dtype = np.dtype(reply["dtype"])
-        shape = tuple(int(d) for d in reply["shape"])
-        if dtype.kind not in _NUMERIC_KINDS or any(d < 0 for d in shape) or \
-                int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(data):
+        if data is None:
             raise ValidationError(f"{self.box.where}: the process running the model answered out of protocol "
-                                  f"(an output of {len(data)} bytes for {dtype} {list(shape)})")
-        return [np.frombuffer(data, dtype=dtype).reshape(shape)]
+                                  "(no output)")
+        return [np.frombuffer(data, dtype=np.dtype(reply["dtype"])).reshape(tuple(reply["shape"]))]
+
+
+def _declared_size(reply: dict, cap: int) -> int:
+    """The bytes an output header declares: a plain numeric dtype, a shape of at most 32 non-negative ints, and
+    ``bytes`` equal to their product, at most ``cap`` (ValueError otherwise)."""
+    import numpy as np
+
+    try:
+        dtype = np.dtype(str(reply["dtype"]))
+        shape = reply["shape"]
+        ok = (dtype.kind in _NUMERIC_KINDS and not dtype.fields and not dtype.subdtype and isinstance(shape, list)
+              and len(shape) <= 32 and all(type(d) is int and d >= 0 for d in shape))
+    except (KeyError, TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"an output header {str(reply)[:200]}")
+    size = dtype.itemsize
+    for d in shape:
+        size *= d
+    if size != reply["bytes"] or size > cap:
+        raise ValueError(f"an output of {reply['bytes']} bytes for {dtype} {shape} (at most {cap})")
+    return size
 
 
 def _which_node(message: str) -> str:
