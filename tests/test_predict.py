@@ -569,7 +569,8 @@ def test_record_round_trip_and_content(tmp_path, pose):
     assert record["runtime"]["version"] == P.onnxruntime_version()
     assert record["cpu"] == P.cpu_isa()
     assert record["argv"] == ["rfbench", "predict", "../lin.onnx", "--windows", "../win", "-o", "pred.npy",
-                              "--batch-size", "4", "--threads", "1", "--sessions", "1", "--tolerance", "1e-05"]
+                              "--batch-size", "4", "--threads", "1", "--sessions", "1", "--tolerance", "1e-05",
+                              "--memory-mb", "4096", "--cpu-seconds", "3600", "--timeout", "3600.0"]
     assert record["input"]["shape"] == ["N", *pm.ROW] and record["output"]["shape"] == ["N", 51]
     loaded = P.load_prediction_record(tmp_path / "run" / "pred.json")
     assert loaded.doc == record and loaded.settings == out.settings
@@ -696,11 +697,12 @@ def test_bad_settings(bad):
 
 def test_settings_argv_lists_every_set_field():
     s = P.PredictSettings(batch_size=7, intra_op_threads=2, sessions=3, input_name="x", output_name="y",
-                          tolerance=1 / 3)
+                          tolerance=1 / 3, allow_random=True, memory_mb=512, cpu_seconds=9, timeout=2.5)
     argv = P.settings_argv(s)
     assert argv == ["--batch-size", "7", "--threads", "2", "--sessions", "3", "--input", "x", "--output", "y",
-                    "--tolerance", repr(1 / 3)]
-    assert float(argv[-1]) == 1 / 3
+                    "--tolerance", repr(1 / 3), "--allow-random", "--memory-mb", "512", "--cpu-seconds", "9",
+                    "--timeout", "2.5"]
+    assert float(argv[11]) == 1 / 3
     assert P.settings_from_dict(s.to_dict()) == s
 
 

@@ -30,11 +30,16 @@ def _predict(
     """Run an ONNX model over a windows folder: pred.npy in the index's row order, and its record pred.json.
 
     The model is checked before anything runs: its input's rank, fixed dims and dtype against X (named and
-    unset dims accepted), its output's rows against y's row shape, its flattening, or the index's class count;
-    a model keeping tensors in external files or using custom operator domains is refused. onnxruntime then
-    reads X.npy memory-mapped, batch by batch, without copying it. The record (rfbench.prediction/1) holds the
-    model's sha256 and size, onnxruntime's version and settings, the CPU's instruction-set level, the index's
-    and X's sha256, and the command line that re-runs it (paths relative to the record's folder).
+    unset dims accepted), its output's rows against y's row shape, its flattening, or the index's class count.
+    A model is untrusted code: every graph, subgraph and local function is walked, and a tensor kept in an
+    external file, a custom operator domain, a local function that would shadow a runtime operator, or a random
+    operator (without --allow-random) is refused. onnxruntime then runs in a child process limited to
+    --memory-mb of address space, --cpu-seconds of CPU time and --timeout seconds, fed X.npy memory-mapped,
+    batch by batch, without copying it; a limit hit stops the command with one line naming it.
+
+    The record (rfbench.prediction/1) holds the model's sha256 and size, onnxruntime's version and settings,
+    the CPU's instruction-set level, the index's and X's sha256, and the command line that re-runs it (paths
+    relative to the record's folder).
 
     A classifier's scores (N, K) are read by column: column i must be class i of the index's label order
     (labels.names in index.json, the classes y.npy indexes). A model of flat feature vectors (N, features),
@@ -47,7 +52,7 @@ def _predict(
         from rfbench.nn import predict as P
 
         settings = PredictSettings.from_cli(**options)
-        P._onnxruntime()  # the install hint before any file is read
+        P._check_onnxruntime()  # the install hint before any file is read
         record_path = P.record_path_for(out)
         check_writable(out, force)
         check_writable(record_path, force)

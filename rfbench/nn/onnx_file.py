@@ -2,14 +2,24 @@
 
 An ``.onnx`` file is a protocol-buffers ``ModelProto`` (onnx/onnx.proto3). rfbench reads it itself, with a
 size check first and a small bounded walk of the wire format, so that it can refuse what a replayable run
-must not contain *before* onnxruntime parses or executes anything:
+must not contain *before* onnxruntime parses or executes anything. A model is code: the walk covers every
+graph it holds — the main graph, every subgraph (``If``/``Loop``/``Scan`` bodies, any ``GRAPH`` or ``GRAPHS``
+attribute, at any depth), every model-local function (``FunctionProto``: its nodes and its attribute defaults,
+``attribute_proto``) and the training graphs (``training_info``) — and every tensor anywhere in them
+(initializers, sparse initializers, ``Constant`` values, tensor and sparse-tensor attributes). It refuses:
 
-- **external-data tensors** (``TensorProto.data_location = EXTERNAL`` or any ``external_data`` entry):
-  their weights live in other files, found by a path inside the model: the model's sha256 would not cover
-  them, and a runtime would open whatever path the file names;
+- **external-data tensors** (``TensorProto.data_location`` other than ``DEFAULT`` or any ``external_data``
+  entry), wherever they are: their weights live in other files, found by a path inside the model: the
+  model's sha256 would not cover them, and a runtime would open whatever path the file names;
 - **custom or vendor operators**: a node whose domain is not a standard ONNX domain (``""`` /
   ``"ai.onnx"``, ``"ai.onnx.ml"``) and is not one of the model's own local functions. Their meaning
-  depends on a runtime build rather than on the ONNX specification.
+  depends on a runtime build rather than on the ONNX specification;
+- **shadowing functions**: a local function in a domain the runtime registers operators in
+  (:data:`RUNTIME_DOMAINS`: the standard ones, ``com.microsoft`` and its relatives). onnxruntime runs its own
+  kernel for such a name, not the function's body, so what the model file says would not be what runs;
+- **random operators** (:data:`RANDOM_OPERATORS`, and ``Dropout`` given a ``training_mode`` input), unless
+  the caller allows them (``allow_random``): their output changes from run to run, so no re-run can
+  reproduce the predictions.
 
 It also extracts what :mod:`rfbench.nn.predict` checks against the data: the graph's inputs (graph inputs
 that an initializer does not also define), outputs, their element types and dims (``dim_value``
@@ -22,7 +32,8 @@ subgraphs (``If``/``Loop``/``Scan`` bodies) nest at most :data:`MAX_GRAPH_DEPTH`
 data.
 
 Field numbers follow onnx.proto3 (ModelProto, GraphProto, NodeProto, AttributeProto, TensorProto,
-SparseTensorProto, ValueInfoProto, TypeProto, TensorShapeProto, FunctionProto, OperatorSetIdProto).
+SparseTensorProto, ValueInfoProto, TypeProto, TensorShapeProto, FunctionProto, OperatorSetIdProto,
+TrainingInfoProto).
 """
 
 from __future__ import annotations
@@ -33,10 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rfbench.errors import FormatError, ValidationError
-from rfbench.io.files import check_regular, input_errors
+from rfbench.io.files import input_errors, open_input
 
-__all__ = ["MAX_MODEL_BYTES", "MAX_GRAPH_DEPTH", "STANDARD_DOMAINS", "ELEMENT_TYPES", "TensorInfo", "ModelFile",
-           "read_model_file", "parse_model", "load_model"]
+__all__ = ["MAX_MODEL_BYTES", "MAX_GRAPH_DEPTH", "STANDARD_DOMAINS", "RUNTIME_DOMAINS", "RANDOM_OPERATORS",
+           "ELEMENT_TYPES", "TensorInfo", "ModelFile", "read_model_file", "parse_model", "load_model",
+           "runtime_domain", "random_refusal"]
 
 #: Largest model file rfbench reads: protocol buffers cannot serialise a message of 2 GiB or more.
 MAX_MODEL_BYTES = 2**31 - 1
@@ -44,6 +56,18 @@ MAX_MODEL_BYTES = 2**31 - 1
 MAX_GRAPH_DEPTH = 32
 #: Operator domains defined by the ONNX specification itself; anything else is a custom or vendor operator.
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+#: Domains onnxruntime registers kernels or schemas in (onnxruntime/core/graph/constants.h): a model-local
+#: function in one of them, or in a sub-domain of ``ai.onnx``, ``com.microsoft`` or ``com.ms``, could take the
+#: name of a runtime operator, which the runtime would run instead of the function's body.
+RUNTIME_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training", "com.microsoft",
+                   "com.microsoft.nchwc", "com.microsoft.experimental", "com.microsoft.dml",
+                   "com.microsoft.extensions", "com.ms.internal.nhwc", "org.pytorch.aten", "com.intel.ai",
+                   "com.xilinx")
+_RUNTIME_PREFIXES = ("ai.onnx.", "com.microsoft.", "com.ms.")
+#: Standard operators whose output is drawn at random on every run (``Dropout`` is random only when given a
+#: ``training_mode`` input; the walk counts it then too).
+RANDOM_OPERATORS = ("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                    "Bernoulli")
 
 #: ONNX ``TensorProto.DataType`` codes → NumPy dtype names (None: no NumPy equivalent rfbench accepts).
 ELEMENT_TYPES = {
@@ -117,6 +141,8 @@ class ModelFile:
     producer : tuple of (name, version)
     inputs, outputs : tuple of TensorInfo
         The graph inputs that no initializer defines (what a caller must feed), and the graph outputs.
+    random : tuple of (op_type, node name, where)
+        The random operators the model holds (present only when it was loaded with ``allow_random``).
     """
 
     path: Path
@@ -128,6 +154,7 @@ class ModelFile:
     producer: tuple
     inputs: tuple
     outputs: tuple
+    random: tuple = ()
 
     def describe(self) -> dict:
         """JSON-ready description (no bytes)."""
@@ -146,12 +173,12 @@ def read_model_file(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -
     """
     path = Path(path)
     with input_errors(path, "model", expected="an .onnx file"):
-        # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below as not a regular file)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        # the safe opener: links resolved, never waiting on a FIFO, regular files only, and in a verify re-run
+        # only the model verify checked
+        fh = open_input(path, f"model {path}", "an .onnx file")
+    fd = fh.fileno()
     try:
-        info = os.fstat(fd)
-        check_regular(info, f"model {path}", "an .onnx file")
-        size = info.st_size
+        size = os.fstat(fd).st_size
         if size == 0:
             raise FormatError(f"model {path}: empty file, expected an ONNX model")
         if size > max_bytes:
@@ -169,7 +196,7 @@ def read_model_file(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -
     except OSError as exc:
         raise FormatError(f"model {path}: cannot read ({exc.strerror or exc})") from None
     finally:
-        os.close(fd)
+        fh.close()
     data = b"".join(chunks)
     if len(data) != size:
         raise FormatError(f"model {path}: changed size while being read ({size} bytes, then {len(data)}); "
@@ -248,8 +275,10 @@ class _Walk:
 
     def __init__(self, buf: bytes):
         self.buf = buf
-        self.external: list[str] = []
+        self.external: list[tuple[str, str]] = []  # (tensor name, where)
         self.nodes: list[tuple[str, str, str]] = []  # (domain, op_type, node name)
+        self.random: list[tuple[str, str, str]] = []  # (op_type, node name, where) of random operators
+        self.place = "the main graph"
 
     # TensorProto: 8 name, 13 external_data, 14 data_location
     def tensor(self, span) -> str:
@@ -260,10 +289,12 @@ class _Walk:
                 name = _text(self.buf, value)
             elif number == 13:
                 external = True
-            elif number == 14 and wire == 0 and value == 1:
+            elif number == 14 and wire == 0 and value != 0:
+                # DEFAULT is 0; EXTERNAL is 1, and a runtime may read any other value (an int32 enum taken from
+                # a longer varint) as EXTERNAL too: only DEFAULT is accepted
                 external = True
         if external:
-            self.external.append(name or "(unnamed)")
+            self.external.append((name or "(unnamed)", self.place))
         return name
 
     # SparseTensorProto: 1 values, 2 indices (TensorProto)
@@ -277,28 +308,43 @@ class _Walk:
         return name
 
     # AttributeProto: 5 t, 6 g, 10 tensors, 11 graphs, 22 sparse_tensor, 23 sparse_tensors
-    def attribute(self, span, depth: int) -> None:
+    def attribute(self, span, depth: int, node: str = "") -> None:
         for number, wire, value in _fields(self.buf, *span):
             if number in (5, 10):
                 self.tensor(_span(wire, value, "an attribute tensor"))
             elif number in (6, 11):
-                self.graph(_span(wire, value, "a subgraph"), depth + 1)
+                outer = self.place
+                self.place = f"a subgraph of {node or 'a node'} in {outer}"
+                try:
+                    self.graph(_span(wire, value, "a subgraph"), depth + 1)
+                finally:
+                    self.place = outer
             elif number in (22, 23):
                 self.sparse(_span(wire, value, "an attribute sparse tensor"))
 
-    # NodeProto: 3 name, 4 op_type, 5 attribute, 7 domain
+    # NodeProto: 1 input, 3 name, 4 op_type, 5 attribute, 7 domain
     def node(self, span, depth: int) -> None:
         name = op = domain = ""
+        inputs: list[str] = []
+        attributes = []
         for number, wire, value in _fields(self.buf, *span):
-            if number == 3 and wire == 2:
+            if number == 1 and wire == 2:
+                inputs.append(_text(self.buf, value))
+            elif number == 3 and wire == 2:
                 name = _text(self.buf, value)
             elif number == 4 and wire == 2:
                 op = _text(self.buf, value)
             elif number == 7 and wire == 2:
                 domain = _text(self.buf, value)
             elif number == 5:
-                self.attribute(_span(wire, value, "a node attribute"), depth)
+                attributes.append(_span(wire, value, "a node attribute"))
         self.nodes.append((domain, op, name))
+        if domain in ("", "ai.onnx") and (op in RANDOM_OPERATORS
+                                          or (op == "Dropout" and len(inputs) > 2 and inputs[2])):
+            self.random.append((op, name, self.place))
+        label = f"node {name!r} ({op})" if name else f"a {op} node"
+        for attribute in attributes:
+            self.attribute(attribute, depth, label)
 
     # GraphProto: 1 node, 5 initializer, 11 input, 12 output, 15 sparse_initializer
     def graph(self, span, depth: int):
@@ -361,17 +407,40 @@ class _Walk:
                 dims = tuple(dims)
         return TensorInfo("", "tensor", elem, dims)
 
-    # FunctionProto: 1 name, 7 node, 10 domain
+    # FunctionProto: 1 name, 7 node, 10 domain, 11 attribute_proto (attribute defaults)
     def function(self, span) -> tuple[str, str]:
         name = domain = ""
+        nodes, defaults = [], []
         for number, wire, value in _fields(self.buf, *span):
             if number == 1 and wire == 2:
                 name = _text(self.buf, value)
             elif number == 10 and wire == 2:
                 domain = _text(self.buf, value)
             elif number == 7:
-                self.node(_span(wire, value, "a function node"), 0)
+                nodes.append(_span(wire, value, "a function node"))
+            elif number == 11:
+                defaults.append(_span(wire, value, "a function attribute default"))
+        outer = self.place
+        self.place = f"local function {domain}:{name}"
+        try:
+            for node in nodes:
+                self.node(node, 0)
+            for default in defaults:
+                self.attribute(default, 0)
+        finally:
+            self.place = outer
         return domain, name
+
+    # TrainingInfoProto: 1 initialization, 3 algorithm (GraphProto)
+    def training_info(self, span) -> None:
+        outer = self.place
+        self.place = "the model's training graphs"
+        try:
+            for number, wire, value in _fields(self.buf, *span):
+                if number in (1, 3):
+                    self.graph(_span(wire, value, "a training graph"), 1)
+        finally:
+            self.place = outer
 
 
 def parse_model(data: bytes, where: str = "model") -> dict:
@@ -379,8 +448,9 @@ def parse_model(data: bytes, where: str = "model") -> dict:
 
     Keys: ``ir_version``, ``opsets`` (list of (domain, version)), ``producer`` ((name, version)), ``inputs``
     and ``outputs`` (TensorInfo lists; inputs exclude initialized names), ``external`` (names of tensors
-    with external data), ``nodes`` ((domain, op_type, name) of every node, subgraphs and functions
-    included) and ``functions`` (set of (domain, name)).
+    with external data; ``external_places``: (name, where) pairs), ``nodes`` ((domain, op_type, name) of every
+    node, subgraphs, functions and training graphs included), ``functions`` (set of (domain, name)) and
+    ``random`` ((op_type, node name, where) of every random operator).
 
     Raises
     ------
@@ -412,6 +482,8 @@ def parse_model(data: bytes, where: str = "model") -> dict:
                 opsets.append((domain, version))
             elif number == 25:
                 functions.add(walk.function(_span(wire, value, "a local function")))
+            elif number == 20:
+                walk.training_info(_span(wire, value, "a training-info entry"))
         if len(graphs) != 1:
             raise _Malformed("no graph" if not graphs else f"{len(graphs)} graphs")
         inputs, outputs, initialized = walk.graph(graphs[0], 0)
@@ -421,10 +493,27 @@ def parse_model(data: bytes, where: str = "model") -> dict:
         raise FormatError(f"{where}: not an ONNX model (no ir_version)")
     return {"ir_version": ir_version, "opsets": opsets, "producer": tuple(producer),
             "inputs": [i for i in inputs if i.name not in initialized], "outputs": outputs,
-            "external": walk.external, "nodes": walk.nodes, "functions": functions}
+            "external": [n for n, _ in walk.external], "external_places": walk.external, "nodes": walk.nodes,
+            "functions": functions, "random": walk.random}
 
 
-def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -> ModelFile:
+def random_refusal(where: str, random) -> ValidationError:
+    """The error for a model holding the random operators ``random`` ((op_type, node name, where) each)."""
+    op, node, place = random[0]
+    label = f"node {node!r} ({op})" if node else f"a {op} node"
+    more = f" and {len(random) - 1} more" if len(random) > 1 else ""
+    return ValidationError(f"{where}: {label} in {place}{more} draws random numbers, so its predictions cannot be "
+                           "reproduced; pass `allow_random` to run it anyway (the record says so, and "
+                           "`rfbench verify` then answers NOT REPRODUCIBLE)")
+
+
+def runtime_domain(domain: str) -> bool:
+    """True when onnxruntime registers operators in ``domain`` (:data:`RUNTIME_DOMAINS` and their families): a
+    model-local function there could shadow a runtime operator."""
+    return domain in RUNTIME_DOMAINS or domain.startswith(_RUNTIME_PREFIXES)
+
+
+def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, allow_random: bool = False) -> ModelFile:
     """Read, hash and check an ONNX model file (nothing is executed).
 
     Parameters
@@ -433,6 +522,8 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -> Mod
         The ``.onnx`` file.
     max_bytes : int
         Size limit, checked before the file is read (default :data:`MAX_MODEL_BYTES`).
+    allow_random : bool
+        Accept random operators (:data:`RANDOM_OPERATORS`); their predictions cannot be reproduced.
 
     Returns
     -------
@@ -443,21 +534,30 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -> Mod
     FormatError
         Unreadable, too large, or not an ONNX model.
     ValidationError
-        The model keeps tensors in external data, uses a custom or vendor operator domain, or has no input
-        or output.
+        The model keeps a tensor in external data (anywhere: a subgraph, a local function or its attribute
+        defaults), uses a custom or vendor operator domain, defines a local function in a domain the runtime
+        registers operators in, holds a random operator without ``allow_random``, or has no input or output.
     """
     path = Path(path)
     where = f"model {path}"
     data = read_model_file(path, max_bytes)
     parts = parse_model(data, where)
-    if parts["external"]:
-        names = ", ".join(repr(n) for n in parts["external"][:3])
-        more = f" and {len(parts['external']) - 3} more" if len(parts["external"]) > 3 else ""
-        raise ValidationError(f"{where}: tensor {names}{more} keeps its data in an external file; rfbench runs "
-                              "only self-contained models (save the model with all tensors inside the .onnx file: "
-                              "torch.onnx.export(..., external_data=False), onnx.save(..., "
-                              "save_as_external_data=False))")
+    if parts["external_places"]:
+        places = parts["external_places"]
+        names = ", ".join(repr(n) for n, _ in places[:3])
+        more = f" and {len(places) - 3} more" if len(places) > 3 else ""
+        raise ValidationError(f"{where}: tensor {names}{more} keeps its data in an external file (in "
+                              f"{places[0][1]}); rfbench runs only self-contained models (save the model with all "
+                              "tensors inside the .onnx file: torch.onnx.export(..., external_data=False), "
+                              "onnx.save(..., save_as_external_data=False))")
     local = parts["functions"]
+    shadowing = sorted(f for f in local if runtime_domain(f[0]))
+    if shadowing:
+        domain, name = shadowing[0]
+        raise ValidationError(f"{where}: local function {name!r} is defined in domain {domain!r}, where onnxruntime "
+                              "registers operators of its own: it would run its own kernel for that name, not the "
+                              "function's body; give the model's functions a domain of their own (such as "
+                              "'local.functions')")
     for domain, op, node in parts["nodes"]:
         if domain in STANDARD_DOMAINS or (domain, op) in local:
             continue
@@ -465,10 +565,12 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES) -> Mod
         raise ValidationError(f"{where}: {label} uses operator {op!r} from domain {domain!r}, not a standard ONNX "
                               f"domain ({', '.join(repr(d) for d in STANDARD_DOMAINS)}); custom and vendor "
                               "operators depend on a runtime build, so rfbench does not run them")
+    if parts["random"] and not allow_random:
+        raise random_refusal(where, parts["random"])
     if not parts["inputs"]:
         raise ValidationError(f"{where}: the graph has no input to feed")
     if not parts["outputs"]:
         raise ValidationError(f"{where}: the graph has no output")
     return ModelFile(path=path, data=data, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
                      ir_version=parts["ir_version"], opsets=tuple(parts["opsets"]), producer=parts["producer"],
-                     inputs=tuple(parts["inputs"]), outputs=tuple(parts["outputs"]))
+                     inputs=tuple(parts["inputs"]), outputs=tuple(parts["outputs"]), random=tuple(parts["random"]))

@@ -1,10 +1,12 @@
 """Run an ONNX model over a windows folder: predictions in the index's row order, and the record of the run.
 
 :func:`predict` is the unit of work: it reads and checks the model (:mod:`rfbench.nn.onnx_file`: size
-first, no external data, no custom operators), checks its input against ``X`` and its output against
-``y``'s row shape or the index's class count (:mod:`rfbench.nn.model_check`), then feeds ``X`` to
-onnxruntime batch by batch (:mod:`rfbench.nn.runtime`) and returns a :class:`Prediction`. The other jobs
-of ``rfbench predict`` live beside it, and their public names are importable from here too:
+first; every graph and function walked; no external data, no custom operators, no function shadowing a runtime
+operator, no random operator unless allowed), checks its input against ``X`` and its output against ``y``'s
+row shape or the index's class count (:mod:`rfbench.nn.model_check`), then feeds ``X`` batch by batch to
+onnxruntime sessions that run in bounded child processes (:mod:`rfbench.nn.sandbox`: address space, CPU
+time, wall-clock time; :mod:`rfbench.nn.runtime`: the session settings) and returns a :class:`Prediction`.
+The other jobs of ``rfbench predict`` live beside it, and their public names are importable from here too:
 
 - :mod:`rfbench.nn.windows_folder`: :func:`open_windows`, the windows folder read and checked;
 - :mod:`rfbench.nn.prediction_record`: :func:`write_prediction` writes ``pred.npy`` and its record
@@ -14,9 +16,10 @@ of ``rfbench predict`` live beside it, and their public names are importable fro
   it re-runs a prediction.
 
 The input is not copied where ``X`` is C-contiguous and of the model's input dtype: a memory-mapped
-``X.npy`` is fed as views of the mapping, one batch at a time, and onnxruntime wraps each view's memory
-without copying it. Only a non-contiguous ``X`` is copied (one batch at a time), and only a final partial
-batch of a model with a fixed batch dimension is padded (a copy of that batch).
+``X.npy`` is fed as views of the mapping, one batch at a time, each written to the child's pipe from the
+mapping's memory, and onnxruntime wraps the received batch without copying it. Only a non-contiguous ``X``
+is copied (one batch at a time), and only a final partial batch of a model with a fixed batch dimension is
+padded (a copy of that batch).
 
 Determinism: onnxruntime's CPU kernels (MLAS) pick their code path from the CPU's instruction set at run
 time (SSE2, AVX, AVX2/FMA3, AVX-512; VNNI and AMX for 8-bit integer work), and a different version may
@@ -43,7 +46,7 @@ import numpy as np
 
 from rfbench.errors import ValidationError
 from rfbench.nn.model_check import _check_model, _expected_text, _Plan, _row_text
-from rfbench.nn.onnx_file import ModelFile, TensorInfo, load_model
+from rfbench.nn.onnx_file import ModelFile, TensorInfo, load_model, random_refusal
 from rfbench.nn.predict_settings import PredictSettings, settings_argv, settings_from_dict
 from rfbench.nn.prediction_comparison import PredictionComparison, compare_predictions
 from rfbench.nn.prediction_record import (
@@ -55,20 +58,21 @@ from rfbench.nn.prediction_record import (
 )
 from rfbench.nn.runtime import (
     INSTALL_HINT,
+    _check_onnxruntime,
     _first_line,
     _make_session,
-    _onnxruntime,
     _runtime_record,
     cpu_isa,
     onnxruntime_version,
 )
+from rfbench.nn.sandbox import LimitExceeded, Sandbox
 from rfbench.nn.windows_folder import WindowsFolder, _x_changed, open_windows
 
 __all__ = [
     "PredictSettings", "settings_argv", "settings_from_dict", "WindowsFolder", "open_windows", "Prediction",
     "predict", "prediction_record", "write_prediction", "record_path_for", "PredictionRecord",
     "load_prediction_record", "PredictionComparison", "compare_predictions", "cpu_isa", "onnxruntime_version",
-    "INSTALL_HINT",
+    "INSTALL_HINT", "LimitExceeded",
 ]
 
 
@@ -176,6 +180,8 @@ class _Runner:
         stop, feed, copied = self.batch(start)
         try:
             (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed}, self.run_options)
+        except ValidationError:  # a limit hit, or the child running the model ended: already one line
+            raise
         except Exception as exc:
             raise ValidationError(f"{self.where}: onnxruntime failed on rows {start}-{stop - 1}: "
                                   f"{_first_line(exc)}") from None
@@ -267,7 +273,8 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         or the same already opened by :func:`open_windows`), or an array ``(N, ...)`` (a memory-mapped one is fed
         without copying when C-contiguous).
     settings : PredictSettings, optional
-        Batch size, threads, sessions, input/output names, tolerance (defaults when None).
+        Batch size, threads, sessions, input/output names, tolerance, ``allow_random`` and the limits
+        (defaults when None).
     target_shape, n_classes, axes : optional
         With an array only (a folder supplies them): the row shape of the ground truth, the class count,
         and X's axis names. Without ``target_shape`` and ``n_classes`` any output row shape is accepted.
@@ -284,6 +291,9 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         onnxruntime is not installed.
     FormatError, ValidationError
         The model or the folder is unreadable, or the model does not fit the data (one line naming what).
+    LimitExceeded
+        The model hit its address-space, CPU-time or wall-clock limit (a :class:`ValidationError`; its
+        ``limit`` names the setting that raises it).
 
     Examples
     --------
@@ -303,7 +313,7 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     >>> out.pred.shape, bool(np.allclose(out.pred, y, atol=1e-4))
     ((20, 2), True)
     """
-    ort = _onnxruntime()
+    _check_onnxruntime()
     settings = settings if settings is not None else PredictSettings()
     if not isinstance(settings, PredictSettings):
         raise ValidationError(f"settings must be a PredictSettings, got {type(settings).__name__}")
@@ -335,36 +345,40 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     if settings.flatten:  # one vector per row, C order: a view of X (a memory map stays one)
         x = x.reshape(x.shape[0], -1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape[0], -1)
         axes = None
-    model = model if isinstance(model, ModelFile) else load_model(model)
+    if isinstance(model, ModelFile):
+        if model.random and not settings.allow_random:
+            raise random_refusal(f"model {model.path}", model.random)
+    else:
+        model = load_model(model, allow_random=settings.allow_random)
     plan = _check_model(model, x.shape, x.dtype, axes, settings, target_shape, target_kind, n_classes)
 
-    sessions = [_make_session(ort, model, settings) for _ in range(settings.sessions)]
-    names = [i.name for i in sessions[0].get_inputs()]
-    if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
-        raise ValidationError(f"model {model.path}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
-    run_options = ort.RunOptions()
-    run_options.log_severity_level = 4  # as the sessions: failures come back as exceptions, not log lines
-    runner = _Runner(sessions, x, plan, target_shape, f"model {model.path}", advance or (lambda n=1: None),
-                     run_options)
-    hasher = None
-    if folder is None:
-        hasher = _Hasher(x)
-    elif folder.x_sha256 is None:
-        hasher = _Hasher(folder.x_path)
-    if hasher is not None:
-        hasher.start()
-    t0 = time.perf_counter()
-    try:
-        runner.run()
-    finally:
+    where = f"model {model.path}"
+    with Sandbox(settings, where) as box:  # the model runs in child processes, within the run's limits
+        sessions = [_make_session(box, model, settings) for _ in range(settings.sessions)]
+        names = [i.name for i in sessions[0].get_inputs()]
+        if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
+            raise ValidationError(f"{where}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
+        runner = _Runner(sessions, x, plan, target_shape, where, advance or (lambda n=1: None))
+        hasher = None
+        if folder is None:
+            hasher = _Hasher(x)
+        elif folder.x_sha256 is None:
+            hasher = _Hasher(folder.x_path)
         if hasher is not None:
-            hasher.join()
-    seconds = time.perf_counter() - t0
+            hasher.start()
+        t0 = time.perf_counter()
+        try:
+            runner.run()
+        finally:
+            if hasher is not None:
+                hasher.join()
+        seconds = time.perf_counter() - t0
+        version = box.version
     if folder is None:
         x_info["sha256"] = hasher.digest
     elif hasher is not None and (hasher.error is not None or hasher.digest != x_info["sha256"]):
         raise ValidationError(_x_changed(folder.x_path))
     return Prediction(pred=runner.pred, model=model, windows=folder, settings=settings, input=plan.input,
-                      output=plan.output, output_mode=runner.mode, x=x_info, runtime=_runtime_record(ort, settings),
+                      output=plan.output, output_mode=runner.mode, x=x_info, runtime=_runtime_record(version, settings),
                       cpu=cpu_isa(), batches=len(runner.starts), copied_batches=runner.copied,
                       padded_rows=runner.padded, seconds=seconds)

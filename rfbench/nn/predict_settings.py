@@ -38,6 +38,16 @@ class PredictSettings(Settings):
     tolerance : float
         Largest ``|a - b| / max(1, |a|)`` a re-run may differ by when its onnxruntime version, CPU tier or
         run settings differ (0–1); identical bits are required otherwise.
+    allow_random : bool
+        Run a model that holds random operators (RandomNormal, RandomUniform, their -Like forms, Multinomial,
+        Bernoulli, Dropout in training mode); refused otherwise. Its predictions cannot be reproduced, so
+        ``rfbench verify`` answers NOT REPRODUCIBLE.
+    memory_mb : int
+        Address-space limit (``RLIMIT_AS``) of the child process each onnxruntime session runs in, MiB.
+    cpu_seconds : int
+        CPU-time limit (``RLIMIT_CPU``) of each such child, seconds.
+    timeout : float
+        Wall-clock seconds the model may run (every child, from its start to its last batch).
 
     Examples
     --------
@@ -62,6 +72,16 @@ class PredictSettings(Settings):
     tolerance: float = setting(1e-5, "Largest |a - b| / max(1, |a|) a re-run may differ by when it uses another "
                                      "onnxruntime version, CPU instruction-set tier or run settings; otherwise "
                                      "identical bits are required.", min=0.0, max=1.0)
+    allow_random: bool = setting(False, "Run a model that holds random operators (RandomNormal, RandomUniform, their "
+                                        "-Like forms, Multinomial, Bernoulli, Dropout in training mode). Recorded: "
+                                        "rfbench verify then answers NOT REPRODUCIBLE.")
+    memory_mb: int = setting(4096, "Address-space limit of the child process onnxruntime runs the model in, MiB "
+                                   "(about 250 MiB of it is Python, NumPy and onnxruntime themselves).",
+                             min=256, max=1 << 22)
+    cpu_seconds: int = setting(3600, "CPU-time limit of that child process, seconds (all its threads).",
+                               min=1, max=1 << 20)
+    timeout: float = setting(3600.0, "Wall-clock seconds the model may run, from the child's start to its last "
+                                     "batch.", min=0.1, max=1e6)
 
     def check(self) -> None:
         for name in ("input_name", "output_name"):
@@ -80,7 +100,8 @@ def settings_argv(settings: PredictSettings) -> list[str]:
 
 
 #: Settings added after the first records were written, with the value a record without them was made with.
-_ADDED_LATER = {"flatten": False}
+_ADDED_LATER = {"flatten": False, "allow_random": False, "memory_mb": 4096, "cpu_seconds": 3600,
+                "timeout": 3600.0}
 
 
 def settings_from_dict(obj: Any, where: str = "settings") -> PredictSettings:

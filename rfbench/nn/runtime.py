@@ -1,5 +1,6 @@
-"""onnxruntime as ``rfbench predict`` runs it: the optional import, the CPU's instruction-set tier, the
-session and run settings, and the runtime part of a prediction record.
+"""onnxruntime as ``rfbench predict`` runs it: the optional dependency, the CPU's instruction-set tier, the
+session and run settings (applied in the child process :mod:`rfbench.nn.sandbox` starts), and the runtime
+part of a prediction record.
 
 onnxruntime's CPU kernels (MLAS) pick their code path from the CPU's instruction set at run time, so
 :func:`cpu_isa` records the tier a run used; :func:`_session_options` fixes the thread settings (1 intra-op
@@ -9,8 +10,9 @@ thread by default, sequential execution, no spinning) that a record names and a 
 from __future__ import annotations
 
 import platform
+import sys
 
-from rfbench.errors import MissingDependencyError, ValidationError
+from rfbench.errors import MissingDependencyError
 from rfbench.nn.onnx_file import ModelFile
 from rfbench.nn.predict_settings import PredictSettings
 
@@ -106,9 +108,9 @@ def _first_line(exc: BaseException) -> str:
     return text[:400] + ("…" if len(text) > 400 else "")
 
 
-def _session_options(ort, settings: PredictSettings):
+def _session_options(ort, intra_op_threads: int):
     so = ort.SessionOptions()
-    so.intra_op_num_threads = settings.intra_op_threads
+    so.intra_op_num_threads = intra_op_threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -120,16 +122,27 @@ def _session_options(ort, settings: PredictSettings):
     return so
 
 
-def _make_session(ort, model: ModelFile, settings: PredictSettings):
-    """One onnxruntime session over the model's bytes (never its path: what runs is what was hashed)."""
+def _make_session(box, model: ModelFile, settings: PredictSettings):
+    """One onnxruntime session over the model's bytes (never its path: what runs is what was hashed), in a child
+    process of ``box`` (:class:`rfbench.nn.sandbox.Sandbox`) with the run's limits."""
+    return box.session(model)
+
+
+def _check_onnxruntime() -> None:
+    """The install hint when onnxruntime is missing; the parent does not import it (the children do)."""
+    import importlib.util
+
     try:
-        return ort.InferenceSession(model.data, sess_options=_session_options(ort, settings), providers=_PROVIDERS)
-    except Exception as exc:  # onnxruntime raises its own exception types from C++
-        raise ValidationError(f"model {model.path}: onnxruntime cannot load it: {_first_line(exc)}") from None
+        missing = sys.modules.get("onnxruntime", ...) is None or importlib.util.find_spec("onnxruntime") is None
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
+        raise MissingDependencyError(f"running an ONNX model needs onnxruntime, which is not installed: "
+                                     f"{INSTALL_HINT}")
 
 
-def _runtime_record(ort, settings: PredictSettings) -> dict:
-    return {"name": "onnxruntime", "version": ort.__version__, "providers": list(_PROVIDERS),
+def _runtime_record(version: str, settings: PredictSettings) -> dict:
+    return {"name": "onnxruntime", "version": version, "providers": list(_PROVIDERS),
             "graph_optimization": "ORT_ENABLE_ALL", "execution_mode": "ORT_SEQUENTIAL",
             "intra_op_threads": settings.intra_op_threads, "inter_op_threads": 1, "sessions": settings.sessions,
             "spinning": False}
