@@ -47,6 +47,25 @@ def test_linear_model_equals_numpy_on_the_same_weights(tmp_path, pose):
     assert out.batches == 3 and out.copied_batches == 0 and out.padded_rows == 0
 
 
+def test_a_kept_sandbox_starts_one_child_for_many_predictions(tmp_path, pose):
+    """rfbench robustness predicts once per cell with one model: a sandbox the caller keeps reuses its session's
+    child (one start-up, not one per cell), and the predictions are those of a box of their own."""
+    from rfbench.nn.sandbox import Sandbox
+
+    folder, _ = pose
+    model, _, _ = lin_model(tmp_path)
+    settings = P.PredictSettings(batch_size=4)
+    alone = P.predict(model, folder, settings)
+    loaded = onnx_file.load_model(model)
+    with Sandbox(settings, "model lin.onnx") as box:
+        runs = [P.predict(loaded, folder, settings, sandbox=box) for _ in range(3)]
+        assert len(box.sessions) == 1
+        pid = box.sessions[0].proc.pid
+        assert all(s.proc.pid == pid for s in box.kept[loaded.sha256])
+    for run in runs:
+        assert run.pred.tobytes() == alone.pred.tobytes()
+
+
 def test_conv_model_equals_rfbench_naive_conv(tmp_path, pose):
     folder, x = pose
     p = pm.conv_weights()

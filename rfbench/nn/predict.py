@@ -34,6 +34,7 @@ onnxruntime is an optional dependency (``pip install 'rfbench[onnx]'``), importe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -261,7 +262,7 @@ def _array_sha256(x: np.ndarray, block_bytes: int = 1 << 23) -> str:
 def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | WindowsFolder | np.ndarray,
             settings: PredictSettings | None = None, *, target_shape: Sequence[int] | None = None,
             n_classes: int | None = None, axes: Sequence[str] | None = None,
-            advance: Callable[[int], None] | None = None) -> Prediction:
+            advance: Callable[[int], None] | None = None, sandbox: Sandbox | None = None) -> Prediction:
     """Run an ONNX model over every row of a windows folder's ``X`` (or of an array), in row order.
 
     Parameters
@@ -280,6 +281,10 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         and X's axis names. Without ``target_shape`` and ``n_classes`` any output row shape is accepted.
     advance : callable, optional
         ``advance(rows)`` after each batch (progress).
+    sandbox : Sandbox, optional
+        The bounded children to run the model in, kept open by the caller across many calls (their sessions
+        over the same model are reused, and the box's limits, not ``settings``', bound them all); by default a
+        box of its own, with ``settings``' limits, for this call alone.
 
     Returns
     -------
@@ -353,8 +358,11 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     plan = _check_model(model, x.shape, x.dtype, axes, settings, target_shape, target_kind, n_classes)
 
     where = f"model {model.path}"
-    with Sandbox(settings, where) as box:  # the model runs in child processes, within the run's limits
-        sessions = [_make_session(box, model, settings) for _ in range(settings.sessions)]
+    own = sandbox is None
+    with Sandbox(settings, where) if own else contextlib.nullcontext(sandbox) as box:
+        # the model runs in child processes, within the run's limits
+        sessions = ([_make_session(box, model, settings) for _ in range(settings.sessions)] if own
+                    else box.sessions_for(model, settings.sessions))
         names = [i.name for i in sessions[0].get_inputs()]
         if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
             raise ValidationError(f"{where}: onnxruntime sees inputs {names}, not {plan.input.name!r}")

@@ -133,6 +133,7 @@ class Sandbox:
         self.expired = threading.Event()
         self.closed = False
         self.version = ""  # onnxruntime's, as the first child reports it
+        self.kept: dict[str, list[SandboxSession]] = {}  # sessions_for: a model's sessions, by its sha256
         self.timer = threading.Timer(settings.timeout, self._expire)
         self.timer.daemon = True
         self.timer.start()
@@ -152,6 +153,15 @@ class Sandbox:
             self.sessions.append(s)
         s.load(model)
         return s
+
+    def sessions_for(self, model: ModelFile, count: int) -> list[SandboxSession]:
+        """``count`` sessions over ``model``, the children started for it by an earlier call reused: a run of
+        many predictions with one model (``rfbench robustness``) starts its children once, and the box's limits
+        (its wall-clock deadline included) bound the whole run."""
+        kept = self.kept.setdefault(model.sha256, [])
+        while len(kept) < count:
+            kept.append(self.session(model))
+        return kept[:count]
 
     def limit(self, which: str, detail: str = "") -> LimitExceeded:
         st = self.settings

@@ -263,6 +263,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     from rfbench.nn.onnx_file import load_model
     from rfbench.nn.predict import predict
     from rfbench.nn.prediction_record import write_prediction
+    from rfbench.nn.sandbox import Sandbox
     from rfbench.report.score import score_gesture, score_pose
 
     settings = settings if settings is not None else RobustnessSettings()
@@ -284,34 +285,37 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     def run_cell(folder: Path, windows_settings):
         w = folder / "windows"
         write_windows(split, "test", w, windows_settings, force=True, workers=workers)
-        prediction = predict(model_file, w, like.predict)
+        prediction = predict(model_file, w, like.predict, sandbox=box)
         pred_path = folder / "pred.npy"
         write_prediction(pred_path, prediction, force=True)
         run = score(pred_path, rows=w / "index.json", split=split, settings=like.spec, bootstrap=like.bootstrap,
                     options=like.options, out=folder / "report.json", force=True)
         return run.report, prediction.pred, w / "index.json"
 
-    clean_report, clean_pred, clean_index = run_cell(out / "clean", like.windows)
-    pairing = _Pairing(like, split, clean_index, clean_pred)
-    del clean_pred
-    if advance is not None:
-        advance("clean")
-    clean = {"report": "clean/report.json", "sha256": _sha256(out / "clean" / "report.json"),
-             "model": _first(clean_report)}
-    entries = []
-    for cid, severity, seed in cells:
-        name = cell_name(cid, severity, seed)
-        folder = out / "cells" / name
-        report, pred, _ = run_cell(folder, replace(like.windows, corrupt=f"{cid}:{severity}", corrupt_seed=seed))
-        first = _first(report)
-        drop = None if first["value"] is None or clean["model"]["value"] is None else \
-            clean["model"]["value"] - first["value"]
-        interval = pairing.drop(pred)
-        entries.append({"corruption": cid, "severity": severity, "seed": seed,
-                        "report": f"cells/{name}/report.json", "sha256": _sha256(folder / "report.json"),
-                        "model": first, "drop": {"value": drop, **(interval or {"low": None, "high": None})}})
+    # one box of bounded children for the whole sweep: the model's session starts once, and the prediction
+    # settings' limits (the wall-clock timeout included) bound every cell's predictions together
+    with Sandbox(like.predict, f"model {model_file.path}") as box:
+        clean_report, clean_pred, clean_index = run_cell(out / "clean", like.windows)
+        pairing = _Pairing(like, split, clean_index, clean_pred)
+        del clean_pred
         if advance is not None:
-            advance(name)
+            advance("clean")
+        clean = {"report": "clean/report.json", "sha256": _sha256(out / "clean" / "report.json"),
+                 "model": _first(clean_report)}
+        entries = []
+        for cid, severity, seed in cells:
+            name = cell_name(cid, severity, seed)
+            folder = out / "cells" / name
+            report, pred, _ = run_cell(folder, replace(like.windows, corrupt=f"{cid}:{severity}", corrupt_seed=seed))
+            first = _first(report)
+            drop = None if first["value"] is None or clean["model"]["value"] is None else \
+                clean["model"]["value"] - first["value"]
+            interval = pairing.drop(pred)
+            entries.append({"corruption": cid, "severity": severity, "seed": seed,
+                            "report": f"cells/{name}/report.json", "sha256": _sha256(folder / "report.json"),
+                            "model": first, "drop": {"value": drop, **(interval or {"low": None, "high": None})}})
+            if advance is not None:
+                advance(name)
     baseline_value = ((clean_report["results"][0].get("baseline") or {}).get("value"))
     summary = _summary(like, settings, clean, entries, baseline_value, reference, model, split,
                        score_like_report, out)
