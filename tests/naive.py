@@ -1112,3 +1112,194 @@ def naive_int8_amplitude(pairs):
         a, b = int(flat[i, 0]), int(flat[i, 1])
         out[i] = np.float32(math.sqrt(a * a + b * b))
     return out.reshape(pairs.shape[:-1])
+
+
+# ==========================================================================================================
+# nexmon_csi pcaps (nexmon_csi's README and utils/matlab: csireader.m, unpack_float.c; rfbench's skip policy)
+# ==========================================================================================================
+
+
+def _naive_be(data, o, k):
+    return int.from_bytes(data[o:o + k], "big")
+
+
+def naive_nexmon_udp_payload(data: bytes, start: int, end: int, link: int):
+    """(offset, length) of the UDP payload of packet ``data[start:end]`` if it is IPv4/UDP with port 5500 on
+    either side, else (-1, 0). ``link``: -1 Ethernet (VLAN tags skipped), -2 Linux cooked, 0 raw IPv4."""
+    ip = start
+    if link == -1:
+        if end - start < 14:
+            return -1, 0
+        ethertype = _naive_be(data, start + 12, 2)
+        ip = start + 14
+        for _ in range(2):
+            if ethertype not in (0x8100, 0x88A8):
+                break
+            if end - ip < 4:
+                return -1, 0
+            ethertype = _naive_be(data, ip + 2, 2)
+            ip += 4
+        if ethertype != 0x0800:
+            return -1, 0
+    elif link == -2:
+        if end - start < 16 or _naive_be(data, start + 14, 2) != 0x0800:
+            return -1, 0
+        ip = start + 16
+    if end - ip < 20 or data[ip] >> 4 != 4:
+        return -1, 0
+    ihl = (data[ip] & 15) * 4
+    fragment_offset = _naive_be(data, ip + 6, 2) & 0x1FFF
+    if ihl < 20 or data[ip + 9] != 17 or fragment_offset != 0:
+        return -1, 0
+    udp = ip + ihl
+    if end - udp < 8:
+        return -1, 0
+    if 5500 not in (_naive_be(data, udp, 2), _naive_be(data, udp + 2, 2)):
+        return -1, 0
+    udp_len = _naive_be(data, udp + 4, 2)
+    length = end - (udp + 8)
+    if udp_len >= 8:
+        length = min(length, udp_len - 8)
+    return udp + 8, length
+
+
+def naive_unpack_float(words, nman: int, nexp: int) -> list:
+    """nexmon_csi's ``unpack_float_acphy(10, 1, 0, 1, nman, nexp, nfft, H, Hout)`` (utils/matlab/unpack_float.c)
+    line by line on a list of uint32 words; returns the 2*nfft ints (real, imaginary interleaved)."""
+    sgn_mask = 1 << 31
+    iq_mask = (1 << (nman - 1)) - 1
+    e_mask = (1 << nexp) - 1
+    e_p = 1 << (nexp - 1)
+    sgnr_mask = 1 << (nexp + 2 * nman - 1)
+    sgni_mask = sgnr_mask >> nman
+    e_zero = -nman
+    nbits = 10
+    he = []
+    hout = []
+    maxbit = -e_p
+    for h in words:
+        vi = (h >> (nexp + nman)) & iq_mask
+        vq = (h >> nexp) & iq_mask
+        e = h & e_mask
+        if e >= e_p:
+            e -= e_p << 1
+        he.append(e)
+        x = vi | vq
+        if x:  # the reference's binary search for the highest set bit, as written
+            m, b, s = 0xFFFF0000, 0xFFFF, 16
+            while s > 0:
+                if x & m:
+                    e += s
+                    x >>= s
+                s >>= 1
+                m = (m >> s) & b
+                b >>= s
+            if e > maxbit:
+                maxbit = e
+        if h & sgnr_mask:
+            vi |= sgn_mask
+        if h & sgni_mask:
+            vq |= sgn_mask
+        hout += [vi, vq]
+    shft = nbits - maxbit
+    out = []
+    for i, v in enumerate(hout):
+        e = he[i >> 1] + shft
+        sgn = 1
+        if v & sgn_mask:
+            sgn = -1
+            v &= ~sgn_mask
+        if e < e_zero:
+            v = 0
+        elif e < 0:
+            v >>= -e
+        else:
+            v = (v << e) & 0xFFFFFFFF  # int32 arithmetic (never reached with a nonzero v: autoscale bounds e)
+        out.append(sgn * v)
+    return out
+
+
+def naive_read_nexmon(data: bytes, chip: str, bandwidth_mhz=None, variant=None) -> dict:
+    """A nexmon_csi pcap frame by frame: ``records`` (dicts of the header fields and ``csi``, a list of complex),
+    ``skipped`` by reason, ``variant``. ``chip`` is required (the chip-version rule is tested apart)."""
+    import struct
+
+    magics = {b"\xd4\xc3\xb2\xa1": ("<", False), b"\xa1\xb2\xc3\xd4": (">", False),
+              b"\x4d\x3c\xb2\xa1": ("<", True), b"\xa1\xb2\x3c\x4d": (">", True)}
+    order, nano = magics[data[:4]]
+    link = {1: -1, 113: -2, 101: 0, 228: 0}[struct.unpack(order + "I", data[20:24])[0] & 0x0FFFFFFF]
+    n = len(data)
+    skipped = dict.fromkeys(("truncated", "garbage", "not_csi", "short_payload", "bad_magic", "bad_chanspec"), 0)
+
+    def header(pos):
+        if n - pos < 16:
+            return None
+        sec, sub, caplen, wirelen = struct.unpack(order + "IIII", data[pos:pos + 16])
+        if caplen > 262144 or caplen > wirelen or pos + 16 + caplen > n:
+            return None
+        return sec, sub, caplen, wirelen
+
+    def nexmon_frame(pos, caplen):
+        off, ln = naive_nexmon_udp_payload(data, pos + 16, pos + 16 + caplen, link)
+        return (off, ln) if off >= 0 and ln >= 2 and data[off] == 0x11 and data[off + 1] == 0x11 else None
+
+    frames = []
+    pos = 24
+    while pos < n:
+        h = header(pos)
+        if h is None:
+            for p in range(pos + 1, n - 62 + 1):
+                hp = header(p)
+                if hp is not None and nexmon_frame(p, hp[2]) is not None:
+                    skipped["garbage"] += 1
+                    pos = p
+                    break
+            else:
+                skipped["truncated"] += 1
+                break
+            continue
+        f = nexmon_frame(pos, h[2])
+        if f is None:
+            skipped["not_csi"] += 1
+        elif f[1] < 18:
+            skipped["short_payload"] += 1
+        else:
+            frames.append((h, f[0], f[1]))
+        pos += 16 + h[2]
+    if variant is None:
+        variant = "nexmon" if all(data[o:o + 4] == b"\x11" * 4 for _, o, _ in frames) else "nexmon-pull46"
+    records = []
+    for (sec, sub, caplen, wirelen), o, ln in frames:
+        if variant == "nexmon" and data[o:o + 4] != b"\x11" * 4:
+            skipped["bad_magic"] += 1
+            continue
+        chanspec = data[o + 14] | data[o + 15] << 8
+        bw = bandwidth_mhz or {2: 20, 3: 40, 4: 80, 5: 160}.get((chanspec >> 11) & 7)
+        if bw is None:
+            skipped["bad_chanspec"] += 1
+            continue
+        nfft = bw * 16 // 5
+        if ln < 18 + 4 * nfft:
+            skipped["short_payload"] += 1
+            continue
+        body = data[o + 18:o + 18 + 4 * nfft]
+        if chip in ("bcm4339", "bcm43455c0"):
+            v = struct.unpack("<%dh" % (2 * nfft), body)
+        else:
+            nman, nexp = (9, 5) if chip == "bcm4358" else (12, 6)
+            v = naive_unpack_float(list(struct.unpack("<%dI" % nfft, body)), nman, nexp)
+        css = data[o + 12] | data[o + 13] << 8
+        rec = {"timestamp_sec": sec, ("timestamp_nsec" if nano else "timestamp_usec"): sub,
+               "captured_length": caplen, "wire_length": wirelen,
+               "source_mac": int.from_bytes(data[o + 4:o + 10], "big"),
+               "sequence": data[o + 10] | data[o + 11] << 8, "core": css & 7, "spatial_stream": (css >> 3) & 7,
+               "chanspec": chanspec, "chip_version": data[o + 16] | data[o + 17] << 8,
+               "csi": [complex(v[2 * k], v[2 * k + 1]) for k in range(nfft)]}
+        if variant == "nexmon":
+            rec["magic"] = struct.unpack("<I", data[o:o + 4])[0]
+        else:
+            rec["magic"] = data[o] | data[o + 1] << 8
+            rec["rssi"] = struct.unpack("b", data[o + 2:o + 3])[0]
+            rec["frame_control"] = data[o + 3]
+        records.append(rec)
+    return {"records": records, "skipped": skipped, "variant": variant}
