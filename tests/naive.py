@@ -1303,3 +1303,191 @@ def naive_read_nexmon(data: bytes, chip: str, bandwidth_mhz=None, variant=None) 
             rec["frame_control"] = data[o + 3]
         records.append(rec)
     return {"records": records, "skipped": skipped, "variant": variant}
+
+
+# ==========================================================================================================
+# PicoScenes .csi files (RXS frames; segment layouts of rxs_parsing_core as csiread 1.4.1 transcribes them)
+# ==========================================================================================================
+
+
+def naive_picoscenes_csi(device: int, payload: bytes, tones: int, nrx: int, ntx: int, fmt: int, cbw: int,
+                         firmware: int) -> list:
+    """One CSI buffer decoded value by value: a nested list [tone][rx][tx] of complex."""
+    csi = [[[0j] * ntx for _ in range(nrx)] for _ in range(tones)]
+    if device == 0x5300:
+        bits = "".join(f"{byte:08b}"[::-1] for byte in payload)  # bit k of the stream is bit k%8 of byte k//8
+        index = 0
+
+        def int8_at(pos):
+            v = int(bits[pos:pos + 8][::-1], 2)
+            return v - 256 if v >= 128 else v
+
+        for t in range(tones):
+            index += 3
+            for r in range(nrx):
+                for x in range(ntx):
+                    csi[t][r][x] = complex(int8_at(index), int8_at(index + 8))
+                    index += 16
+    elif device == 0x9300:
+        values = []
+        for q in range((tones * nrx * ntx) >> 1):
+            word = int.from_bytes(payload[5 * q:5 * q + 5], "little")
+            for k in range(4):
+                v = (word >> (10 * k)) & 0x3FF
+                values.append(v - 1024 if v & 512 else v)
+        for pos in range(len(values) // 2):
+            t, rest = divmod(pos, nrx * ntx)
+            x, r = divmod(rest, nrx)
+            csi[t][r][x] = complex(values[2 * pos + 1], values[2 * pos])
+    elif device in (0x2000, 0x2100):
+        gap = range(0)
+        if firmware in (67, 68) and cbw == 160:
+            gap = range(996, 1024) if fmt == 3 else range(242, 256) if fmt == 2 else range(0)
+        kept = tones - len([t for t in gap if t < tones])
+        csi = [[[0j] * ntx for _ in range(nrx)] for _ in range(kept)]
+        o = 0
+        for x in range(ntx):
+            for r in range(nrx):
+                g = 0
+                for t in range(tones):
+                    if t in gap:
+                        o += 4
+                        continue
+                    re = int.from_bytes(payload[o:o + 2], "little", signed=True)
+                    im = int.from_bytes(payload[o + 2:o + 4], "little", signed=True)
+                    csi[g][r][x] = complex(re, im)
+                    o += 4
+                    g += 1
+    return csi
+
+
+def naive_read_picoscenes(data: bytes) -> dict:
+    """A PicoScenes file frame by frame: ``records`` (dicts: ``csi`` nested [tone][rx][tx], ``device``, some
+    RxSBasic and ExtraInfo fields, ``sequence``), ``skipped`` by reason, ``other`` segment counts by name."""
+    import struct
+
+    u16 = lambda o: struct.unpack_from("<H", data, o)[0]  # noqa: E731
+    u32 = lambda o: struct.unpack_from("<I", data, o)[0]  # noqa: E731
+    n = len(data)
+    skipped = dict.fromkeys(("truncated", "garbage", "bad_segment", "no_csi", "bad_csi"), 0)
+    other: dict[str, int] = {}
+    known_other = ("MVMExtra", "PilotCSI", "LegacyCSI", "BasebandSignal", "PreEQSymbols", "CSI2")
+
+    def frame_start(p):
+        return (n - p >= 21 and u32(p) >= 7 and p + 4 + u32(p) <= n and u32(p + 4) == 0x20150315
+                and u16(p + 8) == 1)
+
+    records = []
+    pos = 0
+    while pos < n:
+        if not frame_start(pos):
+            for p in range(pos + 1, n - 21 + 1):
+                if frame_start(p):
+                    skipped["garbage"] += 1
+                    pos = p
+                    break
+            else:
+                skipped["truncated"] += 1
+                break
+        end = pos + 4 + u32(pos)
+        cur = pos + 11
+        segs = {}
+        ok = True
+        for _ in range(data[pos + 10]):
+            if end - cur < 7:
+                ok = False
+                break
+            seg_len, name_len = u32(cur), data[cur + 4]
+            if seg_len < 3 + name_len or cur + 4 + seg_len > end:
+                ok = False
+                break
+            name = data[cur + 5:cur + 5 + name_len].decode("latin-1")
+            body = (u16(cur + 5 + name_len), cur + 7 + name_len, seg_len - 3 - name_len)
+            if name in ("RxSBasic", "ExtraInfo", "CSI") and name not in segs:
+                segs[name] = body
+            else:
+                key = name if name in known_other else "other"
+                other[key] = other.get(key, 0) + 1
+            cur += 4 + seg_len
+        if not ok:
+            skipped["bad_segment"] += 1
+            pos = end
+            continue
+        if "CSI" not in segs:
+            skipped["no_csi"] += 1
+            pos = end
+            continue
+        ver, o, length = segs["CSI"]
+        heads = {1: ("<HbHQQIHBBBBI", None), 2: ("<HbHQQIHBBBBhI", None), 3: ("<HbHQQIHBBBHBhI", None),
+                 4: ("<HBbHQQIHBBBHBhI", None)}
+        if ver not in heads or length < struct.calcsize(heads[ver][0]):
+            skipped["bad_csi"] += 1
+            pos = end
+            continue
+        f = struct.unpack_from(heads[ver][0], data, o)
+        if ver == 4:
+            device, firmware, fmt, cbw, _, _, _, tones, ntx, nrx, ess, _, _, _, buf = f
+        else:
+            device, fmt, cbw, _, _, _, tones, ntx, nrx = f[:9]
+            firmware, buf = 0, f[-1]
+        pay = o + struct.calcsize(heads[ver][0])
+        streams = ntx
+        if device == 0x5300:
+            streams = ((buf - 12) // 60) // max(nrx, 1)
+            need = ((3 + 16 * nrx * streams) * tones - 16) // 8 + 3
+        elif device == 0x9300:
+            streams = (buf // (140 if cbw == 20 else 285)) // max(nrx, 1)
+            need = ((tones * nrx * streams) >> 1) * 5
+        elif device in (0x2000, 0x2100) and ver == 4:
+            need = 4 * tones * nrx * streams
+        else:
+            skipped["bad_csi"] += 1  # (SDR frames are compared apart)
+            pos = end
+            continue
+        if pay + buf > o + length or need > buf or not (1 <= nrx <= 8 and 1 <= streams <= 8 and tones >= 1):
+            skipped["bad_csi"] += 1
+            pos = end
+            continue
+        csi = naive_picoscenes_csi(device, data[pay:pay + buf], tones, nrx, streams, fmt, cbw, firmware)
+        if not csi or len(csi) > 4096:
+            skipped["bad_csi"] += 1
+            pos = end
+            continue
+        rec = {"csi": csi, "device": device}
+        if "RxSBasic" in segs and segs["RxSBasic"][0] == 1 and segs["RxSBasic"][2] >= 26:
+            bo = segs["RxSBasic"][1]
+            noise = struct.unpack_from("b", data, bo + 21)[0]
+            rec["timestamp"] = struct.unpack_from("<Q", data, bo + 2)[0]
+            rec["noise_floor"] = noise
+            rssi = noise + struct.unpack_from("b", data, bo + 22)[0]
+            rec["rssi"] = (rssi + 128) % 256 - 128
+        if "ExtraInfo" in segs and segs["ExtraInfo"][0] == 1 and segs["ExtraInfo"][2] >= 4:
+            _, eo, elen = segs["ExtraInfo"]
+            code = u32(eo)
+            rec["extra_feature_code"] = code
+            sizes = [(1, "extra_length", 2), (0, "extra_version", 8), (2, "extra_mac_current", 6),
+                     (3, "extra_mac_rom", 6), (4, "extra_chansel", 4), (5, "extra_bmode", 1), (6, "evm", 20),
+                     (7, "extra_tx_chainmask", 1), (8, "extra_rx_chainmask", 1), (9, "extra_tx_power", 1),
+                     (10, "extra_cf", 8), (11, "extra_tx_tsf", 4), (12, "extra_last_hw_tx_tsf", 4),
+                     (13, "extra_channel_flags", 2), (14, "extra_tx_ness", 1), (15, "extra_tuning_policy", 1),
+                     (16, "extra_pll_rate", 2), (17, "extra_pll_refdiv", 1), (18, "extra_pll_clock_select", 1),
+                     (19, "extra_agc", 1), (20, "extra_antenna_selection", 1), (21, "extra_sampling_rate", 8),
+                     (22, "extra_cfo", 4), (23, "extra_sfo", 4), (24, "extra_temperature", 1)]
+            p = eo + 4
+            for _bit, name, _size in sizes:
+                rec.setdefault(name, 0)
+            for bit, name, size in sizes:
+                if code >> bit & 1:
+                    if p + size > eo + elen:
+                        break
+                    signed = name in ("extra_cfo", "extra_sfo", "extra_temperature")
+                    rec[name] = int.from_bytes(data[p:p + size], "little", signed=signed)
+                    p += size
+            rec.pop("evm")
+        mpdu = cur
+        if end - mpdu >= 24:
+            rec["sequence"] = u16(mpdu + 22) >> 4
+            rec["source_mac"] = int.from_bytes(data[mpdu + 10:mpdu + 16], "big")
+        records.append(rec)
+        pos = end
+    return {"records": records, "skipped": skipped, "other": other}
