@@ -360,3 +360,10 @@ def test_shared_captures_match_csiread_bit_for_bit(name, chip, bw, n, version):
     assert_same_as_csiread(log, csiread_nexmon(path, chip[3:], bw))
     if n < 10:
         assert_same_as_naive(log, path.read_bytes(), chip)
+
+
+def test_the_output_cannot_exceed_the_array_limit(monkeypatch):
+    data = nexmon.synthesize(1, 5, bandwidth_mhz=20)
+    monkeypatch.setenv("RFBENCH_MAX_ARRAY_BYTES", "1000")
+    with pytest.raises(FormatError, match="RFBENCH_MAX_ARRAY_BYTES"):
+        nexmon.read(data)

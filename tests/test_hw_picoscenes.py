@@ -330,3 +330,10 @@ def test_a_repeated_segment_is_read_once_and_the_repeat_counted():
     log = ps.read(data)
     assert log.csi[0, 0, 0, 0] == 3 and log.decided["segments_skipped"] == "other 1"
     assert_same_as_naive(log, data)
+
+
+def test_padding_cannot_ask_for_more_than_the_array_limit(monkeypatch):
+    data = ps.synthesize(1, 5, front_end="iwl5300")
+    monkeypatch.setenv("RFBENCH_MAX_ARRAY_BYTES", "1000")
+    with pytest.raises(FormatError, match="RFBENCH_MAX_ARRAY_BYTES"):
+        ps.read(data)

@@ -46,7 +46,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import read_input_bytes
+from rfbench.io.files import max_array_bytes, read_input_bytes
 from rfbench.io.hwlog import HardwareLog
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "CHIPS", "CHIP_VERSIONS", "ENCODINGS", "VARIANTS",
@@ -481,6 +481,9 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
 
     width = int(nfft.max())
     n = len(table)
+    if n * width * 8 > max_array_bytes():
+        raise FormatError(f"{where}: the padded CSI array would take {n * width * 8} bytes, over the limit of "
+                          f"{max_array_bytes()} (RFBENCH_MAX_ARRAY_BYTES); split the file")
     out = np.empty((n, 2 * width), dtype=np.float32)
     offsets = table[:, _F_PAY] + _HEADER_BYTES
     enc = ENCODINGS[chip]

@@ -38,7 +38,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import read_input_bytes
+from rfbench.io.files import max_array_bytes, read_input_bytes
 from rfbench.io.hwlog import HardwareLog
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "MAGIC", "DEVICES", "SKIP_REASONS", "OTHER_SEGMENTS",
@@ -511,6 +511,7 @@ def read(source, **_ignored) -> HardwareLog:
     if n == 0:
         raise FormatError(f"{where}: no RXS frame with a readable CSI segment ({_skip_text(skipped)})")
     T, R, X = int(out_tones.max()), int(nrx.max()), int(streams.max())
+    _check_size(where, n * T * R * X * 8)
     out = np.empty((n, T, R, X, 2), dtype=np.float32)
     _decode(b, kind, payload, tones, out_tones, nrx, streams, aux, out.reshape(-1),
             np.array([n, T, R, X], dtype=np.int64))
@@ -535,6 +536,15 @@ def read(source, **_ignored) -> HardwareLog:
                        chip=devices[0] if len(devices) == 1 else None,
                        bandwidth_mhz=int(cbws.max()) if len(cbws) else None, decided=decided, skipped=skipped,
                        n_bytes=len(data), source=where if isinstance(source, (str, os.PathLike)) else None)
+
+
+def _check_size(where: str, size: int) -> None:
+    """Refuse an output array larger than the per-array limit (padding many small frames to one large one
+    could otherwise ask for far more memory than the file's size)."""
+    limit = max_array_bytes()
+    if size > limit:
+        raise FormatError(f"{where}: the padded CSI array would take {size} bytes (frames x largest tones x rx x "
+                          f"streams), over the limit of {limit} (RFBENCH_MAX_ARRAY_BYTES); split the file")
 
 
 def _kinds(device: np.ndarray) -> np.ndarray:
