@@ -325,35 +325,28 @@ def _unpack_float(b, offsets, nfft, nman, nexp, out, he, hout):
 
 
 def sniff(head: bytes) -> bool:
-    """Whether ``head`` (the first bytes of a file) is a pcap file whose first packet is a nexmon_csi frame
-    (UDP port 5500, magic ``11 11``), or a pcap of a link type this reader knows with no packet yet."""
+    """Whether ``head`` (the first bytes of a file) is a pcap file of a link type this reader knows whose first
+    packet is an IPv4 UDP datagram on port 5500 starting with nexmon's magic ``11 11`` (or which holds no packet
+    yet). Plain Python: no compilation to wait for."""
     try:
         head = bytes(head[:4096])
         if len(head) < 24 or head[:4] not in _PCAP_MAGICS:
             return False
-        big, _ = _PCAP_MAGICS[head[:4]]
-        link = struct.unpack(">I" if big else "<I", head[20:24])[0] & 0x0FFFFFFF
-        if link not in _LINKS:
+        order = ">" if _PCAP_MAGICS[head[:4]][0] else "<"
+        link = _LINKS.get(struct.unpack(order + "I", head[20:24])[0] & 0x0FFFFFFF)
+        if link is None:
             return False
-        if len(head) < 24 + _MIN_FRAME:
-            return len(head) == 24
-        b = np.frombuffer(head, dtype=np.uint8)
-        caplen = int(_u32_py(head, 32, big))
-        end = min(len(head), 40 + caplen)
-        off, ln = _udp_payload_py(b, 40, end, _LINKS[link])
-        return off >= 0 and ln >= 2 and head[off] == 0x11 and head[off + 1] == 0x11
-    except Exception:  # sniff never raises
+        if len(head) == 24:
+            return True
+        ip = 40 + {-1: 14, -2: 16, 0: 0}[link]
+        if link == -1 and head[52:54] != b"\x08\x00" or link == -2 and head[54:56] != b"\x08\x00":
+            return False
+        udp = ip + (head[ip] & 15) * 4
+        ports = struct.unpack(">HH", head[udp:udp + 4])
+        return (head[ip] >> 4 == 4 and head[ip + 9] == 17 and UDP_PORT in ports
+                and head[udp + 8:udp + 10] == b"\x11\x11")
+    except Exception:  # sniff never raises (a short head ends in an IndexError or struct.error)
         return False
-
-
-def _u32_py(head: bytes, o: int, big: bool) -> int:
-    return struct.unpack(">I" if big else "<I", head[o:o + 4])[0]
-
-
-def _udp_payload_py(b, start, end, link):
-    """:func:`_udp_payload` run as plain Python (sniff must not wait for a compilation)."""
-    off, ln = getattr(_udp_payload, "py_func", _udp_payload)(b, start, end, link)
-    return int(off), int(ln)
 
 
 def _candidates() -> str:
@@ -420,7 +413,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     if len(data) < 24 or data[:4] not in _PCAP_MAGICS:
         raise FormatError(f"{where}: not a pcap file (bad magic), expected a nexmon_csi capture")
     big, nano = _PCAP_MAGICS[data[:4]]
-    link_type = _u32_py(data, 20, big) & 0x0FFFFFFF
+    link_type = struct.unpack(">I" if big else "<I", data[20:24])[0] & 0x0FFFFFFF
     if link_type not in _LINKS:
         raise FormatError(f"{where}: pcap link type {link_type} is not read (Ethernet 1, Linux cooked 113 or raw "
                           f"IPv4 101/228 are)")
