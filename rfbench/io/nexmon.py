@@ -255,17 +255,19 @@ def _unpack_int16(even, odd, offsets, nfft, out):
 
 
 @njit
-def _unpack_float(b, offsets, nfft, nman, nexp, out, he, hout):
+def _unpack_float(b, offsets, nfft, nman, nexp, out, top):
     """nexmon's packed floats of record ``i`` (``nfft[i]`` little-endian 32-bit words from ``b[offsets[i]]``)
-    into row ``i`` of ``out`` (float32, ``(records, 2 * width)``), the rest of the row zeroed; ``he`` and
-    ``hout`` are scratch (``width`` and ``2 * width`` int64).
+    into row ``i`` of ``out`` (float32, ``(records, 2 * width)``), the rest of the row zeroed; ``top[x]`` is the
+    index of the highest set bit of ``x`` (for ``x < 2**(nman - 1)``).
 
     Exactly ``unpack_float_acphy(nbits=10, autoscale=1, shft=0, fmt=1, nman, nexp, ...)`` of nexmon_csi's
     ``utils/matlab/unpack_float.c``: each word holds the real and imaginary magnitudes (``nman - 1`` bits
     each, at bits ``nexp + nman`` and ``nexp``), their signs (bits ``nexp + 2*nman - 1`` and
     ``nexp + nman - 1``) and a shared two's-complement exponent (the low ``nexp`` bits); the record is scaled
-    so that its largest value's top bit lands at bit 10, values whose exponent falls below ``-nman`` become 0.
-    Every result is below 2**11 in magnitude, so float32 holds it exactly.
+    so that its largest value's top bit lands at bit 10 (``maxbit``: the largest exponent plus top bit over
+    the record's nonzero words), values whose shifted exponent falls below ``-nman`` become 0. Every result
+    is below 2**11 in magnitude, so float32 holds it exactly. Two passes over the words (the reference keeps
+    the first pass's values in a buffer; re-reading them is cheaper).
     """
     iq_mask = (np.int64(1) << (nman - 1)) - 1
     e_mask = (np.int64(1) << nexp) - 1
@@ -277,46 +279,48 @@ def _unpack_float(b, offsets, nfft, nman, nexp, out, he, hout):
     for i in range(offsets.shape[0]):
         o = offsets[i]
         m = nfft[i]
+        row = out[i]
         maxbit = -e_p
         for k in range(m):
             q = o + 4 * k
             h = (np.int64(b[q]) | (np.int64(b[q + 1]) << 8) | (np.int64(b[q + 2]) << 16)
                  | (np.int64(b[q + 3]) << 24))
-            vi = (h >> (nexp + nman)) & iq_mask
-            vq = (h >> nexp) & iq_mask
+            x = ((h >> (nexp + nman)) | (h >> nexp)) & iq_mask
+            if x != 0:
+                e = h & e_mask
+                if e >= e_p:
+                    e -= e_p << 1
+                e += top[x]
+                if e > maxbit:
+                    maxbit = e
+        shft = 10 - maxbit
+        for k in range(m):
+            q = o + 4 * k
+            h = (np.int64(b[q]) | (np.int64(b[q + 1]) << 8) | (np.int64(b[q + 2]) << 16)
+                 | (np.int64(b[q + 3]) << 24))
             e = h & e_mask
             if e >= e_p:
                 e -= e_p << 1
-            he[k] = e
-            x = vi | vq
-            if x != 0:
-                top = 0  # index of x's highest set bit (the reference's binary search)
-                while x > 1:
-                    x >>= 1
-                    top += 1
-                if e + top > maxbit:
-                    maxbit = e + top
-            hout[2 * k] = -vi if h & sgnr_mask else vi  # sign kept apart, as the reference's bit 31
-            hout[2 * k + 1] = -vq if h & sgni_mask else vq
-        shft = 10 - maxbit
-        for j in range(2 * m):
-            v = hout[j]
-            if v == 0:
-                out[i, j] = 0
-                continue
-            e = he[j >> 1] + shft
-            neg = v < 0
-            if neg:
-                v = -v
+            e += shft
+            vi = (h >> (nexp + nman)) & iq_mask
+            vq = (h >> nexp) & iq_mask
             if e < e_zero:
-                v = 0
+                vi = 0
+                vq = 0
             elif e < 0:
-                v >>= -e
-            else:
-                v <<= e
-            out[i, j] = np.float32(-v if neg else v)
+                vi >>= -e
+                vq >>= -e
+            elif vi | vq:  # (a zero word of an all-zero record may come with a shift of 64 bits or more)
+                vi <<= e
+                vq <<= e
+            row[2 * k] = np.float32(-vi if h & sgnr_mask else vi)
+            row[2 * k + 1] = np.float32(-vq if h & sgni_mask else vq)
         for j in range(2 * m, width2):
-            out[i, j] = 0
+            row[j] = 0
+
+
+#: Index of the highest set bit of each 11-bit value (bcm4366c0's magnitudes have 11 bits, bcm4358's 8).
+_TOP_BIT = np.array([0] + [int(x).bit_length() - 1 for x in range(1, 2048)], dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -483,8 +487,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     if enc[0] == "int16":
         _unpack_int16(*_int16_views(data), offsets, nfft, out)
     else:
-        _unpack_float(b, offsets, nfft, np.int64(enc[1]), np.int64(enc[2]), out,
-                      np.empty(width, dtype=np.int64), np.empty(2 * width, dtype=np.int64))
+        _unpack_float(b, offsets, nfft, np.int64(enc[1]), np.int64(enc[2]), out, _TOP_BIT)
     csi = out.view(np.complex64).reshape(n, width, 1, 1)
 
     meta = _metadata(table, nano, variant)

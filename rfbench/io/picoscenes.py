@@ -380,6 +380,17 @@ def iwl5300_indices(cbw: int, offset: int = 0) -> np.ndarray | None:
     return (np.array(k) + offset).astype(np.int32)
 
 
+def _block(b: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
+    """``(len(at), size)`` uint8: the ``size`` bytes at each offset of ``at``."""
+    return b[at[:, None] + np.arange(size)]
+
+
+def _field(block: np.ndarray, offset: int, dtype: str) -> np.ndarray:
+    """The little-endian ``dtype`` values at column ``offset`` of each row of ``block``."""
+    dt = np.dtype(dtype).newbyteorder("<")
+    return np.ascontiguousarray(block[:, offset:offset + dt.itemsize]).view(dt).reshape(block.shape[0])
+
+
 def _gather(b: np.ndarray, at: np.ndarray, dtype: str) -> np.ndarray:
     """The little-endian values of ``dtype`` at byte offsets ``at`` of ``b``."""
     dt = np.dtype(dtype).newbyteorder("<")
@@ -445,9 +456,15 @@ def read(source, **_ignored) -> HardwareLog:
         if not sel.any():
             continue
         at = col["csi"][sel]
+        block = _block(b, at, layout["payload"])
+        every = bool(sel.all())
         for name, spec in layout.items():
             if name != "payload":
-                h[name][sel] = _gather(b, at + spec[0], spec[1])
+                values = _field(block, spec[0], spec[1])
+                if every:
+                    h[name] = values
+                else:
+                    h[name][sel] = values
         payload[sel] = at + layout["payload"]
     ok &= payload > 0
     device = h["device"].astype(np.int64)
@@ -612,11 +629,18 @@ def _metadata(b, col, h, n) -> dict:
     for v, layout in _BASIC.items():
         sel = (ver == v) & (col["basic_len"] >= _BASIC_SIZE[v])
         present |= sel
-        at = col["basic"][sel]
+        if not sel.any():
+            for name, (_, dt) in layout.items():
+                meta.setdefault(name, np.zeros(n, dtype=dt))
+            continue
+        every = bool(sel.all())
+        block = _block(b, col["basic"][sel], _BASIC_SIZE[v])
         for name, (off, dt) in layout.items():
-            if name not in meta:
-                meta[name] = np.zeros(n, dtype=dt)
-            meta[name][sel] = _gather(b, at + off, dt)
+            values = _field(block, off, dt)
+            if every:
+                meta[name] = values
+            else:
+                meta.setdefault(name, np.zeros(n, dtype=dt))[sel] = values
     for v in (1, 2):  # csiread (after rxs_parsing_core): RSSI of v1/v2 frames is relative to the noise floor
         sel = ver == v
         for name in ("rssi", "rssi_ctl0", "rssi_ctl1", "rssi_ctl2"):
