@@ -337,3 +337,18 @@ def test_padding_cannot_ask_for_more_than_the_array_limit(monkeypatch):
     monkeypatch.setenv("RFBENCH_MAX_ARRAY_BYTES", "1000")
     with pytest.raises(FormatError, match="RFBENCH_MAX_ARRAY_BYTES"):
         ps.read(data)
+
+
+@pytest.mark.long
+def test_csiread_swaps_the_pll_fields_of_extra_info():
+    # ExtraInfo's layout (RXSExtraInfo.hxx, as csiread's own _picoscenes.h transcribes it: ... pll_rate,
+    # pll_refdiv, pll_clock_select ...; feature bits 16, 17, 18 in that order) puts the reference divider
+    # first. csiread's parse_ExtraInfoV1 reads the clock select first: on this capture (both bits set) it
+    # calls the 5 the clock select and the 0 the divider; rfbench reads refdiv 5, clock select 0.
+    path = conformance_path("hardware", "rx_by_qca9300.csi")
+    log = ps.read(path)
+    raw = csiread_picoscenes(path, CSIREAD_SHAPES["rx_by_qca9300.csi"])
+    assert (log.meta["extra_feature_code"] >> 17 & 3 == 3).all()
+    assert (log.meta["extra_pll_refdiv"] == 5).all() and (log.meta["extra_pll_clock_select"] == 0).all()
+    np.testing.assert_array_equal(log.meta["extra_pll_refdiv"], raw["RxExtraInfo"]["PLLClockSelect"])
+    np.testing.assert_array_equal(log.meta["extra_pll_clock_select"], raw["RxExtraInfo"]["PLLRefDiv"])

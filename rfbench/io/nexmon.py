@@ -169,8 +169,8 @@ def _frame(b, start, big, link, table, skips):
     """Walk the pcap records of ``b`` from byte ``start`` (after the global header).
 
     For each UDP port-5500 packet whose payload starts with ``11 11`` and holds the 18-byte nexmon header, writes
-    one row of ``table`` (``_FIELDS`` columns; at least ``len(b) // 62 + 1`` rows): the payload's offset and
-    length, the record header's four fields, and the header's fields (the magic as a little-endian 32-bit
+    one row of ``table`` (``_FIELDS`` columns; frames past its last row are counted, not stored): the payload's
+    offset and length, the record header's four fields, and the header's fields (the magic as a little-endian 32-bit
     word, RSSI as int8, frame control, the MAC as a 48-bit number, first octet highest, sequence number, core
     and stream word, chanspec, chip version; little-endian). Counts other packets (``not_csi``), payloads
     shorter than the header (``short_payload``), truncated tails and resynchronisations past damaged record
@@ -193,24 +193,25 @@ def _frame(b, start, big, link, table, skips):
             elif ln < 18:
                 skips[_SHORT] += 1
             else:
-                row = table[count]
-                row[_F_PAY] = off
-                row[_F_LEN] = ln
-                row[_F_SEC] = _u32(b, pos, big)
-                row[_F_SUB] = _u32(b, pos + 4, big)
-                row[_F_CAPLEN] = caplen
-                row[_F_WIRELEN] = _u32(b, pos + 12, big)
-                row[_F_MAGIC4] = _u32(b, off, False)
-                row[_F_RSSI] = np.int64(np.int8(b[off + 2]))
-                row[_F_FC] = b[off + 3]
-                mac = np.int64(0)
-                for k in range(6):
-                    mac = (mac << 8) | np.int64(b[off + 4 + k])
-                row[_F_MAC] = mac
-                row[_F_SEQ] = _u16le(b, off + 10)
-                row[_F_CSS] = _u16le(b, off + 12)
-                row[_F_CHANSPEC] = _u16le(b, off + 14)
-                row[_F_VERSION] = _u16le(b, off + 16)
+                if count < table.shape[0]:  # (frames past the table's rows are only counted)
+                    row = table[count]
+                    row[_F_PAY] = off
+                    row[_F_LEN] = ln
+                    row[_F_SEC] = _u32(b, pos, big)
+                    row[_F_SUB] = _u32(b, pos + 4, big)
+                    row[_F_CAPLEN] = caplen
+                    row[_F_WIRELEN] = _u32(b, pos + 12, big)
+                    row[_F_MAGIC4] = _u32(b, off, False)
+                    row[_F_RSSI] = np.int64(np.int8(b[off + 2]))
+                    row[_F_FC] = b[off + 3]
+                    mac = np.int64(0)
+                    for k in range(6):
+                        mac = (mac << 8) | np.int64(b[off + 4 + k])
+                    row[_F_MAC] = mac
+                    row[_F_SEQ] = _u16le(b, off + 10)
+                    row[_F_CSS] = _u16le(b, off + 12)
+                    row[_F_CHANSPEC] = _u16le(b, off + 14)
+                    row[_F_VERSION] = _u16le(b, off + 16)
                 count += 1
             pos = end
             continue
@@ -353,6 +354,13 @@ def sniff(head: bytes) -> bool:
         return False
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values (one comparison pass when they are all equal, as in most captures)."""
+    if len(values) and (values == values[0]).all():
+        return values[:1].copy()
+    return np.unique(values)
+
+
 def _candidates() -> str:
     return ("bcm4339 or bcm43455c0 (int16 pairs), bcm4358 (packed floats, 9-bit mantissas) or bcm4366c0 "
             "(packed floats, 12-bit mantissas)")
@@ -360,7 +368,7 @@ def _candidates() -> str:
 
 def _choose_chip(chip: str | None, versions: np.ndarray, where: str) -> tuple[str, str]:
     """The chip and why: the ``chip`` option, else the chip-version field where it identifies one."""
-    seen = sorted({int(v) for v in np.unique(versions)})
+    seen = [int(v) for v in _distinct(versions)]
     shown = ", ".join(f"0x{v:04x}" for v in seen[:4]) + (", ..." if len(seen) > 4 else "")
     if chip is not None:
         if chip not in CHIPS:
@@ -422,9 +430,18 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
         raise FormatError(f"{where}: pcap link type {link_type} is not read (Ethernet 1, Linux cooked 113 or raw "
                           f"IPv4 101/228 are)")
     b = np.frombuffer(data, dtype=np.uint8)
-    table = np.empty((len(data) // _MIN_FRAME + 1, len(_FIELDS)), dtype=np.int64)
+    # Rows for as many frames as the first one's size allows (a capture's frames are mostly of one size), and
+    # a second pass with the exact count when more turn up: a table sized for the smallest possible frames
+    # would hold ten times the memory the frames need.
+    first = 16 + struct.unpack(">I" if big else "<I", data[32:36])[0] if len(data) >= 40 else _MIN_FRAME
+    rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
     skips = np.zeros(4, dtype=np.int64)
+    table = np.empty((rows, len(_FIELDS)), dtype=np.int64)
     n = int(_frame(b, 24, big, _LINKS[link_type], table, skips))
+    if n > rows:
+        table = np.empty((n, len(_FIELDS)), dtype=np.int64)
+        skips[:] = 0
+        _frame(b, 24, big, _LINKS[link_type], table, skips)
     table = table[:n]
     skipped = {name: int(skips[k]) for k, name in enumerate(SKIP_REASONS[:4])}
 
@@ -464,7 +481,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
         raise FormatError(f"{where}: no nexmon_csi frame with its CSI ({_skip_text(skipped)})")
 
     chip, decided["chip"] = _choose_chip(chip, table[:, _F_VERSION], where)
-    widths = np.unique(bw)
+    widths = _distinct(bw)
     if bandwidth_mhz is not None:
         decided["bandwidth_mhz"] = "given (`bandwidth_mhz`)"
     else:
