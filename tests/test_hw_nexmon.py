@@ -367,3 +367,12 @@ def test_the_output_cannot_exceed_the_array_limit(monkeypatch):
     monkeypatch.setenv("RFBENCH_MAX_ARRAY_BYTES", "1000")
     with pytest.raises(FormatError, match="RFBENCH_MAX_ARRAY_BYTES"):
         nexmon.read(data)
+
+
+def test_frames_smaller_than_the_first_take_a_second_pass():
+    big = nexmon.frame_payload(np.ones(256, np.uint32), chanspec=0xE29B)
+    small = nexmon.frame_payload(np.ones(64, np.uint32), chanspec=0xD024)
+    data = nexmon.encode_frames([big] + [small] * 40)
+    log = nexmon.read(data)
+    assert log.n_records == 41 and log.n_skipped == 0
+    assert_same_as_naive(log, data, "bcm43455c0")

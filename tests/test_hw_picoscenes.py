@@ -352,3 +352,12 @@ def test_csiread_swaps_the_pll_fields_of_extra_info():
     assert (log.meta["extra_pll_refdiv"] == 5).all() and (log.meta["extra_pll_clock_select"] == 0).all()
     np.testing.assert_array_equal(log.meta["extra_pll_refdiv"], raw["RxExtraInfo"]["PLLClockSelect"])
     np.testing.assert_array_equal(log.meta["extra_pll_clock_select"], raw["RxExtraInfo"]["PLLRefDiv"])
+
+
+def test_frames_smaller_than_the_first_take_a_second_pass():
+    big = ps.synthesize(1, 1, front_end="qca9300")
+    small = ps.encode_frame([ps.csi_segment(0x5300, np.ones((30, 1, 1)))])
+    data = big + small * 40
+    log = ps.read(data)
+    assert log.n_records == 41 and log.n_skipped == 0
+    assert_same_as_naive(log, data)

@@ -109,7 +109,7 @@ def _frames(b, names, name_lengths, table, other, skips):
     (``_COLUMNS``: body offset, version and body length of its RxSBasic, ExtraInfo and CSI segments, -1 where
     absent; the MPDU's offset and length; the number of other segments) and counts its other segments by name
     into ``other`` (indexed like OTHER_SEGMENTS). Counts skipped frames into ``skips`` (SKIP_REASONS order).
-    ``table`` must hold ``len(b) // 21 + 1`` rows. Returns the rows written.
+    Frames past ``table``'s last row are counted, not stored. Returns the count of frames read.
 
     Past a damaged frame header the walk resumes at the next byte where a plausible one starts (``garbage``);
     a frame cut off by the end of the buffer ends it (``truncated``). Every step advances: O(len(b)).
@@ -118,6 +118,7 @@ def _frames(b, names, name_lengths, table, other, skips):
     pos = 0
     count = 0
     n_named = names.shape[0]
+    spare = np.empty(table.shape[1], dtype=np.int64)
     while pos < n:
         if not _frame_start(b, pos, n):
             found = -1
@@ -135,7 +136,7 @@ def _frames(b, names, name_lengths, table, other, skips):
         end = pos + 4 + _u32(b, pos)
         n_seg = np.int64(b[pos + 10])
         cur = pos + _FRAME_HEADER
-        row = table[count]
+        row = table[count] if count < table.shape[0] else spare  # past the table's rows: counted only
         for k in range(row.shape[0]):
             row[k] = -1
         row[11] = 0
@@ -430,10 +431,18 @@ def read(source, **_ignored) -> HardwareLog:
     if not sniff(data[:_FRAME_HEADER]):
         raise FormatError(f"{where}: not a PicoScenes file (no RXS frame header with magic 0x20150315 at its start)")
     b = np.frombuffer(data, dtype=np.uint8)
-    table = np.empty((len(data) // _MIN_FRAME + 1, len(_COLUMNS)), dtype=np.int64)
+    # rows for as many frames as the first one's size allows; a second pass with the exact count if more
+    first = 4 + struct.unpack_from("<I", data, 0)[0]
+    rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
+    table = np.empty((rows, len(_COLUMNS)), dtype=np.int64)
     other = np.zeros(len(OTHER_SEGMENTS), dtype=np.int64)
     skips = np.zeros(4, dtype=np.int64)
     n = int(_frames(b, _NAME_TABLE, _NAME_LENGTHS, table, other, skips))
+    if n > rows:
+        table = np.empty((n, len(_COLUMNS)), dtype=np.int64)
+        other[:] = 0
+        skips[:] = 0
+        _frames(b, _NAME_TABLE, _NAME_LENGTHS, table, other, skips)
     table = table[:n]
     skipped = {name: int(skips[k]) for k, name in enumerate(SKIP_REASONS[:4])}
     col = {name: table[:, k] for k, name in enumerate(_COLUMNS)}
