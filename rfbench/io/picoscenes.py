@@ -229,6 +229,39 @@ def _extra_info(b, offsets, lengths, bits, sizes, out):
 
 
 @njit
+def _fields(b, offsets, versions, lengths, where, sizes, flags, min_length, defaults, out):
+    """Fixed-layout fields of each record's segment: record ``i``'s body is at ``offsets[i]`` (-1: none), of
+    version ``versions[i]`` and ``lengths[i]`` bytes. For a version ``v`` in 1..len(min_length) whose body holds
+    ``min_length[v-1]`` bytes, field ``f`` is the ``sizes[f]``-byte integer at ``where[v-1, f]`` of the body
+    (-1: this version has no such field, ``defaults[f]``), little-endian unless ``flags[f] & 2`` (big), sign-
+    extended where ``flags[f] & 1``, into ``out[i, f]``; ``out[i, -1]`` is 1. Other records get the defaults and
+    ``out[i, -1] = 0``. Unsigned 64-bit fields keep their bits (read them back as uint64)."""
+    n_fields = sizes.shape[0]
+    for i in range(offsets.shape[0]):
+        v = versions[i]
+        o = offsets[i]
+        if o < 0 or v < 1 or v > min_length.shape[0] or lengths[i] < min_length[v - 1]:
+            for f in range(n_fields):
+                out[i, f] = defaults[f]
+            out[i, n_fields] = 0
+            continue
+        for f in range(n_fields):
+            at = where[v - 1, f]
+            if at < 0:
+                out[i, f] = defaults[f]
+                continue
+            size = sizes[f]
+            value = np.uint64(0)
+            for c in range(size):
+                byte = np.uint64(b[o + at + (size - 1 - c if flags[f] & 2 else c)])
+                value |= byte << np.uint64(8 * c)
+            if flags[f] & 1 and size < 8 and (value >> np.uint64(8 * size - 1)) & np.uint64(1):
+                value |= ~((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1))
+            out[i, f] = np.int64(value)
+        out[i, n_fields] = 1
+
+
+@njit
 def _decode(b, kind, payload, file_tones, tones, nrx, ntx, aux, out, shape):
     """The CSI of record ``i`` (``kind[i]``: 1 Intel 5300, 2 QCA9300, 3 Intel MVM) from byte ``payload[i]`` into
     record ``i`` of ``out`` (flat float32 real/imaginary pairs of an array ``shape = (records, T, R, X)``) at
@@ -265,6 +298,22 @@ def _decode(b, kind, payload, file_tones, tones, nrx, ntx, aux, out, shape):
                         out[o + x * s_x] = np.float32(re - 256 if re >= 128 else re)
                         out[o + x * s_x + 1] = np.float32(im - 256 if im >= 128 else im)
                         index += 16
+        elif k == 2 and X == 1 and R == shape[2] and shape[3] == 1:
+            # QCA9300 with one stream and the array's rx count: file order is the array's order
+            d = base
+            for q in range((T * R) >> 1):
+                j = p + 5 * q
+                w = (np.int64(b[j]) | (np.int64(b[j + 1]) << 8) | (np.int64(b[j + 2]) << 16)
+                     | (np.int64(b[j + 3]) << 24) | (np.int64(b[j + 4]) << 32))
+                im0 = w & 0x3FF
+                re0 = (w >> 10) & 0x3FF
+                im1 = (w >> 20) & 0x3FF
+                re1 = (w >> 30) & 0x3FF
+                out[d] = np.float32(re0 - 1024 if re0 & 512 else re0)
+                out[d + 1] = np.float32(im0 - 1024 if im0 & 512 else im0)
+                out[d + 2] = np.float32(re1 - 1024 if re1 & 512 else re1)
+                out[d + 3] = np.float32(im1 - 1024 if im1 & 512 else im1)
+                d += 4
         elif k == 2:  # QCA9300: four 10-bit values per five bytes, rx fastest, then stream, then tone
             t = 0
             r = 0
@@ -351,6 +400,54 @@ _CSI_HEADER = {
         "tones": (26, "<u2"), "tx": (28, "u1"), "rx": (29, "u1"), "ess": (30, "u1"), "num_csi": (31, "<u2"),
         "antsel": (33, "u1"), "offset": (34, "<i2"), "buffer": (36, "<u4"), "payload": 40},
 }
+#: The MPDU's 802.11 header fields read: frame control, address 2 (big-endian: first octet highest), sequence
+#: control.
+_MPDU = {1: {"frame_control": (0, "<u2"), "source_mac": (10, ">u6"), "sequence_control": (22, "<u2")}}
+
+
+def _layout(versions: Mapping[int, Mapping[str, tuple]], sizes_of: Mapping[int, int], defaults=None):
+    """The arrays :func:`_fields` takes for a segment's versions: (field names, their dtypes, where, sizes,
+    flags, min_length, defaults)."""
+    names = []
+    dtypes = {}
+    for layout in versions.values():
+        for name, spec in layout.items():
+            if name != "payload" and name not in dtypes:
+                names.append(name)
+                dtypes[name] = spec[1]
+    where = np.full((max(versions), len(names)), -1, dtype=np.int64)
+    for v, layout in versions.items():
+        for f, name in enumerate(names):
+            if name in layout:
+                where[v - 1, f] = layout[name][0]
+    sizes = np.array([int(dtypes[n][-1]) for n in names], dtype=np.int64)
+    flags = np.array([(1 if "i" in dtypes[n] else 0) | (2 if dtypes[n][0] == ">" else 0) for n in names],
+                     dtype=np.int64)
+    min_length = np.array([sizes_of[v] for v in range(1, max(versions) + 1)], dtype=np.int64)
+    default = np.array([(defaults or {}).get(n, 0) for n in names], dtype=np.int64)
+    return tuple(names), dtypes, where, sizes, flags, min_length, default
+
+
+_BASIC_LAYOUT = _layout(_BASIC, _BASIC_SIZE)
+_CSI_LAYOUT = _layout(_CSI_HEADER, {v: layout["payload"] for v, layout in _CSI_HEADER.items()}, {"num_csi": 1})
+_MPDU_LAYOUT = _layout(_MPDU, {1: 24})
+_CSI_PAYLOAD = np.array([0] + [_CSI_HEADER[v]["payload"] for v in sorted(_CSI_HEADER)], dtype=np.int64)
+
+
+def _read_fields(b, offsets, versions, lengths, layout) -> tuple[dict, np.ndarray]:
+    """``({field: values in its dtype}, present)`` of a segment's fields for every record (:func:`_fields`)."""
+    names, dtypes, where, sizes, flags, min_length, default = layout
+    out = np.empty((len(offsets), len(names) + 1), dtype=np.int64)
+    _fields(b, offsets, versions, lengths, where, sizes, flags, min_length, default, out)
+    values = {}
+    for f, name in enumerate(names):
+        dt = dtypes[name]
+        width = {1: 1, 2: 2, 4: 4, 6: 8, 8: 8}[int(dt[-1])]
+        column = out[:, f]
+        values[name] = column.astype(f"<i{width}") if "i" in dt else column.astype(np.uint64).astype(f"<u{width}")
+    return values, out[:, -1] == 1
+
+
 #: (packet format, bandwidth) -> the (a, b, c, d) of the tone ranges [-a, -b), [-c, -d), [c+1, d+1), [b+1, a+1)
 #: (PicoScenes' tone layouts for HT/VHT/HE, pilots included).
 _TONE_RANGES = {(3, 20): (122, 1, 0, 0), (3, 40): (244, 2, 0, 0), (3, 80): (500, 2, 0, 0),
@@ -379,23 +476,6 @@ def iwl5300_indices(cbw: int, offset: int = 0) -> np.ndarray | None:
     else:
         return None
     return (np.array(k) + offset).astype(np.int32)
-
-
-def _block(b: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
-    """``(len(at), size)`` uint8: the ``size`` bytes at each offset of ``at``."""
-    return b[at[:, None] + np.arange(size)]
-
-
-def _field(block: np.ndarray, offset: int, dtype: str) -> np.ndarray:
-    """The little-endian ``dtype`` values at column ``offset`` of each row of ``block``."""
-    dt = np.dtype(dtype).newbyteorder("<")
-    return np.ascontiguousarray(block[:, offset:offset + dt.itemsize]).view(dt).reshape(block.shape[0])
-
-
-def _gather(b: np.ndarray, at: np.ndarray, dtype: str) -> np.ndarray:
-    """The little-endian values of ``dtype`` at byte offsets ``at`` of ``b``."""
-    dt = np.dtype(dtype).newbyteorder("<")
-    return b[at[:, None] + np.arange(dt.itemsize)].view(dt).reshape(len(at))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -448,34 +528,9 @@ def read(source, **_ignored) -> HardwareLog:
     col = {name: table[:, k] for k, name in enumerate(_COLUMNS)}
 
     # CSI headers, by segment version
-    h = {}
+    h, ok = _read_fields(b, col["csi"], col["csi_ver"], col["csi_len"], _CSI_LAYOUT)
     csi_ver = col["csi_ver"]
-    ok = np.isin(csi_ver, list(_CSI_HEADER))
-    names = ("device", "firmware", "format", "cbw", "carrier_freq", "sampling_rate", "subcarrier_bandwidth",
-             "tones", "tx", "rx", "ess", "num_csi", "antsel", "offset", "buffer")
-    dtypes = {"device": "<u2", "firmware": "u1", "format": "i1", "cbw": "<u2", "carrier_freq": "<u8",
-              "sampling_rate": "<u8", "subcarrier_bandwidth": "<u4", "tones": "<u2", "tx": "u1", "rx": "u1",
-              "ess": "u1", "num_csi": "<u2", "antsel": "u1", "offset": "<i2", "buffer": "<u4"}
-    for name in names:
-        h[name] = np.zeros(n, dtype=dtypes[name])
-    h["num_csi"][:] = 1
-    payload = np.zeros(n, dtype=np.int64)
-    for ver, layout in _CSI_HEADER.items():
-        sel = ok & (csi_ver == ver) & (col["csi_len"] >= layout["payload"])
-        if not sel.any():
-            continue
-        at = col["csi"][sel]
-        block = _block(b, at, layout["payload"])
-        every = bool(sel.all())
-        for name, spec in layout.items():
-            if name != "payload":
-                values = _field(block, spec[0], spec[1])
-                if every:
-                    h[name] = values
-                else:
-                    h[name][sel] = values
-        payload[sel] = at + layout["payload"]
-    ok &= payload > 0
+    payload = np.where(ok, col["csi"] + _CSI_PAYLOAD[np.clip(csi_ver, 0, len(_CSI_PAYLOAD) - 1)], 0)
     device = h["device"].astype(np.int64)
     kind = _kinds(device)
     ok &= kind > 0
@@ -632,28 +687,12 @@ def _indices_of(kind: int, packet_format: int, cbw: int, offset: int, tones: int
 
 
 def _metadata(b, col, h, n) -> dict:
-    meta: dict[str, np.ndarray] = {}
+    meta, present = _read_fields(b, col["basic"], col["basic_ver"], col["basic_len"], _BASIC_LAYOUT)
     ver = col["basic_ver"]
-    present = np.zeros(n, dtype=bool)
-    for v, layout in _BASIC.items():
-        sel = (ver == v) & (col["basic_len"] >= _BASIC_SIZE[v])
-        present |= sel
-        if not sel.any():
-            for name, (_, dt) in layout.items():
-                meta.setdefault(name, np.zeros(n, dtype=dt))
-            continue
-        every = bool(sel.all())
-        block = _block(b, col["basic"][sel], _BASIC_SIZE[v])
-        for name, (off, dt) in layout.items():
-            values = _field(block, off, dt)
-            if every:
-                meta[name] = values
-            else:
-                meta.setdefault(name, np.zeros(n, dtype=dt))[sel] = values
-    for v in (1, 2):  # csiread (after rxs_parsing_core): RSSI of v1/v2 frames is relative to the noise floor
-        sel = ver == v
+    old = (ver == 1) | (ver == 2)  # csiread (after rxs_parsing_core): v1/v2 RSSI is relative to the noise floor
+    if old.any():
         for name in ("rssi", "rssi_ctl0", "rssi_ctl1", "rssi_ctl2"):
-            meta[name][sel] = (meta[name][sel].astype(np.int64) + meta["noise_floor"][sel]).astype(np.int8)
+            meta[name] = np.where(old, meta[name].astype(np.int64) + meta["noise_floor"], meta[name]).astype(np.int8)
     meta["basic_present"] = present
     extra = np.zeros((n, 1 + len(EXTRA_FIELDS)), dtype=np.int64)
     offs = np.where(col["extra_ver"] == 1, col["extra"], -1)
@@ -674,19 +713,11 @@ def _metadata(b, col, h, n) -> dict:
                           ("csi_subcarrier_offset", "offset", "<i2")):
         meta[name] = h[key].astype(dt)
     # the MPDU's 802.11 header: frame control, duration, addr1-3, sequence control
-    mpdu = col["mpdu"]
-    has = col["mpdu_len"] >= 24
-    if len(b) < 24:
-        b = np.concatenate([b, np.zeros(24, dtype=np.uint8)])
-    at = np.where(has, mpdu, 0)
-    meta["frame_control"] = np.where(has, _gather(b, at, "<u2"), 0).astype(np.uint16)
-    mac = np.zeros(n, dtype=np.uint64)
-    for k in range(6):
-        mac = (mac << np.uint64(8)) | b[at + 10 + k].astype(np.uint64)
-    meta["source_mac"] = np.where(has, mac, 0).astype(np.uint64)
-    seqctl = np.where(has, _gather(b, at + 22, "<u2"), 0).astype(np.uint16)
-    meta["sequence"] = (seqctl >> 4).astype(np.uint16)
-    meta["fragment"] = (seqctl & 15).astype(np.uint8)
+    mpdu, _ = _read_fields(b, col["mpdu"], np.ones(n, dtype=np.int64), col["mpdu_len"], _MPDU_LAYOUT)
+    meta["frame_control"] = mpdu["frame_control"]
+    meta["source_mac"] = mpdu["source_mac"]
+    meta["sequence"] = (mpdu["sequence_control"] >> 4).astype(np.uint16)
+    meta["fragment"] = (mpdu["sequence_control"] & 15).astype(np.uint8)
     meta["segments_skipped"] = col["n_other"].astype(np.uint16)
     return meta
 
