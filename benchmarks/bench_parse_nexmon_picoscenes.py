@@ -38,6 +38,7 @@ KERNELS = {
     "rfbench.io.picoscenes._frames": "PicoScenesKernels.time_frames",
     "rfbench.io.picoscenes._extra_info": "PicoScenesKernels.time_extra_info",
     "rfbench.io.picoscenes._decode": "PicoScenesKernels.time_decode",
+    "rfbench.io.picoscenes._fields": "PicoScenesKernels.time_fields",
 }
 
 #: case -> (file name, csiread arguments)
@@ -148,7 +149,7 @@ class PicoScenesKernels(_RecordedKernels):
 
     reader = "picoscenes"
     params = [PICO_CASES]
-    TARGETS = {k: ("rfbench.io.picoscenes", f"_{k}") for k in ("frames", "extra_info", "decode")}
+    TARGETS = {k: ("rfbench.io.picoscenes", f"_{k}") for k in ("frames", "extra_info", "decode", "fields")}
 
     def time_frames(self, case):
         call_recorded(self.calls, "frames")
@@ -158,6 +159,10 @@ class PicoScenesKernels(_RecordedKernels):
 
     def time_decode(self, case):
         call_recorded(self.calls, "decode")
+
+    def time_fields(self, case):
+        """The fixed-layout segment fields (the largest of its calls: the CSI headers)."""
+        call_recorded(self.calls, "fields")
 
 
 def _throughput_ratio(ours, theirs, rounds=12, batch=10):
