@@ -187,6 +187,7 @@ class NexmonVersusCsiread(_Case):
 
     repeat = 1
     number = 1
+    timeout = 600  # the large cases: 12 rounds of 10 parses by each tool
 
     def setup(self, case):
         super().setup(case)
