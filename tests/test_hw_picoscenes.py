@@ -361,3 +361,16 @@ def test_frames_smaller_than_the_first_take_a_second_pass():
     log = ps.read(data)
     assert log.n_records == 41 and log.n_skipped == 0
     assert_same_as_naive(log, data)
+
+
+def test_an_sdr_matrix_larger_than_its_index_list_is_read_within_the_segment():
+    # numTones 8: eight indices, then a signal matrix of 56 x 1 x 1 complex doubles
+    values = np.zeros((56, 1, 1, 2), dtype="<f8")
+    values[..., 0], values[..., 1] = 1, -1
+    payload = (np.arange(-28, -20, dtype="<i2").tobytes() + b"BBv1" + bytes([3]) + struct.pack("<III", 56, 1, 1)
+               + b"CdFR" + values.tobytes())
+    head = struct.pack("<HbHQQIHBBBBhI", 0x1234, 1, 20, 2_412_000_000, 20_000_000, 312500, 8, 1, 1, 0, 0, 0,
+                       len(payload))
+    log = ps.read(ps.encode_frame([ps.segment("CSI", 2, head + payload)]))
+    assert log.num_tones[0] == 56 and log.csi[0, 55, 0, 0] == 1 - 1j
+    assert log.subcarriers[:8].tolist() == list(range(-28, -20)) and not log.subcarriers[8:].any()

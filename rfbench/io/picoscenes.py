@@ -444,7 +444,7 @@ def _read_fields(b, offsets, versions, lengths, layout) -> tuple[dict, np.ndarra
         dt = dtypes[name]
         width = {1: 1, 2: 2, 4: 4, 6: 8, 8: 8}[int(dt[-1])]
         column = out[:, f]
-        values[name] = column.astype(f"<i{width}") if "i" in dt else column.astype(np.uint64).astype(f"<u{width}")
+        values[name] = column.astype(f"<{'i' if 'i' in dt else 'u'}{width}")  # (a C cast: keeps the low bits)
     return values, out[:, -1] == 1
 
 
@@ -670,8 +670,8 @@ def _subcarriers(data, kind, h, payload, tones, out_tones, width):
         if key[0] != 4:
             idx = _indices_of(*(int(v) for v in key))
             rows[inverse == g, :len(idx)] = idx
-    for i in np.flatnonzero(sdr):
-        t = int(out_tones[i])
+    for i in np.flatnonzero(sdr):  # the segment's own indices (as many as both it and the matrix hold)
+        t = min(int(out_tones[i]), int(tones[i]))
         rows[i, :t] = np.frombuffer(data, dtype="<i2", count=t, offset=int(payload[i]))
     if (rows == rows[0]).all():
         return rows[0].copy()
@@ -702,7 +702,7 @@ def _metadata(b, col, h, n) -> dict:
         if name == "extra_evm":
             continue
         width = {1: 1, 2: 2, 4: 4, 6: 8, 8: 8}[size]
-        meta[name] = extra[:, 1 + k].astype(np.uint64).astype(f"<u{width}").view(f"<{'i' if signed else 'u'}{width}")
+        meta[name] = extra[:, 1 + k].astype(f"<{'i' if signed else 'u'}{width}")  # (the low bits, as stored)
     for name, key, dt in (("csi_device_type", "device", "<u2"), ("csi_firmware_version", "firmware", "u1"),
                           ("csi_packet_format", "format", "i1"), ("csi_cbw", "cbw", "<u2"),
                           ("csi_carrier_freq", "carrier_freq", "<u8"), ("csi_sampling_rate", "sampling_rate", "<u8"),
