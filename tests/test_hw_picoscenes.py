@@ -374,3 +374,19 @@ def test_an_sdr_matrix_larger_than_its_index_list_is_read_within_the_segment():
     log = ps.read(ps.encode_frame([ps.segment("CSI", 2, head + payload)]))
     assert log.num_tones[0] == 56 and log.csi[0, 55, 0, 0] == 1 - 1j
     assert log.subcarriers[:8].tolist() == list(range(-28, -20)) and not log.subcarriers[8:].any()
+
+
+def test_sdr_and_mvm_fuzz_never_crashes():
+    # (the naive twin does not decode SDR frames: here only the contract is checked)
+    rng = np.random.default_rng(12)
+    base = ps.synthesize(1, 3, front_end="usrp") + ps.synthesize(2, 2, front_end="iwlmvm-ax210")
+    for _ in range(60):
+        data = bytearray(base)
+        for pos in rng.integers(0, len(data), size=rng.integers(1, 10)):
+            data[pos] = rng.integers(0, 256)
+        try:
+            log = ps.read(bytes(data))
+        except FormatError:
+            continue
+        assert log.csi.shape[0] == log.n_records == len(log.num_tones)
+        assert (log.num_tones <= log.csi.shape[1]).all() and (log.n_rx <= log.csi.shape[2]).all()

@@ -599,7 +599,8 @@ def read(source, **_ignored) -> HardwareLog:
     for i in np.flatnonzero(kind == 4):
         t, r, x = int(out_tones[i]), int(nrx[i]), int(streams[i])
         values = np.frombuffer(data, dtype="<f8", count=2 * t * r * x, offset=int(aux[i])).reshape(t, r, x, 2)
-        out[i, :t, :r, :x] = values
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as the rounding to complex64 says
+            out[i, :t, :r, :x] = values
     csi = out.view(np.complex64)[..., 0]
 
     subcarriers = _subcarriers(data, kind, h, payload, tones, out_tones, T)
@@ -610,7 +611,7 @@ def read(source, **_ignored) -> HardwareLog:
                "front_end": ", ".join(devices) + " (the CSI segment's device type)",
                "segments_skipped": (", ".join(f"{k} {v}" for k, v in counts.items()) if counts else "none")}
     if (kind == 4).any():
-        decided["precision"] = "SDR CSI values (complex doubles) rounded to complex64"
+        decided["precision"] = "SDR CSI values (complex doubles) rounded to complex64 (inf beyond its range)"
     cbws = np.unique(h["cbw"])
     return HardwareLog(format=FORMAT, variant="rxs", csi=csi, num_tones=out_tones.astype(np.int32),
                        n_rx=nrx.astype(np.int32), n_tx=streams.astype(np.int32), subcarriers=subcarriers, meta=meta,
