@@ -608,7 +608,9 @@ def read(source, **_ignored) -> HardwareLog:
     devices = sorted({DEVICES[int(d)] for d in np.unique(h["device"])})
     counts = {name: int(c) for name, c in zip(OTHER_SEGMENTS, other) if c}
     decided = {"variant": "RXS frames (ModularPicoScenesRxFrame v1)",
-               "front_end": ", ".join(devices) + " (the CSI segment's device type)",
+               "chip": ", ".join(devices) + " (the CSI segments' device type: the front end)",
+               "bandwidth_mhz": "the CSI segments' bandwidth field" + (" (they differ)" if len(np.unique(h["cbw"])) > 1
+                                                                      else ""),
                "segments_skipped": (", ".join(f"{k} {v}" for k, v in counts.items()) if counts else "none")}
     if (kind == 4).any():
         decided["precision"] = "SDR CSI values (complex doubles) rounded to complex64 (inf beyond its range)"
