@@ -73,6 +73,7 @@ _FIELDS = ("payload", "length", "sec", "subsec", "caplen", "wirelen", "magic4", 
 _HEADER_BYTES = 18
 #: Bandwidth code of the chanspec (bits 11-13, 802.11ac encoding) -> MHz.
 _BANDWIDTHS = {2: 20, 3: 40, 4: 80, 5: 160}
+_BANDWIDTH_OF_CODE = np.array([_BANDWIDTHS.get(c, 0) for c in range(8)], dtype=np.int64)
 #: pcap link types read, with the offset of the IPv4 header (-1: Ethernet, whose header length depends on VLAN
 #: tags; -2: Linux cooked capture v1, 16 bytes with the protocol at 14).
 _LINKS = {1: -1, 113: -2, 101: 0, 228: 0}
@@ -461,10 +462,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     else:
         skipped["bad_magic"] = 0
     if bandwidth_mhz is None:
-        code = (table[:, _F_CHANSPEC] >> 11) & 7
-        bw = np.zeros(n, dtype=np.int64)
-        for c, mhz in _BANDWIDTHS.items():
-            bw[code == c] = mhz
+        bw = _BANDWIDTH_OF_CODE[(table[:, _F_CHANSPEC] >> 11) & 7]
         bad = keep & (bw == 0)
         skipped["bad_chanspec"] = int(bad.sum())
         keep &= ~bad
@@ -537,7 +535,8 @@ def _fft_indices(nfft: int) -> np.ndarray:
 
 def _metadata(table: np.ndarray, nano: bool, variant: str) -> dict:
     """The per-frame metadata (docs/parse.md, "nexmon_csi") from the framing kernel's table."""
-    col = {name: table[:, k] for k, name in enumerate(_FIELDS)}
+    columns = np.ascontiguousarray(table.T)  # one copy, then every cast reads contiguous memory
+    col = {name: columns[k] for k, name in enumerate(_FIELDS)}
     meta = {"timestamp_sec": col["sec"].astype(np.uint32),
             ("timestamp_nsec" if nano else "timestamp_usec"): col["subsec"].astype(np.uint32),
             "captured_length": col["caplen"].astype(np.uint32),
