@@ -390,3 +390,42 @@ def test_sdr_and_mvm_fuzz_never_crashes():
             continue
         assert log.csi.shape[0] == log.n_records == len(log.num_tones)
         assert (log.num_tones <= log.csi.shape[1]).all() and (log.n_rx <= log.csi.shape[2]).all()
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_csi_header_fields_of_every_version(version):
+    csi = np.zeros((56, 2, 1))
+    data = ps.encode_frame([ps.csi_segment(0x9300, csi, version=version, carrier_freq=5_200_000_000, antsel=5,
+                                           subcarrier_offset=-3, firmware=66, cbw=20)])
+    meta = ps.read(data).meta
+    assert (meta["csi_device_type"][0], meta["csi_carrier_freq"][0], meta["csi_sampling_rate"][0]) == (
+        0x9300, 5_200_000_000, 20_000_000)
+    shape = (meta["csi_num_tones"][0], meta["csi_num_rx"][0], meta["csi_num_tx"][0], meta["csi_cbw"][0])
+    assert shape == (56, 2, 1, 20)
+    assert meta["csi_antenna_selection"][0] == 5 and meta["csi_num_csi"][0] == 1
+    assert meta["csi_subcarrier_offset"][0] == (-3 if version >= 2 else 0)  # v1 has no offset field
+    assert meta["csi_firmware_version"][0] == (66 if version == 4 else 0)  # only v4 has one
+    assert meta["csi_subcarrier_offset"].dtype == np.int16 and meta["csi_carrier_freq"].dtype == np.uint64
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_rxsbasic_v2_and_v3_layouts(version):
+    # v2: v1 plus numUser and userIndex before the noise floor; v3: a control frequency after the centre one,
+    # the bandwidth before the packet format, a packet bandwidth, and RSSI stored as is (no noise floor added)
+    if version == 2:
+        body = struct.pack("<HQhBHHBBBBBBbbbbb", 0x9300, 123456789, 5200, 1, 40, 800, 7, 2, 0, 3, 1, 0, -90, 30,
+                           31, 32, 33)
+    else:
+        body = struct.pack("<HQhhHBHHBBBBBBbbbbb", 0x9300, 123456789, 5200, 5190, 40, 1, 20, 800, 7, 2, 0, 3, 1, 0,
+                           -90, -60, -61, -62, -63)
+    data = ps.encode_frame([ps.segment("RxSBasic", version, body), ps.csi_segment(0x9300, np.zeros((56, 3, 1)))])
+    meta = ps.read(data).meta
+    assert (meta["timestamp"][0], meta["center_freq"][0], meta["cbw"][0], meta["num_rx"][0]) == (123456789, 5200,
+                                                                                                   40, 3)
+    assert meta["noise_floor"][0] == -90 and meta["basic_present"][0]
+    if version == 2:
+        assert (meta["control_freq"][0], meta["packet_cbw"][0], meta["rssi"][0], meta["rssi_ctl2"][0]) == (
+            5200, 40, -60, -57)
+    else:
+        assert (meta["control_freq"][0], meta["packet_cbw"][0], meta["rssi"][0], meta["rssi_ctl2"][0]) == (
+            5190, 20, -60, -63)
