@@ -414,7 +414,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
         where = str(source)
         data = read_input_bytes(source, "nexmon capture")
     else:
-        where = "nexmon capture"
+        where = "input"
         data = bytes(source)
     if variant is not None and variant not in VARIANTS:
         raise FormatError(f"{where}: `variant` {variant!r} is not one of {', '.join(VARIANTS)}")

@@ -515,7 +515,7 @@ def read(source, **_ignored) -> HardwareLog:
         where = str(source)
         data = read_input_bytes(source, "PicoScenes file")
     else:
-        where = "PicoScenes file"
+        where = "input"
         data = bytes(source)
     if not sniff(data[:_FRAME_HEADER]):
         raise FormatError(f"{where}: not a PicoScenes file (no RXS frame header with magic 0x20150315 at its start)")
