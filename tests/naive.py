@@ -1348,3 +1348,382 @@ def naive_read_esp32(data: bytes) -> dict:
         rec["csi"] = np.array([complex(values[2 * j + 1], values[2 * j]) for j in range(len(values) // 2)])
         records.append(rec)
     return {"records": records, "skipped": {k: v for k, v in skipped.items() if v}}
+
+
+# ==========================================================================================================
+# nexmon_csi pcaps (nexmon_csi's README and utils/matlab: csireader.m, unpack_float.c; rfbench's skip policy)
+# ==========================================================================================================
+
+
+def _naive_be(data, o, k):
+    return int.from_bytes(data[o:o + k], "big")
+
+
+def naive_nexmon_udp_payload(data: bytes, start: int, end: int, link: int):
+    """(offset, length) of the UDP payload of packet ``data[start:end]`` if it is IPv4/UDP with port 5500 on
+    either side, else (-1, 0). ``link``: -1 Ethernet (VLAN tags skipped), -2 Linux cooked, 0 raw IPv4."""
+    ip = start
+    if link == -1:
+        if end - start < 14:
+            return -1, 0
+        ethertype = _naive_be(data, start + 12, 2)
+        ip = start + 14
+        for _ in range(2):
+            if ethertype not in (0x8100, 0x88A8):
+                break
+            if end - ip < 4:
+                return -1, 0
+            ethertype = _naive_be(data, ip + 2, 2)
+            ip += 4
+        if ethertype != 0x0800:
+            return -1, 0
+    elif link == -2:
+        if end - start < 16 or _naive_be(data, start + 14, 2) != 0x0800:
+            return -1, 0
+        ip = start + 16
+    if end - ip < 20 or data[ip] >> 4 != 4:
+        return -1, 0
+    ihl = (data[ip] & 15) * 4
+    fragment_offset = _naive_be(data, ip + 6, 2) & 0x1FFF
+    if ihl < 20 or data[ip + 9] != 17 or fragment_offset != 0:
+        return -1, 0
+    udp = ip + ihl
+    if end - udp < 8:
+        return -1, 0
+    if 5500 not in (_naive_be(data, udp, 2), _naive_be(data, udp + 2, 2)):
+        return -1, 0
+    udp_len = _naive_be(data, udp + 4, 2)
+    length = end - (udp + 8)
+    if udp_len >= 8:
+        length = min(length, udp_len - 8)
+    return udp + 8, length
+
+
+def naive_unpack_float(words, nman: int, nexp: int) -> list:
+    """nexmon_csi's ``unpack_float_acphy(10, 1, 0, 1, nman, nexp, nfft, H, Hout)`` (utils/matlab/unpack_float.c)
+    line by line on a list of uint32 words; returns the 2*nfft ints (real, imaginary interleaved)."""
+    sgn_mask = 1 << 31
+    iq_mask = (1 << (nman - 1)) - 1
+    e_mask = (1 << nexp) - 1
+    e_p = 1 << (nexp - 1)
+    sgnr_mask = 1 << (nexp + 2 * nman - 1)
+    sgni_mask = sgnr_mask >> nman
+    e_zero = -nman
+    nbits = 10
+    he = []
+    hout = []
+    maxbit = -e_p
+    for h in words:
+        vi = (h >> (nexp + nman)) & iq_mask
+        vq = (h >> nexp) & iq_mask
+        e = h & e_mask
+        if e >= e_p:
+            e -= e_p << 1
+        he.append(e)
+        x = vi | vq
+        if x:  # the reference's binary search for the highest set bit, as written
+            m, b, s = 0xFFFF0000, 0xFFFF, 16
+            while s > 0:
+                if x & m:
+                    e += s
+                    x >>= s
+                s >>= 1
+                m = (m >> s) & b
+                b >>= s
+            if e > maxbit:
+                maxbit = e
+        if h & sgnr_mask:
+            vi |= sgn_mask
+        if h & sgni_mask:
+            vq |= sgn_mask
+        hout += [vi, vq]
+    shft = nbits - maxbit
+    out = []
+    for i, v in enumerate(hout):
+        e = he[i >> 1] + shft
+        sgn = 1
+        if v & sgn_mask:
+            sgn = -1
+            v &= ~sgn_mask
+        if e < e_zero:
+            v = 0
+        elif e < 0:
+            v >>= -e
+        else:
+            v = (v << e) & 0xFFFFFFFF  # int32 arithmetic (never reached with a nonzero v: autoscale bounds e)
+        out.append(sgn * v)
+    return out
+
+
+def naive_read_nexmon(data: bytes, chip: str, bandwidth_mhz=None, variant=None) -> dict:
+    """A nexmon_csi pcap frame by frame: ``records`` (dicts of the header fields and ``csi``, a list of complex),
+    ``skipped`` by reason, ``variant``. ``chip`` is required (the chip-version rule is tested apart)."""
+    import struct
+
+    magics = {b"\xd4\xc3\xb2\xa1": ("<", False), b"\xa1\xb2\xc3\xd4": (">", False),
+              b"\x4d\x3c\xb2\xa1": ("<", True), b"\xa1\xb2\x3c\x4d": (">", True)}
+    order, nano = magics[data[:4]]
+    link = {1: -1, 113: -2, 101: 0, 228: 0}[struct.unpack(order + "I", data[20:24])[0] & 0x0FFFFFFF]
+    n = len(data)
+    skipped = dict.fromkeys(("truncated", "garbage", "not_csi", "short_payload", "bad_magic", "bad_chanspec"), 0)
+
+    def header(pos):
+        if n - pos < 16:
+            return None
+        sec, sub, caplen, wirelen = struct.unpack(order + "IIII", data[pos:pos + 16])
+        if caplen > 262144 or caplen > wirelen or pos + 16 + caplen > n:
+            return None
+        return sec, sub, caplen, wirelen
+
+    def nexmon_frame(pos, caplen):
+        off, ln = naive_nexmon_udp_payload(data, pos + 16, pos + 16 + caplen, link)
+        return (off, ln) if off >= 0 and ln >= 2 and data[off] == 0x11 and data[off + 1] == 0x11 else None
+
+    frames = []
+    pos = 24
+    while pos < n:
+        h = header(pos)
+        if h is None:
+            for p in range(pos + 1, n - 62 + 1):
+                hp = header(p)
+                if hp is not None and nexmon_frame(p, hp[2]) is not None:
+                    skipped["garbage"] += 1
+                    pos = p
+                    break
+            else:
+                skipped["truncated"] += 1
+                break
+            continue
+        f = nexmon_frame(pos, h[2])
+        if f is None:
+            skipped["not_csi"] += 1
+        elif f[1] < 18:
+            skipped["short_payload"] += 1
+        else:
+            frames.append((h, f[0], f[1]))
+        pos += 16 + h[2]
+    if variant is None:
+        variant = "nexmon" if all(data[o:o + 4] == b"\x11" * 4 for _, o, _ in frames) else "nexmon-pull46"
+    records = []
+    for (sec, sub, caplen, wirelen), o, ln in frames:
+        if variant == "nexmon" and data[o:o + 4] != b"\x11" * 4:
+            skipped["bad_magic"] += 1
+            continue
+        chanspec = data[o + 14] | data[o + 15] << 8
+        bw = bandwidth_mhz or {2: 20, 3: 40, 4: 80, 5: 160}.get((chanspec >> 11) & 7)
+        if bw is None:
+            skipped["bad_chanspec"] += 1
+            continue
+        nfft = bw * 16 // 5
+        if ln < 18 + 4 * nfft:
+            skipped["short_payload"] += 1
+            continue
+        body = data[o + 18:o + 18 + 4 * nfft]
+        if chip in ("bcm4339", "bcm43455c0"):
+            v = struct.unpack("<%dh" % (2 * nfft), body)
+        else:
+            nman, nexp = (9, 5) if chip == "bcm4358" else (12, 6)
+            v = naive_unpack_float(list(struct.unpack("<%dI" % nfft, body)), nman, nexp)
+        css = data[o + 12] | data[o + 13] << 8
+        rec = {"timestamp_sec": sec, ("timestamp_nsec" if nano else "timestamp_usec"): sub,
+               "captured_length": caplen, "wire_length": wirelen,
+               "source_mac": int.from_bytes(data[o + 4:o + 10], "big"),
+               "sequence": data[o + 10] | data[o + 11] << 8, "core": css & 7, "spatial_stream": (css >> 3) & 7,
+               "chanspec": chanspec, "chip_version": data[o + 16] | data[o + 17] << 8,
+               "csi": [complex(v[2 * k], v[2 * k + 1]) for k in range(nfft)]}
+        if variant == "nexmon":
+            rec["magic"] = struct.unpack("<I", data[o:o + 4])[0]
+        else:
+            rec["magic"] = data[o] | data[o + 1] << 8
+            rec["rssi"] = struct.unpack("b", data[o + 2:o + 3])[0]
+            rec["frame_control"] = data[o + 3]
+        records.append(rec)
+    return {"records": records, "skipped": skipped, "variant": variant}
+
+
+# ==========================================================================================================
+# PicoScenes .csi files (RXS frames; segment layouts of rxs_parsing_core as csiread 1.4.1 transcribes them)
+# ==========================================================================================================
+
+
+def naive_picoscenes_csi(device: int, payload: bytes, tones: int, nrx: int, ntx: int, fmt: int, cbw: int,
+                         firmware: int) -> list:
+    """One CSI buffer decoded value by value: a nested list [tone][rx][tx] of complex."""
+    csi = [[[0j] * ntx for _ in range(nrx)] for _ in range(tones)]
+    if device == 0x5300:
+        bits = "".join(f"{byte:08b}"[::-1] for byte in payload)  # bit k of the stream is bit k%8 of byte k//8
+        index = 0
+
+        def int8_at(pos):
+            v = int(bits[pos:pos + 8][::-1], 2)
+            return v - 256 if v >= 128 else v
+
+        for t in range(tones):
+            index += 3
+            for r in range(nrx):
+                for x in range(ntx):
+                    csi[t][r][x] = complex(int8_at(index), int8_at(index + 8))
+                    index += 16
+    elif device == 0x9300:
+        values = []
+        for q in range((tones * nrx * ntx) >> 1):
+            word = int.from_bytes(payload[5 * q:5 * q + 5], "little")
+            for k in range(4):
+                v = (word >> (10 * k)) & 0x3FF
+                values.append(v - 1024 if v & 512 else v)
+        for pos in range(len(values) // 2):
+            t, rest = divmod(pos, nrx * ntx)
+            x, r = divmod(rest, nrx)
+            csi[t][r][x] = complex(values[2 * pos + 1], values[2 * pos])
+    elif device in (0x2000, 0x2100):
+        gap = range(0)
+        if firmware in (67, 68) and cbw == 160:
+            gap = range(996, 1024) if fmt == 3 else range(242, 256) if fmt == 2 else range(0)
+        kept = tones - len([t for t in gap if t < tones])
+        csi = [[[0j] * ntx for _ in range(nrx)] for _ in range(kept)]
+        o = 0
+        for x in range(ntx):
+            for r in range(nrx):
+                g = 0
+                for t in range(tones):
+                    if t in gap:
+                        o += 4
+                        continue
+                    re = int.from_bytes(payload[o:o + 2], "little", signed=True)
+                    im = int.from_bytes(payload[o + 2:o + 4], "little", signed=True)
+                    csi[g][r][x] = complex(re, im)
+                    o += 4
+                    g += 1
+    return csi
+
+
+def naive_read_picoscenes(data: bytes) -> dict:
+    """A PicoScenes file frame by frame: ``records`` (dicts: ``csi`` nested [tone][rx][tx], ``device``, some
+    RxSBasic and ExtraInfo fields, ``sequence``), ``skipped`` by reason, ``other`` segment counts by name."""
+    import struct
+
+    u16 = lambda o: struct.unpack_from("<H", data, o)[0]  # noqa: E731
+    u32 = lambda o: struct.unpack_from("<I", data, o)[0]  # noqa: E731
+    n = len(data)
+    skipped = dict.fromkeys(("truncated", "garbage", "bad_segment", "no_csi", "bad_csi"), 0)
+    other: dict[str, int] = {}
+    known_other = ("MVMExtra", "PilotCSI", "LegacyCSI", "BasebandSignal", "PreEQSymbols", "CSI2")
+
+    def frame_start(p):
+        return (n - p >= 21 and u32(p) >= 7 and p + 4 + u32(p) <= n and u32(p + 4) == 0x20150315
+                and u16(p + 8) == 1)
+
+    records = []
+    pos = 0
+    while pos < n:
+        if not frame_start(pos):
+            for p in range(pos + 1, n - 21 + 1):
+                if frame_start(p):
+                    skipped["garbage"] += 1
+                    pos = p
+                    break
+            else:
+                skipped["truncated"] += 1
+                break
+        end = pos + 4 + u32(pos)
+        cur = pos + 11
+        segs = {}
+        ok = True
+        for _ in range(data[pos + 10]):
+            if end - cur < 7:
+                ok = False
+                break
+            seg_len, name_len = u32(cur), data[cur + 4]
+            if seg_len < 3 + name_len or cur + 4 + seg_len > end:
+                ok = False
+                break
+            name = data[cur + 5:cur + 5 + name_len].decode("latin-1")
+            body = (u16(cur + 5 + name_len), cur + 7 + name_len, seg_len - 3 - name_len)
+            if name in ("RxSBasic", "ExtraInfo", "CSI") and name not in segs:
+                segs[name] = body
+            else:
+                key = name if name in known_other else "other"
+                other[key] = other.get(key, 0) + 1
+            cur += 4 + seg_len
+        if not ok:
+            skipped["bad_segment"] += 1
+            pos = end
+            continue
+        if "CSI" not in segs:
+            skipped["no_csi"] += 1
+            pos = end
+            continue
+        ver, o, length = segs["CSI"]
+        heads = {1: ("<HbHQQIHBBBBI", None), 2: ("<HbHQQIHBBBBhI", None), 3: ("<HbHQQIHBBBHBhI", None),
+                 4: ("<HBbHQQIHBBBHBhI", None)}
+        if ver not in heads or length < struct.calcsize(heads[ver][0]):
+            skipped["bad_csi"] += 1
+            pos = end
+            continue
+        f = struct.unpack_from(heads[ver][0], data, o)
+        if ver == 4:
+            device, firmware, fmt, cbw, _, _, _, tones, ntx, nrx, ess, _, _, _, buf = f
+        else:
+            device, fmt, cbw, _, _, _, tones, ntx, nrx = f[:9]
+            firmware, buf = 0, f[-1]
+        pay = o + struct.calcsize(heads[ver][0])
+        streams = ntx
+        if device == 0x5300:
+            streams = ((buf - 12) // 60) // max(nrx, 1)
+            need = ((3 + 16 * nrx * streams) * tones - 16) // 8 + 3
+        elif device == 0x9300:
+            streams = (buf // (140 if cbw == 20 else 285)) // max(nrx, 1)
+            need = ((tones * nrx * streams) >> 1) * 5
+        elif device in (0x2000, 0x2100) and ver == 4:
+            need = 4 * tones * nrx * streams
+        else:
+            skipped["bad_csi"] += 1  # (SDR frames are compared apart)
+            pos = end
+            continue
+        if pay + buf > o + length or need > buf or not (1 <= nrx <= 8 and 1 <= streams <= 8 and tones >= 1):
+            skipped["bad_csi"] += 1
+            pos = end
+            continue
+        csi = naive_picoscenes_csi(device, data[pay:pay + buf], tones, nrx, streams, fmt, cbw, firmware)
+        if not csi or len(csi) > 4096:
+            skipped["bad_csi"] += 1
+            pos = end
+            continue
+        rec = {"csi": csi, "device": device}
+        if "RxSBasic" in segs and segs["RxSBasic"][0] == 1 and segs["RxSBasic"][2] >= 26:
+            bo = segs["RxSBasic"][1]
+            noise = struct.unpack_from("b", data, bo + 21)[0]
+            rec["timestamp"] = struct.unpack_from("<Q", data, bo + 2)[0]
+            rec["noise_floor"] = noise
+            rssi = noise + struct.unpack_from("b", data, bo + 22)[0]
+            rec["rssi"] = (rssi + 128) % 256 - 128
+        if "ExtraInfo" in segs and segs["ExtraInfo"][0] == 1 and segs["ExtraInfo"][2] >= 4:
+            _, eo, elen = segs["ExtraInfo"]
+            code = u32(eo)
+            rec["extra_feature_code"] = code
+            sizes = [(1, "extra_length", 2), (0, "extra_version", 8), (2, "extra_mac_current", 6),
+                     (3, "extra_mac_rom", 6), (4, "extra_chansel", 4), (5, "extra_bmode", 1), (6, "evm", 20),
+                     (7, "extra_tx_chainmask", 1), (8, "extra_rx_chainmask", 1), (9, "extra_tx_power", 1),
+                     (10, "extra_cf", 8), (11, "extra_tx_tsf", 4), (12, "extra_last_hw_tx_tsf", 4),
+                     (13, "extra_channel_flags", 2), (14, "extra_tx_ness", 1), (15, "extra_tuning_policy", 1),
+                     (16, "extra_pll_rate", 2), (17, "extra_pll_refdiv", 1), (18, "extra_pll_clock_select", 1),
+                     (19, "extra_agc", 1), (20, "extra_antenna_selection", 1), (21, "extra_sampling_rate", 8),
+                     (22, "extra_cfo", 4), (23, "extra_sfo", 4), (24, "extra_temperature", 1)]
+            p = eo + 4
+            for _bit, name, _size in sizes:
+                rec.setdefault(name, 0)
+            for bit, name, size in sizes:
+                if code >> bit & 1:
+                    if p + size > eo + elen:
+                        break
+                    signed = name in ("extra_cfo", "extra_sfo", "extra_temperature")
+                    rec[name] = int.from_bytes(data[p:p + size], "little", signed=signed)
+                    p += size
+            rec.pop("evm")
+        mpdu = cur
+        if end - mpdu >= 24:
+            rec["sequence"] = u16(mpdu + 22) >> 4
+            rec["source_mac"] = int.from_bytes(data[mpdu + 10:mpdu + 16], "big")
+        records.append(rec)
+        pos = end
+    return {"records": records, "skipped": skipped, "other": other}
