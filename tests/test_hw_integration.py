@@ -237,3 +237,18 @@ def test_windows_grid_is_symmetric_about_dc():
     assert idx.tolist() == [-3, -2, -1, 0, 1, 2, 3] and cols.tolist() == [5, 6, 7, 0, 1, 2, 3]
     esp = SimpleNamespace(format="esp32", subcarriers=esp32._subcarriers(64))
     assert _data_columns(esp)[1].tolist() == list(range(-26, 0)) + list(range(1, 27))
+
+
+@pytest.mark.parametrize("bandwidth, kept, edge", [(20, 56, 28), (40, 114, 58), (80, 242, 122)])
+def test_windows_leave_out_nexmon_guard_and_dc_bins(bandwidth, kept, edge):
+    """nexmon_csi reports every FFT bin; its guard and DC bins hold noise, not zeros (none of output-40.pcap's
+    128 columns is near zero), so windows leave them out by the frame's bandwidth."""
+    from rfbench.datasets.windows.hardware import _data_columns
+    from rfbench.io import nexmon
+
+    log = nexmon.read(nexmon.synthesize(np.random.default_rng(0), 2, chip="bcm43455c0", bandwidth_mhz=bandwidth))
+    cols, idx = _data_columns(log)
+    assert len(idx) == kept and idx.min() == -edge and idx.max() == edge
+    dc = {20: {0}, 40: {-1, 0, 1}, 80: {-1, 0, 1}}[bandwidth]
+    assert not dc & set(idx.tolist())
+    assert np.asarray(log.subcarriers)[cols].tolist() == idx.tolist()

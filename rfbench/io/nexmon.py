@@ -49,10 +49,22 @@ from rfbench.errors import FormatError
 from rfbench.io.files import max_array_bytes, read_input_bytes
 from rfbench.io.hwlog import HardwareLog
 
-__all__ = ["FORMAT", "sniff", "read", "synthesize", "CHIPS", "CHIP_VERSIONS", "ENCODINGS", "VARIANTS",
-           "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth"]
+__all__ = ["FORMAT", "sniff", "read", "synthesize", "null_subcarriers", "CHIPS", "CHIP_VERSIONS", "ENCODINGS",
+           "VARIANTS", "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth"]
 
 FORMAT = "nexmon"
+
+
+def null_subcarriers(bandwidth_mhz: int | None) -> tuple[int, ...]:
+    """The bins of a nexmon frame that carry no data (802.11ac's DC and guard tones at that bandwidth), which
+    windows leave out; nexmon_csi reports every FFT bin, and those hold noise, not zeros. Empty for a bandwidth
+    it does not know."""
+    if bandwidth_mhz == 20:
+        return (0, -32, -31, -30, -29, 29, 30, 31)
+    half = {40: 64, 80: 128}.get(bandwidth_mhz)
+    if half is None:
+        return ()
+    return (-1, 0, 1, *range(-half, -half + 6), *range(half - 5, half))
 #: The chips nexmon_csi supports, as ``chip`` accepts them.
 CHIPS = ("bcm4339", "bcm4358", "bcm43455c0", "bcm4366c0")
 #: The CSI encoding of each chip: int16 pairs, or nexmon's packed floats (mantissa bits, exponent bits).

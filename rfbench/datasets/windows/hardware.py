@@ -1,14 +1,15 @@
-"""Windows of logs of other CSI hardware than the Intel 5300 (issue 26): the receiver's CSI, on the grid the
-window settings ask for.
+"""Windows of logs of other CSI hardware than the Intel 5300 (issue 26): the receiver's CSI, on the grid the window
+settings ask for.
 
-A manifest from ``rfbench ingest files`` marks each such log with its ``format`` (Atheros CSI Tool,
-ESP32-CSI-Tool, nexmon, PicoScenes). Windows read it with that format's reader and map its own subcarriers
-(its data subcarriers only, ascending: a format's ``NULL_SUBCARRIERS``, such as the ESP32 LLTF's guard and DC
-bins, are left out, and so is an FFT grid's unpaired lowest bin, so that the band is symmetric about DC) to
-the settings' grid (``--subcarriers`` 30: ``intel30-20``/``intel30-40`` by ``--bandwidth``; 56: ``ht20-56``;
-114: ``ht40-114``) by :func:`rfbench.csi.subcarrier.resample_subcarriers`
-with ``span="band"`` (band edges aligned: a grid of the same band maps index to index, a narrower one is
-stretched), as the index declares. Raw CSI only (``--csi scaled`` is the Intel 5300's ``get_scaled_csi.m``).
+A manifest from ``rfbench ingest files`` marks each such log with its ``format`` (Atheros CSI Tool, ESP32-CSI-Tool,
+nexmon, PicoScenes). Windows read it with that format's reader and map its own subcarriers (its data subcarriers
+only, ascending: a format's ``NULL_SUBCARRIERS``, such as the ESP32 LLTF's guard and DC bins, or its
+``null_subcarriers(bandwidth_mhz)``, such as nexmon's DC and guard bins, are left out, and so is an FFT grid's
+unpaired lowest bin, so that the band is symmetric about DC) to the settings' grid (``--subcarriers`` 30:
+``intel30-20``/``intel30-40`` by ``--bandwidth``; 56: ``ht20-56``; 114: ``ht40-114``) by
+:func:`rfbench.csi.subcarrier.resample_subcarriers` with ``span="band"`` (band edges aligned: a grid of the same
+band maps index to index, a narrower one is stretched), as the index declares. Raw CSI only (``--csi scaled`` is the
+Intel 5300's ``get_scaled_csi.m``).
 """
 
 from __future__ import annotations
@@ -69,7 +70,11 @@ def _data_columns(log) -> tuple[np.ndarray, np.ndarray]:
     idx = np.asarray(log.subcarriers)
     if idx.ndim != 1:
         raise ValidationError("records of this log have different subcarrier sets; windows need one grid per log")
-    null = set(getattr(hwlog.reader(log.format), "NULL_SUBCARRIERS", ()))
+    reader = hwlog.reader(log.format)
+    if hasattr(reader, "null_subcarriers"):  # bins that depend on the log's bandwidth (nexmon)
+        null = set(reader.null_subcarriers(log.bandwidth_mhz))
+    else:
+        null = set(getattr(reader, "NULL_SUBCARRIERS", ()))
     seen: dict[int, int] = {}
     for col, k in enumerate(idx.tolist()):
         if k not in null and k not in seen:
