@@ -56,7 +56,8 @@ def widar(
     force: _Force = False,
 ) -> None:
     """Ingest a Widar3.0 CSI tree (CSI/<date>/<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-r<N>.dat)
-    or BVP tree (BVP/<date>-VS/[6-link/]<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-<parameters>-L<link>.mat).
+    or BVP tree (BVP/<date>-VS/[6-link/]<user>/<user>-<g>-<l>-<o>-<r>-<parameters>-L<link>.mat, one recording per
+    file, T as frames; 20181205-VS's user2 and user3 follow the 20181205_2 and 20181205_3 gesture tables).
 
     The date folder gives the room (suffixed folders such as 20181205_2 included) and the gesture's name (numbers
     mean different gestures on different dates; the manifest keeps number, date and name). The receiver files

@@ -159,8 +159,9 @@ def read_bvp_bytes(buf, where: str):
     if value.ndim == 2 and value.shape == (GRID, GRID):
         value = value.reshape(GRID, GRID, 1)  # MATLAB drops a trailing singleton dimension
     if value.ndim != 3 or value.shape[:2] != (GRID, GRID) or np.iscomplexobj(value):
-        raise FormatError(f"{where}: {BVP_VARIABLE} has shape {tuple(value.shape)}{' (complex)' if np.iscomplexobj(value) else ''}; "
-                          f"expected real ({GRID}, {GRID}, T)")
+        kind = " (complex)" if np.iscomplexobj(value) else ""
+        raise FormatError(f"{where}: {BVP_VARIABLE} has shape {tuple(value.shape)}{kind}; expected real ({GRID}, "
+                          f"{GRID}, T)")
     return value.astype(np.float64, copy=False)
 
 
