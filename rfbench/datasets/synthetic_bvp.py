@@ -26,11 +26,10 @@ import numpy as np
 
 from rfbench.datasets.synthetic import TreeSummary, _generate_tree, _marker, _write, mat_v5_bytes
 from rfbench.datasets.synthetic_settings import WidarTreeSettings
+from rfbench.datasets.widar_bvp import COMMON6
 
 __all__ = ["make_widar_bvp_tree", "BVP_PLAN", "COMMON6", "bvp_file_bytes", "PARAMETERS"]
 
-#: The six gestures Widar3.0's cross-domain figures are reported on (global names).
-COMMON6 = ("Push&Pull", "Sweep", "Clap", "Slide", "Draw-O(Horizontal)", "Draw-Zigzag(Horizontal)")
 #: The BVP parameters text of every generated file name (as in the release's names).
 PARAMETERS = "1-1e-07-100-20-100000"
 #: (date folder, 6-link level?, ((user, gesture numbers), ...)): three rooms, both layouts, the per-user tables.

@@ -38,7 +38,8 @@ from rfbench.datasets.widar import DATE_ROOMS, GESTURE_NAMES, SYNTHETIC_MARKER, 
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tree", "release_kind", "ingest_bvp",
-           "read_bvp", "read_bvp_bytes", "BVP_VARIABLE", "GRID", "MAX_BVP_BYTES", "USER_TABLES", "DATASET"]
+           "read_bvp", "read_bvp_bytes", "BVP_VARIABLE", "GRID", "MAX_BVP_BYTES", "USER_TABLES", "DATASET",
+           "COMMON6", "GESTURE_PRESETS"]
 
 #: The manifest's dataset name for a BVP tree.
 DATASET = "widar3-bvp"
@@ -48,6 +49,10 @@ GRID = 20
 #: Largest BVP file read, and the most its compressed elements may inflate to: a real file (T ≤ ~40) holds
 #: 20·20·40 doubles, 128 KB; this allows T up to ~1,300.
 MAX_BVP_BYTES = 4 << 20
+#: The six gestures Widar3.0's cross-domain figures are reported on (global names of the per-date tables).
+COMMON6 = ("Push&Pull", "Sweep", "Clap", "Slide", "Draw-O(Horizontal)", "Draw-Zigzag(Horizontal)")
+#: Named gesture sets ``rfbench split --gestures`` accepts.
+GESTURE_PRESETS = {"common6": COMMON6}
 #: Date folders whose users follow different CSI tables: ``{date: {user: CSI date folder}}``.
 USER_TABLES = {"20181205": {"user2": "20181205_2", "user3": "20181205_3"}}
 

@@ -181,7 +181,7 @@ def _reassign(doc: Mapping, table, where: str):
     params = doc.get("params")
     if not isinstance(params, Mapping):
         raise FormatError(f"{where}: split key 'params' must be an object")
-    allowed = PROTOCOLS[protocol].params
+    allowed = PROTOCOLS[protocol].params + ("gestures",)
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise FormatError(f"{where}: protocol {protocol} takes no parameter {unknown[0]!r}")
