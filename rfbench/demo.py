@@ -703,20 +703,24 @@ def _tree(root: Path, reports: list, facts: dict) -> list[tuple[str, str]]:
     rows = [
         ("data/widar/CSI/", "generated Widar3.0-like tree of Intel 5300 logs (<date>/<user>/*.dat)"),
         ("data/mmfi/", "generated MM-Fi-like tree (E0x/Syy/Azz/wifi-csi/*.mat, ground_truth.npy)"),
-        ("data/bvp/BVP/", "generated Widar3.0-like BVP tree (<date>-VS/[6-link/]<user>/*.mat)"),
         ("archives/widar/", "one CSI archive (.npz) per log, from rfbench parse"),
         ("widar-manifest.json", "rfbench ingest widar"),
         ("mmfi-manifest.json", "rfbench ingest mmfi"),
         ("widar-split.json", "rfbench split: cross-room, room 3 held out, with its audit"),
         ("mmfi-split.json", "rfbench split: mmfi-s2 (cross-subject), with its audit"),
-        ("bvp-manifest.json", "rfbench ingest widar (the BVP tree)"),
-        ("bvp-split.json", f"rfbench split: cross-location, location {BVP_TEST_LOCATION} held out, common6 gestures, "
-                           "with its audit"),
         ("windows/", "rfbench windows: each side's model inputs (X.npy, y.npy, index.json), read from the dataset"),
         (MARKER, "the list of every file the demo wrote here: --force replaces exactly these"),
     ]
     onnx = facts["predict"]["onnx"]
+    bvp_rows = [
+        ("data/bvp/BVP/", "generated Widar3.0-like BVP tree (<date>-VS/[6-link/]<user>/*.mat)"),
+        ("bvp-manifest.json", "rfbench ingest widar (the BVP tree)"),
+        ("bvp-split.json", f"rfbench split: cross-location, location {BVP_TEST_LOCATION} held out, common6 gestures, "
+                           "with its audit"),
+    ]
     for r in reports:
+        if r.get("name") == "BVP":  # the BVP run's files together, after the other two runs'
+            rows.extend(bvp_rows)
         folder = Path(r["report"]).parent.name
         model = ("ridge.onnx" if r["task"] == "pose" else "centroid.onnx") if onnx else None
         pred = "pred.npy" if r["task"] == "pose" else "scores.npy"

@@ -80,9 +80,8 @@ def _render(result: dict) -> None:
     g = f["generated"]
     rows.append(("generate", f"Widar-like tree: {g['widar']['recordings']} recordings, {g['widar']['files']} bfee "
                              f"logs; MM-Fi-like tree: {g['mmfi']['recordings']} recordings, "
-                             f"{g['mmfi']['frames']} WiFi frames"))
-    if "bvp" in g:
-        rows.append(("", f"Widar-like BVP tree: {g['bvp']['recordings']} velocity profiles (.mat)"))
+                             f"{g['mmfi']['frames']} WiFi frames"
+                             + (f"; BVP tree: {g['bvp']['recordings']} profiles" if "bvp" in g else "")))
     p = f["parse"]
     rows.append(("parse", f"{p['files']} logs, {p['records']} CSI records → "
                           f"{escape(str(root / 'archives' / 'widar'))}/"))
