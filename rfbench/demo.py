@@ -17,6 +17,12 @@ onnxruntime, in NumPy), and :func:`build_inputs` returns the arguments of
 predictions against ground truth read from the dataset (``--rows``): each report records the command a user can
 type, its chain runs from the dataset files through the model to the numbers, and ``rfbench verify`` replays it.
 
+A third corpus is Widar3.0's BVP release, generated (:mod:`rfbench.datasets.synthetic_bvp`): ingested by
+``rfbench ingest widar``, split ``cross-location`` (location 3 held out) on the six common gestures, each
+recording's velocity profile padded to the train side's longest T, and a nearest class centroid on the mean
+velocity grid over time (400 features) scored beside the majority class. Its profiles carry the gesture, so the
+model beats the baseline.
+
 The generated Widar-like CSI is random (the encoder draws it without any gesture in it), so the gesture
 classifier can only match its baselines by chance: an honest pipeline shows exactly that. The MM-Fi-like CSI
 amplitudes are a fixed linear function of the pose plus noise, so the pose model beats the mean pose. Neither
@@ -44,19 +50,21 @@ __all__ = ["SIZES", "STEPS", "MARKER", "DemoLayout", "DemoInputs", "prepare_fold
 SIZES = {
     "standard": {"widar_records": (24, 48), "mmfi_subjects": ("S01", "S02", "S03", "S05", "S10", "S11", "S12", "S15",
                                                               "S21", "S25", "S31", "S35"),
-                 "mmfi_actions": ("A01", "A02", "A03", "A13"), "mmfi_frames": 10},
+                 "mmfi_actions": ("A01", "A02", "A03", "A13"), "mmfi_frames": 10, "bvp_frames": (4, 20)},
     "tiny": {"widar_records": (6, 10), "mmfi_subjects": ("S01", "S02", "S05", "S11", "S15"),
-             "mmfi_actions": ("A02", "A13"), "mmfi_frames": 4},
+             "mmfi_actions": ("A02", "A13"), "mmfi_frames": 4, "bvp_frames": (2, 4)},
 }
 
 #: The steps of a demo run, in order (``rfbench demo`` shows them as progress).
 STEPS = ("generate corpora", "parse Widar logs", "ingest", "split", "windows", "train pose model",
-         "train gesture model", "predict", "score pose", "score gesture", "robustness", "verify")
+         "train gesture model", "predict", "score pose", "score gesture", "score BVP", "robustness", "verify")
 
 #: The demo's robustness sweep of its pose model: these corruptions at these severities, seed 0, scored by
 #: PCK@0.20 hip-width (the report ``pose/pck20.json`` it is like).
 SWEEP_CORRUPTIONS = ("noise", "dead-antenna")
 SWEEP_SEVERITIES = "1,3"
+#: The BVP run's split: Widar3.0's cross-location protocol, location 3 held out, on the six common gestures.
+BVP_TEST_LOCATION = "3"
 
 #: Packets every Widar-like receiver is resampled to for the gesture model's one window per recording.
 GESTURE_PACKETS = 32
@@ -67,8 +75,8 @@ ONNX_HINT = "onnxruntime is not installed: pip install 'rfbench[onnx]'"
 RIDGE_PENALTY = 10.0
 
 #: What the demo writes at the top of its folder (it writes nothing anywhere else).
-_OWNED = ("data", "archives", "windows", "pose", "gesture", "widar-manifest.json", "mmfi-manifest.json",
-          "widar-split.json", "mmfi-split.json")
+_OWNED = ("data", "archives", "windows", "pose", "gesture", "bvp", "widar-manifest.json", "mmfi-manifest.json",
+          "bvp-manifest.json", "widar-split.json", "mmfi-split.json", "bvp-split.json")
 
 #: The file in the demo folder listing every file and folder the demo created there; ``--force`` removes
 #: exactly those (:func:`prepare_folder`).
@@ -84,17 +92,21 @@ _DEMO_PATH = re.compile("|".join(f"(?:{p})" for p in (
     r"data", r"data/(?:widar|mmfi)", r"data/(?:widar|mmfi)/RFBENCH_SYNTHETIC\.json", r"data/widar/CSI",
     rf"data/widar/CSI/{_DATE}", rf"data/widar/CSI/{_DATE}/user\d+", rf"data/widar/CSI/{_DATE}/user\d+/"
     r"user\d+(?:-\d+){4}-r\d+\.dat",
+    r"data/bvp", r"data/bvp/(?:BVP/)?RFBENCH_SYNTHETIC\.json", r"data/bvp/BVP", r"data/bvp/BVP/\d{8}-VS",
+    r"data/bvp/BVP/\d{8}-VS/6-link", r"data/bvp/BVP/\d{8}-VS/(?:6-link/)?user\d+",
+    r"data/bvp/BVP/\d{8}-VS/(?:6-link/)?user\d+/user\d+(?:-\d+){4}-[0-9e.-]+-L\d+\.mat",
     r"data/mmfi/E\d\d", r"data/mmfi/E\d\d/S\d\d", _MMFI, rf"{_MMFI}/ground_truth\.npy", rf"{_MMFI}/wifi-csi",
     rf"{_MMFI}/wifi-csi/frame\d{{3}}\.mat",
     r"archives", r"archives/widar", rf"archives/widar/{_DATE}", rf"archives/widar/{_DATE}/user\d+",
     rf"archives/widar/{_DATE}/user\d+/user\d+(?:-\d+){{4}}-r\d+\.npz",
-    r"windows", r"windows/(?:mmfi|widar)-(?:train|test)",
-    r"windows/(?:mmfi|widar)-(?:train|test)/(?:X\.npy|y\.npy|index\.json)",
+    r"windows", r"windows/(?:mmfi|widar|bvp)-(?:train|test)",
+    r"windows/(?:mmfi|widar|bvp)-(?:train|test)/(?:X\.npy|y\.npy|index\.json)",
+    r"bvp", r"bvp/scores\.(?:npy|json)", r"bvp/centroid\.onnx", r"bvp/report\.(?:json|md)", r"bvp/report-[a-z]+\.png",
     r"pose", r"pose/(?:pred|gt|groups|train_gt|train_groups)\.npy", r"pose/pred\.json", r"pose/ridge\.onnx", r"gesture",
     r"gesture/(?:scores|gt|groups|train_gt|train_groups)\.npy", r"gesture/scores\.json", r"gesture/centroid\.onnx",
     r"gesture/names\.txt",
     r"(?:pose|gesture)/report\.(?:json|md)", r"(?:pose|gesture)/report-[a-z]+\.png",
-    r"(?:widar|mmfi)-(?:manifest|split)\.json", re.escape(MARKER),
+    r"(?:widar|mmfi|bvp)-(?:manifest|split)\.json", re.escape(MARKER),
     r"pose/pck20\.(?:json|md)", r"pose/robustness", r"pose/robustness/(?:summary\.json|robustness-[a-z-]+\.png|cells)",
     rf"{_CELL}", rf"{_CELL}/(?:report\.(?:json|md)|pred\.(?:npy|json)|windows)",
     rf"{_CELL}/windows/(?:X\.npy|y\.npy|index\.json)")))
@@ -145,6 +157,14 @@ class DemoLayout:
     def gesture(self) -> Path:
         return self.root / "gesture"
 
+    @property
+    def bvp_tree(self) -> Path:
+        return self.root / "data" / "bvp"
+
+    @property
+    def bvp(self) -> Path:
+        return self.root / "bvp"
+
 
 @dataclass
 class DemoInputs:
@@ -155,6 +175,7 @@ class DemoInputs:
     facts: dict = field(default_factory=dict)
     pose_options: dict = field(default_factory=dict)
     gesture_options: dict = field(default_factory=dict)
+    bvp_options: dict = field(default_factory=dict)
 
 
 def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
@@ -363,12 +384,14 @@ def _side_arrays(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.load(folder / "X.npy", mmap_mode="r", allow_pickle=False), np.load(folder / "y.npy", allow_pickle=False)
 
 
-def _predict(lay: "DemoLayout", ridge, pose_features, centroids, gesture_features) -> dict:
-    """Both models over their test windows: exported to ONNX and run by ``rfbench predict`` (so each report's
-    chain runs from the dataset through the model to the numbers) — or, without onnxruntime, in NumPy."""
+def _predict(lay: "DemoLayout", ridge, pose_features, centroids, gesture_features, bvp_centroids,
+             bvp_features) -> dict:
+    """The three models over their test windows: exported to ONNX and run by ``rfbench predict`` (so each
+    report's chain runs from the dataset through the model to the numbers) — or, without onnxruntime, in NumPy."""
     from rfbench.nn.onnx_export import centroid_scores, ridge_apply
 
     pose_test, gesture_test = lay.windows("mmfi", "test"), lay.windows("widar", "test")
+    bvp_test = lay.windows("bvp", "test")
     try:
         import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
@@ -377,6 +400,8 @@ def _predict(lay: "DemoLayout", ridge, pose_features, centroids, gesture_feature
         _save(lay.pose / "pred.npy", ridge_apply(ridge, pose_features.apply(x)).reshape(len(x), 17, 3))
         x, _ = _side_arrays(gesture_test)
         _save(lay.gesture / "scores.npy", centroid_scores(centroids, gesture_features.apply(x)))
+        x, _ = _side_arrays(bvp_test)
+        _save(lay.bvp / "scores.npy", centroid_scores(bvp_centroids, bvp_features.apply(x)))
         return {"onnx": False, "note": f"predict skipped: {ONNX_HINT}; the predictions were computed in NumPy"}
     from rfbench.io.files import write_bytes
     from rfbench.nn.onnx_export import nearest_centroid_model, ridge_model
@@ -387,7 +412,10 @@ def _predict(lay: "DemoLayout", ridge, pose_features, centroids, gesture_feature
     write_bytes(lay.gesture / "centroid.onnx", nearest_centroid_model(centroids, gesture_features))
     write_prediction(lay.pose / "pred.npy", predict(lay.pose / "ridge.onnx", pose_test))
     write_prediction(lay.gesture / "scores.npy", predict(lay.gesture / "centroid.onnx", gesture_test))
-    return {"onnx": True, "models": [str(lay.pose / "ridge.onnx"), str(lay.gesture / "centroid.onnx")]}
+    write_bytes(lay.bvp / "centroid.onnx", nearest_centroid_model(bvp_centroids, bvp_features))
+    write_prediction(lay.bvp / "scores.npy", predict(lay.bvp / "centroid.onnx", bvp_test))
+    return {"onnx": True, "models": [str(lay.pose / "ridge.onnx"), str(lay.gesture / "centroid.onnx"),
+                                     str(lay.bvp / "centroid.onnx")]}
 
 
 def _save(path: Path, arr) -> None:
@@ -443,11 +471,15 @@ def _build_inputs(lay: DemoLayout, size: str, seed: int, step, advance) -> DemoI
     facts: dict = {"size": size, "seed": seed}
 
     step("generate corpora")
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
     w = make_widar_tree(lay.widar_tree, seed=seed, records=cfg["widar_records"], damage=False)
+    b = make_widar_bvp_tree(lay.bvp_tree, seed=seed, frames=cfg["bvp_frames"], damage=False)
     m = make_mmfi_tree(lay.mmfi_tree, seed=seed, subjects=cfg["mmfi_subjects"], actions=cfg["mmfi_actions"],
                        frames=cfg["mmfi_frames"], damage=False)
     facts["generated"] = {"widar": {"recordings": w["recordings"], "files": w["files"]},
-                          "mmfi": {"recordings": m["recordings"], "frames": m["recordings"] * cfg["mmfi_frames"]}}
+                          "mmfi": {"recordings": m["recordings"], "frames": m["recordings"] * cfg["mmfi_frames"]},
+                          "bvp": {"recordings": b["recordings"]}}
 
     step("parse Widar logs")
     csi_root = lay.widar_tree / "CSI"
@@ -470,28 +502,39 @@ def _build_inputs(lay: DemoLayout, size: str, seed: int, step, advance) -> DemoI
     wm.write(lay.manifest("widar"))
     mm = mmfi.ingest(lay.mmfi_tree)
     mm.write(lay.manifest("mmfi"))
+    from rfbench.datasets.widar_bvp import ingest_bvp
+
+    bm = ingest_bvp(lay.bvp_tree, workers=1)
+    bm.write(lay.manifest("bvp"))
     facts["ingest"] = {"widar": {"recordings": len(wm.recordings), "problems": len(wm.problems)},
-                       "mmfi": {"recordings": len(mm.recordings), "problems": len(mm.problems)}}
+                       "mmfi": {"recordings": len(mm.recordings), "problems": len(mm.problems)},
+                       "bvp": {"recordings": len(bm.recordings), "problems": len(bm.problems)}}
 
     step("split")
     wsplit = _write_split(lay.manifest("widar"), lay.split("widar"), "cross-room", test=["3"])
     msplit = _write_split(lay.manifest("mmfi"), lay.split("mmfi"), "mmfi-s2", actions="p3")
+    bsplit = _write_split(lay.manifest("bvp"), lay.split("bvp"), "cross-location", test=[BVP_TEST_LOCATION],
+                          gestures="common6")
     facts["split"] = {"widar": {"protocol": "cross-room", "held_out": "room 3", "train": len(wsplit["train"]),
                                 "test": len(wsplit["test"])},
                       "mmfi": {"protocol": "mmfi-s2", "held_out": "subjects " + ", ".join(
                           sorted({r.split("/")[1] for r in msplit["test"]})), "train": len(msplit["train"]),
-                               "test": len(msplit["test"])}}
+                               "test": len(msplit["test"])},
+                      "bvp": {"protocol": "cross-location", "held_out": f"location {BVP_TEST_LOCATION}",
+                              "gestures": "common6", "train": len(bsplit["train"]), "test": len(bsplit["test"])}}
 
     step("windows")
     from rfbench.datasets.windows import WindowSettings, write_windows
 
     gesture_windows = WindowSettings(resample=GESTURE_PACKETS)
     for name, split_path, settings in (("mmfi", lay.split("mmfi"), None),
-                                       ("widar", lay.split("widar"), gesture_windows)):
+                                       ("widar", lay.split("widar"), gesture_windows),
+                                       ("bvp", lay.split("bvp"), None)):
         for side in ("train", "test"):
             write_windows(split_path, side, lay.windows(name, side), settings)
     facts["windows"] = {name: {side: _rows(lay.windows(name, side)) for side in ("train", "test")}
-                        for name in ("mmfi", "widar")}
+                        for name in ("mmfi", "widar", "bvp")}
+    facts["windows"]["bvp"]["t_max"] = _read_index(lay.windows("bvp", "train"))["settings"]["t_max"]
 
     from rfbench.nn.onnx_export import FeatureMap, fit_nearest_centroid, fit_ridge
 
@@ -514,8 +557,17 @@ def _build_inputs(lay: DemoLayout, size: str, seed: int, step, advance) -> DemoI
                         "model": "nearest class centroid on the mean CSI amplitude per receiver, antenna and "
                                  "subcarrier"}
 
+    lay.bvp.mkdir(parents=True, exist_ok=True)
+    x, y = _side_arrays(lay.windows("bvp", "train"))
+    names = _read_index(lay.windows("bvp", "train"))["labels"]["names"]
+    bvp_features = FeatureMap(row_shape=x.shape[1:], mean_axes=(0,))
+    bvp_centroids = fit_nearest_centroid(bvp_features.apply(x), y, len(names))
+    facts["bvp"] = {"train_recordings": int(len(y)), "classes": len(names), "features": int(bvp_centroids.mean.size),
+                    "model": "nearest class centroid on the mean velocity profile over time (20 × 20)"}
+
     step("predict")
-    facts["predict"] = _predict(lay, ridge, pose_features, centroids, gesture_features)
+    facts["predict"] = _predict(lay, ridge, pose_features, centroids, gesture_features, bvp_centroids,
+                                bvp_features)
 
     from rfbench.report.settings import PoseSettings
 
@@ -524,7 +576,9 @@ def _build_inputs(lay: DemoLayout, size: str, seed: int, step, advance) -> DemoI
                         settings=PoseSettings(skeleton="h36m17", units="m", norm=("hip-width", "bbox")))
     gesture_options = dict(pred=lay.gesture / "scores.npy", rows=lay.windows("widar", "test") / "index.json",
                            split=lay.split("widar"), out=lay.gesture / "report.json")
-    return DemoInputs(lay, facts, pose_options, gesture_options)
+    bvp_options = dict(pred=lay.bvp / "scores.npy", rows=lay.windows("bvp", "test") / "index.json",
+                       split=lay.split("bvp"), out=lay.bvp / "report.json")
+    return DemoInputs(lay, facts, pose_options, gesture_options, bvp_options)
 
 
 class _NoProgress:
@@ -571,11 +625,12 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
     reports = []
     with demo_folder(out, force) as lay:  # records every file the run writes, for the next --force
         inputs = build_inputs(lay, size=size, seed=seed, step=bar.step, advance=bar.detail)
-        for task, scorer, options in (("pose", score_pose, inputs.pose_options),
-                                      ("gesture", score_gesture, inputs.gesture_options)):
-            bar.step(f"score {task}")
+        for name, task, scorer, options in (("pose", "pose", score_pose, inputs.pose_options),
+                                            ("gesture", "gesture", score_gesture, inputs.gesture_options),
+                                            ("BVP", "gesture", score_gesture, inputs.bvp_options)):
+            bar.step(f"score {name}")
             run = scorer(**options, plots=plots)
-            reports.append({"task": task, "report": str(run.out), "markdown": str(run.md_path),
+            reports.append({"name": name, "task": task, "report": str(run.out), "markdown": str(run.md_path),
                             "pictures": [str(p) for p in run.pictures], "evidence": run.report["evidence"],
                             "argv": run.report["reproducer"]["argv"], "headline": _headline(run.report)})
         bar.step("robustness")
@@ -608,15 +663,19 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
         ["rfbench", "split", str(lay.manifest("mmfi")), "--protocol", "mmfi-s2", "--actions", "p3", "-o",
          str(lay.split("mmfi")), "--force"],
         ["rfbench", "audit", str(lay.split("mmfi"))],
+        ["rfbench", "ingest", "widar", str(lay.bvp_tree), "-o", str(lay.manifest("bvp")), "--force"],
+        ["rfbench", "split", str(lay.manifest("bvp")), "--protocol", "cross-location", "--test", BVP_TEST_LOCATION,
+         "--gestures", "common6", "-o", str(lay.split("bvp")), "--force"],
     ]
-    for name in ("mmfi", "widar"):
+    for name in ("mmfi", "widar", "bvp"):
         for side in ("train", "test"):
             extra = ["--resample", str(GESTURE_PACKETS)] if name == "widar" else []
             commands.append(["rfbench", "windows", str(lay.split(name)), "--side", side, "-o",
                              str(lay.windows(name, side)), *extra, "--force"])
     if inputs.facts["predict"]["onnx"]:
         for model, name, pred in ((lay.pose / "ridge.onnx", "mmfi", lay.pose / "pred.npy"),
-                                  (lay.gesture / "centroid.onnx", "widar", lay.gesture / "scores.npy")):
+                                  (lay.gesture / "centroid.onnx", "widar", lay.gesture / "scores.npy"),
+                                  (lay.bvp / "centroid.onnx", "bvp", lay.bvp / "scores.npy")):
             commands.append(["rfbench", "predict", str(model), "--windows", str(lay.windows(name, "test")), "-o",
                              str(pred), "--force"])
     for r in reports:
@@ -705,15 +764,25 @@ def _tree(root: Path, reports: list, facts: dict) -> list[tuple[str, str]]:
         (MARKER, "the list of every file the demo wrote here: --force replaces exactly these"),
     ]
     onnx = facts["predict"]["onnx"]
+    bvp_rows = [
+        ("data/bvp/BVP/", "generated Widar3.0-like BVP tree (<date>-VS/[6-link/]<user>/*.mat)"),
+        ("bvp-manifest.json", "rfbench ingest widar (the BVP tree)"),
+        ("bvp-split.json", f"rfbench split: cross-location, location {BVP_TEST_LOCATION} held out, common6 gestures, "
+                           "with its audit"),
+    ]
     for r in reports:
+        if r.get("name") == "BVP":  # the BVP run's files together, after the other two runs'
+            rows.extend(bvp_rows)
         folder = Path(r["report"]).parent.name
         model = ("ridge.onnx" if r["task"] == "pose" else "centroid.onnx") if onnx else None
         pred = "pred.npy" if r["task"] == "pose" else "scores.npy"
         if model:
-            rows.append((f"{folder}/{model}", f"the {r['task']} model, trained on the train side's windows"))
+            rows.append((f"{folder}/{model}", f"the {r.get('name', r['task'])} model, trained on the train side's "
+                                              "windows"))
         rows.append((f"{folder}/{pred}", "its predictions over the test windows" + (" (+ .json: rfbench predict's "
                                                                                      "record)" if onnx else "")))
-        rows.append((f"{folder}/report.json", f"the {r['task']} report ({r['evidence']}); report.md renders it"))
+        rows.append((f"{folder}/report.json", f"the {r.get('name', r['task'])} report ({r['evidence']}); report.md "
+                                              "renders it"))
         for pic in r["pictures"]:
             rows.append((f"{folder}/{Path(pic).name}", "picture, embedded in report.md"))
     return rows

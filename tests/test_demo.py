@@ -50,7 +50,8 @@ def in_dir(path: Path):
 def test_demo_writes_verified_synthetic_reports_with_pictures(demo_run):
     home, out = demo_run
     assert out["evidence"] == "SYNTHETIC" and out["size"] == "tiny"
-    assert [r["task"] for r in out["reports"]] == ["pose", "gesture"]
+    assert [r["task"] for r in out["reports"]] == ["pose", "gesture", "gesture"]
+    assert [r["name"] for r in out["reports"]] == ["pose", "gesture", "BVP"]
     for r in out["reports"]:
         assert r["verify"]["status"] == "match" and r["verify"]["compared"] > 100
         report = json.loads((home / r["report"]).read_text())
@@ -66,6 +67,7 @@ def test_demo_writes_verified_synthetic_reports_with_pictures(demo_run):
         assert [p["file"] for p in report["pictures"]] == [Path(pic).name for pic in r["pictures"]]
         assert not any("png" in json.dumps(v) for k, v in report.items() if k not in ("reproducer", "pictures"))
     assert len(out["reports"][0]["pictures"]) == 2 and len(out["reports"][1]["pictures"]) == 1
+    assert len(out["reports"][2]["pictures"]) == 1
     assert out["plots"] == "written"
     # The reproducer is a command a user can type from the folder the demo ran in.
     argv = out["reports"][0]["argv"]
@@ -85,17 +87,30 @@ def test_pose_model_beats_the_mean_pose_and_gesture_stays_near_its_baseline(demo
     assert acc["ci"]["delta"]["low"] <= 0 <= acc["ci"]["delta"]["high"]
 
 
+def test_the_bvp_run_beats_the_majority_class_on_a_cross_location_split(demo_run):
+    # The generated BVP profiles carry the gesture: a centroid on the train side's mean profiles beats the
+    # majority class on the held-out location, and the split is Widar3.0's cross-location on common6.
+    home, out = demo_run
+    report = json.loads((home / out["reports"][2]["report"]).read_text())
+    acc = next(r for r in report["results"] if r["metric"] == "accuracy")
+    assert acc["baseline"]["kind"] == "majority-class" and acc["ci"]["delta"]["low"] > 0
+    assert report["split"]["protocol"] == "cross-location" and report["split"]["params"]["gestures"] == "common6"
+    assert report["split"]["dataset"] == "widar3-bvp"
+    index = json.loads((home / "demo-out" / "windows" / "bvp-test" / "index.json").read_text())
+    assert index["x"]["shape"][1:] == [index["settings"]["t_max"], 20, 20]
+
+
 def test_predictors_saw_the_train_side_only(demo_run):
     """The models are fitted on the train side's windows and predict the test side's, as the indexes say."""
     home, out = demo_run
-    for task, split in (("pose", "mmfi"), ("gesture", "widar")):
+    for k, split in enumerate(("mmfi", "widar", "bvp")):
         doc = json.loads((home / "demo-out" / f"{split}-split.json").read_text())
         train = {r["id"] for r in json.loads((home / "demo-out" / "windows" / f"{split}-train" / "index.json")
                                              .read_text())["rows"]}
         test = {r["id"] for r in json.loads((home / "demo-out" / "windows" / f"{split}-test" / "index.json")
                                             .read_text())["rows"]}
         assert train <= set(doc["train"]) and test <= set(doc["test"]) and not train & test
-        report = json.loads((home / out["reports"][0 if task == "pose" else 1]["report"]).read_text())
+        report = json.loads((home / out["reports"][k]["report"]).read_text())
         assert "read from the dataset" in report["provenance"]["ground_truth"]
         assert [c["step"] for c in report["chain"]] == ["windows", "predict", "score"]
 
@@ -104,9 +119,10 @@ def test_printed_commands_rebuild_the_same_files(demo_run, runner):
     # The split and ingest commands the demo prints give byte-identical files.
     home, out = demo_run
     split_cmds = [c for c in out["commands"] if c.startswith("rfbench split") or c.startswith("rfbench ingest")]
-    assert len(split_cmds) == 4
+    assert len(split_cmds) == 6
     before = {p: (home / "demo-out" / p).read_bytes() for p in
-              ("widar-manifest.json", "mmfi-manifest.json", "widar-split.json", "mmfi-split.json")}
+              ("widar-manifest.json", "mmfi-manifest.json", "widar-split.json", "mmfi-split.json",
+               "bvp-manifest.json", "bvp-split.json")}
     with in_dir(home):
         for c in split_cmds:
             result = runner.invoke(app, c.split()[1:] + ["--json"])
@@ -296,6 +312,7 @@ def test_a_report_that_does_not_verify_makes_the_demo_exit_1(runner, tmp_path, m
     assert result.exit_code == 1, result.output
     assert "MISMATCH demo-out/pose/report.json" in result.output
     errors = [x for x in result.output.splitlines() if x.startswith("error:")]
-    # the two reports, and the robustness summary (checked by the same verify)
+    # the three reports, and the robustness summary (checked by the same verify)
     assert errors == [f"error: demo-out/{t}: 1 value(s) differ on re-run (made up for this test)"
-                      for t in ("pose/report.json", "gesture/report.json", "pose/robustness/summary.json")]
+                      for t in ("pose/report.json", "gesture/report.json", "bvp/report.json",
+                                "pose/robustness/summary.json")]

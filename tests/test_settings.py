@@ -97,7 +97,7 @@ def _changed(cls):
         PredictSettings: dict(batch_size=8, intra_op_threads=2, sessions=2, input_name="x", output_name="y",
                               flatten=True, tolerance=0.25, allow_random=True, memory_mb=1024, cpu_seconds=60,
                               timeout=12.5),
-        WidarTreeSettings: dict(seed=3, repetitions=2, records=(5, 9), clean=True),
+        WidarTreeSettings: dict(seed=3, repetitions=2, records=(5, 9), clean=True, kind="bvp", frames=(2, 3)),
         MmfiTreeSettings: dict(seed=3, subjects=("S02", "S13"), actions=("A05",), frames=4, clean=True),
         BfeeLogSettings: dict(seed=3, records=40, random=True, nrx=2, ntx=3, non_csi_every=4, non_csi_bytes=16),
         HardwareLogSettings: dict(format="atheros", seed=3, records=40),

@@ -300,8 +300,8 @@ def test_splitter_recording_rows_and_sklearn_protocol():
 
 
 def test_protocol_table_is_complete():
-    assert set(PROTOCOLS) == {"random", "cross-subject", "cross-room", "cross-location", "cross-orientation",
-                              "leave-one-domain-out", "mmfi-s1", "mmfi-s2", "mmfi-s3"}
+    assert set(PROTOCOLS) == {"random", "in-domain", "cross-subject", "cross-room", "cross-location",
+                              "cross-orientation", "leave-one-domain-out", "mmfi-s1", "mmfi-s2", "mmfi-s3"}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -82,31 +82,41 @@ def _render(result: dict) -> None:
     g = f["generated"]
     rows.append(("generate", f"Widar-like tree: {g['widar']['recordings']} recordings, {g['widar']['files']} bfee "
                              f"logs; MM-Fi-like tree: {g['mmfi']['recordings']} recordings, "
-                             f"{g['mmfi']['frames']} WiFi frames"))
+                             f"{g['mmfi']['frames']} WiFi frames"
+                             + (f"; BVP tree: {g['bvp']['recordings']} profiles" if "bvp" in g else "")))
     p = f["parse"]
     rows.append(("parse", f"{p['files']} logs, {p['records']} CSI records → "
                           f"{escape(str(root / 'archives' / 'widar'))}/"))
     i = f["ingest"]
     rows.append(("ingest", f"widar-manifest.json: {i['widar']['recordings']} recordings, {i['widar']['problems']} "
                            f"problems; mmfi-manifest.json: {i['mmfi']['recordings']} recordings, "
-                           f"{i['mmfi']['problems']} problems"))
-    for name in ("widar", "mmfi"):
-        s = f["split"][name]
+                           f"{i['mmfi']['problems']} problems"
+                           + (f"; bvp-manifest.json: {i['bvp']['recordings']} recordings, {i['bvp']['problems']} "
+                              "problems" if "bvp" in i else "")))
+    for name in ("widar", "mmfi", "bvp"):
+        s = f["split"].get(name)
+        if s is None:
+            continue
+        gestures = f", gestures {s['gestures']}" if s.get("gestures") else ""
         rows.append(("split" if name == "widar" else "",
-                     f"{name}-split.json: {s['protocol']}, test = {s['held_out']} ({s['train']} train / {s['test']} "
-                     f"test recordings), audit passed"))
+                     f"{name}-split.json: {s['protocol']}, test = {s['held_out']}{gestures} ({s['train']} train / "
+                     f"{s['test']} test recordings), audit passed"))
     wi = f["windows"]
     rows.append(("windows", f"mmfi: {wi['mmfi']['train']} train / {wi['mmfi']['test']} test frames; widar: "
-                            f"{wi['widar']['train']} train / {wi['widar']['test']} test recordings → "
-                            f"{escape(str(root / 'windows'))}/"))
+                            f"{wi['widar']['train']} train / {wi['widar']['test']} test recordings"
+                            + (f"; bvp: {wi['bvp']['train']} train / {wi['bvp']['test']} test recordings (T_max "
+                               f"{wi['bvp']['t_max']})" if "bvp" in wi else "")
+                            + f" → {escape(str(root / 'windows'))}/"))
     rows.append(("train", f"pose: {f['pose']['model']} ({f['pose']['train_frames']} training frames)"))
     rows.append(("", f"gesture: {f['gesture']['model']} ({f['gesture']['train_recordings']} training recordings)"))
+    if "bvp" in f:
+        rows.append(("", f"BVP: {f['bvp']['model']} ({f['bvp']['train_recordings']} training recordings)"))
     pr = f["predict"]
-    rows.append(("predict", "both models exported to ONNX and run over the test windows by rfbench predict"
+    rows.append(("predict", "the models exported to ONNX and run over the test windows by rfbench predict"
                  if pr["onnx"] else escape(pr["note"])))
     for r in result["reports"]:
         for n, h in enumerate(r["headline"]):
-            rows.append((f"score {r['task']}" if n == 0 else "",
+            rows.append((f"score {r.get('name', r['task'])}" if n == 0 else "",
                          f"{escape(h['label'])}: model {_num(h['model'])} [{_num(h['low'])}, {_num(h['high'])}], "
                          f"{h['baseline_kind']} {_num(h['baseline'])}"))
     for n, r in enumerate(result["reports"]):
@@ -127,7 +137,8 @@ def _render(result: dict) -> None:
         console.print(f"[bold]{step.ljust(width)}[/]{text}" if step else " " * width + text)
     console.print("[dim]The gesture CSI is generated without any gesture in it, so the classifier can only match "
                   "its baselines by chance; the pose CSI is a noisy linear function of the pose, so the model "
-                  "beats the mean pose.[/]")
+                  "beats the mean pose; the BVP profiles follow a path fixed by the gesture, so the BVP model "
+                  "beats the majority class.[/]")
     if result["plots"] != "written":
         console.print(f"plots {escape(result['plots'])}")
     console.print()

@@ -84,8 +84,8 @@ def _bar(label: str, enabled: bool):
 
 
 def _tree_line(made) -> str:
-    name = {"widar": "Widar3.0-like", "mmfi": "MM-Fi-like"}[made.dataset]
-    kind = {"widar": "receiver logs", "mmfi": "WiFi frames"}[made.dataset]
+    name = {"widar": "Widar3.0-like", "widar-bvp": "Widar3.0-like BVP", "mmfi": "MM-Fi-like"}[made.dataset]
+    kind = {"widar": "receiver logs", "widar-bvp": "velocity profiles (.mat)", "mmfi": "WiFi frames"}[made.dataset]
     replaced = " (replacing the tree generated there before)" if made.replaced else ""
     return (f"wrote a synthetic {name} tree to {made.root}{replaced}: {made.recordings} recordings, {made.files} "
             f"{kind}, {len(made.damage)} planted problem(s); marked SYNTHETIC")
@@ -105,8 +105,14 @@ def widar(**values) -> None:
 
         s = WidarTreeSettings.from_cli(**values)
         with _bar("generating", not json_out) as (on_total, advance):
-            made = make_widar_tree(directory, seed=s.seed, repetitions=s.repetitions, records=s.records,
-                                   damage=not s.clean, force=force, progress=advance, on_total=on_total)
+            if s.kind == "bvp":
+                from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
+                made = make_widar_bvp_tree(directory, seed=s.seed, repetitions=s.repetitions, frames=s.frames,
+                                           damage=not s.clean, force=force, progress=advance, on_total=on_total)
+            else:
+                made = make_widar_tree(directory, seed=s.seed, repetitions=s.repetitions, records=s.records,
+                                       damage=not s.clean, force=force, progress=advance, on_total=on_total)
     _render_tree(made, json_out)
 
 
@@ -157,6 +163,11 @@ real bfee logs (3x1 CSI, ~1 kHz) over four date folders that cover
 Widar3.0's three rooms, several users, gestures, locations and orientations. Unless --clean, the tree also
 holds the problems a real download has (an empty file, odd names, an unknown date folder, a missing receiver,
 a truncated and an unparseable log), which rfbench ingest reports.
+
+With --kind bvp: Widar3.0's BVP release instead, `BVP/<date>-VS/6-link/<user>/*.mat` and (20181130-VS)
+`BVP/<date>-VS/<user>/*.mat`, each holding velocity_spectrum_ro (20, 20, T) with T in --frames; user2 and user3
+of 20181205-VS follow their own gesture tables. Unless --clean: a T = 0 file, odd names, an unknown gesture, a
+file that is not a MAT-file, a missing and a mis-shaped variable, an empty file and an unknown date folder.
 """
 mmfi.__signature__ = _signature(MmfiTreeSettings, "dir", _TREE_DIR, _TREE_FORCE)
 mmfi.__doc__ = """Write an MM-Fi-like tree of WiFi frames and 3D poses.

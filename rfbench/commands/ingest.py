@@ -39,9 +39,13 @@ _Workers = Annotated[Optional[int], typer.Option("--workers", min=1,
 
 @ingest.command("widar", context_settings=_CONTEXT)
 def widar(
-    root: Annotated[Path, typer.Argument(help="Widar3.0 folder holding CSI/ (or the CSI folder itself).",
+    root: Annotated[Path, typer.Argument(help="Widar3.0 folder holding CSI/ or BVP/ (or that folder itself).",
                                          show_default=False)],
     out: _Out = Path("manifest.json"),
+    kind: Annotated[Optional[str], typer.Option(
+        "--kind", help="Which release to read: csi (the receiver logs) or bvp (the velocity profiles, "
+                       "BVP/<date>-VS/[6-link/]<user>/*.mat). Default: bvp when ROOT holds a BVP tree and no CSI "
+                       "tree, else csi.")] = None,
     workers: _Workers = None,
     receivers: Annotated[Optional[int], typer.Option(
         "--receivers", min=1, max=6,
@@ -51,7 +55,9 @@ def widar(
     json_out: _Json = False,
     force: _Force = False,
 ) -> None:
-    """Ingest a Widar3.0 CSI tree (CSI/<date>/<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-r<N>.dat).
+    """Ingest a Widar3.0 CSI tree (CSI/<date>/<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-r<N>.dat)
+    or BVP tree (BVP/<date>-VS/[6-link/]<user>/<user>-<g>-<l>-<o>-<r>-<parameters>-L<link>.mat, one recording per
+    file, T as frames; 20181205-VS's user2 and user3 follow the 20181205_2 and 20181205_3 gesture tables).
 
     The date folder gives the room (suffixed folders such as 20181205_2 included) and the gesture's name (numbers
     mean different gestures on different dates; the manifest keeps number, date and name). The receiver files
@@ -60,9 +66,22 @@ def widar(
     """
     with guard():
         from rfbench.datasets import widar as widar_mod
+        from rfbench.errors import ValidationError
         from rfbench.io.files import check_writable
 
         check_writable(out, force)
+        from rfbench.datasets.widar_bvp import ingest_bvp, release_kind
+
+        if release_kind(root, kind) == "bvp":
+            if receivers:
+                raise ValidationError("`receivers` applies to the CSI release only; a BVP file is one recording")
+
+            with Bar("ingesting", enabled=not json_out) as bar:
+                manifest = ingest_bvp(root, workers=workers, follow_symlinks=follow_symlinks, progress=bar.advance,
+                                      on_total=bar.start)
+            manifest.write(out, force=force, absolute_root=absolute_root)
+            _report(manifest, out, json_out, absolute_root)
+            return
         with Bar("ingesting", enabled=not json_out) as bar:
             manifest = widar_mod.ingest(root, workers=workers,
                                         receivers_expected=range(1, receivers + 1) if receivers else None,

@@ -15,8 +15,8 @@ def split(
     manifest: Annotated[Path, typer.Argument(help="Manifest written by `rfbench ingest`.", show_default=False)],
     protocol: Annotated[str, typer.Option(
         "--protocol", "-p",
-        help="random | cross-subject | cross-room | cross-location | cross-orientation | leave-one-domain-out | "
-             "mmfi-s1 | mmfi-s2 | mmfi-s3.", show_default=False)],
+        help="random | in-domain | cross-subject | cross-room | cross-location | cross-orientation | "
+             "leave-one-domain-out | mmfi-s1 | mmfi-s2 | mmfi-s3.", show_default=False)],
     seed: Annotated[int, typer.Option("--seed", "-s", min=0, help="Seed of the draw (random, cross-* "
                                                                   "held-out values, MM-Fi S1).")] = 0,
     out: Annotated[Optional[Path], typer.Option(
@@ -34,8 +34,12 @@ def split(
         "--actions",
         help="MM-Fi action protocol for mmfi-s1|s2|s3: p1 (daily), p2 (rehabilitation), p3 (all).")] = None,
     allow_leaky: Annotated[bool, typer.Option(
-        "--allow-leaky", help="Allow a leakage-prone protocol (random, mmfi-s1); the split is tagged "
+        "--allow-leaky", help="Allow a leakage-prone protocol (random, in-domain, mmfi-s1); the split is tagged "
                               "leakage_prone.")] = False,
+    gestures: Annotated[Optional[str], typer.Option(
+        "--gestures", help="Split only recordings of these gestures: comma-separated names, or common6 "
+                           "(Widar3.0's six common gestures: Push&Pull, Sweep, Clap, Slide, Draw-O(Horizontal), "
+                           "Draw-Zigzag(Horizontal)); the others are excluded.", show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json",
                                            help="Print one JSON object on stdout instead of tables.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing split files.")] = False,
@@ -63,7 +67,7 @@ def split(
             written = write_splits(manifest, protocol, out, force=force, content=content, min_shared=min_shared,
                                    progress=bar.advance, on_total=bar.start, seed=seed, test=test or None,
                                    test_fraction=test_fraction, domain=domain, actions=actions,
-                                   allow_leaky=allow_leaky)
+                                   allow_leaky=allow_leaky, gestures=gestures)
     targets = [t for t, _ in written]
     outcomes = [o for _, o in written]
     failed = [(t, o) for t, o in zip(targets, outcomes) if not o.audit.passed]

@@ -41,12 +41,16 @@ __all__ = [
     "load_manifest",
     "DOMAIN_KEYS",
     "SPLIT_KEYS",
+    "CAPTURE_KEY",
     "value_sort_key",
     "template_fields",
 ]
 
 #: Domain keys a recording may carry (DESIGN.md §11).
 DOMAIN_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "receivers")
+#: The key naming the capture a recording was made from (a Widar3.0 BVP file names its CSI recording): recordings
+#: of one capture are one source, so the audit keeps each capture on one side (``captures-disjoint``).
+CAPTURE_KEY = "capture"
 #: Scalar metadata a protocol may split or group by (``receivers`` is a list, so it is not one of them).
 SPLIT_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "date")
 
@@ -253,7 +257,10 @@ class Manifest:
     def domain_keys(self) -> tuple:
         """The keys protocols may split or group by: :data:`SPLIT_KEYS` plus the recording-level fields of the
         manifest's name template (``rfbench ingest files``), in template order."""
-        return SPLIT_KEYS + tuple(k for k in template_fields(self.extra.get("template")) if k not in SPLIT_KEYS)
+        keys = SPLIT_KEYS + tuple(k for k in template_fields(self.extra.get("template")) if k not in SPLIT_KEYS)
+        if any("capture" in r for r in self.recordings):
+            keys += (CAPTURE_KEY,)
+        return keys
 
     def table(self) -> "RecordingTable":
         """The columnar view of the recordings (in manifest order), with a column per :attr:`domain_keys`."""

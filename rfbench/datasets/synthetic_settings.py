@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from rfbench.settings import SettingError, Settings, setting
 
 __all__ = ["WidarTreeSettings", "MmfiTreeSettings", "MMFI_SUBJECTS", "MMFI_ACTIONS", "DEFAULT_MMFI_SUBJECTS",
-           "DEFAULT_MMFI_ACTIONS", "MAX_WIDAR_REPETITIONS", "MAX_WIDAR_RECORDS", "MAX_MMFI_FRAMES"]
+           "DEFAULT_MMFI_ACTIONS", "MAX_WIDAR_REPETITIONS", "MAX_WIDAR_RECORDS", "MAX_MMFI_FRAMES", "MAX_BVP_FRAMES"]
 
 _U63 = 2**63 - 1
 
@@ -30,11 +30,15 @@ DEFAULT_MMFI_ACTIONS = ("A01", "A02", "A03", "A13")
 MAX_WIDAR_REPETITIONS = 1000
 MAX_WIDAR_RECORDS = 20_000
 MAX_MMFI_FRAMES = 1000
+#: Widar3.0's BVP files hold up to ~40 steps; 1000 keeps a file (20·20·1000 doubles, 3.2 MB) within what ingest
+#: reads of one file.
+MAX_BVP_FRAMES = 1000
 
 
 @dataclass(frozen=True)
 class WidarTreeSettings(Settings):
-    """A Widar3.0-like tree of real bfee logs (``CSI/<date>/<user>/<user>-<g>-<l>-<o>-<r>-r<N>.dat``)."""
+    """A Widar3.0-like tree: real bfee logs (``CSI/<date>/<user>/<user>-<g>-<l>-<o>-<r>-r<N>.dat``), or with
+    ``kind="bvp"`` velocity profiles (``BVP/<date>-VS/[6-link/]<user>/<user>-<g>-<l>-<o>-<r>-<params>-L0.mat``)."""
 
     seed: int = setting(0, "Seed: the same settings and seed give byte-identical files.", min=0, max=_U63)
     repetitions: int = setting(1, "Repetitions per (date, user, gesture, location, orientation); each adds about "
@@ -43,12 +47,19 @@ class WidarTreeSettings(Settings):
                                        "~1 kHz).", kind="ints", min=1, max=MAX_WIDAR_RECORDS, metavar="LOW,HIGH")
     clean: bool = setting(False, "Plant no problems (by default the tree holds an empty file, odd names, an "
                                  "unknown date folder, a missing receiver, a truncated and an unparseable log, "
-                                 "as a real download does).")
+                                 "as a real download does; a BVP tree: a T = 0 file, odd names, an unknown "
+                                 "gesture, a file that is not a MAT-file, a missing and a mis-shaped variable).")
+    kind: str = setting("csi", "Which release to write: csi (receiver logs) or bvp (velocity profiles, both "
+                               "folder layouts: with and without 6-link).", choices=("csi", "bvp"))
+    frames: tuple = setting((4, 12), "BVP time steps T per file with --kind bvp: LOW,HIGH (inclusive; 10 Hz; the "
+                                     "real release has T up to ~40).", kind="ints", min=1, max=MAX_BVP_FRAMES,
+                            metavar="LOW,HIGH")
 
     def check(self) -> None:
-        if len(self.records) != 2 or self.records[0] > self.records[1]:
-            raise SettingError(type(self).__name__, "records", "--records",
-                               f"must be LOW,HIGH with LOW <= HIGH, got {','.join(map(str, self.records))}")
+        for name, value in (("records", self.records), ("frames", self.frames)):
+            if len(value) != 2 or value[0] > value[1]:
+                raise SettingError(type(self).__name__, name, f"--{name}",
+                                   f"must be LOW,HIGH with LOW <= HIGH, got {','.join(map(str, value))}")
 
 
 @dataclass(frozen=True)

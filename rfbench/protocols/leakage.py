@@ -10,6 +10,9 @@ A split is audited as **rows**: each row is a recording, or a window of one (a f
   no value of that key on both sides. A recording on a side with no value for a claimed key fails the check
   (disjointness cannot be shown).
 
+- ``captures-disjoint``, when recordings name the capture they come from (``capture``: a Widar3.0 BVP file and
+  the CSI logs of the same gesture instance): no capture on both sides, whatever the protocol claims.
+
 Unclaimed keys are reported too, as ``shared`` (how many values sit on both sides) — information, not a
 verdict: that is how MM-Fi's S1 shows its 40 shared subjects. A failed audit raises :class:`LeakageError`
 (exit 1) naming the offending groups.
@@ -26,7 +29,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from rfbench._jit import njit
-from rfbench.datasets.manifest import RecordingTable
+from rfbench.datasets.manifest import CAPTURE_KEY, RecordingTable
 from rfbench.errors import LeakageError, ValidationError
 
 __all__ = [
@@ -37,10 +40,12 @@ __all__ = [
     "overlapping_recordings",
     "CHECK_RECORDINGS",
     "CHECK_WINDOWS",
+    "CHECK_CAPTURES",
 ]
 
 CHECK_RECORDINGS = "recordings-disjoint"
 CHECK_WINDOWS = "windows-disjoint"
+CHECK_CAPTURES = "captures-disjoint"
 _SHOW = 8  # offending groups named in a detail line
 
 
@@ -207,7 +212,10 @@ def audit_rows(table: RecordingTable, recording, side, start=None, stop=None,
     claims = list(dict.fromkeys(claims))
     for key in claims:
         checks.append(_domain_check(table, key, has_train, has_test))
-    shared = [_shared_info(table, key, has_train, has_test) for key in table.domains if key not in claims]
+    if CAPTURE_KEY in table.domains:
+        checks.append(_capture_check(table, has_train, has_test))
+    shared = [_shared_info(table, key, has_train, has_test) for key in table.domains
+              if key not in claims and key != CAPTURE_KEY]
     return AuditResult(passed=all(c["passed"] for c in checks), checks=checks, shared=shared)
 
 
@@ -240,6 +248,23 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
     return {"name": name, "passed": True,
             "detail": f"{int(np.count_nonzero(train_n))} train and {int(np.count_nonzero(test_n))} test "
                       f"{key} value(s), none shared"}
+
+
+def _capture_check(table: RecordingTable, has_train: np.ndarray, has_test: np.ndarray) -> dict:
+    """``captures-disjoint``: no capture (one gesture instance, e.g. a Widar3.0 BVP file and the CSI logs it was
+    computed from) has recordings on both sides; recordings naming no capture are their own."""
+    col = table.domains[CAPTURE_KEY]
+    nv = len(col.values)
+    train_n = _side_counts(col, has_train, nv)
+    test_n = _side_counts(col, has_test, nv)
+    shared = np.flatnonzero((train_n > 0) & (test_n > 0))
+    if shared.size:
+        return {"name": CHECK_CAPTURES, "passed": False,
+                "detail": "one capture on both sides (recordings of one gesture instance are one source): "
+                          + _names([str(col.values[v]) for v in shared[:_SHOW]], shared.size)}
+    return {"name": CHECK_CAPTURES, "passed": True,
+            "detail": f"{int(np.count_nonzero(train_n))} train and {int(np.count_nonzero(test_n))} test captures, "
+                      "none on both sides"}
 
 
 def _shared_info(table: RecordingTable, key: str, has_train: np.ndarray, has_test: np.ndarray) -> dict:

@@ -8,6 +8,13 @@ Protocols (``PROTOCOLS``):
 - ``cross-subject``, ``cross-room``, ``cross-location``, ``cross-orientation``: whole values of one key held out
   for test, listed (``test=[...]``) or drawn with ``test_fraction`` and the seed; the split claims that key
   disjoint.
+- ``in-domain``: Widar3.0's in-domain evaluation, a seeded draw stratified by (room, subject, location,
+  orientation, gesture): of each gesture's n captures, ordered by cell and shuffled within cells, a systematic
+  sample of round(f·n) goes to test (f = ``test_fraction``, default 0.2; every n/m-th from a seeded start), so
+  each gesture has exactly its share on test, spread evenly over the cells. Every person,
+  room, place, orientation and gesture must end on both sides (else an error names the value). Labelled
+  leakage-prone (it needs ``allow_leaky``): repetitions of one person, place and orientation sit on both sides.
+  Recordings of one capture (``capture``) are drawn together.
 - ``leave-one-domain-out`` (``domain=KEY``): one split per value of the key, that value held out; fold names
   (and files ``split-<key>-<value>.json``) are collision-free, see :func:`fold_names`.
 - ``mmfi-s1``, ``mmfi-s2``, ``mmfi-s3`` with ``actions="p1"|"p2"|"p3"``: the MM-Fi toolbox's settings, exactly.
@@ -15,6 +22,10 @@ Protocols (``PROTOCOLS``):
   test for another); S2 holds out S05 S10 … S40; S3 trains on E01–E03 (S01–S30) and tests on E04 (S31–S40).
   MM-Fi calls the held-out side "val"; rfbench calls it ``test``. MM-Fi has no separate test set, so choosing a
   checkpoint on it and reporting on it is model selection on test data.
+
+Every protocol takes ``gestures``: only recordings of these gestures (names, or a preset of
+:data:`rfbench.datasets.widar_bvp.GESTURE_PRESETS` such as ``common6``, Widar3.0's six common gestures) are split;
+the others are excluded, and the protocol runs on the rest as if they were the whole manifest.
 
 Randomness comes only from ``numpy.random.default_rng(seed)`` (and, for S1, ``numpy.random.RandomState(rs)``,
 which reproduces the toolbox's ``numpy.random.seed(rs); numpy.random.permutation(40)`` without touching global
@@ -39,8 +50,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from rfbench.datasets import mmfi
-from rfbench.datasets.manifest import Manifest, RecordingTable, load_manifest
+from rfbench.datasets.manifest import CAPTURE_KEY, DomainColumn, Manifest, RecordingTable, load_manifest
 from rfbench.datasets.values import value_sort_key
+from rfbench.datasets.widar_bvp import GESTURE_PRESETS
 from rfbench.errors import ValidationError
 from rfbench.io.files import schema_id
 from rfbench.protocols.leakage import AuditResult, audit_rows, audit_sides
@@ -59,6 +71,8 @@ __all__ = [
     "side_counts",
     "ProtocolSplitter",
     "mmfi_s1_subjects",
+    "gesture_set",
+    "IN_DOMAIN_STRATA",
     "TRAIN",
     "TEST",
     "EXCLUDED",
@@ -170,7 +184,7 @@ def _match_values(col, values: Iterable, key: str) -> list[int]:
 
 def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequence | None = None,
            test_fraction: float | None = None, domain: str | None = None, actions: str | None = None,
-           allow_leaky: bool = False) -> list[Assignment]:
+           allow_leaky: bool = False, gestures: str | Sequence[str] | None = None) -> list[Assignment]:
     """Assign recordings to train/test under ``protocol``; a pure function of the table's metadata and ``seed``.
 
     Parameters
@@ -191,7 +205,11 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     actions : str, optional
         ``p1``, ``p2`` or ``p3`` for the MM-Fi protocols.
     allow_leaky : bool
-        Needed for leakage-prone protocols (``random``, ``mmfi-s1``); they are tagged ``leakage_prone``.
+        Needed for leakage-prone protocols (``random``, ``in-domain``, ``mmfi-s1``); they are tagged
+        ``leakage_prone``.
+    gestures : str or sequence of str, optional
+        Split only the recordings of these gestures (names, or a preset name such as ``common6``); the others
+        are excluded. Recorded in the assignment's ``params``.
 
     Returns
     -------
@@ -220,9 +238,120 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     given = {"test": test, "test_fraction": test_fraction, "domain": domain, "actions": actions}
     if actions is not None and "actions" not in spec.params:
         raise ValidationError(f"`actions` applies only to the mmfi-* protocols, not {protocol}")
+    if gestures is not None:
+        names = gesture_set(gestures, table)
+        keep = np.isin(table.column("gesture").codes,
+                       [table.column("gesture").code_of(g) for g in names])
+        sub = _subset(table, keep)
+        if len(sub) < 2:
+            raise ValidationError(f"`gestures` keeps {len(sub)} recording(s); a split needs at least 2")
+        recorded = gestures if isinstance(gestures, str) else list(names)
+        out = []
+        for a in spec.assign(sub, spec, seed, **given):
+            side = np.full(len(table), EXCLUDED, dtype=np.int8)
+            side[keep] = a.side
+            out.append(Assignment(a.protocol, a.seed, {**a.params, "gestures": recorded}, a.claims,
+                                  a.leakage_prone, side, a.held_out, a.name))
+        return out
     if not protocol.startswith("mmfi-") and len(table) < 2:
         raise ValidationError(f"the manifest has {len(table)} recording(s); a split needs at least 2")
     return spec.assign(table, spec, seed, **given)
+
+
+def gesture_set(gestures: str | Sequence[str], table: RecordingTable | None = None) -> tuple[str, ...]:
+    """The gesture names ``gestures`` stands for: a preset (``common6``) or names (a comma-separated text or a
+    list). Listed names must each be a gesture of ``table``; a preset's names need not all be present."""
+    if isinstance(gestures, str):
+        if gestures.lower() in GESTURE_PRESETS:
+            return GESTURE_PRESETS[gestures.lower()]
+        gestures = [g for g in gestures.split(",")]
+    names = tuple(dict.fromkeys(str(g).strip() for g in gestures if str(g).strip()))
+    if not names:
+        raise ValidationError("`gestures` is empty; give gesture names or a preset ("
+                              + ", ".join(GESTURE_PRESETS) + ")")
+    if table is not None:
+        col = table.column("gesture")
+        unknown = [g for g in names if col.code_of(g) < 0]
+        if unknown:
+            have = ", ".join(str(v) for v in col.values[:20]) + (" …" if len(col.values) > 20 else "")
+            raise ValidationError(f"`gestures` {unknown[0]!r}: no recording has this gesture; gestures present: "
+                                  f"{have}; presets: {', '.join(GESTURE_PRESETS)}")
+    return names
+
+
+def _subset(table: RecordingTable, keep: np.ndarray) -> RecordingTable:
+    """The recordings of ``table`` where ``keep``, their columns holding only the values still present."""
+    domains = {}
+    for key, col in table.domains.items():
+        codes = col.codes[keep]
+        used = np.unique(codes[codes >= 0])
+        if not used.size:
+            continue
+        remap = np.full(len(col.values), -1, dtype=np.int32)
+        remap[used] = np.arange(used.size, dtype=np.int32)
+        domains[key] = DomainColumn(codes=np.where(codes >= 0, remap[np.maximum(codes, 0)], -1).astype(np.int32),
+                                    values=tuple(col.values[k] for k in used))
+    ids = tuple(i for i, k in zip(table.ids, keep) if k)
+    return RecordingTable(ids=ids, frames=table.frames[keep], domains=domains)
+
+
+#: The keys Widar3.0's in-domain draw is stratified by (those the manifest has).
+IN_DOMAIN_STRATA = ("room", "subject", "location", "orientation", "gesture")
+
+
+def _assign_in_domain(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, test_fraction, domain,
+                      actions) -> list[Assignment]:
+    """A seeded draw of captures within each (room, subject, location, orientation, gesture) cell."""
+    if test or domain is not None:
+        raise ValidationError("in-domain draws within every domain cell; `test` and `domain` do not apply")
+    fraction = 0.2 if test_fraction is None else test_fraction
+    keys = [k for k in IN_DOMAIN_STRATA if k in table.domains]
+    if not keys:
+        raise ValidationError("in-domain stratifies by room, subject, location, orientation and gesture; the "
+                              "manifest has none of them")
+    n = len(table)
+    cell = np.zeros(n, dtype=np.int64)
+    for k in keys:
+        col = table.domains[k]
+        cell = cell * (len(col.values) + 1) + (col.codes.astype(np.int64) + 1)
+    unit_col = table.domains.get(CAPTURE_KEY)
+    units = [("capture", str(unit_col.values[unit_col.codes[i]])) if unit_col is not None and unit_col.codes[i] >= 0
+             else ("id", table.ids[i]) for i in range(n)]
+    rng = np.random.default_rng(seed)
+    side = np.zeros(n, dtype=np.int8)
+    gesture = table.domains["gesture"].codes if "gesture" in table.domains else np.zeros(n, dtype=np.int32)
+    first: dict = {}  # unit → (gesture, cell) of its first recording
+    for i in range(n):
+        first.setdefault(units[i], (int(gesture[i]), int(cell[i])))
+    by_gesture: dict[int, list] = {}
+    for unit in sorted(first, key=lambda u: (first[u][1], u)):  # cells in canonical order
+        by_gesture.setdefault(first[unit][0], []).append(unit)
+    held: set = set()
+    for g in sorted(by_gesture):
+        # the gesture's captures in cell order, shuffled within each cell; then a systematic sample of
+        # round(f·n) of them (every n/m-th from a random start): exactly that many per gesture, spread over cells
+        ordered = by_gesture[g]
+        key = rng.random(len(ordered))
+        ordered = [ordered[k] for k in sorted(range(len(ordered)), key=lambda k: (first[ordered[k]][1], key[k]))]
+        total = len(ordered)
+        if total < 2:
+            continue
+        m = _held_count(total, fraction)
+        start = rng.random()
+        held.update(ordered[int(math.floor((k + start) * total / m))] for k in range(m))
+    side[[i for i in range(n) if units[i] in held]] = TEST
+    for k in keys:
+        col = table.domains[k]
+        on_test = np.zeros(len(col.values), dtype=bool)
+        on_train = np.zeros(len(col.values), dtype=bool)
+        on_test[col.codes[(side == TEST) & (col.codes >= 0)]] = True
+        on_train[col.codes[(side == TRAIN) & (col.codes >= 0)]] = True
+        lacking = [col.values[v] for v in range(len(col.values)) if not (on_test[v] and on_train[v])]
+        if lacking:
+            raise ValidationError(f"in-domain cannot keep {k} {lacking[0]} on both sides with this seed and "
+                                  f"test fraction {fraction:g}: too few captures of it; try another seed or "
+                                  "fraction, or a cross-domain protocol")
+    return [Assignment(spec.name, seed, {"test_fraction": fraction}, spec.claims, True, side)]
 
 
 def _assign_random(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, test_fraction, domain,
@@ -333,6 +462,10 @@ _CROSS = ("test", "test_fraction", "domain")
 PROTOCOLS: dict[str, ProtocolSpec] = {p.name: p for p in (
     ProtocolSpec("random", (), True, "recordings drawn at random, so subjects, rooms, locations and orientations "
                                     "are shared by both sides", _assign_random, ("test_fraction",)),
+    ProtocolSpec("in-domain", (), True, "Widar3.0's in-domain evaluation: captures drawn within each (room, "
+                                       "subject, location, orientation, gesture) cell, so every domain is on both "
+                                       "sides and repetitions of one person, place and orientation are split",
+                 _assign_in_domain, ("test_fraction",)),
     ProtocolSpec("cross-subject", ("subject",), False, "held-out subjects", _assign_cross, _CROSS, "subject"),
     ProtocolSpec("cross-room", ("room",), False, "held-out rooms (MM-Fi: environments)", _assign_cross, _CROSS,
                  "room"),
@@ -411,6 +544,8 @@ def side_counts(table: RecordingTable, side: np.ndarray) -> list[dict]:
     rows = []
     side = np.asarray(side)
     for key, col in table.domains.items():
+        if key == CAPTURE_KEY:  # one value per gesture instance: checked by the audit, not listed
+            continue
         nv = len(col.values)
         counts = {}
         for name, s in (("train", TRAIN), ("test", TEST)):
@@ -481,7 +616,8 @@ def make_splits(manifest: "Manifest | Mapping | str | os.PathLike", protocol: st
         ``{path, sha256}`` of the manifest file, stored in each document (``rfbench split`` records the path
         relative to the split file).
     **kwargs
-        ``seed``, ``test``, ``test_fraction``, ``domain``, ``actions``, ``allow_leaky``, as for :func:`assign`.
+        ``seed``, ``test``, ``test_fraction``, ``domain``, ``actions``, ``allow_leaky``, ``gestures``, as for
+        :func:`assign`.
 
     Returns
     -------
@@ -577,7 +713,8 @@ def write_splits(manifest: str | os.PathLike, protocol: str, out: str | os.PathL
     progress, on_total : callable, optional
         With ``content``: ``on_total(n)`` once (the distinct files to read), then ``progress(n)`` as they are.
     **kwargs
-        ``seed``, ``test``, ``test_fraction``, ``domain``, ``actions``, ``allow_leaky``, as for :func:`assign`.
+        ``seed``, ``test``, ``test_fraction``, ``domain``, ``actions``, ``allow_leaky``, ``gestures``, as for
+        :func:`assign`.
 
     Returns
     -------
@@ -656,14 +793,15 @@ class ProtocolSplitter:
 
     def __init__(self, manifest, protocol: str, *, window: int | None = None, stride: int | None = None,
                  seed: int = 0, test: Sequence | None = None, test_fraction: float | None = None,
-                 domain: str | None = None, actions: str | None = None, allow_leaky: bool = False):
+                 domain: str | None = None, actions: str | None = None, allow_leaky: bool = False,
+                 gestures: str | Sequence[str] | None = None):
         from rfbench.csi.windows import make_windows
 
         self.manifest = load_manifest(manifest)
         self.protocol = protocol
         self.table = self.manifest.table()
         self.assignments = assign(self.table, protocol, seed=seed, test=test, test_fraction=test_fraction,
-                                  domain=domain, actions=actions, allow_leaky=allow_leaky)
+                                  domain=domain, actions=actions, allow_leaky=allow_leaky, gestures=gestures)
         self.windows = make_windows(self.table, window, stride) if window is not None else None
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:

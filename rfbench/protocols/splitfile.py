@@ -85,6 +85,7 @@ class SplitInfo:
     manifest_file: Path | None = None
     recordings: Mapping[str, Mapping] = field(default_factory=dict, repr=False)
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    dataset: str | None = None  # the manifest's dataset name
 
     @property
     def held_out_key(self) -> str | None:
@@ -104,6 +105,7 @@ class SplitInfo:
             "train_recordings": len(self.train),
             "test_recordings": len(self.test),
             "manifest_sha256": (self.manifest or {}).get("sha256"),
+            "dataset": self.dataset,
             "held_out": {"key": self.held_out_key, "values": list(self.held_out)},
             "checked": "sides recomputed from the manifest, protocol, seed and parameters, and audited with the "
                        "protocol's own claims",
@@ -144,7 +146,8 @@ class SplitCheck:
             audit=self.audit.to_dict(), synthetic=bool(self.provenance["synthetic"]),
             manifest={"path": (self.doc.get("manifest") or {}).get("path"), "sha256": self.manifest_sha256},
             path=path, held_out=tuple(a.held_out), manifest_file=self.manifest_file,
-            recordings={str(r["id"]): r for r in self.manifest.recordings}, provenance=dict(self.provenance))
+            recordings={str(r["id"]): r for r in self.manifest.recordings}, provenance=dict(self.provenance),
+            dataset=str(self.manifest.dataset))
 
 
 def _ids(doc: Mapping, key: str, where: str) -> list[str]:
@@ -181,7 +184,7 @@ def _reassign(doc: Mapping, table, where: str):
     params = doc.get("params")
     if not isinstance(params, Mapping):
         raise FormatError(f"{where}: split key 'params' must be an object")
-    allowed = PROTOCOLS[protocol].params
+    allowed = PROTOCOLS[protocol].params + ("gestures",)
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise FormatError(f"{where}: protocol {protocol} takes no parameter {unknown[0]!r}")

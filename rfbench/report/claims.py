@@ -19,6 +19,7 @@ guessed, and :mod:`rfbench.report.compare` says so. Their evidence is CLAIMED. :
     dataset = "WiFlow (Kaggle release, 5 subjects)"
     protocol = "random"
     setting = "Setting 1 (random split)"
+    gestures = "unknown"                 # gesture claims: the classes scored ("Push&Pull, Sweep, ...")
     leakage_prone = "unknown"            # true, false or "unknown"
     selection = "unknown"                # how the reported checkpoint was chosen
     notes = "..."
@@ -59,14 +60,14 @@ MAX_CLAIMS = 1000
 POSE_METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
 GESTURE_METRICS = ("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1", "top-k")
 CLAIM_FIELDS = ("id", "model", "task", "metric", "value", "value_scale", "convention", "spec", "units", "dataset",
-                "protocol", "setting", "leakage_prone", "selection", "source", "notes")
+                "protocol", "setting", "gestures", "leakage_prone", "selection", "source", "notes")
 SPEC_FIELDS = ("skeleton", "averaging", "normalization", "normalizer_joints", "k", "comparison", "auc_n", "auc_max",
                "oks_area", "sigmas", "floor", "visibility", "per_axis", "precision", "result_precision", "batch_size",
                "pa_fit")
 #: The spec fields a convention leaves to the claim.
 CONVENTION_SPEC_FIELDS = ("k", "batch_size", "auc_n", "skeleton")
 SOURCE_FIELDS = ("citation", "table", "url", "commit", "read_at", "page", "notes")
-_TEXT_FIELDS = ("id", "model", "units", "dataset", "protocol", "setting", "selection", "notes")
+_TEXT_FIELDS = ("id", "model", "units", "dataset", "protocol", "setting", "gestures", "selection", "notes")
 _SCALES = ("fraction", "percent")
 
 
@@ -92,6 +93,7 @@ class Claim:
     dataset: str = UNKNOWN
     protocol: str = UNKNOWN
     setting: str = UNKNOWN
+    gestures: str = UNKNOWN
     leakage_prone: bool | str = UNKNOWN
     selection: str = UNKNOWN
     notes: str = ""
@@ -121,7 +123,8 @@ class Claim:
                 "value": list(self.value) if isinstance(self.value, tuple) else self.value,
                 "value_scale": self.value_scale, "convention": self.convention, "spec": dict(self.spec),
                 "units": self.units, "dataset": self.dataset, "protocol": self.protocol, "setting": self.setting,
-                "leakage_prone": self.leakage_prone, "selection": self.selection, "source": dict(self.source),
+                "gestures": self.gestures, "leakage_prone": self.leakage_prone, "selection": self.selection,
+                "source": dict(self.source),
                 "notes": self.notes, "evidence": "CLAIMED", "file": self.where}
 
 
@@ -250,7 +253,8 @@ def _claim(raw: Any, where: str, default_id: str) -> Claim:
     return Claim(id=text["id"] if "id" in raw else default_id, value=value, source=source, where=where,
                  model=text["model"], task=task, metric=metric, value_scale=scale, convention=convention, spec=spec,
                  units=text["units"], dataset=text["dataset"], protocol=text["protocol"], setting=text["setting"],
-                 leakage_prone=leak, selection=text["selection"], notes=raw.get("notes", "") and text["notes"])
+                 gestures=text["gestures"], leakage_prone=leak, selection=text["selection"],
+                 notes=raw.get("notes", "") and text["notes"])
 
 
 def parse_claims(text: str, where: str = "claims") -> ClaimsFile:

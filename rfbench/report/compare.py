@@ -134,7 +134,33 @@ def _report_dataset(report: Mapping[str, Any]) -> str:
     protocol = str(split.get("protocol") or "")
     if protocol.startswith("mmfi-"):
         return "MM-Fi"
+    names = {"widar3-bvp": "Widar3.0 BVP", "widar3": "Widar3.0 CSI", "mmfi": "MM-Fi"}
+    dataset = split.get("dataset")
+    if isinstance(dataset, str) and dataset:
+        return names.get(dataset, dataset)
     return "not recorded in the report"
+
+
+def _report_gestures(report: Mapping[str, Any]) -> str:
+    """The gestures the report's split kept: a preset's name and members, the names listed, or every one."""
+    split = _mapping(report.get("split"))
+    if not split:
+        return "unknown (no split given)"
+    gestures = _mapping(split.get("params")).get("gestures") if isinstance(split.get("params"), Mapping) else None
+    if gestures is None:
+        return "every gesture of the manifest"
+    from rfbench.datasets.widar_bvp import GESTURE_PRESETS
+
+    if isinstance(gestures, str) and gestures.lower() in GESTURE_PRESETS:
+        return f"{gestures.lower()}: " + ", ".join(GESTURE_PRESETS[gestures.lower()])
+    return ", ".join(str(g) for g in gestures) if isinstance(gestures, list) else str(gestures)
+
+
+def _same_gestures(report_text: str, claim_text: str) -> bool:
+    def names(text: str) -> set:
+        return {t.strip().lower() for t in text.split(":", 1)[-1].split(",") if t.strip()}
+
+    return names(report_text) == names(claim_text)
 
 
 def _report_setting(report: Mapping[str, Any]) -> str:
@@ -304,6 +330,8 @@ def _data_parts(report: Mapping[str, Any], claim: Claim) -> list[Part]:
         _part("dataset", _report_dataset(report), claim.dataset, lambda a, b: a.lower() in b.lower()),
         _part("protocol", protocol, claim.protocol),
         _part("setting", _report_setting(report), claim.setting),
+        *([_part("gestures", _report_gestures(report), claim.gestures, _same_gestures)]
+          if claim.task == "gesture" else []),
         _part("leakage status", "leakage-prone" if leak is True else "not leakage-prone" if leak is False else leak,
               "leakage-prone" if claim.leakage_prone is True else "not leakage-prone"
               if claim.leakage_prone is False else UNKNOWN),

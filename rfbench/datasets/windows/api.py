@@ -162,6 +162,10 @@ def index_document(plan: Plan, produced: Produced, x_entry: dict, y_entry: dict,
     if job.kind == "intel5300":
         x["receivers"] = list(plan.receivers)
         x["receiver_key"] = plan.receiver_key
+    if job.kind == "bvp":
+        from rfbench.datasets.windows.bvp import padding_record
+
+        x["padding"] = padding_record(job.manifest, job.split.train, s.t_max)
     doc = {
         "schema": schema_id("windows"),
         "rfbench_version": __version__,
@@ -273,7 +277,7 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     job = open_side(split, side, settings)
     plan = start_plan(job)
     known = announced_rows(plan)
-    if known == 0 and job.kind == "mmfi":
+    if known == 0 and job.kind in ("mmfi", "bvp"):
         raise _empty_side(plan)
     if on_total is not None:
         on_total(progress_total(plan))

@@ -95,13 +95,16 @@ def dataset_kind(manifest) -> str:
     log, parsed at ingest); anything else is refused."""
     if manifest.dataset == "mmfi":
         return "mmfi"
+    if manifest.dataset == "widar3-bvp":
+        return "bvp"
     if isinstance(manifest.extra.get("template"), dict):
         return "intel5300"
     files = [f for r in manifest.recordings for f in r.get("files", [])]
     if files and all(isinstance(f.get("receiver"), int) and not isinstance(f.get("receiver"), bool) for f in files):
         return "intel5300"
-    raise ValidationError(f"windows are built for MM-Fi manifests and Intel 5300 corpora (rfbench ingest widar or "
-                          f"rfbench ingest files); manifest dataset {manifest.dataset!r} is neither")
+    raise ValidationError(f"windows are built for MM-Fi manifests, Intel 5300 corpora (rfbench ingest widar or "
+                          f"rfbench ingest files) and Widar3.0 BVP; manifest dataset {manifest.dataset!r} is none of "
+                          "them")
 
 
 def open_side(split, side: str, settings: WindowSettings | None = None, labels: "LabelInfo | None" = None) -> SideJob:
@@ -141,6 +144,10 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     manifest = read_manifest(mpath)
     kind = dataset_kind(manifest)
     settings = settings.resolved(kind)
+    if kind == "bvp":  # the row width: given, or the train side's longest T (whichever side is built)
+        from rfbench.datasets.windows import bvp
+
+        settings = bvp.resolve_t_max(settings, manifest, info.train)
     ids = info.train if side == "train" else info.test
     if not ids:
         raise ValidationError(f"{split_path}: the split's {side} side has no recording")
@@ -242,6 +249,8 @@ def plan_side(job: SideJob, *, workers: int | None = None, progress: Callable[[i
     parses the logs (Intel 5300, whose packet counts and shapes decide rows)."""
     if job.kind == "mmfi":
         return _plan_mmfi(job, progress)
+    if job.kind == "bvp":
+        return _plan_bvp(job)
     plan = _intel_plan(job)
     for _ in intel_rows(plan, need_x=False, workers=workers or default_workers(), progress=progress):
         pass
@@ -250,13 +259,34 @@ def plan_side(job: SideJob, *, workers: int | None = None, progress: Callable[[i
 
 def progress_total(plan: Plan) -> int:
     """The number of ``progress(1)`` calls :func:`side_batches` makes: one per recording it reads."""
-    return len(plan.recordings) if plan.job.kind == "mmfi" else len(plan.job.recordings)
+    return len(plan.recordings) if plan.job.kind in ("mmfi", "bvp") else len(plan.job.recordings)
 
 
 def start_plan(job: SideJob) -> Plan:
     """The plan :func:`side_batches` produces from: complete for MM-Fi (whose rows the manifest and ground truth
     decide), empty for Intel 5300 (filled as the logs are read)."""
+    if job.kind == "bvp":
+        return _plan_bvp(job)
     return _plan_mmfi(job, None) if job.kind == "mmfi" else _intel_plan(job)
+
+
+def _plan_bvp(job: SideJob) -> Plan:
+    """One row per BVP recording (:mod:`rfbench.datasets.windows.bvp`), decided by the manifest alone."""
+    from rfbench.datasets.windows import bvp
+
+    t_max = job.settings.t_max
+    plans, excluded = [], []
+    for rec in job.recordings:
+        label = _label_of(job, rec)
+        if isinstance(label, Exclusion):
+            _exclude(excluded, rec, label)
+            continue
+        row = bvp.row_of(rec, t_max)
+        if isinstance(row, str):
+            _exclude(excluded, rec, Exclusion("empty-part", row))
+            continue
+        plans.append(RecordingPlan(rec, [row], np.full(1, label, dtype=np.int64)))
+    return Plan(job, plans, excluded, [], np.dtype(np.int64), (), (t_max, bvp.GRID, bvp.GRID), bvp.X_AXES, [])
 
 
 @dataclass(frozen=True)
@@ -595,7 +625,7 @@ def announced_rows(plan: Plan) -> int | None:
     the manifest's packet counts (``records``), assuming every record has the declared antenna shape (only
     parsing shows that); None when the manifest lacks the counts."""
     job = plan.job
-    if job.kind == "mmfi":
+    if job.kind in ("mmfi", "bvp"):
         return plan.n_rows
     s = job.settings
     total = 0
@@ -805,6 +835,18 @@ def side_batches(plan: Plan, produced: Produced, workers: int,
             if progress is not None and b == len(p.rows):
                 progress(1)
             yield x, p.y[a:b]
+        return
+    if plan.job.kind == "bvp":
+        from rfbench.datasets.windows import bvp
+
+        recs = plan.recordings
+        t_max = plan.x_row_shape[0]
+        runs = bvp.chunks(len(recs), t_max)
+        for (a, b), x in zip(runs, _ordered(lambda r: bvp.chunk_x([p.rec for p in recs[r[0]:r[1]]], t_max,
+                                                                  plan.job.files.read), runs, workers)):
+            if progress is not None:
+                progress(b - a)
+            yield x, np.concatenate([p.y for p in recs[a:b]])
         return
     for x in intel_rows(plan, need_x=True, workers=workers, progress=progress):
         yield x, plan.recordings[-1].y

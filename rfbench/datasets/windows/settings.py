@@ -24,9 +24,12 @@ from rfbench.errors import ValidationError
 
 __all__ = ["WindowSettings", "DATASET_KINDS", "setting_fields", "option_name", "describe"]
 
-#: The corpus kinds windows are built for: MM-Fi trees and manifest-described Intel 5300 corpora (Widar3.0).
-DATASET_KINDS = ("mmfi", "intel5300")
-_BOTH = DATASET_KINDS
+#: The corpus kinds windows are built for: MM-Fi trees, manifest-described Intel 5300 corpora (Widar3.0's CSI) and
+#: Widar3.0's BVP release (velocity profiles).
+DATASET_KINDS = ("mmfi", "intel5300", "bvp")
+_BOTH = ("mmfi", "intel5300")
+#: Longest BVP row (time steps) windows pad or cut to.
+MAX_T_MAX = 4096
 _ANTENNAS = tuple(f"{r}x{t}" for r in (1, 2, 3) for t in (1, 2, 3))
 
 
@@ -60,7 +63,8 @@ class WindowSettings:
     task: str | None = field(default=None, metadata=_meta(
         "what y holds: pose (MM-Fi's ground-truth joints of the target frame) or gesture (the recording's label "
         "as an index into one label set)",
-        choices=("pose", "gesture"), default={"mmfi": "pose", "intel5300": "gesture"}))
+        choices=("pose", "gesture"), datasets=DATASET_KINDS,
+        default={"mmfi": "pose", "intel5300": "gesture", "bvp": "gesture"}))
     length: int | None = field(default=None, metadata=_meta(
         "window length: WiFi frames (MM-Fi, each a 10-packet snapshot) or packets of one receiver (Intel 5300)",
         type=int, min=1, max=8192, default={"mmfi": 1, "intel5300": 64}))
@@ -103,7 +107,7 @@ class WindowSettings:
     label_set: str | None = field(default=None, metadata=_meta(
         "gesture: names.txt (one class name per line) fixing the classes and their order; default: the label "
         "names of the whole manifest in natural order (1, 2, ..., 10). Recordings whose label is not in it are "
-        "excluded", option="label-set"))
+        "excluded", option="label-set", datasets=DATASET_KINDS))
     corrupt: str | None = field(default=None, metadata=_meta(
         "corrupt the CSI before features are computed: ID:SEVERITY, ID one of noise, packet-loss, burst-loss, "
         "dead-antenna, subcarrier-dropout, agc-jump, phase-slope, truncation and SEVERITY 1 (mild) to 5 (harsh), "
@@ -112,6 +116,10 @@ class WindowSettings:
         "the seed of --corrupt's random draws (each recording's, receiver's or frame's drawn from its own "
         "generator, keyed by this seed, the corruption and the recording id); default 0 with --corrupt",
         type=int, min=0, max=2**32 - 1))
+    t_max: int | None = field(default=None, metadata=_meta(
+        "BVP: time steps of every row: each recording's (20, 20, T) profile is zero-padded after its last step, "
+        "or cut after step t_max; default: the longest T of the split's train side (both sides use it)",
+        datasets=("bvp",), type=int, min=1, max=MAX_T_MAX, option="t-max"))
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -168,8 +176,8 @@ class WindowSettings:
         values = self.to_dict()
         task = values["task"] or f_default("task", kind)
         values["task"] = task
-        if kind == "intel5300" and task == "pose":
-            raise ValidationError("Intel 5300 corpora carry no pose ground truth; use task gesture")
+        if kind in ("intel5300", "bvp") and task == "pose":
+            raise ValidationError(f"{_KIND_NAMES[kind]} corpora carry no pose ground truth; use task gesture")
         if task == "gesture" and values["target"] is not None:
             raise ValidationError("window setting target chooses a pose frame; it does not apply to task gesture")
         if task == "pose" and values["label_set"] is not None:
@@ -213,7 +221,7 @@ def option_name(f: dataclasses.Field) -> str:
     return "--" + f.metadata.get("option", f.name.replace("_", "-"))
 
 
-_KIND_NAMES = {"mmfi": "MM-Fi", "intel5300": "Intel 5300"}
+_KIND_NAMES = {"mmfi": "MM-Fi", "intel5300": "Intel 5300", "bvp": "BVP"}
 
 
 def describe(f: dataclasses.Field) -> str:

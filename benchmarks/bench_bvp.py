@@ -1,0 +1,218 @@
+"""Widar3.0 BVP end to end, as whole processes, against the script a user writes today.
+
+The job: a generated BVP tree (``rfbench generate widar --kind bvp``) to model inputs. rfbench's way is four
+commands, each its own process as a user runs them (start-up included): ``rfbench ingest widar TREE`` (every file
+read, parsed and hashed), ``rfbench split MANIFEST -p cross-subject --test user4 --gestures common6`` (assigned
+and audited), and ``rfbench windows SPLIT --side train|test`` (every file re-read, checked against the manifest's
+size and sha256, padded into X). The script a user writes instead (:data:`SCRIPT`): ``os.walk``,
+``scipy.io.loadmat`` per file, ``numpy.pad`` to the longest T, ``numpy.save`` of X and y, in one process — no
+hash, no check, no split.
+
+``track_speedup_vs_script``: the median over :data:`PAIRS` A/B pairs of the script's wall-clock time over
+rfbench's four processes; ``track_cpu_speedup_vs_script`` the same of CPU seconds (steadier on a busy
+machine). ``track_rfbench_seconds`` / ``track_script_seconds``: the medians themselves.
+``track_windows_peak_mb`` / ``track_script_peak_mb``: peak resident memory of ``rfbench windows`` (train side)
+and of the script (``ru_maxrss`` of the child), which shows the windows job's memory staying bounded (chunks of
+16 MiB of X) while the script holds every profile and X at once.
+
+Cases (built in ``setup_cache``, never committed): ``bvp4000`` — 13 repetitions of the generator's plan, 3,978
+files, T 2–38 (as the release's); with ``RFBENCH_BENCH_LARGE=1``, ``bvp43k`` — 143 repetitions, 43,758 files, the
+release's size.
+
+Outside asv: ``python -m benchmarks.bench_bvp make CASE DIR`` builds a case's tree in DIR/tree and
+``python -m benchmarks.bench_bvp script > bvp_job.py`` writes the script, run as ``python bvp_job.py TREE OUT``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
+#: case: repetitions of the generator's plan (306 files each)
+ALL_CASES = {"bvp4000": 13, "bvp43k": 143}
+CASES = {k: v for k, v in ALL_CASES.items() if k == "bvp4000" or LARGE}
+FRAMES = (2, 38)
+PAIRS = 3
+
+#: The script a user writes today: os.walk + scipy.io.loadmat per file + numpy padding + numpy.save.
+SCRIPT = r"""
+import os, re, sys
+import numpy as np
+import scipy.io
+
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+xs, ys = [], []
+for folder, _, files in os.walk(src):
+    for name in sorted(files):
+        m = re.match(r"user\d+-(\d+)-\d+-\d+-\d+-.+-L\d+\.mat$", name)
+        if m is None:
+            continue
+        v = scipy.io.loadmat(os.path.join(folder, name))["velocity_spectrum_ro"]
+        if v.ndim == 2:
+            v = v[:, :, None]
+        if v.shape[2] == 0:
+            continue
+        xs.append(np.moveaxis(v, 2, 0).astype(np.float32))
+        ys.append(int(m.group(1)) - 1)
+t_max = max(x.shape[0] for x in xs)
+X = np.stack([np.pad(x, ((0, t_max - x.shape[0]), (0, 0), (0, 0))) for x in xs])
+np.save(os.path.join(out, "X.npy"), X)
+np.save(os.path.join(out, "y.npy"), np.array(ys))
+"""
+
+
+def make_case(case: str, folder: Path) -> Path:
+    """Build ``case``'s tree in ``folder/tree`` and return it."""
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
+    tree = folder / "tree"
+    make_widar_bvp_tree(tree, repetitions=ALL_CASES[case], frames=FRAMES, damage=False)
+    return tree
+
+
+def _child(argv: list[str]) -> tuple[float, float, float]:
+    """Wall-clock seconds, peak resident MB and CPU seconds (user + system) of one fresh interpreter running
+    ``argv``."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[:3]} exited {proc.returncode}")
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+def rfbench_job(tree: str, out: str) -> dict[str, tuple[float, float, float]]:
+    """The four rfbench commands, each a process: ``{step: (seconds, peak MB, CPU seconds)}``."""
+    m, s = os.path.join(out, "manifest.json"), os.path.join(out, "split.json")
+    steps = {
+        "ingest": ["-m", "rfbench", "ingest", "widar", tree, "-o", m, "--json"],
+        "split": ["-m", "rfbench", "split", m, "-p", "cross-subject", "--test", "user4", "--gestures", "common6",
+                  "-o", s, "--json"],
+        "windows-train": ["-m", "rfbench", "windows", s, "--side", "train", "-o", os.path.join(out, "train"),
+                          "--json"],
+        "windows-test": ["-m", "rfbench", "windows", s, "--side", "test", "-o", os.path.join(out, "test"), "--json"],
+    }
+    return {name: _child(argv) for name, argv in steps.items()}
+
+
+def script_job(tree: str, out: str) -> tuple[float, float, float]:
+    return _child(["-c", SCRIPT, tree, os.path.join(out, "script")])
+
+
+class BvpJob:
+    params = [list(CASES)]
+    param_names = ["case"]
+    timeout = 3600
+
+    def setup_cache(self):
+        try:
+            import rfbench.datasets.synthetic_bvp  # noqa: F401
+        except ImportError:  # an older commit: setup() skips every benchmark of the class
+            return {}  # not None: asv passes a None cache on as no argument at all
+        root = Path("bvp-job").resolve()
+        shutil.rmtree(root, ignore_errors=True)
+        trees = {case: str(make_case(case, root / case)) for case in CASES}
+        scratch = root / "scratch"
+        scratch.mkdir()
+        rfbench_job(trees["bvp4000"], tempfile.mkdtemp(dir=scratch))  # kernels compiled and cached first
+        return {"trees": trees, "scratch": str(scratch)}
+
+    def setup(self, cache, case):
+        if not cache:
+            raise NotImplementedError("no BVP generator (rfbench.datasets.synthetic_bvp) on this commit")
+        try:
+            import scipy.io  # noqa: F401
+        except ImportError:
+            raise NotImplementedError("scipy is not installed (the script's reader)") from None
+        self.tree, self.scratch = cache["trees"][case], cache["scratch"]
+        self.out = tempfile.mkdtemp(dir=self.scratch)
+
+    def teardown(self, cache, case):
+        if getattr(self, "out", None):
+            shutil.rmtree(self.out, ignore_errors=True)
+
+    def _pairs(self):
+        ours, theirs = [], []
+        for _ in range(PAIRS):
+            out = tempfile.mkdtemp(dir=self.out)
+            ours.append(rfbench_job(self.tree, out))
+            theirs.append(script_job(self.tree, out))
+            shutil.rmtree(out, ignore_errors=True)
+        return ours, theirs
+
+    def track_speedup_vs_script(self, cache, case):
+        """Median over A/B pairs of the script's wall-clock time over rfbench's four processes."""
+        ours, theirs = self._pairs()
+        return statistics.median(t[0] / sum(v[0] for v in o.values()) for o, t in zip(ours, theirs))
+
+    track_speedup_vs_script.unit = "x script"
+
+    def track_cpu_speedup_vs_script(self, cache, case):
+        """The same ratio of CPU seconds (user + system of each child): steadier than wall-clock time on a
+        machine whose cores are busy with other work."""
+        ours, theirs = self._pairs()
+        return statistics.median(t[2] / sum(v[2] for v in o.values()) for o, t in zip(ours, theirs))
+
+    track_cpu_speedup_vs_script.unit = "x script (CPU)"
+
+    def track_rfbench_seconds(self, cache, case):
+        ours, _ = self._pairs()
+        return statistics.median(sum(v[0] for v in o.values()) for o in ours)
+
+    track_rfbench_seconds.unit = "s"
+
+    def track_script_seconds(self, cache, case):
+        _, theirs = self._pairs()
+        return statistics.median(t[0] for t in theirs)
+
+    track_script_seconds.unit = "s"
+
+    def track_windows_peak_mb(self, cache, case):
+        ours, _ = self._pairs()
+        return max(o["windows-train"][1] for o in ours)
+
+    track_windows_peak_mb.unit = "MB"
+
+    def track_script_peak_mb(self, cache, case):
+        _, theirs = self._pairs()
+        return max(t[1] for t in theirs)
+
+    track_script_peak_mb.unit = "MB"
+
+
+def main(argv: list[str]) -> int:
+    """``make CASE DIR``: build a case's tree; ``script``: print the user's script; ``run CASE DIR``: build it
+    and print one A/B pair's figures."""
+    if len(argv) == 3 and argv[0] in ("make", "run"):
+        tree = make_case(argv[1], Path(argv[2]))
+        print(tree)
+        if argv[0] == "run":
+            out = tempfile.mkdtemp(dir=argv[2])
+            ours = rfbench_job(str(tree), out)
+            theirs = script_job(str(tree), out)
+            for name, (s, mb, cpu) in ours.items():
+                print(f"rfbench {name:14s} {s:7.2f} s  {cpu:6.2f} CPU-s  {mb:6.0f} MB")
+            wall, cpu = sum(v[0] for v in ours.values()), sum(v[2] for v in ours.values())
+            print(f"rfbench total          {wall:7.2f} s  {cpu:6.2f} CPU-s")
+            print(f"script                 {theirs[0]:7.2f} s  {theirs[2]:6.2f} CPU-s  {theirs[1]:6.0f} MB")
+            print(f"speed-up               {theirs[0] / wall:7.2f} x    {theirs[2] / cpu:6.2f} x (CPU)")
+        return 0
+    if argv == ["script"]:
+        sys.stdout.write(SCRIPT.lstrip())
+        return 0
+    print("usage: python -m benchmarks.bench_bvp make|run CASE DIR | script", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,104 @@
+"""Widar3.0 BVP model inputs: one row per recording, its (20, 20, T) velocity profile as (T_max, 20, 20) float32.
+
+Each recording's profile (``velocity_spectrum_ro``, MATLAB's ``v(i, j, t)``) becomes ``x[t, i, j]`` for
+``t < min(T, T_max)``; rows of a shorter recording are zero after its last step (``x[t] = 0`` for
+``T <= t < T_max``), a longer one is cut after step ``T_max`` — the rule the index records under
+``x.padding``, with each row's true ``length`` (T) and the steps it holds (``stop = min(T, T_max)``).
+``T_max`` is the ``t_max`` setting, by default the longest T of the split's **train** side (so both sides of one
+split get the same width, and the test side never decides it); the index records the train side's longest T
+too. ``y`` is the gesture's index in the label order.
+
+Memory is O(batch): :func:`chunks` cuts a side into runs of rows of at most ``CHUNK_BYTES`` of X, and
+:func:`chunk_x` reads one run (each file through the dataset door, checked against the manifest's size and
+sha256, parsed by the bounded MAT reader) straight into its rows; only the padding tail of a row is zeroed.
+
+This module holds the BVP-specific pieces only; :mod:`rfbench.datasets.windows.build` plans and produces a side
+with them as it does for the other corpora.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from rfbench.errors import ValidationError
+
+__all__ = ["default_t_max", "resolve_t_max", "row_of", "chunks", "chunk_x", "padding_record", "X_AXES", "GRID",
+           "CHUNK_BYTES"]
+
+GRID = 20
+#: The axes of X (``x.axes`` in the index).
+X_AXES = ("row", "time", "velocity_x", "velocity_y")
+#: Upper bound of the X bytes one production chunk holds.
+CHUNK_BYTES = 16 << 20
+_RULE = "zeros after a recording's last time step; steps past t_max cut"
+
+
+def default_t_max(manifest, train_ids) -> int:
+    """The longest T (``frames``) of the recordings ``train_ids`` of ``manifest``."""
+    ids = set(train_ids)
+    longest = max((int(r.get("frames") or 0) for r in manifest.recordings if r["id"] in ids), default=0)
+    if longest < 1:
+        raise ValidationError("the split's train side has no BVP recording with a time step; t_max cannot be "
+                              "taken from it (give `t_max`)")
+    return longest
+
+
+def resolve_t_max(settings, manifest, train_ids):
+    """``settings`` with ``t_max`` set: as given, else :func:`default_t_max` of the train side."""
+    import dataclasses
+
+    if settings.t_max is not None:
+        return settings
+    return dataclasses.replace(settings, t_max=default_t_max(manifest, train_ids))
+
+
+def padding_record(manifest, train_ids, t_max: int) -> dict:
+    """What the index records of the padding: the rule, ``t_max`` and the train side's longest T."""
+    return {"rule": _RULE, "t_max": int(t_max), "train_longest": default_t_max(manifest, train_ids)}
+
+
+def row_of(rec: Mapping, t_max: int) -> dict | str:
+    """The index row of one recording (``{id, start, stop, length}``), or why it gives none."""
+    files = rec.get("files") or []
+    if len(files) != 1:
+        return f"a BVP recording is one .mat file; this one lists {len(files)}"
+    frames = rec.get("frames")
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        return f"no time step (frames {frames!r})"
+    return {"id": rec["id"], "start": 0, "stop": min(frames, t_max), "length": frames}
+
+
+def chunks(n_rows: int, t_max: int) -> list[tuple[int, int]]:
+    """``(a, b)`` runs of rows holding at most :data:`CHUNK_BYTES` of X each (at least one row)."""
+    per = max(1, CHUNK_BYTES // (4 * GRID * GRID * t_max))
+    return [(a, min(n_rows, a + per)) for a in range(0, n_rows, per)]
+
+
+def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping], bytes]) -> np.ndarray:
+    """X rows of ``recordings`` (one each): ``read(entry)`` gives a file's checked bytes.
+
+    Raises
+    ------
+    ValidationError, FormatError
+        A file that does not hold a (20, 20, T) ``velocity_spectrum_ro``, a T other than the manifest's, or a
+        non-finite value.
+    """
+    from rfbench.datasets.widar_bvp import read_bvp_bytes
+
+    out = np.empty((len(recordings), t_max, GRID, GRID), dtype=np.float32)
+    for k, rec in enumerate(recordings):
+        entry = rec["files"][0]
+        value = read_bvp_bytes(read(entry), entry["path"])
+        t = value.shape[2]
+        if t != rec["frames"]:
+            raise ValidationError(f"{entry['path']}: T = {t}, but ingest recorded {rec['frames']}: the dataset "
+                                  "changed since ingest; re-run rfbench ingest (and rfbench split)")
+        used = min(t, t_max)
+        np.copyto(out[k, :used], np.moveaxis(value[:, :, :used], 2, 0), casting="same_kind")
+        out[k, used:] = 0.0
+        if not np.isfinite(out[k, :used]).all():
+            raise ValidationError(f"{entry['path']}: velocity_spectrum_ro holds non-finite values; a BVP row must "
+                                  "be finite")
+    return out

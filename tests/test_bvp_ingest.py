@@ -1,0 +1,167 @@
+"""Widar3.0 BVP trees: ``rfbench generate widar --kind bvp`` and ``rfbench ingest widar`` on them.
+
+The reader is checked against ``scipy.io.loadmat`` (the peer), the tables against the issue's statement of the
+release (``20181205-VS``: user2 follows ``20181205_2``, user3 ``20181205_3``), and every planted problem must be
+reported, never kept as a recording and never fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+
+from rfbench.cli import app
+from rfbench.datasets.synthetic_bvp import COMMON6, bvp_file_bytes, make_widar_bvp_tree
+from rfbench.datasets.widar_bvp import (
+    MAX_BVP_BYTES,
+    ingest_bvp,
+    parse_bvp_name,
+    read_bvp,
+    release_kind,
+)
+from rfbench.errors import FormatError, ValidationError
+
+NAME = "user1-6-3-5-14-1-1e-07-100-20-100000-L0.mat"
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> tuple[Path, object]:
+    root = tmp_path_factory.mktemp("bvp") / "widar"
+    return root, make_widar_bvp_tree(root, frames=(1, 3))
+
+
+@pytest.fixture(scope="module")
+def manifest(tree):
+    return ingest_bvp(tree[0], workers=2)
+
+
+def test_name_parses_with_the_parameters_as_text():
+    n = parse_bvp_name(NAME)
+    assert (n.user, n.gesture, n.location, n.orientation, n.repetition, n.parameters, n.link) == \
+        ("user1", 6, 3, 5, 14, "1-1e-07-100-20-100000", 0)
+    assert isinstance(parse_bvp_name("user1-6-3-5-14-r1.dat"), str)
+    assert isinstance(parse_bvp_name("user1-6-9-5-14-1-L0.mat"), str)  # location 9 is out of range
+
+
+@pytest.mark.parametrize("shape,compress", [((20, 20, 5), False), ((20, 20, 5), True), ((20, 20, 1), False)])
+def test_reader_agrees_with_scipy(tmp_path, shape, compress):
+    value = np.random.default_rng(1).random(shape)
+    path = tmp_path / NAME
+    scipy.io.savemat(path, {"velocity_spectrum_ro": value}, do_compression=compress)
+    expected = scipy.io.loadmat(path)["velocity_spectrum_ro"]
+    got = read_bvp(path)
+    assert got.shape == shape and np.array_equal(got.reshape(expected.shape), expected)
+    # and the generator's own files read back by scipy as written
+    path.write_bytes(bvp_file_bytes(value, compress))
+    back = scipy.io.loadmat(path)["velocity_spectrum_ro"]
+    assert np.array_equal(back.reshape(shape), value)
+
+
+def test_reader_is_bounded_against_a_zlib_bomb(tmp_path):
+    raw = bvp_file_bytes(np.zeros((20, 20, 1700)))  # 5.4 MB inflated, past the 4 MiB bound
+    assert len(raw) > MAX_BVP_BYTES
+    body = zlib.compress(raw[128:], 9)
+    bomb = raw[:128] + struct.pack("<II", 15, len(body)) + body
+    path = tmp_path / NAME
+    path.write_bytes(bomb)
+    assert len(bomb) < 100_000
+    with pytest.raises(FormatError, match="inflates past"):
+        read_bvp(path)
+
+
+def test_every_well_formed_file_is_one_recording_with_its_hash_and_t(tree, manifest):
+    root, made = tree
+    assert manifest.dataset == "widar3-bvp" and manifest.synthetic
+    assert len(manifest.recordings) == made.recordings == 306
+    for rec in manifest.recordings[::17]:
+        (entry,) = rec["files"]
+        data = (root / entry["path"]).read_bytes()
+        assert entry["sha256"] == hashlib.sha256(data).hexdigest() and entry["bytes"] == len(data)
+        value = scipy.io.loadmat(root / entry["path"])["velocity_spectrum_ro"]
+        assert rec["frames"] == (value.shape[2] if value.ndim == 3 else 1)
+        assert rec["bvp_parameters"] == "1-1e-07-100-20-100000" and rec["link"] == 0
+    assert {r["gesture"] for r in manifest.recordings} == set(COMMON6)
+    layouts = {r["files"][0]["path"].split("/")[2] == "6-link" for r in manifest.recordings}
+    assert layouts == {True, False}  # both folder variants were read
+
+
+def test_dates_and_users_pick_their_gesture_tables(manifest):
+    by_id = {r["id"]: r for r in manifest.recordings}
+    # 20181205-VS: user2 follows 20181205_2 (gesture 1 = Draw-O(Horizontal)), user3 20181205_3 (1 = Slide)
+    assert by_id["20181205-VS/user2-1-1-1-1-L0"]["gesture"] == "Draw-O(Horizontal)"
+    assert by_id["20181205-VS/user3-1-1-1-1-L0"]["gesture"] == "Slide"
+    assert by_id["20181205-VS/user3-1-1-1-1-L0"]["capture"] == "20181205_3/user3-1-1-1-1"
+    assert by_id["20181205-VS/user2-1-1-1-1-L0"]["room"] == 2
+    # 20181109: gesture 4 is Slide; 20181130: gesture 5 is Draw-O(Horizontal); room 3 is 20181211
+    assert by_id["20181109-VS/user1-4-1-1-1-L0"]["gesture"] == "Slide"
+    assert by_id["20181130-VS/user1-5-1-1-1-L0"]["gesture"] == "Draw-O(Horizontal)"
+    assert by_id["20181211-VS/user4-1-1-1-1-L0"]["room"] == 3
+
+
+def test_every_planted_problem_is_reported_and_none_is_a_recording(tree, manifest):
+    _, made = tree
+    paths = {p["path"] for p in manifest.problems}
+    assert set(made.damage) <= paths, set(made.damage) - paths
+    kept = {f["path"] for r in manifest.recordings for f in r["files"]}
+    assert not kept & set(made.damage)
+    reasons = {p["path"].rsplit("/", 1)[-1]: p["reason"] for p in manifest.problems}
+    t0 = next(k for k, v in made.damage.items() if v == "T = 0").rsplit("/", 1)[-1]
+    assert "20×20×0" in reasons[t0]
+
+
+def test_bvp_folder_itself_as_root_gives_the_same_recordings(tree, manifest):
+    inner = ingest_bvp(tree[0] / "BVP", workers=1)
+    assert [r["id"] for r in inner.recordings] == [r["id"] for r in manifest.recordings]
+    assert [r["frames"] for r in inner.recordings] == [r["frames"] for r in manifest.recordings]
+    assert inner.synthetic  # the marker one level up is found
+
+
+def test_a_tree_without_recordings_is_one_error(tmp_path):
+    (tmp_path / "BVP" / "20181109-VS" / "user1").mkdir(parents=True)
+    (tmp_path / "BVP" / "20181109-VS" / "user1" / NAME).write_bytes(b"")
+    with pytest.raises(ValidationError, match="no Widar3.0 BVP recording"):
+        ingest_bvp(tmp_path)
+
+
+def test_release_kind_detects_and_can_be_forced(tree, tmp_path):
+    root = tree[0]
+    assert release_kind(root) == "bvp" and release_kind(root / "BVP") == "bvp"
+    assert release_kind(root, "csi") == "csi"
+    (tmp_path / "CSI" / "20181109").mkdir(parents=True)
+    (tmp_path / "BVP" / "20181109-VS").mkdir(parents=True)
+    assert release_kind(tmp_path) == "csi" and release_kind(tmp_path, "bvp") == "bvp"
+    with pytest.raises(ValidationError):
+        release_kind(tmp_path, "wav")
+
+
+def test_cli_ingests_a_bvp_tree_and_forcing_csi_fails_cleanly(runner, tree, tmp_path):
+    root = tree[0]
+    out = tmp_path / "m.json"
+    result = runner.invoke(app, ["ingest", "widar", str(root), "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["recordings"] == 306
+    doc = json.loads(out.read_text())
+    assert doc["dataset"] == "widar3-bvp" and doc["kind"] == "bvp"
+    result = runner.invoke(app, ["ingest", "widar", str(root), "-o", str(tmp_path / "c.json"), "--kind", "csi"])
+    assert result.exit_code == 2 and "no Widar3.0 recording" in result.output
+    result = runner.invoke(app, ["ingest", "widar", str(root), "-o", str(tmp_path / "r.json"), "--receivers", "3"])
+    assert result.exit_code == 2 and "--receivers" in result.output
+
+
+def test_generator_is_deterministic_and_lists_its_damage(tmp_path):
+    a = make_widar_bvp_tree(tmp_path / "a", seed=3, frames=(2, 2), damage=False)
+    b = make_widar_bvp_tree(tmp_path / "b", seed=3, frames=(2, 2), damage=False)
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.mat"))
+    assert files_a == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*.mat"))
+    assert all((tmp_path / "a" / p).read_bytes() == (tmp_path / "b" / p).read_bytes() for p in files_a)
+    assert a.damage == {} and len(files_a) == a.recordings == b.recordings
+    marker = json.loads((tmp_path / "a" / "RFBENCH_SYNTHETIC.json").read_text())
+    assert marker["params"] == {"kind": "bvp", "seed": 3, "repetitions": 1, "frames": [2, 2], "damage": False}
