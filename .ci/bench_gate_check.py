@@ -46,6 +46,9 @@ def _conf():
 
 
 FLOORS = "benchmarks/floors.toml"
+#: Slowdowns a submission chose on purpose, each against one base commit only (benchmarks/README.md, "Accepted
+#: slowdowns"): the next submission's base already holds them, so an entry never hides a later regression.
+ACCEPTED = "benchmarks/accepted.toml"
 
 
 def load_results(conf, commit_hash: str, env: str = "*"):
@@ -189,10 +192,22 @@ def flagged(base_hash: str, head_hash: str, factor: float, only: list[str]) -> i
         print(f"{r['ratio']:>12.2f} {'+' if r['asv_slower'] else ' '}  {best:>10} {'+' if r['best_slower'] else ' '}"
               f"  {r['benchmark']}")
     print()
+    accepted = load_accepted(base_hash)
     for r in rows:
-        if r["gate_fails"]:
+        if r["gate_fails"] and r["benchmark"] in accepted:
+            print(f"bench-gate: accepted against this base ({ACCEPTED}): {r['benchmark']}: {accepted[r['benchmark']]}")
+        elif r["gate_fails"]:
             print(f"flag: ^{re.escape(r['benchmark'])}$")
     return 0
+
+
+def load_accepted(base_hash: str) -> dict[str, str]:
+    """``{case: reason}`` of the accepted slowdowns recorded against ``base_hash`` (a full commit hash)."""
+    if not os.path.exists(ACCEPTED):
+        return {}
+    with open(ACCEPTED, "rb") as fh:
+        doc = tomllib.load(fh)
+    return {e["case"]: e["reason"] for e in doc.get("accepted", []) if e.get("base") == base_hash}
 
 
 if __name__ == "__main__":
