@@ -256,10 +256,13 @@ class Manifest:
     @property
     def domain_keys(self) -> tuple:
         """The keys protocols may split or group by: :data:`SPLIT_KEYS` plus the recording-level fields of the
-        manifest's name template (``rfbench ingest files``), in template order."""
+        manifest's name template (``rfbench ingest files``), in template order, then ``capture`` and ``release``
+        where recordings carry them."""
         keys = SPLIT_KEYS + tuple(k for k in template_fields(self.extra.get("template")) if k not in SPLIT_KEYS)
         if any("capture" in r for r in self.recordings):
             keys += (CAPTURE_KEY,)
+        if any("release" in r for r in self.recordings):  # both Widar3.0 releases in one manifest
+            keys += ("release",)
         return keys
 
     def table(self) -> "RecordingTable":
