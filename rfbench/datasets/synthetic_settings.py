@@ -53,8 +53,8 @@ class WidarTreeSettings(Settings):
                                "folder layouts: with and without 6-link) or both (CSI/ and BVP/ in one folder, "
                                "sharing captures).", choices=("csi", "bvp", "both"))
     frames: tuple = setting((4, 12), "BVP time steps T per file with --kind bvp or both: LOW,HIGH (inclusive; "
-                                     "10 Hz; the real release has T up to ~40).", kind="ints", min=1, max=MAX_BVP_FRAMES,
-                            metavar="LOW,HIGH")
+                                     "10 Hz; the real release has T up to ~40).", kind="ints", min=1,
+                            max=MAX_BVP_FRAMES, metavar="LOW,HIGH")
 
     def check(self) -> None:
         for name, value in (("records", self.records), ("frames", self.frames)):
