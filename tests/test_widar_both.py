@@ -145,6 +145,8 @@ def test_the_cli_ingests_both_and_a_bvp_chain_verifies_match(both, tmp_path, run
                                  str(root / "manifest.json"), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads((root / "manifest.json").read_text())["recordings"] == _manifest(both)["recordings"]
+    captures = json.loads(result.output)["captures"]
+    assert captures == _manifest(both)["captures"] and captures["both"] > 0
     result = runner.invoke(app, ["split", str(root / "manifest.json"), "-p", "cross-subject", "--test", "user4",
                                  "--gestures", "common6", "-o", str(root / "split.json")])
     assert result.exit_code == 0, result.output

@@ -212,6 +212,10 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "
                   f"→ {escape(summary['manifest'])}")
+    captures = summary.get("captures")
+    if captures:
+        console.print(f"captures: {captures['both']} in both releases, {captures['csi_only']} in the CSI release "
+                      f"only, {captures['bvp_only']} in the BVP release only (a capture stays on one side of a split)")
     tree = manifest.extra.get("tree")
     if tree:
         rest = tree["files"] - tree["matched"]
