@@ -68,9 +68,15 @@ def test_in_domain_draws_captures_and_the_audit_keeps_each_capture_on_one_side()
     audit = audit_sides(table, a.side)
     check = next(c for c in audit.checks if c["name"] == CHECK_CAPTURES)
     assert check["passed"], check
-    # a recording-level random split separates links of one capture: the audit says so and fails
+    # random draws captures too: links of one capture stay together
     (r,) = assign(table, "random", allow_leaky=True, seed=1, test_fraction=0.5)
-    bad = audit_sides(table, r.side)
+    assert next(c for c in audit_sides(table, r.side).checks if c["name"] == CHECK_CAPTURES)["passed"]
+    # sides separating the two links of one capture: the audit says so and fails
+    capture = table.domains["capture"]
+    first = int(np.flatnonzero(capture.codes == capture.codes[0])[1])
+    side = r.side.copy()
+    side[0], side[first] = TRAIN, TEST
+    bad = audit_sides(table, side)
     check = next(c for c in bad.checks if c["name"] == CHECK_CAPTURES)
     assert not check["passed"] and not bad.passed and "one capture on both sides" in check["detail"]
 

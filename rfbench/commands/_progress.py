@@ -34,8 +34,12 @@ class Bar:
         return self
 
     def start(self, total: int) -> None:
-        """Show the bar, ``total`` units long (nothing happens for ``total <= 1``)."""
-        if not self.enabled or total <= 1 or self._bar is not None:
+        """Show the bar, ``total`` units long (nothing happens for ``total <= 1``); called again (a job of two
+        walks), the bar starts over at ``total``."""
+        if self._bar is not None:
+            self._bar.reset(self._task, total=total)
+            return
+        if not self.enabled or total <= 1:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -84,8 +84,10 @@ def _bar(label: str, enabled: bool):
 
 
 def _tree_line(made) -> str:
-    name = {"widar": "Widar3.0-like", "widar-bvp": "Widar3.0-like BVP", "mmfi": "MM-Fi-like"}[made.dataset]
-    kind = {"widar": "receiver logs", "widar-bvp": "velocity profiles (.mat)", "mmfi": "WiFi frames"}[made.dataset]
+    name = {"widar": "Widar3.0-like", "widar-bvp": "Widar3.0-like BVP", "widar-both": "Widar3.0-like CSI + BVP",
+            "mmfi": "MM-Fi-like"}[made.dataset]
+    kind = {"widar": "receiver logs", "widar-bvp": "velocity profiles (.mat)", "mmfi": "WiFi frames",
+            "widar-both": "receiver logs and velocity profiles"}[made.dataset]
     replaced = " (replacing the tree generated there before)" if made.replaced else ""
     return (f"wrote a synthetic {name} tree to {made.root}{replaced}: {made.recordings} recordings, {made.files} "
             f"{kind}, {len(made.damage)} planted problem(s); marked SYNTHETIC")
@@ -105,7 +107,13 @@ def widar(**values) -> None:
 
         s = WidarTreeSettings.from_cli(**values)
         with _bar("generating", not json_out) as (on_total, advance):
-            if s.kind == "bvp":
+            if s.kind == "both":
+                from rfbench.datasets.synthetic_both import make_widar_both_tree
+
+                made = make_widar_both_tree(directory, seed=s.seed, repetitions=s.repetitions, records=s.records,
+                                            frames=s.frames, damage=not s.clean, force=force, progress=advance,
+                                            on_total=on_total)
+            elif s.kind == "bvp":
                 from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
 
                 made = make_widar_bvp_tree(directory, seed=s.seed, repetitions=s.repetitions, frames=s.frames,

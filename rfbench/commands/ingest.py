@@ -43,9 +43,10 @@ def widar(
                                          show_default=False)],
     out: _Out = Path("manifest.json"),
     kind: Annotated[Optional[str], typer.Option(
-        "--kind", help="Which release to read: csi (the receiver logs) or bvp (the velocity profiles, "
-                       "BVP/<date>-VS/[6-link/]<user>/*.mat). Default: bvp when ROOT holds a BVP tree and no CSI "
-                       "tree, else csi.")] = None,
+        "--kind", help="Which release to read: csi (the receiver logs), bvp (the velocity profiles, "
+                       "BVP/<date>-VS/[6-link/]<user>/*.mat) or both (ROOT holding CSI/ and BVP/: one manifest, "
+                       "each recording naming its release and capture, so a capture stays on one side of a split). "
+                       "Default: bvp when ROOT holds a BVP tree and no CSI tree, else csi.")] = None,
     workers: _Workers = None,
     receivers: Annotated[Optional[int], typer.Option(
         "--receivers", min=1, max=6,
@@ -72,6 +73,16 @@ def widar(
         check_writable(out, force)
         from rfbench.datasets.widar_bvp import ingest_bvp, release_kind
 
+        if kind == "both":
+            from rfbench.datasets.widar_both import ingest_both
+
+            with Bar("ingesting", enabled=not json_out) as bar:
+                manifest = ingest_both(root, workers=workers,
+                                       receivers_expected=range(1, receivers + 1) if receivers else None,
+                                       follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
+            manifest.write(out, force=force, absolute_root=absolute_root)
+            _report(manifest, out, json_out, absolute_root)
+            return
         if release_kind(root, kind) == "bvp":
             if receivers:
                 raise ValidationError("`receivers` applies to the CSI release only; a BVP file is one recording")
@@ -201,6 +212,10 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
     console.print(table)
     console.print(f"{summary['recordings']} recordings, {summary['files']} files, {summary['frames']} frames "
                   f"→ {escape(summary['manifest'])}")
+    captures = summary.get("captures")
+    if captures:
+        console.print(f"captures: {captures['both']} in both releases, {captures['csi_only']} in the CSI release "
+                      f"only, {captures['bvp_only']} in the BVP release only (a capture stays on one side of a split)")
     tree = manifest.extra.get("tree")
     if tree:
         rest = tree["files"] - tree["matched"]

@@ -156,7 +156,7 @@ class Manifest:
         tree = self.extra.get("tree")
         if tree:
             out["files_looked_at"], out["files_matched"] = tree["files"], tree["matched"]
-        keys = [k for k in ("room", "subject", "location", "orientation", "gesture", "action")
+        keys = [k for k in ("release", "room", "subject", "location", "orientation", "gesture", "action")
                 if any(k in r for r in recs)]
         template = self.extra.get("template") or {}
         keys += [f["name"] for f in template.get("fields", [])
@@ -170,6 +170,8 @@ class Manifest:
                 counts[r.get(key)] = counts.get(r.get(key), 0) + 1
             values[key] = sorted(counts.items(), key=lambda kv: listing_key(kv[0]))
         out["values"] = values
+        if isinstance(self.extra.get("captures"), Mapping):  # both Widar3.0 releases: captures in each
+            out["captures"] = dict(self.extra["captures"])
         return out
 
     def recorded_root(self, path: str | os.PathLike, absolute: bool = False) -> str:
@@ -256,10 +258,13 @@ class Manifest:
     @property
     def domain_keys(self) -> tuple:
         """The keys protocols may split or group by: :data:`SPLIT_KEYS` plus the recording-level fields of the
-        manifest's name template (``rfbench ingest files``), in template order."""
+        manifest's name template (``rfbench ingest files``), in template order, then ``capture`` and ``release``
+        where recordings carry them."""
         keys = SPLIT_KEYS + tuple(k for k in template_fields(self.extra.get("template")) if k not in SPLIT_KEYS)
         if any("capture" in r for r in self.recordings):
             keys += (CAPTURE_KEY,)
+        if any("release" in r for r in self.recordings):  # both Widar3.0 releases in one manifest
+            keys += ("release",)
         return keys
 
     def table(self) -> "RecordingTable":

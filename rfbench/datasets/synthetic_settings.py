@@ -49,11 +49,12 @@ class WidarTreeSettings(Settings):
                                  "unknown date folder, a missing receiver, a truncated and an unparseable log, "
                                  "as a real download does; a BVP tree: a T = 0 file, odd names, an unknown "
                                  "gesture, a file that is not a MAT-file, a missing and a mis-shaped variable).")
-    kind: str = setting("csi", "Which release to write: csi (receiver logs) or bvp (velocity profiles, both "
-                               "folder layouts: with and without 6-link).", choices=("csi", "bvp"))
-    frames: tuple = setting((4, 12), "BVP time steps T per file with --kind bvp: LOW,HIGH (inclusive; 10 Hz; the "
-                                     "real release has T up to ~40).", kind="ints", min=1, max=MAX_BVP_FRAMES,
-                            metavar="LOW,HIGH")
+    kind: str = setting("csi", "Which release to write: csi (receiver logs), bvp (velocity profiles, both "
+                               "folder layouts: with and without 6-link) or both (CSI/ and BVP/ in one folder, "
+                               "sharing captures).", choices=("csi", "bvp", "both"))
+    frames: tuple = setting((4, 12), "BVP time steps T per file with --kind bvp or both: LOW,HIGH (inclusive; "
+                                     "10 Hz; the real release has T up to ~40).", kind="ints", min=1,
+                            max=MAX_BVP_FRAMES, metavar="LOW,HIGH")
 
     def check(self) -> None:
         for name, value in (("records", self.records), ("frames", self.frames)):

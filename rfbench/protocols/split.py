@@ -2,9 +2,10 @@
 
 Protocols (``PROTOCOLS``):
 
-- ``random``: recordings drawn at random (``--test-fraction``); subjects, rooms, … are shared across sides, so it
-  is **leakage-prone** and needs ``allow_leaky``. It is recording-level: rfbench never splits one recording's
-  windows across sides (that leak is what the audit's ``recordings-disjoint`` and ``windows-disjoint`` catch).
+- ``random``: recordings (captures, where recordings name one) drawn at random (``--test-fraction``); subjects,
+  rooms, … are shared across sides, so it is **leakage-prone** and needs ``allow_leaky``. It is
+  recording-level: rfbench never splits one recording's windows across sides (that leak is what the audit's
+  ``recordings-disjoint`` and ``windows-disjoint`` catch).
 - ``cross-subject``, ``cross-room``, ``cross-location``, ``cross-orientation``: whole values of one key held out
   for test, listed (``test=[...]``) or drawn with ``test_fraction`` and the seed; the split claims that key
   disjoint.
@@ -356,15 +357,26 @@ def _assign_in_domain(table: RecordingTable, spec: ProtocolSpec, seed: int, *, t
 
 def _assign_random(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, test_fraction, domain,
                    actions) -> list[Assignment]:
-    """Recordings drawn at random: ``test_fraction`` of them (default 0.2), in canonical id order."""
+    """Recordings drawn at random: ``test_fraction`` of them (default 0.2), in canonical id order; where
+    recordings name their capture (``capture``), captures are drawn instead (``test_fraction`` of them), each
+    with all its recordings, a recording naming none being its own."""
     if test or domain is not None:
         raise ValidationError("random draws recordings; `test` and `domain` do not apply")
     n = len(table)
     fraction = 0.2 if test_fraction is None else test_fraction
-    order = np.array(sorted(range(n), key=lambda k: table.ids[k]), dtype=np.int64)
-    pick = np.random.default_rng(seed).permutation(n)[:_held_count(n, fraction)]
     side = np.zeros(n, dtype=np.int8)
-    side[order[pick]] = TEST
+    unit_col = table.domains.get(CAPTURE_KEY)
+    if unit_col is None:
+        order = np.array(sorted(range(n), key=lambda k: table.ids[k]), dtype=np.int64)
+        pick = np.random.default_rng(seed).permutation(n)[:_held_count(n, fraction)]
+        side[order[pick]] = TEST
+        return [Assignment(spec.name, seed, {"test_fraction": fraction}, spec.claims, True, side)]
+    units = [("capture", str(unit_col.values[unit_col.codes[i]])) if unit_col.codes[i] >= 0
+             else ("id", table.ids[i]) for i in range(n)]
+    ordered = sorted(set(units))
+    pick = np.random.default_rng(seed).permutation(len(ordered))[:_held_count(len(ordered), fraction)]
+    held = {ordered[k] for k in pick.tolist()}
+    side[[i for i in range(n) if units[i] in held]] = TEST
     return [Assignment(spec.name, seed, {"test_fraction": fraction}, spec.claims, True, side)]
 
 

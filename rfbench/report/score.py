@@ -459,6 +459,17 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
     recordings = dict(split.recordings)
     subjects = {rid: str(r["subject"]) for rid, r in recordings.items() if r.get("subject") is not None}
     source = GT_FROM_DATASET + ("; labels from the manifest's recordings" if task == "gesture" else "")
+    release = index.doc["settings"].get("release")
+    if release is not None:  # both Widar3.0 releases in the split: the index's release is what it covers
+        import dataclasses
+
+        def of(ids):
+            return frozenset(r for r in ids if (recordings.get(r) or {}).get("release") == release)
+
+        other = len(split.test) - len(of(split.test))
+        split = dataclasses.replace(split, train=of(split.train), test=of(split.test))
+        source += (f"; the {release} release's recordings only (windows --release {release}): the split's {other} "
+                   "test recording(s) of the other release are not this report's")
     provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": index.doc["excluded"],
                   "dropped": index.doc["dropped"]}
     record = _prediction_record(inputs, files, index)

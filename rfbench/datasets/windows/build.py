@@ -128,6 +128,7 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
         with no recording, a recording the manifest lacks, a missing dataset root, a bad label set.
     """
     from rfbench.datasets.manifest import read_manifest
+    from rfbench.datasets.widar_both import one_release
     from rfbench.io.files import sha256_file
     from rfbench.protocols.splitfile import load_split
 
@@ -142,20 +143,25 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     mpath = info.manifest_file  # load_split checked it is the manifest the split was made from
     manifest_sha = info.manifest["sha256"]
     manifest = read_manifest(mpath)
+    known = {r["id"] for r in manifest.recordings}
+    unknown = sorted(set(info.train if side == "train" else info.test) - known)
+    if unknown:
+        raise ValidationError(f"{split_path}: {len(unknown)} {side} recording(s) are not in the manifest (e.g. "
+                              f"{unknown[0]!r}); rebuild the split from this manifest")
+    # a manifest of both Widar3.0 releases: the rows come from the one settings.release names
+    manifest = one_release(manifest, settings.release)
+    kept = {r["id"] for r in manifest.recordings}
+    train = tuple(i for i in info.train if i in kept)
     kind = dataset_kind(manifest)
     settings = settings.resolved(kind)
     if kind == "bvp":  # the row width: given, or the train side's longest T (whichever side is built)
         from rfbench.datasets.windows import bvp
 
-        settings = bvp.resolve_t_max(settings, manifest, info.train)
-    ids = info.train if side == "train" else info.test
+        settings = bvp.resolve_t_max(settings, manifest, train)
+    ids = [i for i in (info.train if side == "train" else info.test) if i in kept]
     if not ids:
-        raise ValidationError(f"{split_path}: the split's {side} side has no recording")
-    known = {r["id"] for r in manifest.recordings}
-    unknown = sorted(set(ids) - known)
-    if unknown:
-        raise ValidationError(f"{split_path}: {len(unknown)} {side} recording(s) are not in the manifest (e.g. "
-                              f"{unknown[0]!r}); rebuild the split from this manifest")
+        what = f" of the {settings.release} release" if settings.release is not None else ""
+        raise ValidationError(f"{split_path}: the split's {side} side has no recording{what}")
     recordings = tuple(r for r in manifest.recordings if r["id"] in ids)
     if settings.task != "gesture":
         labels = None

@@ -120,6 +120,10 @@ class WindowSettings:
         "BVP: time steps of every row: each recording's (20, 20, T) profile is zero-padded after its last step, "
         "or cut after step t_max; default: the longest T of the split's train side (both sides use it)",
         datasets=("bvp",), type=int, min=1, max=MAX_T_MAX, option="t-max"))
+    release: str | None = field(default=None, metadata=_meta(
+        "Widar3.0 with both releases in one manifest (ingest widar --kind both): the release whose recordings "
+        "become rows, csi (receiver logs) or bvp (velocity profiles); the other release's recordings are left out",
+        datasets=("intel5300", "bvp"), choices=("csi", "bvp")))
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
