@@ -172,3 +172,69 @@ def test_verify_checks_the_summary_against_its_cells(sweep, tmp_path):
     report.write_text(report.read_text().replace('"rows"', '"rows" '))  # any byte of a cell report
     bad = verify()
     assert bad.exit_code == 1 and "cells[noise-1-seed0].sha256" in bad.output, bad.output
+
+
+# -- the sweep's one reading of the dataset ---------------------------------------------------------------------
+
+
+def _side_copy(tiny_demo, home: Path) -> Path:
+    d = home / "d"
+    shutil.copytree(tiny_demo, d)
+    return d
+
+
+@pytest.mark.parametrize("name, corrupt", [("widar", "dead-antenna:5"), ("mmfi", "noise:3")])
+def test_a_reading_builds_other_corruptions_from_the_first_build_alone_bit_for_bit(tiny_demo, tmp_path, name,
+                                                                                    corrupt):
+    """After the clean build through a Reading, a corrupted build through it reads no dataset file (they are
+    gone), and writes the very bytes a build from the dataset writes."""
+    from dataclasses import replace
+
+    from rfbench.datasets.windows import load_index, write_windows
+    from rfbench.datasets.windows.dataset_files import Reading
+
+    kept, alone = _side_copy(tiny_demo, tmp_path / "kept"), _side_copy(tiny_demo, tmp_path / "alone")
+    split = f"{name}-split.json"
+    clean = replace(load_index(kept / "windows" / f"{name}-test" / "index.json", check_arrays=False)
+                    .window_settings(), corrupt=None, corrupt_seed=None)
+    cell = replace(clean, corrupt=corrupt, corrupt_seed=2)
+    (tmp_path / "units").mkdir()
+    reading = Reading(tmp_path / "units")
+    write_windows(kept / split, "test", kept / "out" / "clean", clean, reading=reading)
+    assert len(reading) > 0
+    gone = [p for p in (kept / "data" / name).rglob("*") if p.is_file() and p.stat().st_size > 0]
+    assert gone
+    for p in gone:  # the test side's files (and every other): a second build must not need them
+        p.unlink()
+    write_windows(kept / split, "test", kept / "out" / "cell", cell, reading=reading)
+    write_windows(alone / split, "test", alone / "out" / "cell", cell)
+    write_windows(alone / split, "test", alone / "out" / "clean", clean)
+    for folder in ("clean", "cell"):
+        for file in ("X.npy", "y.npy", "index.json"):
+            assert (kept / "out" / folder / file).read_bytes() == (alone / "out" / folder / file).read_bytes(), \
+                (folder, file)
+    index = json.loads((kept / "out" / "cell" / "index.json").read_text())
+    assert index["settings"]["corrupt"] == corrupt and index["files"]  # the dataset files, named and hashed
+    # without the reading, the same build reads the dataset, and finds it gone
+    with pytest.raises(ValidationError, match="no such dataset file"):
+        write_windows(kept / split, "test", kept / "out" / "again", cell)
+
+
+def test_a_reading_reuses_a_side_only_for_another_corruption(tiny_demo, tmp_path):
+    from dataclasses import replace
+
+    from rfbench.datasets.windows import load_index
+    from rfbench.datasets.windows.build import open_side
+    from rfbench.datasets.windows.dataset_files import Reading
+
+    split = tiny_demo / "widar-split.json"
+    clean = replace(load_index(tiny_demo / "windows" / "widar-test" / "index.json", check_arrays=False)
+                    .window_settings(), corrupt=None, corrupt_seed=None)
+    reading = Reading(tmp_path)
+    first = open_side(split, "test", clean, reading=reading)
+    again = open_side(split, "test", replace(clean, corrupt="noise:1", corrupt_seed=4), reading=reading)
+    assert again.split is first.split and again.manifest is first.manifest and again.labels is first.labels
+    assert again.settings.corrupt == "noise:1" and again.files is not first.files
+    other = open_side(split, "test", replace(clean, resample=16), reading=reading)
+    assert other.manifest is not first.manifest and other.settings.resample == 16
+    assert open_side(split, "train", clean, reading=reading).side == "train"
