@@ -327,7 +327,8 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     # one box of bounded children for the whole sweep: the model's session starts once, and the prediction
     # settings' limits (the wall-clock timeout included) bound every cell's predictions together; one reading of
     # the test side's files (the clean run's, kept in a temporary folder of the sweep's) for every cell's windows
-    with _kept_reading(out) as reading, Sandbox(like.predict, f"model {model_file.path}") as box:
+    # (the scoring's ground truth and training targets too: the reading is in use for the whole sweep)
+    with _kept_reading(out) as reading, reading.in_use(), Sandbox(like.predict, f"model {model_file.path}") as box:
         clean_report, clean_pred, clean_index = run_cell(out / "clean", like.windows)
         pairing = _Pairing(like, split, clean_index, clean_pred)
         del clean_pred

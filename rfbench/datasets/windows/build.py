@@ -122,9 +122,10 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
         The label set, when a windows index already recorded it (scoring an index's rows): then no label-set
         file is read, whatever path the index names.
     reading : Reading, optional
-        A reading (:class:`~rfbench.datasets.windows.dataset_files.Reading`) the side's files are decoded through.
-        When it already holds this side, opened under settings that differ from these in their corruption alone,
-        that side is reused with these settings: the split and manifest are not read again.
+        A reading (:class:`~rfbench.datasets.windows.dataset_files.Reading`) the side's files are decoded through
+        (default: the one in use, if any). When it already holds this side, opened under settings that differ
+        from these in their corruption alone, that side is reused with these settings (and these labels): the
+        split and manifest are not read again.
 
     Raises
     ------
@@ -143,11 +144,14 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     if not isinstance(settings, WindowSettings):
         raise ValidationError("settings must be a WindowSettings")
     split_path = Path(getattr(split, "path", None) or split)
-    reuse = reading is not None and labels is None  # a side opened with given labels is not kept
-    if reuse:
+    if reading is None:
+        from rfbench.datasets.windows.dataset_files import reading_in_use
+
+        reading = reading_in_use()
+    if reading is not None:
         held = reading.side(split_path, side)
         if held is not None:
-            again = _reuse_side(held, settings, reading)
+            again = _reuse_side(held, settings, labels, reading)
             if again is not None:
                 return again
     info = load_split(split_path)
@@ -178,7 +182,7 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     files = DatasetFiles(manifest.root_dir(mpath), reading)
     job = SideJob(info, split_path, split_sha, manifest, mpath, manifest_sha, kind, side, settings, recordings,
                   labels, files)
-    if reuse:
+    if reading is not None:
         reading.keep_side(split_path, side, job)
     return job
 
@@ -193,9 +197,9 @@ def _resolve(settings: WindowSettings, kind: str, manifest, train) -> WindowSett
     return settings
 
 
-def _reuse_side(kept: SideJob, settings: WindowSettings, reading) -> SideJob | None:
+def _reuse_side(kept: SideJob, settings: WindowSettings, labels, reading) -> SideJob | None:
     """``kept`` under ``settings`` when they differ from its own in the corruption alone (else None): the same
-    split, manifest, recordings and labels, with files read through ``reading``."""
+    split, manifest and recordings, the labels :func:`open_side` would take, files read through ``reading``."""
     import dataclasses
 
     ids = {r["id"] for r in kept.manifest.recordings}  # the manifest of the side's release
@@ -203,7 +207,11 @@ def _reuse_side(kept: SideJob, settings: WindowSettings, reading) -> SideJob | N
     clean = dict(corrupt=None, corrupt_seed=None)
     if dataclasses.replace(settings, **clean) != dataclasses.replace(kept.settings, **clean):
         return None
-    return dataclasses.replace(kept, settings=settings, files=DatasetFiles(kept.files.root, reading))
+    if settings.task != "gesture":
+        labels = None
+    elif labels is None:
+        labels = _label_info(kept.manifest, settings)
+    return dataclasses.replace(kept, settings=settings, labels=labels, files=DatasetFiles(kept.files.root, reading))
 
 
 def _label_key(manifest) -> str:

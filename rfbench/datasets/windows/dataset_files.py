@@ -17,6 +17,8 @@ sweep's cells) come from the very same decoded units without reading, hashing or
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import dataclasses
 import errno
@@ -26,7 +28,7 @@ import os
 import stat
 import threading
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -221,6 +223,11 @@ class DatasetFiles:
             raise _missing(exc, rel) from None
 
 
+def reading_in_use() -> "Reading | None":
+    """The reading put in use (:meth:`Reading.in_use`) around this call, if any."""
+    return _IN_USE.get()
+
+
 #: Alignment of each array in a :class:`Reading`'s unit file.
 _ALIGN = 64
 
@@ -250,8 +257,12 @@ class Reading:
     with that size and sha256, without touching the dataset. Memory holds no array, only that per-file record;
     arrays are read back one unit at a time.
 
-    :meth:`side` keeps the first side opened (split and manifest checked, labels resolved) for the builds that
-    follow. The folder is the caller's (a temporary folder it removes).
+    :meth:`side` keeps the first side opened (split and manifest checked) for the builds that follow. The folder
+    is the caller's (a temporary folder it removes).
+
+    A reading is given to :func:`~rfbench.datasets.windows.write_windows`, or put in use for a block
+    (:meth:`in_use`): then every side opened in it (the scoring's ground truth and training targets included) is
+    decoded through it.
     """
 
     def __init__(self, folder: str | os.PathLike):
@@ -263,6 +274,15 @@ class Reading:
 
     def __len__(self) -> int:
         return len(self._units)
+
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator["Reading"]:
+        """This reading for every side opened in the block (in this thread) without a reading of its own."""
+        token = _IN_USE.set(self)
+        try:
+            yield self
+        finally:
+            _IN_USE.reset(token)
 
     # -- sides ---------------------------------------------------------------------------------------------
 
@@ -437,3 +457,6 @@ def parse_npy(buf, where: str) -> np.ndarray:
                           f"{len(buf) - offset} bytes follow it")
     arr = np.frombuffer(buf, dtype=dtype, count=count, offset=offset)
     return arr.reshape(shape, order="F" if fortran else "C").copy()
+
+
+_IN_USE: contextvars.ContextVar = contextvars.ContextVar("rfbench_reading", default=None)
