@@ -172,3 +172,168 @@ def test_verify_checks_the_summary_against_its_cells(sweep, tmp_path):
     report.write_text(report.read_text().replace('"rows"', '"rows" '))  # any byte of a cell report
     bad = verify()
     assert bad.exit_code == 1 and "cells[noise-1-seed0].sha256" in bad.output, bad.output
+
+
+# -- the sweep's one reading of the dataset ---------------------------------------------------------------------
+
+
+def _side_copy(tiny_demo, home: Path) -> Path:
+    d = home / "d"
+    shutil.copytree(tiny_demo, d)
+    return d
+
+
+@pytest.mark.parametrize("name, corrupt", [("widar", "dead-antenna:5"), ("mmfi", "noise:3")])
+def test_a_reading_builds_other_corruptions_from_the_first_build_alone_bit_for_bit(tiny_demo, tmp_path, name,
+                                                                                    corrupt):
+    """After the clean build through a Reading, a corrupted build through it reads no dataset file (they are
+    gone), and writes the very bytes a build from the dataset writes."""
+    from dataclasses import replace
+
+    from rfbench.datasets.windows import load_index, write_windows
+    from rfbench.datasets.windows.dataset_files import Reading
+
+    kept, alone = _side_copy(tiny_demo, tmp_path / "kept"), _side_copy(tiny_demo, tmp_path / "alone")
+    split = f"{name}-split.json"
+    clean = replace(load_index(kept / "windows" / f"{name}-test" / "index.json", check_arrays=False)
+                    .window_settings(), corrupt=None, corrupt_seed=None)
+    cell = replace(clean, corrupt=corrupt, corrupt_seed=2)
+    (tmp_path / "units").mkdir()
+    reading = Reading(tmp_path / "units")
+    write_windows(kept / split, "test", kept / "out" / "clean", clean, reading=reading)
+    assert len(reading) > 0
+    gone = [p for p in (kept / "data" / name).rglob("*") if p.is_file() and p.stat().st_size > 0]
+    assert gone
+    for p in gone:  # the test side's files (and every other): a second build must not need them
+        p.unlink()
+    write_windows(kept / split, "test", kept / "out" / "cell", cell, reading=reading)
+    write_windows(alone / split, "test", alone / "out" / "cell", cell)
+    write_windows(alone / split, "test", alone / "out" / "clean", clean)
+    for folder in ("clean", "cell"):
+        for file in ("X.npy", "y.npy", "index.json"):
+            assert (kept / "out" / folder / file).read_bytes() == (alone / "out" / folder / file).read_bytes(), \
+                (folder, file)
+    index = json.loads((kept / "out" / "cell" / "index.json").read_text())
+    assert index["settings"]["corrupt"] == corrupt and index["files"]  # the dataset files, named and hashed
+    # without the reading, the same build reads the dataset, and finds it gone
+    with pytest.raises(ValidationError, match="no such dataset file"):
+        write_windows(kept / split, "test", kept / "out" / "again", cell)
+
+
+def test_a_reading_reuses_a_side_only_for_another_corruption(tiny_demo, tmp_path):
+    from dataclasses import replace
+
+    from rfbench.datasets.windows import load_index
+    from rfbench.datasets.windows.build import open_side
+    from rfbench.datasets.windows.dataset_files import Reading
+
+    split = tiny_demo / "widar-split.json"
+    clean = replace(load_index(tiny_demo / "windows" / "widar-test" / "index.json", check_arrays=False)
+                    .window_settings(), corrupt=None, corrupt_seed=None)
+    reading = Reading(tmp_path)
+    first = open_side(split, "test", clean, reading=reading)
+    again = open_side(split, "test", replace(clean, corrupt="noise:1", corrupt_seed=4), reading=reading)
+    assert again.split is first.split and again.manifest is first.manifest and again.labels == first.labels
+    assert again.settings.corrupt == "noise:1" and again.files is not first.files
+    other = open_side(split, "test", replace(clean, resample=16), reading=reading)
+    assert other.manifest is not first.manifest and other.settings.resample == 16
+    assert open_side(split, "train", clean, reading=reading).side == "train"
+
+
+@pytest.mark.long
+def test_a_cell_s_windows_are_the_bytes_rfbench_windows_writes_alone(sweep):
+    """The sweep built the cell from its one reading; rfbench windows with the cell's own command line (its
+    report's chain), run alone from the dataset into a folder as deep, writes the same X, y and index."""
+    d, summary = sweep
+    cell = d / "sweep" / summary["cells"][3]["report"]
+    argv = json.loads(cell.read_text())["chain"][0]["argv"]
+    assert argv[:2] == ["rfbench", "windows"] and "--corrupt" in argv
+    alone = d / "alone" / "cells" / "dead-antenna-5-seed0" / "windows"
+    argv = argv[1:]
+    argv[1] = str(d / "mmfi-split.json")
+    argv[argv.index("-o") + 1] = str(alone)
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    for name in ("X.npy", "y.npy", "index.json"):
+        assert (alone / name).read_bytes() == (cell.parent / "windows" / name).read_bytes(), name
+    assert not list((d / "sweep").glob(".reading-*"))  # the sweep's reading is gone with the sweep
+
+
+@pytest.mark.long
+def test_a_sweep_reads_each_dataset_file_once_and_leaves_no_reading_behind(tiny_demo, tmp_path, monkeypatch):
+    """Every non-empty dataset file (the test side's CSI and ground truth, the train side's ground truth for the
+    baseline) is read once for the whole sweep, by the clean run; an interrupted sweep removes its reading."""
+    pytest.importorskip("onnxruntime")
+    from rfbench.datasets.windows.dataset_files import DatasetFiles
+    from rfbench.report.robustness import RobustnessSettings, run_robustness
+
+    d = _side_copy(tiny_demo, tmp_path)
+    like = CliRunner().invoke(app, ["score", "--task", "pose", "--pred", str(d / "pose" / "pred.npy"), "--rows",
+                                    str(d / "windows" / "mmfi-test" / "index.json"), "--split",
+                                    str(d / "mmfi-split.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
+                                    "hip-width", "--k", "0.2", "--metrics", "pck", "--bootstrap", "20", "-o",
+                                    str(d / "pose" / "like.json")])
+    assert like.exit_code == 0, like.output
+    reads: dict = {}
+    real = DatasetFiles.read
+
+    def counted(self, entry):
+        if entry.get("bytes"):
+            reads[entry["path"]] = reads.get(entry["path"], 0) + 1
+        return real(self, entry)
+
+    monkeypatch.setattr(DatasetFiles, "read", counted)
+    settings = RobustnessSettings(corruptions=("noise", "truncation"), severities="2,4", seeds=2)
+    sweep = run_robustness(d / "pose" / "ridge.onnx", d / "mmfi-split.json", d / "pose" / "like.json",
+                           d / "sweep", settings)
+    assert len(sweep.summary["cells"]) == 8
+    frames = [p for p in reads if p.endswith(".mat")]
+    assert frames and any(p.endswith(".npy") for p in reads)
+    assert set(reads.values()) == {1}, sorted(p for p, n in reads.items() if n > 1)[:3]
+    assert not list((d / "sweep").glob(".reading-*"))
+
+    from rfbench.nn import predict as predict_module
+
+    calls = []
+    real_predict = predict_module.predict
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_predict(*args, **kwargs)
+
+    monkeypatch.setattr(predict_module, "predict", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_robustness(d / "pose" / "ridge.onnx", d / "mmfi-split.json", d / "pose" / "like.json", d / "cut",
+                       settings)
+    assert (d / "cut" / "clean" / "report.json").exists()
+    assert not list((d / "cut").glob(".reading-*"))
+
+
+@pytest.mark.long
+def test_verify_all_re_runs_every_cell_and_a_changed_cell_fails_its_re_run(sweep, tmp_path):
+    import numpy as np
+
+    d, summary = sweep
+    copy = tmp_path / "d"
+    shutil.copytree(d, copy)
+
+    def verify(*extra):
+        return CliRunner().invoke(app, ["verify", str(copy / "sweep" / "summary.json"), "--root", str(copy),
+                                        *extra])
+
+    every = verify("--all")
+    assert every.exit_code == 0, every.output
+    names = ["clean"] + [cell_name(c["corruption"], c["severity"], c["seed"]) for c in summary["cells"]]
+    for name in names:
+        assert f"cell {name} re-run: MATCH" in every.output, name
+    pred = copy / "sweep" / "cells" / "noise-5-seed0" / "pred.npy"
+    changed = np.load(pred)
+    changed.flat[0] += 1.0
+    np.save(pred, changed)
+    assert verify().exit_code == 0  # the summary and the reports agree: only a re-run looks at the predictions
+    one = verify("--cell", "noise-5-seed0")
+    assert one.exit_code == 1 and "cell noise-5-seed0" in one.output and "inputs[pred]" in one.output, one.output
+    assert verify("--all").exit_code == 1
+    assert verify("--cell", "noise-1-seed0").exit_code == 0

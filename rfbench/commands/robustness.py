@@ -36,7 +36,10 @@ def _robustness(
 
     The clean cell runs first, then every (corruption, severity, seed): rfbench windows with --corrupt and
     --corrupt-seed, rfbench predict (the model read once, X memory-mapped batch by batch) and rfbench score, each
-    into its own folder, each report verifiable by rfbench verify like any other. DIR/summary.json
+    into its own folder, each report verifiable by rfbench verify like any other. The dataset files are read,
+    checked and parsed once, by the clean run, which keeps what it decoded in a temporary folder inside DIR
+    (removed at the end); every cell is built from that one reading, byte for byte what rfbench windows
+    --corrupt writes alone. DIR/summary.json
     (rfbench.robustness/1) lists every cell (corruption, severity, seed, report, sha256, the first result's value
     and interval, its drop from clean with a paired cluster-bootstrap interval), each corruption's corruption
     error against the baseline (and, with --reference, CE and relative CE against a reference sweep), their means

@@ -6,7 +6,11 @@ report of ``rfbench score --rows``): the window settings from its windows index,
 prediction record, the metric spec, bootstrap and report options from its reproducer. It then runs, in this
 process and in order, the clean cell and every (corruption, severity, seed) cell: ``windows`` (the test side,
 with ``corrupt`` and ``corrupt_seed`` set) → ``predict`` (the model read once, X memory-mapped, batch by batch) →
-``score`` into ``DIR/clean/`` and ``DIR/cells/<corruption>-<severity>-seed<seed>/``. Each cell is an ordinary
+``score`` into ``DIR/clean/`` and ``DIR/cells/<corruption>-<severity>-seed<seed>/``. The test side's dataset files
+are read, checked and parsed once, by the clean run, which keeps what it decoded (each receiver log, WiFi frame,
+ground truth) in a temporary folder inside ``DIR`` (a
+:class:`~rfbench.datasets.windows.dataset_files.Reading`, removed when the sweep ends); every cell's windows are
+built from it, the very bytes ``rfbench windows --corrupt`` writes alone. Each cell is an ordinary
 report with its chain (``rfbench verify`` re-runs it like any other); the summary holds one entry per cell with
 its report's path and sha256, the first result's value and interval, and its drop from clean, bootstrapped over
 the same clusters and draws as clean (paired), plus each corruption's corruption error (CE) and the mean (mCE):
@@ -25,9 +29,10 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -232,6 +237,33 @@ def _ratio(num, den):
     return num / den
 
 
+@contextmanager
+def _kept_reading(out: Path) -> Iterator:
+    """A :class:`~rfbench.datasets.windows.dataset_files.Reading` in a temporary folder inside ``out``, removed
+    when the sweep ends, however it ends (``out`` too, when the sweep made it and it is left empty)."""
+    import shutil
+    import tempfile
+
+    from rfbench.datasets.windows.dataset_files import Reading
+    from rfbench.errors import OutputError
+
+    made = [d for d in (out, *out.parents) if not d.exists()]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=".reading-", dir=out))
+    except OSError as exc:
+        raise OutputError(f"{out}: cannot make the sweep's folder ({exc.strerror or exc})") from None
+    try:
+        yield Reading(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        for d in made:
+            try:
+                d.rmdir()
+            except OSError:
+                break
+
+
 def run_robustness(model, split, score_like_report, out, settings: RobustnessSettings | None = None, *,
                    force: bool = False, workers: int | None = None,
                    on_total: Callable[[int], None] | None = None,
@@ -284,7 +316,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
 
     def run_cell(folder: Path, windows_settings):
         w = folder / "windows"
-        write_windows(split, "test", w, windows_settings, force=True, workers=workers)
+        write_windows(split, "test", w, windows_settings, force=True, workers=workers, reading=reading)
         prediction = predict(model_file, w, like.predict, sandbox=box)
         pred_path = folder / "pred.npy"
         write_prediction(pred_path, prediction, force=True)
@@ -293,8 +325,10 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
         return run.report, prediction.pred, w / "index.json"
 
     # one box of bounded children for the whole sweep: the model's session starts once, and the prediction
-    # settings' limits (the wall-clock timeout included) bound every cell's predictions together
-    with Sandbox(like.predict, f"model {model_file.path}") as box:
+    # settings' limits (the wall-clock timeout included) bound every cell's predictions together; one reading of
+    # the test side's files (the clean run's, kept in a temporary folder of the sweep's) for every cell's windows
+    # (the scoring's ground truth and training targets too: the reading is in use for the whole sweep)
+    with _kept_reading(out) as reading, reading.in_use(), Sandbox(like.predict, f"model {model_file.path}") as box:
         clean_report, clean_pred, clean_index = run_cell(out / "clean", like.windows)
         pairing = _Pairing(like, split, clean_index, clean_pred)
         del clean_pred
@@ -410,7 +444,11 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
         "notes": ["drop = clean − cell, in the metric's units; its interval is the paired cluster bootstrap of "
                   "the cell against clean over the same clusters and draws (the score-like report's bootstrap)",
                   "each cell is a report of its own with its chain (windows --corrupt → predict → score): rfbench "
-                  "verify checks it like any other"],
+                  "verify checks it like any other",
+                  "every cell's windows were built from the sweep's one verified reading of the test side's dataset "
+                  "files (read, checked against the manifest's sizes and sha256 and parsed once, by the clean run): "
+                  "they are the bytes rfbench windows --corrupt writes alone, and each index names those dataset "
+                  "files and their sha256"],
     }
 
 

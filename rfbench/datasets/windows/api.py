@@ -252,7 +252,7 @@ def build_windows(split, side: str, settings: WindowSettings | None = None, *, w
 
 def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSettings | None = None, *,
                   force: bool = False, workers: int | None = None, progress: Callable[[int], None] | None = None,
-                  on_total: Callable[[int], None] | None = None) -> dict:
+                  on_total: Callable[[int], None] | None = None, reading=None) -> dict:
     """Build one side of a split and write ``X.npy``, ``y.npy`` and ``index.json`` into the folder ``out``.
 
     Takes the arguments of :func:`build_windows`, plus ``out`` and ``force`` (replace the three files when they
@@ -260,6 +260,10 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     chunks of windows, not by the side's size); each file is written to a temporary name and the three are
     renamed into place only once all are complete, the index last, so an error or an interruption leaves the
     folder as it was.
+
+    ``reading`` (a :class:`~rfbench.datasets.windows.dataset_files.Reading`) is where the side's decoded files are
+    kept and found: a build after the first one under it, of settings that differ in their corruption alone, reads
+    no dataset file again (nor the split and manifest) and writes the very bytes it would have written without it.
 
     Returns
     -------
@@ -274,7 +278,7 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     targets = {name: out / name for name in (X_FILE, Y_FILE, INDEX_FILE)}
     for path in targets.values():
         check_writable(path, force)
-    job = open_side(split, side, settings)
+    job = open_side(split, side, settings, reading=reading)
     plan = start_plan(job)
     known = announced_rows(plan)
     if known == 0 and job.kind in ("mmfi", "bvp"):

@@ -107,7 +107,8 @@ def dataset_kind(manifest) -> str:
                           "them")
 
 
-def open_side(split, side: str, settings: WindowSettings | None = None, labels: "LabelInfo | None" = None) -> SideJob:
+def open_side(split, side: str, settings: WindowSettings | None = None, labels: "LabelInfo | None" = None,
+              reading=None) -> SideJob:
     """Load and check everything one side of a split is built from.
 
     Parameters
@@ -120,6 +121,11 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     labels : LabelInfo, optional
         The label set, when a windows index already recorded it (scoring an index's rows): then no label-set
         file is read, whatever path the index names.
+    reading : Reading, optional
+        A reading (:class:`~rfbench.datasets.windows.dataset_files.Reading`) the side's files are decoded through
+        (default: the one in use, if any). When it already holds this side, opened under settings that differ
+        from these in their corruption alone, that side is reused with these settings (and these labels): the
+        split and manifest are not read again.
 
     Raises
     ------
@@ -138,6 +144,16 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     if not isinstance(settings, WindowSettings):
         raise ValidationError("settings must be a WindowSettings")
     split_path = Path(getattr(split, "path", None) or split)
+    if reading is None:
+        from rfbench.datasets.windows.dataset_files import reading_in_use
+
+        reading = reading_in_use()
+    if reading is not None:
+        held = reading.side(split_path, side)
+        if held is not None:
+            again = _reuse_side(held, settings, labels, reading)
+            if again is not None:
+                return again
     info = load_split(split_path)
     split_sha, _ = sha256_file(split_path)
     mpath = info.manifest_file  # load_split checked it is the manifest the split was made from
@@ -153,11 +169,7 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     kept = {r["id"] for r in manifest.recordings}
     train = tuple(i for i in info.train if i in kept)
     kind = dataset_kind(manifest)
-    settings = settings.resolved(kind)
-    if kind == "bvp":  # the row width: given, or the train side's longest T (whichever side is built)
-        from rfbench.datasets.windows import bvp
-
-        settings = bvp.resolve_t_max(settings, manifest, train)
+    settings = _resolve(settings, kind, manifest, train)
     ids = [i for i in (info.train if side == "train" else info.test) if i in kept]
     if not ids:
         what = f" of the {settings.release} release" if settings.release is not None else ""
@@ -167,9 +179,39 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
         labels = None
     elif labels is None:
         labels = _label_info(manifest, settings)
-    files = DatasetFiles(manifest.root_dir(mpath))
-    return SideJob(info, split_path, split_sha, manifest, mpath, manifest_sha, kind, side, settings, recordings,
-                   labels, files)
+    files = DatasetFiles(manifest.root_dir(mpath), reading)
+    job = SideJob(info, split_path, split_sha, manifest, mpath, manifest_sha, kind, side, settings, recordings,
+                  labels, files)
+    if reading is not None:
+        reading.keep_side(split_path, side, job)
+    return job
+
+
+def _resolve(settings: WindowSettings, kind: str, manifest, train) -> WindowSettings:
+    """``settings`` resolved for the dataset kind (and, for BVP, the row width from the ``train`` recordings)."""
+    settings = settings.resolved(kind)
+    if kind == "bvp":  # the row width: given, or the train side's longest T (whichever side is built)
+        from rfbench.datasets.windows import bvp
+
+        settings = bvp.resolve_t_max(settings, manifest, train)
+    return settings
+
+
+def _reuse_side(kept: SideJob, settings: WindowSettings, labels, reading) -> SideJob | None:
+    """``kept`` under ``settings`` when they differ from its own in the corruption alone (else None): the same
+    split, manifest and recordings, the labels :func:`open_side` would take, files read through ``reading``."""
+    import dataclasses
+
+    ids = {r["id"] for r in kept.manifest.recordings}  # the manifest of the side's release
+    settings = _resolve(settings, kept.kind, kept.manifest, tuple(i for i in kept.split.train if i in ids))
+    clean = dict(corrupt=None, corrupt_seed=None)
+    if dataclasses.replace(settings, **clean) != dataclasses.replace(kept.settings, **clean):
+        return None
+    if settings.task != "gesture":
+        labels = None
+    elif labels is None:
+        labels = _label_info(kept.manifest, settings)
+    return dataclasses.replace(kept, settings=settings, labels=labels, files=DatasetFiles(kept.files.root, reading))
 
 
 def _label_key(manifest) -> str:
@@ -419,8 +461,7 @@ def _plan_mmfi_recording(job: SideJob, rec: dict, excluded: list) -> RecordingPl
     rows = [{"id": rid, "start": a, "stop": b} for a, b in kept]
     empty_entries = {pos: f for pos, f in by_pos.items() if f.get("bytes") == 0}
     if pose:
-        buf = job.files.read(gt_entry)
-        gt = parse_npy(buf, gt_entry["path"])
+        gt = job.files.decoded(gt_entry, "npy", lambda buf: parse_npy(buf, gt_entry["path"]))
         if gt.shape != (n, *MMFI_JOINTS):
             _exclude(excluded, rec, Exclusion("ground-truth", f"ground truth has shape {gt.shape}; expected "
                                                               f"({n}, 17, 3)"))
@@ -681,13 +722,15 @@ def _intel_recording(job: SideJob, rec: dict, plan: Plan, nrx: int, ntx: int, ne
     dropped = []
     for r in expected:
         entry = files[r]
-        buf = job.files.read(entry)
         if plan.hardware_format is not None:
             from rfbench.datasets.windows.hardware import read_hardware_csi
 
-            log = read_hardware_csi(buf, plan.hardware_format, entry["path"], s.subcarriers, s.bandwidth)
+            log = job.files.decoded(entry, f"{plan.hardware_format} on {s.subcarriers}/{s.bandwidth}",
+                                    lambda buf, path=entry["path"]: read_hardware_csi(
+                                        buf, plan.hardware_format, path, s.subcarriers, s.bandwidth))
         else:
-            log = intel5300.read(buf, raw_int8=True, threads=1)
+            log = job.files.decoded(entry, "intel5300 int8", lambda buf: intel5300.read(buf, raw_int8=True,
+                                                                                        threads=1))
         recorded = entry.get("records")
         if isinstance(recorded, int) and log.n_records != recorded:
             raise ValidationError(f"{entry['path']}: {log.n_records} CSI records, but ingest counted {recorded}: the "
@@ -910,17 +953,21 @@ def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict, n
     from rfbench.io.matv5 import mat_layout, read_mat_bytes
 
     rel = entry["path"]
-    buf = job.files.read(entry)
-    size = len(buf)
-    layout = layouts.get(size)
-    mat = layout.read(buf) if layout else None
-    if mat is None:
-        mat = read_mat_bytes(buf, rel)
-        if size not in layouts:
-            try:
-                layouts[size] = mat_layout(buf, rel)
-            except FormatError:
-                layouts[size] = None
+
+    def decode(buf):
+        size = len(buf)
+        layout = layouts.get(size)
+        mat = layout.read(buf) if layout else None
+        if mat is None:
+            mat = read_mat_bytes(buf, rel)
+            if size not in layouts:
+                try:
+                    layouts[size] = mat_layout(buf, rel)
+                except FormatError:
+                    layouts[size] = None
+        return mat
+
+    mat = job.files.decoded(entry, "mat", decode)
     arrays = []
     for name in names or s.feature_names:
         var = "CSIamp" if name == "amp" else "CSIphase"

@@ -9,10 +9,18 @@ its size and sha256 for the index. Any mismatch is one :class:`~rfbench.errors.V
 the file (exit 2): nothing is read past a bad file.
 
 It is safe to call from several threads at once.
+
+A :class:`Reading` keeps what was decoded from each verified file (a parsed receiver log, a WiFi frame's
+variables, a ground truth) on disk, so that windows built again under other corruption settings (a robustness
+sweep's cells) come from the very same decoded units without reading, hashing or parsing the files again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import copy
+import dataclasses
 import errno
 import hashlib
 import io
@@ -20,15 +28,15 @@ import os
 import stat
 import threading
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from rfbench.errors import FormatError, ValidationError
+from rfbench.errors import FormatError, OutputError, ValidationError
 from rfbench.io.files import READ_FLAGS
 from rfbench.io.world import admit
 
-__all__ = ["DatasetFiles", "parse_npy", "NPY_MAX_HEADER_BYTES"]
+__all__ = ["DatasetFiles", "Reading", "parse_npy", "NPY_MAX_HEADER_BYTES"]
 
 _REREAD = "re-run rfbench ingest (and rfbench split) if the dataset was meant to change"
 
@@ -40,9 +48,12 @@ class DatasetFiles:
     ----------
     root : path-like
         The manifest's dataset root (``Manifest.root_dir(manifest_path)``).
+    reading : Reading, optional
+        Where :meth:`decoded` keeps and finds decoded files (default: none, every file is read and decoded).
     """
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, reading: "Reading | None" = None):
+        self.reading = reading
         root = Path(root)
         try:
             self.root = root.resolve(strict=True)
@@ -73,6 +84,10 @@ class DatasetFiles:
                 raise ValidationError(f"{rel}: the dataset file changed while it was being read (sha256 differs "
                                       f"between two reads); {_REREAD}")
             self._read[rel] = (size, digest)
+
+    def _record_of(self, rel: str) -> tuple[int, str]:
+        with self._lock:
+            return self._read[rel]
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -117,6 +132,13 @@ class DatasetFiles:
                                   f"ingest; {_REREAD}")
         self._remember(rel, size, digest)
         return bytes(buf) if size < 4096 else buf
+
+    def decoded(self, entry: Mapping, kind: str, decode: Callable[[Any], Any]) -> Any:
+        """``decode(self.read(entry))``, or, with a :class:`Reading` that decoded this file (as ``kind``) before,
+        that same value read back from it; the file is recorded in :meth:`records` either way."""
+        if self.reading is None:
+            return decode(self.read(entry))
+        return self.reading.decoded(self, entry, kind, decode)
 
     def check(self, entry: Mapping) -> dict:
         """Re-check one ``{path, bytes, sha256}`` record without keeping it: returns ``{}`` when the file is
@@ -201,6 +223,159 @@ class DatasetFiles:
             raise _missing(exc, rel) from None
 
 
+def reading_in_use() -> "Reading | None":
+    """The reading put in use (:meth:`Reading.in_use`) around this call, if any."""
+    return _IN_USE.get()
+
+
+#: Alignment of each array in a :class:`Reading`'s unit file.
+_ALIGN = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class _Unit:
+    """Where one decoded file lies in a :class:`Reading`: its unit file, the arrays' layout in it, the rest of the
+    value (kept in memory) and the dataset file's size and sha256 as it was read."""
+
+    file: str
+    nbytes: int
+    build: tuple  # ("array",) | ("dataclass", cls) | ("dict", cls, attributes)
+    arrays: tuple  # (name, offset, dtype, shape, order) per array
+    others: dict  # what is not an array, by name
+    size: int
+    sha256: str
+
+
+class Reading:
+    """One verified reading of dataset files, kept under ``folder`` for windows built again under other corruption
+    settings.
+
+    :meth:`DatasetFiles.decoded` comes here: the first time a file is asked for (as a ``kind`` of decoding), it is
+    read and checked as usual, decoded, and the arrays of what was decoded are written to one unit file under
+    ``folder`` (bit for bit, in their dtype, shape and memory order); what is not an array (counts, names) stays
+    in memory with the file's size and sha256. Later, the same file is the unit read back, and recorded as read
+    with that size and sha256, without touching the dataset. Memory holds no array, only that per-file record;
+    arrays are read back one unit at a time.
+
+    :meth:`side` keeps the first side opened (split and manifest checked) for the builds that follow. The folder
+    is the caller's (a temporary folder it removes).
+
+    A reading is given to :func:`~rfbench.datasets.windows.write_windows`, or put in use for a block
+    (:meth:`in_use`): then every side opened in it (the scoring's ground truth and training targets included) is
+    decoded through it.
+    """
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        self._lock = threading.Lock()
+        self._units: dict[tuple, _Unit] = {}
+        self._sides: dict[tuple, Any] = {}
+        self._count = 0
+
+    def __len__(self) -> int:
+        return len(self._units)
+
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator["Reading"]:
+        """This reading for every side opened in the block (in this thread) without a reading of its own."""
+        token = _IN_USE.set(self)
+        try:
+            yield self
+        finally:
+            _IN_USE.reset(token)
+
+    # -- sides ---------------------------------------------------------------------------------------------
+
+    def side(self, split_path: Path, side: str):
+        """The side job first opened for ``split_path``'s ``side``, or None."""
+        return self._sides.get((str(Path(split_path).resolve()), side))
+
+    def keep_side(self, split_path: Path, side: str, job) -> None:
+        self._sides.setdefault((str(Path(split_path).resolve()), side), job)
+
+    # -- units ---------------------------------------------------------------------------------------------
+
+    def decoded(self, files: DatasetFiles, entry: Mapping, kind: str, decode: Callable[[Any], Any]) -> Any:
+        rel, size, expected = _entry(entry)
+        key = (str(files.root), rel, kind)
+        unit = self._units.get(key)
+        if unit is not None and unit.size == size and (expected is None or expected == unit.sha256):
+            value = self._load(unit)
+            files._remember(rel, unit.size, unit.sha256)
+            return value
+        value = decode(files.read(entry))
+        got_size, digest = files._record_of(rel)
+        self._store(key, value, got_size, digest)
+        return value
+
+    def _store(self, key: tuple, value: Any, size: int, digest: str) -> None:
+        if isinstance(value, np.ndarray):
+            build, items = ("array",), {"": value}
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            build, items = ("dataclass", type(value)), {f.name: getattr(value, f.name)
+                                                        for f in dataclasses.fields(value)}
+        elif isinstance(value, dict):
+            build, items = ("dict", type(value), copy.deepcopy(vars(value)) if hasattr(value, "__dict__") else {}), \
+                dict(value)
+        else:
+            raise TypeError(f"a reading keeps arrays, dataclasses and dicts, not {type(value).__name__}")
+        arrays, others, pieces, at = [], {}, [], 0
+        for name, item in items.items():
+            if not isinstance(item, np.ndarray) or item.dtype.hasobject:
+                others[name] = copy.deepcopy(item)
+                continue
+            order = "F" if item.flags.f_contiguous and not item.flags.c_contiguous else "C"
+            data = np.asarray(item).reshape(-1, order=order) if item.size else item.reshape(-1)
+            arrays.append((name, at, item.dtype, item.shape, order))
+            pieces.append((at, data))
+            at += -(-data.nbytes // _ALIGN) * _ALIGN
+        with self._lock:
+            self._count += 1
+            name = f"{self._count:07d}.unit"
+        path = self.folder / name
+        try:
+            with open(path, "wb") as fh:
+                for offset, data in pieces:
+                    fh.seek(offset)
+                    fh.write(memoryview(np.ascontiguousarray(data)).cast("B"))
+                fh.truncate(at)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot keep the reading of the dataset ({exc.strerror or exc})") from None
+        with self._lock:
+            self._units[key] = _Unit(name, at, build, tuple(arrays), others, size, digest)
+
+    def _load(self, unit: _Unit) -> Any:
+        buf = np.empty(unit.nbytes, dtype=np.uint8)
+        path = self.folder / unit.file
+        try:
+            with open(path, "rb", buffering=0) as fh:
+                got = 0
+                view = memoryview(buf)
+                while got < unit.nbytes:
+                    n = fh.readinto(view[got:])
+                    if not n:
+                        break
+                    got += n
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot read the kept reading of the dataset back ({exc.strerror or exc})") \
+                from None
+        if got != unit.nbytes:
+            raise OutputError(f"{path}: the kept reading of the dataset was cut short ({got} of {unit.nbytes} bytes)")
+        items = {name: copy.deepcopy(v) for name, v in unit.others.items()}
+        for name, offset, dtype, shape, order in unit.arrays:
+            count = int(np.prod(shape, dtype=np.int64))
+            flat = buf[offset:offset + count * dtype.itemsize].view(dtype)
+            items[name] = flat.reshape(shape, order=order)
+        if unit.build[0] == "array":
+            return items[""]
+        if unit.build[0] == "dataclass":
+            return unit.build[1](**items)
+        value = unit.build[1](items)
+        for attr, v in unit.build[2].items():
+            setattr(value, attr, copy.deepcopy(v))
+        return value
+
+
 def _entry(entry: Mapping) -> tuple[str, int, str | None]:
     rel = entry.get("path")
     size = entry.get("bytes")
@@ -282,3 +457,6 @@ def parse_npy(buf, where: str) -> np.ndarray:
                           f"{len(buf) - offset} bytes follow it")
     arr = np.frombuffer(buf, dtype=dtype, count=count, offset=offset)
     return arr.reshape(shape, order="F" if fortran else "C").copy()
+
+
+_IN_USE: contextvars.ContextVar = contextvars.ContextVar("rfbench_reading", default=None)
