@@ -33,8 +33,15 @@ from pathlib import Path
 from typing import Callable
 
 from rfbench.datasets.manifest import Manifest
-from rfbench.datasets.tree import Entry, TreeWalk, display_path, duplicate_problems, marker_record
-from rfbench.datasets.widar import DATE_ROOMS, GESTURE_NAMES, SYNTHETIC_MARKER, find_csi_root
+from rfbench.datasets.tree import Entry, display_path, duplicate_problems
+from rfbench.datasets.widar import (
+    DATE_ROOMS,
+    GESTURE_NAMES,
+    SYNTHETIC_MARKER,
+    find_csi_root,
+    open_release,
+    release_extra,
+)
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tree", "release_kind", "ingest_bvp",
@@ -232,12 +239,8 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     ValidationError
         ``root`` is not a folder, or the tree holds no BVP recording.
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise ValidationError(f"{display_path(str(root))}: not a folder; give the Widar3.0 folder holding BVP/ (or the "
-                              "BVP folder)")
+    root, walk = open_release(root, "BVP", follow_symlinks)
     bvp_root = find_bvp_root(root) or root
-    walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     problems = walk.problems
 
     # 1. Walk: <date>-VS folders → files, named and placed.
@@ -339,12 +342,6 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {"kind": "bvp", "bvp": {"variable": BVP_VARIABLE, "grid": [GRID, GRID], "rate_hz": 10,
                                          "velocity_range_m_s": [-2, 2]}}
-    marker = marker_record(root, SYNTHETIC_MARKER) or marker_record(bvp_root, SYNTHETIC_MARKER)
-    if marker is not None:
-        if bvp_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
-            marker["path"] = walk.rel(bvp_root / SYNTHETIC_MARKER)
-        extra["synthetic_marker"] = marker
-    if follow_symlinks:
-        extra["follow_symlinks"] = True
+    synthetic = release_extra(extra, walk, bvp_root, follow_symlinks)
     return Manifest(dataset=DATASET, root=os.path.abspath(root), recordings=recordings, problems=problems,
-                    synthetic=marker is not None, extra=extra)
+                    synthetic=synthetic, extra=extra)
