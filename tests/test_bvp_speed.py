@@ -136,3 +136,17 @@ except SystemExit as exc:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert np.array_equal(np.load(tmp_path / "w" / "X.npy"), expected.x)
+
+
+def test_an_oversized_file_is_a_problem_without_the_absolute_path(tmp_path):
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.widar_bvp import MAX_BVP_BYTES, ingest_bvp
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 3), damage=False)
+    first = next((tmp_path / "tree").rglob("*-L0.mat"))
+    big = first.with_name(first.name.replace("-L0.mat", "-L5.mat"))
+    big.write_bytes(b"\0" * (MAX_BVP_BYTES + 1))
+    problems = ingest_bvp(tmp_path / "tree", workers=2).problems
+    (reason,) = [p["reason"] for p in problems if p["path"].endswith(big.name)]
+    assert reason == (f"cannot read: {MAX_BVP_BYTES + 1} bytes, more than the {MAX_BVP_BYTES} rfbench reads for "
+                      "it; left out")

@@ -193,14 +193,22 @@ class _Read:
 
 
 def _read_one(entry: Entry) -> _Read:
-    from rfbench.io.files import read_input_bytes
+    from rfbench.io.files import NotRegularFile, input_errors, read_regular
 
     try:
-        buf = read_input_bytes(entry.path, cap=MAX_BVP_BYTES, expected="a BVP .mat file")
+        # The walk resolved the entry's real path (and refused links out of the tree): open that, without
+        # following a link, rather than resolving the path again for every file.
+        with input_errors(entry.path, expected="a BVP .mat file"):
+            try:
+                buf = read_regular(entry.real, MAX_BVP_BYTES, "", follow=False)
+            except NotRegularFile:
+                raise FormatError(f"{entry.path}: not a regular file, expected a BVP .mat file") from None
     except FormatError as exc:
-        text = str(exc)
-        prefix = str(entry.path) + ": "
-        return _Read("", None, text[len(prefix):] if text.startswith(prefix) else text)
+        text = str(exc).strip()
+        for prefix in (f"{entry.path}: ", f"{entry.real}: "):
+            if text.startswith(prefix):
+                return _Read("", None, text[len(prefix):])
+        return _Read("", None, text)
     digest = hashlib.sha256(buf).hexdigest()
     try:
         value = read_bvp_bytes(buf, "")
