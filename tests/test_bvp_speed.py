@@ -150,3 +150,133 @@ def test_an_oversized_file_is_a_problem_without_the_absolute_path(tmp_path):
     (reason,) = [p["reason"] for p in problems if p["path"].endswith(big.name)]
     assert reason == (f"cannot read: {MAX_BVP_BYTES + 1} bytes, more than the {MAX_BVP_BYTES} rfbench reads for "
                       "it; left out")
+
+
+def _compressed(raw: bytes, level: int = 6) -> bytes:
+    import struct
+    import zlib
+
+    body = zlib.compress(raw[128:], level)
+    return raw[:128] + struct.pack("<II", 15, len(body)) + body
+
+
+def _frames_or_error(fn, buf):
+    from rfbench.errors import FormatError
+
+    try:
+        return fn(buf)
+    except FormatError as exc:
+        return f"error: {exc}"
+
+
+def _variants():
+    """(label, bytes) of valid and damaged BVP files, compressed as MATLAB's save and as the generator does."""
+    import io
+    import struct
+
+    import scipy.io
+
+    from rfbench.datasets.synthetic import mat_v5_bytes
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+
+    rng = np.random.default_rng(5)
+    out = []
+    for t in (1, 2, 7, 38):
+        v = rng.random((20, 20, t))
+        out.append((f"generator T={t}", bvp_file_bytes(v, compress=True)))
+        out.append((f"plain T={t}", bvp_file_bytes(v)))
+        for dtype in ("float64", "float32", "uint8"):
+            fh = io.BytesIO()
+            scipy.io.savemat(fh, {"velocity_spectrum_ro": (v * 100).astype(dtype)}, do_compression=True)
+            out.append((f"savemat {dtype} T={t}", fh.getvalue()))
+    v = rng.random((20, 20, 5))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": v + 1j * v}, do_compression=True)
+    out.append(("complex", fh.getvalue()))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"other": v}, do_compression=True)
+    out.append(("other name", fh.getvalue()))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": v, "extra": v}, do_compression=True)
+    out.append(("two variables", fh.getvalue()))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": "text"}, do_compression=True)
+    out.append(("char", fh.getvalue()))
+    out.append(("mis-shaped", _compressed(mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 10, 3))}))))
+    out.append(("T=0", _compressed(mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 0))}))))
+    good = bvp_file_bytes(rng.random((20, 20, 9)), compress=True)
+    out.append(("truncated", good[:-40]))
+    out.append(("truncated header", good[:150]))
+    out.append(("stray bytes", good + b"\x01" * 8))
+    # A real part whose tag declares fewer values than 20×20×T: the header alone shows it.
+    raw = bytearray(mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 4))}))
+    pos = raw.find(b"velocity_spectrum_ro") + 24
+    assert struct.unpack_from("<I", raw, pos)[0] == 9  # miDOUBLE tag of the real part
+    struct.pack_into("<I", raw, pos + 4, 8 * 400 * 3)
+    out.append(("short data tag", _compressed(bytes(raw))))
+    big = bvp_file_bytes(np.zeros((20, 20, 1400)), compress=True)  # inflates past MAX_BVP_BYTES
+    out.append(("inflates past the bound", big))
+    return out
+
+
+def test_frames_from_the_header_equal_the_full_read_on_every_variant():
+    from rfbench.datasets.widar_bvp import bvp_frames, read_bvp_bytes
+
+    seen = set()
+    for label, buf in _variants():
+        want = _frames_or_error(lambda b: int(read_bvp_bytes(b, "f.mat").shape[2]), buf)
+        got = _frames_or_error(lambda b: bvp_frames(b, "f.mat"), buf)
+        assert got == want, label
+        seen.add(isinstance(want, int))
+    assert seen == {True, False}
+
+
+def test_the_header_shortcut_is_taken_for_compressed_profiles():
+    # The shortcut's reading of the header: the fields a full read would find, for the files it is taken on.
+    from rfbench.io.matv5 import compressed_header, read_mat_bytes
+
+    taken = 0
+    for label, buf in _variants():
+        h = compressed_header(buf, "f.mat", max_bytes=4 << 20)
+        if h is None:
+            continue
+        taken += 1
+        if label.startswith(("generator", "savemat")):
+            value = read_mat_bytes(buf, "f.mat")["velocity_spectrum_ro"]
+            assert h.name == "velocity_spectrum_ro" and h.numeric and not h.is_complex
+            assert math_prod(h.dims) == value.size and h.dims[:2] == (20, 20)
+    assert taken >= 12
+    for label, buf in _variants():
+        if label in ("truncated", "truncated header", "stray bytes", "inflates past the bound") \
+                or label.startswith("plain"):
+            assert compressed_header(buf, "f.mat", max_bytes=4 << 20) is None, label
+
+
+def math_prod(dims) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def test_damage_inside_the_compressed_stream_is_refused_by_windows(tmp_path):
+    """Ingest judges a compressed profile by its header; a flipped byte deep in the stream passes there and is
+    refused by windows (which inflates every file), naming the file, with no X written."""
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.widar_bvp import ingest_bvp
+    from rfbench.datasets.windows import write_windows
+    from rfbench.errors import FormatError, ValidationError
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(30, 38), damage=False)
+    victim = next(p for p in sorted((tmp_path / "tree").rglob("user4-*.mat")) if p.read_bytes()[128] == 15)
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    manifest = ingest_bvp(tmp_path / "tree", workers=1)
+    assert not [p for p in manifest.problems if p["path"].endswith(victim.name)]
+    manifest.write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    with pytest.raises((FormatError, ValidationError), match=victim.name):
+        write_windows(tmp_path / "split.json", "test", tmp_path / "w")
+    assert not (tmp_path / "w" / "X.npy").exists()
