@@ -201,7 +201,7 @@ def _print_pair(ours: dict, theirs: tuple) -> tuple[float, float]:
     return theirs[0] / wall, theirs[2] / cpu
 
 
-def time_tree(tree: str, folder: str, pairs: int) -> None:
+def pairs_on_tree(tree: str, folder: str, pairs: int) -> None:
     """``pairs`` A/B pairs (rfbench's four processes, then the script) on an existing tree, each pair's figures
     and the medians of the ratios."""
     ratios = []
@@ -227,7 +227,7 @@ def main(argv: list[str]) -> int:
             _print_pair(rfbench_job(str(tree), out), script_job(str(tree), out))
         return 0
     if len(argv) in (3, 4) and argv[0] == "time" and (len(argv) == 3 or argv[3].isdigit()):
-        time_tree(argv[1], argv[2], int(argv[3]) if len(argv) == 4 else PAIRS)
+        pairs_on_tree(argv[1], argv[2], int(argv[3]) if len(argv) == 4 else PAIRS)
         return 0
     if argv == ["script"]:
         sys.stdout.write(SCRIPT.lstrip())
