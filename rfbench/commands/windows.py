@@ -87,7 +87,7 @@ def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = F
         settings = WindowSettings(**{name: values.get(name) for name in _SETTING_NAMES})
         from rfbench.protocols.splitfile import declared_dataset
 
-        if declared_dataset(split) != "widar3-bvp":  # a BVP side parses no Intel 5300 log: no Numba to load
+        if declared_dataset(split) != "widar3-bvp":  # a BVP side parses no Intel 5300 log: no kernels to load ahead
             load_kernels()
         cheap_exit()
         bar = Bar("reading recordings", enabled=not json_out)
