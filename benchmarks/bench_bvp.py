@@ -19,7 +19,8 @@ Cases (built in ``setup_cache``, never committed): ``bvp4000`` — 13 repetition
 files, T 2–38 (as the release's); with ``RFBENCH_BENCH_LARGE=1``, ``bvp43k`` — 143 repetitions, 43,758 files, the
 release's size.
 
-Outside asv: ``python -m benchmarks.bench_bvp make CASE DIR`` builds a case's tree in DIR/tree and
+Outside asv: ``python -m benchmarks.bench_bvp make CASE DIR`` builds a case's tree in DIR/tree,
+``python -m benchmarks.bench_bvp time TREE DIR [PAIRS]`` runs A/B pairs on it (outputs under DIR) and
 ``python -m benchmarks.bench_bvp script > bvp_job.py`` writes the script, run as ``python bvp_job.py TREE OUT``.
 """
 
@@ -190,27 +191,48 @@ class BvpJob:
     track_script_peak_mb.unit = "MB"
 
 
+def _print_pair(ours: dict, theirs: tuple) -> tuple[float, float]:
+    for name, (s, mb, cpu) in ours.items():
+        print(f"rfbench {name:14s} {s:7.2f} s  {cpu:6.2f} CPU-s  {mb:6.0f} MB")
+    wall, cpu = sum(v[0] for v in ours.values()), sum(v[2] for v in ours.values())
+    print(f"rfbench total          {wall:7.2f} s  {cpu:6.2f} CPU-s")
+    print(f"script                 {theirs[0]:7.2f} s  {theirs[2]:6.2f} CPU-s  {theirs[1]:6.0f} MB")
+    print(f"speed-up               {theirs[0] / wall:7.2f} x    {theirs[2] / cpu:6.2f} x (CPU)", flush=True)
+    return theirs[0] / wall, theirs[2] / cpu
+
+
+def pairs_on_tree(tree: str, folder: str, pairs: int) -> None:
+    """``pairs`` A/B pairs (rfbench's four processes, then the script) on an existing tree, each pair's figures
+    and the medians of the ratios."""
+    ratios = []
+    for _ in range(pairs):
+        out = tempfile.mkdtemp(dir=folder)
+        ours = rfbench_job(tree, out)
+        theirs = script_job(tree, out)
+        shutil.rmtree(out, ignore_errors=True)
+        ratios.append(_print_pair(ours, theirs))
+    print(f"median of {pairs} pair(s)   {statistics.median(r[0] for r in ratios):7.2f} x    "
+          f"{statistics.median(r[1] for r in ratios):6.2f} x (CPU)")
+
+
 def main(argv: list[str]) -> int:
     """``make CASE DIR``: build a case's tree; ``script``: print the user's script; ``run CASE DIR``: build it
-    and print one A/B pair's figures."""
+    and print one A/B pair's figures; ``time TREE DIR [PAIRS]``: A/B pairs on a tree already built (outputs in
+    DIR)."""
     if len(argv) == 3 and argv[0] in ("make", "run"):
         tree = make_case(argv[1], Path(argv[2]))
         print(tree)
         if argv[0] == "run":
             out = tempfile.mkdtemp(dir=argv[2])
-            ours = rfbench_job(str(tree), out)
-            theirs = script_job(str(tree), out)
-            for name, (s, mb, cpu) in ours.items():
-                print(f"rfbench {name:14s} {s:7.2f} s  {cpu:6.2f} CPU-s  {mb:6.0f} MB")
-            wall, cpu = sum(v[0] for v in ours.values()), sum(v[2] for v in ours.values())
-            print(f"rfbench total          {wall:7.2f} s  {cpu:6.2f} CPU-s")
-            print(f"script                 {theirs[0]:7.2f} s  {theirs[2]:6.2f} CPU-s  {theirs[1]:6.0f} MB")
-            print(f"speed-up               {theirs[0] / wall:7.2f} x    {theirs[2] / cpu:6.2f} x (CPU)")
+            _print_pair(rfbench_job(str(tree), out), script_job(str(tree), out))
+        return 0
+    if len(argv) in (3, 4) and argv[0] == "time" and (len(argv) == 3 or argv[3].isdigit()):
+        pairs_on_tree(argv[1], argv[2], int(argv[3]) if len(argv) == 4 else PAIRS)
         return 0
     if argv == ["script"]:
         sys.stdout.write(SCRIPT.lstrip())
         return 0
-    print("usage: python -m benchmarks.bench_bvp make|run CASE DIR | script", file=sys.stderr)
+    print("usage: python -m benchmarks.bench_bvp make|run CASE DIR | time TREE DIR [PAIRS] | script", file=sys.stderr)
     return 2
 
 

@@ -39,7 +39,7 @@ _WINDOW, _STRIDE = 100, 50  # (2550 - 100) // 50 + 1 = 50 windows per recording
 
 #: The Numba kernel each benchmark below times alone (benchmarks/README.md, "One kernel, one benchmark").
 KERNELS = {
-    "rfbench.protocols.leakage._overlap_sweep": "SweepKernel.time_overlap_sweep",
+    "rfbench.protocols._sweep.overlap_sweep": "SweepKernel.time_overlap_sweep",
 }
 
 
@@ -113,8 +113,12 @@ class SweepKernel:
         side = a.side[w.recording].copy()
         leaky = (w.recording % 10 == 0) & (w.start % 100 == 0)  # both sides of one recording: the sweep's work
         side[leaky] = 1 - np.clip(side[leaky], 0, 1)
-        return record_kernel_calls({"sweep": ("rfbench.protocols.leakage", "_overlap_sweep")},
-                                   lambda: audit_rows(table, w.recording, side, w.start, w.stop))
+        import importlib.util
+
+        # The kernel's module since it left leakage.py (so the audit imports Numba only when it sweeps).
+        target = (("rfbench.protocols._sweep", "overlap_sweep") if importlib.util.find_spec("rfbench.protocols._sweep")
+                  else ("rfbench.protocols.leakage", "_overlap_sweep"))
+        return record_kernel_calls({"sweep": target}, lambda: audit_rows(table, w.recording, side, w.start, w.stop))
 
     def time_overlap_sweep(self, n):
         call_recorded(self.calls, "sweep")

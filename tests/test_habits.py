@@ -333,7 +333,7 @@ def test_the_walk_finds_the_kernels(kernels):
     # Kernels of every layer of the pipeline, whichever decorator made them (njit, njit_parallel, inline ones).
     for name in ("rfbench.metrics.kernels._argmax_rank", "rfbench.metrics.kernels._pose_sums",
                  "rfbench.io.intel5300._scan", "rfbench.io.intel5300._lane_of", "rfbench.nn.conv._conv2d_forward",
-                 "rfbench.protocols.leakage._overlap_sweep"):
+                 "rfbench.protocols._sweep.overlap_sweep"):
         assert name in kernels
     assert len(kernels) >= 50
 

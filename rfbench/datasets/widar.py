@@ -205,12 +205,8 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     >>> manifest.dataset, manifest.synthetic, manifest.recordings[0]["receivers"]
     ('widar3', True, [1, 2, 3, 4, 5, 6])
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise ValidationError(f"{display_path(str(root))}: not a folder; give the Widar3.0 folder holding CSI/ (or the "
-                              "CSI folder)")
+    root, walk = open_release(root, "CSI", follow_symlinks)
     csi_root = find_csi_root(root)
-    walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     problems = walk.problems
 
     # 1. Walk: date folders → candidate files grouped by recording.
@@ -300,12 +296,36 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
                                        for f in r["files"])[0])
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {"receivers_expected": expected}
-    marker = marker_record(root, SYNTHETIC_MARKER) or marker_record(csi_root, SYNTHETIC_MARKER)
+    synthetic = release_extra(extra, walk, csi_root, follow_symlinks)
+    return Manifest(dataset="widar3", root=os.path.abspath(root), recordings=recordings, problems=problems,
+                    synthetic=synthetic, extra=extra)
+
+
+def open_release(root: str | os.PathLike, data: str, follow_symlinks: bool) -> tuple[Path, TreeWalk]:
+    """``root`` as a Path and its :class:`TreeWalk`: the start of every Widar3.0 ingest (``data`` names the
+    release's data folder, ``CSI`` or ``BVP``, for the error).
+
+    Raises
+    ------
+    ValidationError
+        ``root`` is not a folder.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise ValidationError(f"{display_path(str(root))}: not a folder; give the Widar3.0 folder holding {data}/ "
+                              f"(or the {data} folder)")
+    return root, TreeWalk(root, follow_symlinks=follow_symlinks)
+
+
+def release_extra(extra: dict, walk: TreeWalk, data_root: Path, follow_symlinks: bool) -> bool:
+    """Add the synthetic marker (at the walk's root, else in ``data_root``) and ``follow_symlinks`` to a Widar3.0
+    manifest's ``extra``; whether the tree is synthetic."""
+    root = walk.root
+    marker = marker_record(root, SYNTHETIC_MARKER) or marker_record(data_root, SYNTHETIC_MARKER)
     if marker is not None:
-        if csi_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
-            marker["path"] = walk.rel(csi_root / SYNTHETIC_MARKER)
+        if data_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
+            marker["path"] = walk.rel(data_root / SYNTHETIC_MARKER)
         extra["synthetic_marker"] = marker
     if follow_symlinks:
         extra["follow_symlinks"] = True
-    return Manifest(dataset="widar3", root=os.path.abspath(root), recordings=recordings, problems=problems,
-                    synthetic=marker is not None, extra=extra)
+    return marker is not None

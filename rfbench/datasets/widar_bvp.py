@@ -19,7 +19,8 @@ Nothing here is fatal: names that do not parse, unknown (date, user, gesture) tr
 mis-shaped ``velocity_spectrum_ro``, unreadable or non-MAT files and files past :data:`MAX_BVP_BYTES` become
 ``problems`` entries (``{path, reason}``); only a tree with no recording at all is an error. Every file is read
 once (bounded: at most :data:`MAX_BVP_BYTES` read, and inflated, per file) and hashed (sha256) from the same
-bytes, on a pool of threads.
+bytes, on a pool of threads; a compressed profile is judged from its header (:func:`bvp_frames`), and
+``rfbench windows`` inflates and checks it.
 """
 
 from __future__ import annotations
@@ -33,13 +34,20 @@ from pathlib import Path
 from typing import Callable
 
 from rfbench.datasets.manifest import Manifest
-from rfbench.datasets.tree import Entry, TreeWalk, display_path, duplicate_problems, marker_record
-from rfbench.datasets.widar import DATE_ROOMS, GESTURE_NAMES, SYNTHETIC_MARKER, find_csi_root
+from rfbench.datasets.tree import Entry, display_path, duplicate_problems
+from rfbench.datasets.widar import (
+    DATE_ROOMS,
+    GESTURE_NAMES,
+    SYNTHETIC_MARKER,
+    find_csi_root,
+    open_release,
+    release_extra,
+)
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tree", "release_kind", "ingest_bvp",
-           "read_bvp", "read_bvp_bytes", "BVP_VARIABLE", "GRID", "MAX_BVP_BYTES", "USER_TABLES", "DATASET",
-           "COMMON6", "GESTURE_PRESETS"]
+           "read_bvp", "read_bvp_bytes", "bvp_frames", "BVP_VARIABLE", "GRID", "MAX_BVP_BYTES", "USER_TABLES",
+           "DATASET", "COMMON6", "GESTURE_PRESETS"]
 
 #: The manifest's dataset name for a BVP tree.
 DATASET = "widar3-bvp"
@@ -170,6 +178,30 @@ def read_bvp_bytes(buf, where: str):
     return value.astype(np.float64, copy=False)
 
 
+def bvp_frames(buf, where: str) -> int:
+    """T of a BVP file's bytes, as ``read_bvp_bytes(buf, where).shape[2]`` gives it, or the same
+    :class:`FormatError` — for ingest, which records T and the file's sha256 and needs no values.
+
+    A file whose variable is one compressed element (as MATLAB's ``save`` writes) is judged from its header
+    (:func:`rfbench.io.matv5.compressed_header`: the variable's name, a real numeric class, 20×20×T
+    dimensions, a real part whose declared size is 400·T values, all within :data:`MAX_BVP_BYTES`) without
+    inflating the profile; any other file, and any header that is not exactly that, is parsed whole. Damage
+    inside the compressed stream past the header is found by ``rfbench windows``, which inflates and checks
+    every file it reads (against this T and the sha256 recorded with it).
+    """
+    import numpy as np
+
+    from rfbench.io.matv5 import compressed_header
+
+    h = compressed_header(buf, where, max_bytes=MAX_BVP_BYTES)
+    if h is not None and h.name == BVP_VARIABLE and h.numeric and not h.is_complex and h.data_type is not None:
+        dims = h.dims
+        t = 1 if dims == (GRID, GRID) else dims[2] if len(dims) == 3 and dims[:2] == (GRID, GRID) else None
+        if t is not None and t >= 0 and h.data_bytes == GRID * GRID * t * np.dtype(h.data_type).itemsize:
+            return int(t)
+    return int(read_bvp_bytes(buf, where).shape[2])
+
+
 def read_bvp(path, where: str | None = None):
     """:func:`read_bvp_bytes` of a file (read through the safe opener, at most :data:`MAX_BVP_BYTES`)."""
     from rfbench.io.files import read_input_bytes
@@ -186,20 +218,28 @@ class _Read:
 
 
 def _read_one(entry: Entry) -> _Read:
-    from rfbench.io.files import read_input_bytes
+    from rfbench.io.files import NotRegularFile, input_errors, read_regular
 
     try:
-        buf = read_input_bytes(entry.path, cap=MAX_BVP_BYTES, expected="a BVP .mat file")
+        # The walk resolved the entry's real path (and refused links out of the tree): open that, without
+        # following a link, rather than resolving the path again for every file.
+        with input_errors(entry.path, expected="a BVP .mat file"):
+            try:
+                buf = read_regular(entry.real, MAX_BVP_BYTES, "", follow=False)
+            except NotRegularFile:
+                raise FormatError(f"{entry.path}: not a regular file, expected a BVP .mat file") from None
     except FormatError as exc:
-        text = str(exc)
-        prefix = str(entry.path) + ": "
-        return _Read("", None, text[len(prefix):] if text.startswith(prefix) else text)
+        text = str(exc).strip()
+        for prefix in (f"{entry.path}: ", f"{entry.real}: "):
+            if text.startswith(prefix):
+                return _Read("", None, text[len(prefix):])
+        return _Read("", None, text)
     digest = hashlib.sha256(buf).hexdigest()
     try:
-        value = read_bvp_bytes(buf, "")
+        frames = bvp_frames(buf, "")
     except FormatError as exc:
         return _Read(digest, None, str(exc).removeprefix(": "))
-    return _Read(digest, int(value.shape[2]), None)
+    return _Read(digest, frames, None)
 
 
 def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_symlinks: bool = False,
@@ -232,12 +272,8 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     ValidationError
         ``root`` is not a folder, or the tree holds no BVP recording.
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise ValidationError(f"{display_path(str(root))}: not a folder; give the Widar3.0 folder holding BVP/ (or the "
-                              "BVP folder)")
+    root, walk = open_release(root, "BVP", follow_symlinks)
     bvp_root = find_bvp_root(root) or root
-    walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     problems = walk.problems
 
     # 1. Walk: <date>-VS folders → files, named and placed.
@@ -339,12 +375,6 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {"kind": "bvp", "bvp": {"variable": BVP_VARIABLE, "grid": [GRID, GRID], "rate_hz": 10,
                                          "velocity_range_m_s": [-2, 2]}}
-    marker = marker_record(root, SYNTHETIC_MARKER) or marker_record(bvp_root, SYNTHETIC_MARKER)
-    if marker is not None:
-        if bvp_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
-            marker["path"] = walk.rel(bvp_root / SYNTHETIC_MARKER)
-        extra["synthetic_marker"] = marker
-    if follow_symlinks:
-        extra["follow_symlinks"] = True
+    synthetic = release_extra(extra, walk, bvp_root, follow_symlinks)
     return Manifest(dataset=DATASET, root=os.path.abspath(root), recordings=recordings, problems=problems,
-                    synthetic=marker is not None, extra=extra)
+                    synthetic=synthetic, extra=extra)

@@ -30,7 +30,8 @@ import numpy as np
 
 from rfbench.errors import FormatError
 
-__all__ = ["read_mat", "read_mat_bytes", "MatFile", "MatLayout", "mat_layout", "MAX_MAT_BYTES"]
+__all__ = ["read_mat", "read_mat_bytes", "MatFile", "MatLayout", "mat_layout", "MatHeader", "compressed_header",
+           "MAX_MAT_BYTES"]
 
 #: Default bound on a MAT-file's size and, separately, on the total its compressed elements inflate to.
 MAX_MAT_BYTES = 256 << 20
@@ -305,3 +306,84 @@ def mat_layout(buf, where: str = "MAT-file") -> MatLayout | None:
     if pos < len(buf):
         checked.append((pos, len(buf)))
     return MatLayout(size=len(buf), template=bytes(buf), variables=tuple(variables), checked=tuple(checked))
+
+
+@dataclass(frozen=True)
+class MatHeader:
+    """The header of the one matrix a compressed MAT-file holds, as :func:`compressed_header` reads it: its
+    name, array class, whether complex, dimensions, the data type and byte count its real part's tag declares
+    (``data_type`` None when not a numeric type), and the byte count of the whole matrix element."""
+
+    name: str
+    mx_class: int
+    is_complex: bool
+    dims: tuple
+    data_type: str | None
+    data_bytes: int
+    matrix_bytes: int
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the array class is a numeric one (what :func:`read_mat_bytes` reads)."""
+        return self.mx_class in _MX_NUMERIC
+
+
+def compressed_header(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYTES,
+                      peek: int = 1024) -> MatHeader | None:
+    """The :class:`MatHeader` of a v5 file whose only top-level element is one ``miCOMPRESSED`` element
+    holding a matrix, read from the first ``peek`` bytes that element inflates to; None for any other layout
+    and for anything unusual (then parse the file with :func:`read_mat_bytes`, which says what is wrong).
+
+    What it checks: the file header, that the compressed element's declared size fits the file with nothing
+    but padding after it, that the file and the matrix's declared size are within ``max_bytes``, and that the
+    matrix's flags, dimensions, name and real-part tag are well formed and lie in the inflated prefix. What it
+    does not: the rest of the compressed stream (its data and checksum are inflated only by a full read).
+    """
+    buf = memoryview(buf).cast("B")
+    if len(buf) > max_bytes:
+        return None
+    try:
+        endian = _endian(buf, where)
+        spans = list(_spans(buf, 128, len(buf), endian, where))
+    except FormatError:
+        return None
+    if len(spans) != 1 or spans[0][0] != _MI_COMPRESSED:
+        return None
+    _, start, size = spans[0]
+    try:
+        head = zlib.decompressobj().decompress(buf[start:start + size], peek)
+    except zlib.error:
+        return None
+
+    def tag(pos: int):
+        """(type, payload start, size, next element) of the element at ``pos`` of ``head``, or None."""
+        if pos + 8 > len(head):
+            return None
+        first, second = struct.unpack_from(endian + "II", head, pos)
+        if first >> 16:
+            if first >> 16 > 4:
+                return None
+            return first & 0xFFFF, pos + 4, first >> 16, pos + 8
+        return first, pos + 8, second, pos + 8 + second + (-second) % 8
+
+    top = tag(0)
+    if top is None or top[0] != _MI_MATRIX or 8 + top[2] > max_bytes:
+        return None
+    parts, pos = [], top[1]
+    for _ in range(3):  # flags, dimensions, name: whole in the prefix
+        t = tag(pos)
+        if t is None or t[1] + t[2] > len(head):
+            return None
+        parts.append(t)
+        pos = t[3]
+    data = tag(pos)  # the real part: only its tag need be in the prefix
+    (ft, fs, fn, _), (dt, ds, dn, _), (nt, ns, nn, _) = parts
+    if data is None or ft != 6 or fn < 4 or dt != 5 or dn % 4 or dn == 0 or nt not in (1, 2):
+        return None
+    if data[1] + data[2] > top[1] + top[2]:  # the real part must fit the matrix's declared size
+        return None
+    flags = struct.unpack_from(endian + "I", head, fs)[0]
+    dims = struct.unpack_from(f"{endian}{dn // 4}i", head, ds)
+    name = bytes(head[ns:ns + nn]).decode("ascii", "replace")
+    return MatHeader(name=name, mx_class=flags & 0xFF, is_complex=bool(flags & _COMPLEX_FLAG), dims=tuple(dims),
+                     data_type=_MI_DTYPES.get(data[0]), data_bytes=data[2], matrix_bytes=top[2])

@@ -18,7 +18,8 @@ verdict: that is how MM-Fi's S1 shows its 40 shared subjects. A failed audit rai
 (exit 1) naming the offending groups.
 
 Everything is linear in the number of rows: a few vectorised passes and one sweep kernel
-(:func:`_overlap_sweep`) over rows sorted by (recording, start).
+(:func:`rfbench.protocols._sweep.overlap_sweep`) over rows sorted by (recording, start), run only over the
+recordings with rows on both sides (a split of whole recordings has none, and imports no Numba).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from rfbench._jit import njit
 from rfbench.datasets.manifest import CAPTURE_KEY, RecordingTable
 from rfbench.errors import LeakageError, ValidationError
 
@@ -49,39 +49,12 @@ CHECK_CAPTURES = "captures-disjoint"
 _SHOW = 8  # offending groups named in a detail line
 
 
-@njit
-def _overlap_sweep(recording, start, stop, side, out):
-    """Mark recordings in which a train row and a test row share a frame.
+def __getattr__(name):
+    if name == "_overlap_sweep":  # the kernel, imported (and Numba with it) only when asked for
+        from rfbench.protocols._sweep import overlap_sweep
 
-    Contract: rows are sorted by (recording, start); ``start >= 0``; ``out`` has one zeroed uint8 per recording.
-    Rows with ``side`` not 0/1, or an empty range (``stop <= start``), are ignored. For rows j before i
-    (``start_j <= start_i``), the ranges intersect iff ``start_i < stop_j``, so keeping the largest ``stop`` seen
-    so far on each side of the current recording finds every crossing pair in one pass.
-    """
-    current = -1
-    max_stop_train = -1
-    max_stop_test = -1
-    for i in range(recording.shape[0]):
-        r = recording[i]
-        if r != current:
-            current = r
-            max_stop_train = -1
-            max_stop_test = -1
-        s = side[i]
-        a = start[i]
-        b = stop[i]
-        if b <= a:
-            continue
-        if s == 0:
-            if a < max_stop_test:
-                out[r] = 1
-            if b > max_stop_train:
-                max_stop_train = b
-        elif s == 1:
-            if a < max_stop_train:
-                out[r] = 1
-            if b > max_stop_test:
-                max_stop_test = b
+        return overlap_sweep
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def overlapping_recordings(recording, start, stop, side, n_recordings: int) -> np.ndarray:
@@ -116,7 +89,19 @@ def overlapping_recordings(recording, start, stop, side, n_recordings: int) -> n
             order = np.lexsort((start, recording))
             recording, start, stop, side = recording[order], start[order], stop[order], side[order]
     out = np.zeros(n_recordings, dtype=np.uint8)
-    _overlap_sweep(recording, start, stop, side, out)
+    # Only a recording with rows on both sides can hold a crossing pair: sweep the rows of those alone (the
+    # kept rows stay in their order), and none at all — no kernel, no Numba — when there is no such recording.
+    is_train, is_test = side == 0, side == 1
+    both = (np.bincount(recording[is_train], minlength=n_recordings)[:n_recordings] > 0) & (
+        np.bincount(recording[is_test], minlength=n_recordings)[:n_recordings] > 0)
+    if not both.any():
+        return out.astype(bool)
+    keep = both[recording] & (is_train | is_test)
+    if not keep.all():
+        recording, start, stop, side = recording[keep], start[keep], stop[keep], side[keep]
+    from rfbench.protocols._sweep import overlap_sweep
+
+    overlap_sweep(recording, start, stop, side, out)
     return out.astype(bool)
 
 

@@ -283,6 +283,19 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
                       data_provenance(m, mfile), found)
 
 
+def declared_dataset(path: str | os.PathLike) -> str | None:
+    """The dataset name a split file declares (``dataset``), unchecked; None when the file does not read.
+
+    Only for choosing what to load ahead of a job (a wrong name costs time, never a result): everything a
+    result depends on comes from :func:`load_split`.
+    """
+    try:
+        name = read_json(path, "split").get("dataset")
+    except (FormatError, ValidationError):
+        return None
+    return name if isinstance(name, str) else None
+
+
 def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None) -> SplitInfo:
     """Read a split file, re-check it against its manifest (:func:`check_split_file`) and return what scoring
     may rely on.

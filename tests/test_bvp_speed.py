@@ -1,0 +1,282 @@
+"""What keeps the BVP chain's processes short, and that each shortcut changes no result: the split audit sweeps
+only recordings with rows on both sides (so a split of whole recordings starts no Numba), ``rfbench windows`` of
+a BVP split loads no Intel 5300 kernel, and the split's declared dataset is read only as a hint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import naive
+from rfbench.protocols.leakage import overlapping_recordings
+from rfbench.protocols.splitfile import declared_dataset
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_overlap_over_mostly_one_sided_recordings_matches_naive(seed):
+    # Most recordings have rows on one side only (left out of the sweep), a few on both, unsorted.
+    rng = np.random.default_rng(seed)
+    n_rec, n = 30, 200
+    rec = rng.integers(0, n_rec, n)
+    one_sided = rng.random(n_rec) < 0.8
+    side = np.where(one_sided[rec], rec % 2, rng.integers(-1, 2, n))
+    start = rng.integers(0, 30, n)
+    stop = start + rng.integers(0, 8, n)
+    got = overlapping_recordings(rec, start, stop, side, n_rec)
+    assert got.tolist() == naive.naive_overlapping_recordings(rec.tolist(), start.tolist(), stop.tolist(),
+                                                              side.tolist(), n_rec)
+    assert not got[one_sided].any()
+
+
+def test_overlap_found_among_one_sided_recordings():
+    # Recording 1 overlaps; recordings 0 and 2 (one side each) and excluded rows of 1 are dropped before the sweep.
+    rec = [0, 0, 1, 1, 1, 2]
+    start = [0, 5, 0, 3, 0, 0]
+    stop = [9, 9, 4, 6, 9, 9]
+    side = [1, 1, 0, 1, -1, 0]
+    assert overlapping_recordings(rec, start, stop, side, 3).tolist() == [False, True, False]
+
+
+def _run(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_auditing_whole_recordings_imports_no_numba():
+    code = """
+import sys
+from rfbench.datasets.manifest import RecordingTable
+from rfbench.protocols.leakage import audit_rows
+recs = [{"id": f"r{i}", "files": [], "frames": 5, "subject": f"s{i % 3}"} for i in range(9)]
+table = RecordingTable.from_recordings(recs)
+res = audit_rows(table, list(range(9)), [0 if i % 3 else 1 for i in range(9)], claims=["subject"])
+assert res.passed, res.checks
+print("numba" in sys.modules)
+"""
+    assert _run(code) == "False"
+
+
+def test_a_crossing_pair_is_still_found_by_the_kernel():
+    code = """
+import sys
+from rfbench.protocols.leakage import overlapping_recordings
+print(overlapping_recordings([0, 0], [0, 2], [4, 6], [0, 1], 1).tolist(), "numba" in sys.modules)
+"""
+    assert _run(code) == "[True] True"
+
+
+@pytest.fixture(scope="module")
+def bvp_split(tmp_path_factory) -> Path:
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.widar_bvp import ingest_bvp
+    from rfbench.protocols.split import write_splits
+
+    root = tmp_path_factory.mktemp("bvps")
+    make_widar_bvp_tree(root / "tree", frames=(1, 4), damage=False)
+    ingest_bvp(root / "tree", workers=1).write(root / "manifest.json")
+    write_splits(root / "manifest.json", "cross-subject", root / "split.json", test=["user4"], gestures="common6")
+    return root / "split.json"
+
+
+def test_declared_dataset_is_a_hint_only(bvp_split, tmp_path):
+    assert declared_dataset(bvp_split) == "widar3-bvp"
+    assert declared_dataset(tmp_path / "missing.json") is None
+    (tmp_path / "bad.json").write_text("{not json")
+    assert declared_dataset(tmp_path / "bad.json") is None
+    doc = json.loads(bvp_split.read_text())
+    doc["dataset"] = ["widar3-bvp"]
+    (tmp_path / "odd.json").write_text(json.dumps(doc))
+    assert declared_dataset(tmp_path / "odd.json") is None
+
+
+def test_windows_of_a_bvp_split_loads_no_intel5300_kernel(bvp_split, tmp_path):
+    code = f"""
+import runpy, sys
+sys.argv = ["rfbench", "windows", {str(bvp_split)!r}, "--side", "train", "-o", {str(tmp_path / "w")!r}, "--json"]
+try:
+    runpy.run_module("rfbench", run_name="__main__")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("rfbench.io.intel5300" in sys.modules, file=sys.stderr)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "False"
+    assert np.load(tmp_path / "w" / "X.npy").shape[0] > 0
+
+
+def test_split_declaring_bvp_over_intel_data_still_builds(tmp_path):
+    """The declared name only picks what to load ahead: a split that lies about it gives the same side."""
+    from rfbench.datasets.synthetic import make_widar_tree
+    from rfbench.datasets.widar import ingest
+    from rfbench.datasets.windows import WindowSettings, build_windows
+    from rfbench.protocols.split import write_splits
+
+    make_widar_tree(tmp_path / "tree", damage=False)
+    ingest(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user2"])
+    expected = build_windows(tmp_path / "split.json", "train", WindowSettings(length=8))
+    code = f"""
+import runpy, sys
+sys.argv = ["rfbench", "windows", {str(tmp_path / "split.json")!r}, "--side", "train", "-o",
+            {str(tmp_path / "w")!r}, "--length", "8", "--json"]
+from rfbench.protocols import splitfile
+splitfile.declared_dataset = lambda path: "widar3-bvp"
+try:
+    runpy.run_module("rfbench", run_name="__main__")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert np.array_equal(np.load(tmp_path / "w" / "X.npy"), expected.x)
+
+
+def test_an_oversized_file_is_a_problem_without_the_absolute_path(tmp_path):
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.widar_bvp import MAX_BVP_BYTES, ingest_bvp
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 3), damage=False)
+    first = next((tmp_path / "tree").rglob("*-L0.mat"))
+    big = first.with_name(first.name.replace("-L0.mat", "-L5.mat"))
+    big.write_bytes(b"\0" * (MAX_BVP_BYTES + 1))
+    problems = ingest_bvp(tmp_path / "tree", workers=2).problems
+    (reason,) = [p["reason"] for p in problems if p["path"].endswith(big.name)]
+    assert reason == (f"cannot read: {MAX_BVP_BYTES + 1} bytes, more than the {MAX_BVP_BYTES} rfbench reads for "
+                      "it; left out")
+
+
+def _compressed(raw: bytes, level: int = 6) -> bytes:
+    import struct
+    import zlib
+
+    body = zlib.compress(raw[128:], level)
+    return raw[:128] + struct.pack("<II", 15, len(body)) + body
+
+
+def _frames_or_error(fn, buf):
+    from rfbench.errors import FormatError
+
+    try:
+        return fn(buf)
+    except FormatError as exc:
+        return f"error: {exc}"
+
+
+def _variants():
+    """(label, bytes) of valid and damaged BVP files, compressed as MATLAB's save and as the generator does."""
+    import io
+    import struct
+
+    import scipy.io
+
+    from rfbench.datasets.synthetic import mat_v5_bytes
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+
+    rng = np.random.default_rng(5)
+    out = []
+    for t in (1, 2, 7, 38):
+        v = rng.random((20, 20, t))
+        out.append((f"generator T={t}", bvp_file_bytes(v, compress=True)))
+        out.append((f"plain T={t}", bvp_file_bytes(v)))
+        for dtype in ("float64", "float32", "uint8"):
+            fh = io.BytesIO()
+            scipy.io.savemat(fh, {"velocity_spectrum_ro": (v * 100).astype(dtype)}, do_compression=True)
+            out.append((f"savemat {dtype} T={t}", fh.getvalue()))
+    v = rng.random((20, 20, 5))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": v + 1j * v}, do_compression=True)
+    out.append(("complex", fh.getvalue()))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"other": v}, do_compression=True)
+    out.append(("other name", fh.getvalue()))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": v, "extra": v}, do_compression=True)
+    out.append(("two variables", fh.getvalue()))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": "text"}, do_compression=True)
+    out.append(("char", fh.getvalue()))
+    out.append(("mis-shaped", _compressed(mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 10, 3))}))))
+    out.append(("T=0", _compressed(mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 0))}))))
+    good = bvp_file_bytes(rng.random((20, 20, 9)), compress=True)
+    out.append(("truncated", good[:-40]))
+    out.append(("truncated header", good[:150]))
+    out.append(("stray bytes", good + b"\x01" * 8))
+    # A real part whose tag declares fewer values than 20×20×T: the header alone shows it.
+    raw = bytearray(mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 4))}))
+    pos = raw.find(b"velocity_spectrum_ro") + 24
+    assert struct.unpack_from("<I", raw, pos)[0] == 9  # miDOUBLE tag of the real part
+    struct.pack_into("<I", raw, pos + 4, 8 * 400 * 3)
+    out.append(("short data tag", _compressed(bytes(raw))))
+    big = bvp_file_bytes(np.zeros((20, 20, 1400)), compress=True)  # inflates past MAX_BVP_BYTES
+    out.append(("inflates past the bound", big))
+    return out
+
+
+def test_frames_from_the_header_equal_the_full_read_on_every_variant():
+    from rfbench.datasets.widar_bvp import bvp_frames, read_bvp_bytes
+
+    seen = set()
+    for label, buf in _variants():
+        want = _frames_or_error(lambda b: int(read_bvp_bytes(b, "f.mat").shape[2]), buf)
+        got = _frames_or_error(lambda b: bvp_frames(b, "f.mat"), buf)
+        assert got == want, label
+        seen.add(isinstance(want, int))
+    assert seen == {True, False}
+
+
+def test_the_header_shortcut_is_taken_for_compressed_profiles():
+    # The shortcut's reading of the header: the fields a full read would find, for the files it is taken on.
+    from rfbench.io.matv5 import compressed_header, read_mat_bytes
+
+    taken = 0
+    for label, buf in _variants():
+        h = compressed_header(buf, "f.mat", max_bytes=4 << 20)
+        if h is None:
+            continue
+        taken += 1
+        if label.startswith(("generator", "savemat")):
+            value = read_mat_bytes(buf, "f.mat")["velocity_spectrum_ro"]
+            assert h.name == "velocity_spectrum_ro" and h.numeric and not h.is_complex
+            assert math_prod(h.dims) == value.size and h.dims[:2] == (20, 20)
+    assert taken >= 12
+    for label, buf in _variants():
+        if label in ("truncated", "truncated header", "stray bytes", "inflates past the bound") \
+                or label.startswith("plain"):
+            assert compressed_header(buf, "f.mat", max_bytes=4 << 20) is None, label
+
+
+def math_prod(dims) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def test_damage_inside_the_compressed_stream_is_refused_by_windows(tmp_path):
+    """Ingest judges a compressed profile by its header; a flipped byte deep in the stream passes there and is
+    refused by windows (which inflates every file), naming the file, with no X written."""
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.widar_bvp import ingest_bvp
+    from rfbench.datasets.windows import write_windows
+    from rfbench.errors import FormatError, ValidationError
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(30, 38), damage=False)
+    victim = next(p for p in sorted((tmp_path / "tree").rglob("user4-*.mat")) if p.read_bytes()[128] == 15)
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    manifest = ingest_bvp(tmp_path / "tree", workers=1)
+    assert not [p for p in manifest.problems if p["path"].endswith(victim.name)]
+    manifest.write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    with pytest.raises((FormatError, ValidationError), match=victim.name):
+        write_windows(tmp_path / "split.json", "test", tmp_path / "w")
+    assert not (tmp_path / "w" / "X.npy").exists()
