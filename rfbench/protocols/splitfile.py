@@ -86,6 +86,9 @@ class SplitInfo:
     recordings: Mapping[str, Mapping] = field(default_factory=dict, repr=False)
     provenance: Mapping[str, Any] = field(default_factory=dict)
     dataset: str | None = None  # the manifest's dataset name
+    #: the Manifest the sides were recomputed and audited on (so a job builds from the very manifest checked,
+    #: without reading it again)
+    manifest_object: Any = field(default=None, repr=False, compare=False)
 
     @property
     def held_out_key(self) -> str | None:
@@ -147,7 +150,7 @@ class SplitCheck:
             manifest={"path": (self.doc.get("manifest") or {}).get("path"), "sha256": self.manifest_sha256},
             path=path, held_out=tuple(a.held_out), manifest_file=self.manifest_file,
             recordings={str(r["id"]): r for r in self.manifest.recordings}, provenance=dict(self.provenance),
-            dataset=str(self.manifest.dataset))
+            dataset=str(self.manifest.dataset), manifest_object=self.manifest)
 
 
 def _ids(doc: Mapping, key: str, where: str) -> list[str]:

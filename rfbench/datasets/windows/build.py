@@ -61,7 +61,7 @@ class LabelInfo:
 
     @property
     def sha256(self) -> str:
-        from rfbench.metrics.classify import LabelSet
+        from rfbench.metrics.labelset import LabelSet
 
         return LabelSet(self.names).sha256
 
@@ -158,7 +158,8 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     split_sha, _ = sha256_file(split_path)
     mpath = info.manifest_file  # load_split checked it is the manifest the split was made from
     manifest_sha = info.manifest["sha256"]
-    manifest = read_manifest(mpath)
+    # the manifest load_split recomputed and audited the sides on: the rows are built from what was checked
+    manifest = info.manifest_object if info.manifest_object is not None else read_manifest(mpath)
     known = {r["id"] for r in manifest.recordings}
     unknown = sorted(set(info.train if side == "train" else info.test) - known)
     if unknown:
@@ -224,7 +225,7 @@ def _label_key(manifest) -> str:
 
 def _label_info(manifest, settings: WindowSettings) -> LabelInfo:
     from rfbench.io.files import sha256_file
-    from rfbench.metrics.classify import LabelSet
+    from rfbench.metrics.labelset import LabelSet
 
     key = _label_key(manifest)
     if settings.label_set is not None:

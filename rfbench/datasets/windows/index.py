@@ -258,7 +258,7 @@ def validate_index(doc: Mapping, where: str = "index") -> None:
     SchemaError, FormatError
     """
     from rfbench.io.files import check_schema
-    from rfbench.metrics.classify import LabelSet
+    from rfbench.metrics.labelset import LabelSet
 
     check_schema(doc, "windows", where)
     missing = [k for k in INDEX_KEYS if k not in doc]
