@@ -252,3 +252,26 @@ def test_windows_leave_out_nexmon_guard_and_dc_bins(bandwidth, kept, edge):
     dc = {20: {0}, 40: {-1, 0, 1}, 80: {-1, 0, 1}}[bandwidth]
     assert not dc & set(idx.tolist())
     assert np.asarray(log.subcarriers)[cols].tolist() == idx.tolist()
+
+
+def _arrays(log):
+    return {"csi": log.csi, "num_tones": log.num_tones, "n_rx": log.n_rx, "n_tx": log.n_tx,
+            "subcarriers": log.subcarriers, **dict(log.meta)}
+
+
+@pytest.mark.parametrize("fmt", ["atheros", "esp32", "nexmon", "picoscenes"])
+def test_reused_read_buffer_never_shows_in_a_result(tmp_path, fmt):
+    # readers that read a path into the thread's reused buffer keep no view of it: a log read before another
+    # file is unchanged after, and none of its arrays shares the buffer's memory
+    module = hwlog.reader(fmt)
+    first, second = tmp_path / "a.bin", tmp_path / "b.bin"
+    first.write_bytes(module.synthesize(np.random.default_rng(1), 5))
+    second.write_bytes(module.synthesize(np.random.default_rng(2), 8))
+    module.read(second)  # the buffer is now large enough for both
+    log = module.read(first)
+    kept = {k: np.array(v, copy=True) for k, v in _arrays(log).items()}
+    module.read(second)
+    buf = getattr(hwlog._REUSED, "buf", None)
+    for name, values in _arrays(log).items():
+        np.testing.assert_array_equal(values, kept[name], err_msg=name)
+        assert buf is None or not np.shares_memory(np.asarray(values), buf), name
