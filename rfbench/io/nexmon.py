@@ -46,8 +46,8 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import max_array_bytes, read_input_bytes
-from rfbench.io.hwlog import HardwareLog
+from rfbench.io.files import max_array_bytes
+from rfbench.io.hwlog import HardwareLog, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "null_subcarriers", "CHIPS", "CHIP_VERSIONS", "ENCODINGS",
            "VARIANTS", "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth"]
@@ -406,7 +406,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     Parameters
     ----------
     source : path or bytes-like
-        The capture; a path is read through :func:`rfbench.io.files.read_input_bytes`.
+        The capture; a path is read through :func:`rfbench.io.hwlog.read_reused`.
     chip : str, optional
         One of :data:`CHIPS`; by default read from the chip-version field (:data:`CHIP_VERSIONS`), and a
         :class:`~rfbench.errors.FormatError` naming the candidates when it does not identify one.
@@ -424,29 +424,29 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     """
     if isinstance(source, (str, os.PathLike)):
         where = str(source)
-        data = read_input_bytes(source, "nexmon capture")
     else:
         where = "input"
-        data = bytes(source)
+    b, _ = read_reused(source, "nexmon capture")  # (no array returned keeps a view of it)
+    data = memoryview(b)
+    head = bytes(data[:40])
     if variant is not None and variant not in VARIANTS:
         raise FormatError(f"{where}: `variant` {variant!r} is not one of {', '.join(VARIANTS)}")
     if bandwidth_mhz is not None and bandwidth_mhz not in (20, 40, 80, 160):
         raise FormatError(f"{where}: `bandwidth_mhz` {bandwidth_mhz!r} is not 20, 40, 80 or 160")
-    if data[:4] == _PCAPNG_MAGIC:
+    if head[:4] == _PCAPNG_MAGIC:
         raise FormatError(f"{where}: a pcapng file; nexmon captures are read as pcap (convert with "
                           f"`editcap -F pcap IN OUT`)")
-    if len(data) < 24 or data[:4] not in _PCAP_MAGICS:
+    if len(data) < 24 or head[:4] not in _PCAP_MAGICS:
         raise FormatError(f"{where}: not a pcap file (bad magic), expected a nexmon_csi capture")
-    big, nano = _PCAP_MAGICS[data[:4]]
-    link_type = struct.unpack(">I" if big else "<I", data[20:24])[0] & 0x0FFFFFFF
+    big, nano = _PCAP_MAGICS[head[:4]]
+    link_type = struct.unpack(">I" if big else "<I", head[20:24])[0] & 0x0FFFFFFF
     if link_type not in _LINKS:
         raise FormatError(f"{where}: pcap link type {link_type} is not read (Ethernet 1, Linux cooked 113 or raw "
                           f"IPv4 101/228 are)")
-    b = np.frombuffer(data, dtype=np.uint8)
     # Rows for as many frames as the first one's size allows (a capture's frames are mostly of one size), and
     # a second pass with the exact count when more turn up: a table sized for the smallest possible frames
     # would hold ten times the memory the frames need.
-    first = 16 + struct.unpack(">I" if big else "<I", data[32:36])[0] if len(data) >= 40 else _MIN_FRAME
+    first = 16 + struct.unpack(">I" if big else "<I", head[32:36])[0] if len(data) >= 40 else _MIN_FRAME
     rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
     skips = np.zeros(4, dtype=np.int64)
     table = np.empty((rows, len(_FIELDS)), dtype=np.int64)
@@ -532,7 +532,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
                        source=where if isinstance(source, (str, os.PathLike)) else None)
 
 
-def _int16_views(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+def _int16_views(data) -> tuple[np.ndarray, np.ndarray]:
     """The bytes of ``data`` as little-endian int16 from byte 0 and from byte 1."""
     even = np.frombuffer(data, dtype="<i2", count=len(data) // 2)
     odd = np.frombuffer(data, dtype="<i2", offset=1, count=(len(data) - 1) // 2) if len(data) > 1 else even[:0]

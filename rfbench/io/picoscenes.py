@@ -38,8 +38,8 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import max_array_bytes, read_input_bytes
-from rfbench.io.hwlog import HardwareLog
+from rfbench.io.files import max_array_bytes
+from rfbench.io.hwlog import HardwareLog, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "MAGIC", "DEVICES", "SKIP_REASONS", "OTHER_SEGMENTS",
            "encode_frame", "csi_segment", "basic_segment", "extra_info_segment"]
@@ -511,15 +511,11 @@ def read(source, **_ignored) -> HardwareLog:
         ``subcarriers`` per frame where they vary; ``meta`` as docs/parse.md lists (RxSBasic, ExtraInfo and CSI
         header fields, the MPDU's source address and sequence number).
     """
-    if isinstance(source, (str, os.PathLike)):
-        where = str(source)
-        data = read_input_bytes(source, "PicoScenes file")
-    else:
-        where = "input"
-        data = bytes(source)
-    if not sniff(data[:_FRAME_HEADER]):
+    where = str(source) if isinstance(source, (str, os.PathLike)) else "input"
+    b, _ = read_reused(source, "PicoScenes file")  # (no array returned keeps a view of it)
+    data = memoryview(b)
+    if not sniff(bytes(data[:_FRAME_HEADER])):
         raise FormatError(f"{where}: not a PicoScenes file (no RXS frame header with magic 0x20150315 at its start)")
-    b = np.frombuffer(data, dtype=np.uint8)
     # rows for as many frames as the first one's size allows; a second pass with the exact count if more
     first = 4 + struct.unpack_from("<I", data, 0)[0]
     rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
