@@ -29,11 +29,13 @@ from types import ModuleType
 
 import numpy as np
 
+from rfbench._jit import njit
 from rfbench.errors import FormatError
 from rfbench.io.files import MAX_INPUT_BYTES, NotRegularFile, input_errors, open_regular, read_input_bytes
 
 __all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source",
-           "TIME_FIELDS", "RESERVED", "read_reused", "REUSED_MAX_BYTES"]
+           "TIME_FIELDS", "RESERVED", "read_reused", "REUSED_MAX_BYTES",
+           "next_plausible"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
@@ -285,3 +287,18 @@ def read_reused(source, what: str, cap: int | None = None) -> tuple[np.ndarray, 
             return buf[:got], os.fspath(source)
         finally:
             os.close(fd)
+
+
+@njit
+def next_plausible(b, start, min_bytes, plausible, big, link):
+    """Resynchronisation past damaged bytes, shared by the framing kernels (nexmon, PicoScenes): the first
+    offset ``p >= start`` with ``p + min_bytes <= len(b)`` at which ``plausible(b, p, len(b), big, link)``
+    holds (a kernel of that signature; ``big`` and ``link`` are passed through), or -1. One step per byte, so
+    O(len(b)) whatever the bytes."""
+    n = b.shape[0]
+    p = start
+    while p + min_bytes <= n:
+        if plausible(b, p, n, big, link):
+            return p
+        p += 1
+    return -1

@@ -47,7 +47,7 @@ import numpy as np
 from rfbench._jit import njit
 from rfbench.errors import FormatError
 from rfbench.io.files import max_array_bytes
-from rfbench.io.hwlog import HardwareLog, read_reused
+from rfbench.io.hwlog import HardwareLog, next_plausible, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "null_subcarriers", "CHIPS", "CHIP_VERSIONS", "ENCODINGS",
            "VARIANTS", "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth"]
@@ -177,6 +177,16 @@ def _plausible(b, pos, n, big):
     return caplen <= 262144 and caplen <= wirelen and pos + 16 + caplen <= n
 
 
+@njit(inline="always")
+def _resumes_at(b, p, n, big, link):
+    """Whether the walk of :func:`_frame` may resume at ``b[p]``: a plausible record header whose packet holds
+    a nexmon frame (UDP port 5500, payload starting ``11 11``)."""
+    if not _plausible(b, p, n, big):
+        return False
+    off, ln = _udp_payload(b, p + 16, p + 16 + _u32(b, p + 8, big), link)
+    return off >= 0 and ln >= 2 and b[off] == 0x11 and b[off + 1] == 0x11
+
+
 @njit
 def _frame(b, start, big, link, table, skips):
     """Walk the pcap records of ``b`` from byte ``start`` (after the global header).
@@ -229,16 +239,7 @@ def _frame(b, start, big, link, table, skips):
             pos = end
             continue
         # a damaged record header, or a packet cut off by the end of the file
-        found = -1
-        p = pos + 1
-        while p + _MIN_FRAME <= n:
-            if _plausible(b, p, n, big):
-                end = p + 16 + _u32(b, p + 8, big)
-                off, ln = _udp_payload(b, p + 16, end, link)
-                if off >= 0 and ln >= 2 and b[off] == 0x11 and b[off + 1] == 0x11:
-                    found = p
-                    break
-            p += 1
+        found = next_plausible(b, pos + 1, _MIN_FRAME, _resumes_at, big, link)
         if found < 0:
             skips[_TRUNCATED] += 1
             break
