@@ -275,3 +275,18 @@ def test_reused_read_buffer_never_shows_in_a_result(tmp_path, fmt):
     for name, values in _arrays(log).items():
         np.testing.assert_array_equal(values, kept[name], err_msg=name)
         assert buf is None or not np.shares_memory(np.asarray(values), buf), name
+
+
+def test_a_file_no_reader_takes_names_every_format_tried(runner, tmp_path):
+    junk = tmp_path / "notes.txt"
+    junk.write_bytes(b"hello, this is no CSI log at all\n" * 20)
+    job = parse_files.parse_many([(junk, None)], parse_files.ParseOptions(out_dir=tmp_path / "out"))
+    error = job.files[0]["error"]
+    assert error == ("no known CSI log: tried Intel 5300, Atheros, nexmon pcap, ESP32 CSV and PicoScenes, and "
+                     "none fits the bytes")
+    result = runner.invoke(app, ["parse", str(junk), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    # forced to the Intel reader, or a file framed as Intel records, the Intel reader's own line stays
+    job = parse_files.parse_many([(junk, None)], parse_files.ParseOptions(out_dir=tmp_path / "out2",
+                                                                          format="intel5300"))
+    assert job.files[0]["error"].startswith("no valid Intel 5300 CSI record")
