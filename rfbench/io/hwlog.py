@@ -244,7 +244,7 @@ def read_source(source, what: str, cap: int | None = None) -> tuple[bytes, str |
 
 
 #: Largest file :func:`read_reused` reads into its thread's reused buffer (a larger one gets its own array).
-REUSED_MAX_BYTES = 64 << 20
+REUSED_MAX_BYTES = 32 << 20
 _REUSED = threading.local()
 
 
