@@ -290,3 +290,19 @@ def test_a_file_no_reader_takes_names_every_format_tried(runner, tmp_path):
     job = parse_files.parse_many([(junk, None)], parse_files.ParseOptions(out_dir=tmp_path / "out2",
                                                                           format="intel5300"))
     assert job.files[0]["error"].startswith("no valid Intel 5300 CSI record")
+
+
+def test_reused_read_of_a_file_over_the_buffer_limit(tmp_path, monkeypatch):
+    # a file larger than REUSED_MAX_BYTES gets an array of its own and leaves the thread's buffer as it was
+    path = tmp_path / "big.dat"
+    data = atheros.synthesize(np.random.default_rng(4), 6, nr=3, nc=2)
+    path.write_bytes(data)
+    small = tmp_path / "small.dat"
+    small.write_bytes(data[:100])
+    hwlog.read_reused(small, "x")  # the thread now has a buffer
+    monkeypatch.setattr(hwlog, "REUSED_MAX_BYTES", len(data) - 1)
+    own, where = hwlog.read_reused(path, "x")
+    assert own.tobytes() == data and where == str(path) and not np.shares_memory(own, hwlog._REUSED.buf)
+    np.testing.assert_array_equal(atheros.read(path).csi, atheros.read(data).csi)
+    with pytest.raises(FormatError, match="more than the 10 rfbench reads"):
+        hwlog.read_reused(path, "x", cap=10)
