@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import cached, call_recorded, record_kernel_calls
+from .common import cached, call_recorded, record_kernel_calls, throughput_ratio
 
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 # The gate sets RFBENCH_BENCH_TIMER=cpu: time_* then count this process's CPU time, not the time it waited for a
@@ -177,26 +177,9 @@ class VersusCsiread(_LogCase):
         c.read()
         return c
 
-    def _throughput_ratio(self, ours, theirs, rounds=12, batch=10):
-        """csiread's time per file over rfbench's, each parsing ``batch`` files back to back (a corpus, as
-        ingest reads one); rounds alternate between the tools so drift in machine speed hits both; the best
-        round of each counts."""
-        theirs_best = ours_best = float("inf")
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            for _ in range(batch):
-                theirs()
-            t1 = time.perf_counter()
-            for _ in range(batch):
-                ours()
-            t2 = time.perf_counter()
-            theirs_best = min(theirs_best, (t1 - t0) / batch)
-            ours_best = min(ours_best, (t2 - t1) / batch)
-        return theirs_best / ours_best
-
     def track_speedup_vs_csiread(self, case):
         """Parse throughput, rfbench over csiread (the issue's acceptance figure)."""
-        return self._throughput_ratio(lambda: self.intel5300.read(self.path), self._csiread)
+        return throughput_ratio(lambda: self.intel5300.read(self.path), self._csiread)
 
     track_speedup_vs_csiread.unit = "x csiread"
 
@@ -217,7 +200,7 @@ class VersusCsiread(_LogCase):
 
     def track_scaled_speedup_vs_csiread(self, case):
         """Parse + scaled CSI throughput, rfbench over csiread's ``get_scaled_csi``."""
-        return self._throughput_ratio(lambda: self.intel5300.read(self.path).scaled_csi(),
+        return throughput_ratio(lambda: self.intel5300.read(self.path).scaled_csi(),
                                       lambda: self._csiread().get_scaled_csi(), rounds=6)
 
     track_scaled_speedup_vs_csiread.unit = "x csiread"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import cached, call_recorded, record_kernel_calls
+from .common import cached, call_recorded, record_kernel_calls, throughput_ratio
 
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 # The gate sets RFBENCH_BENCH_TIMER=cpu: time_* then count this process's CPU time (benchmarks/README.md).
@@ -112,19 +112,8 @@ class VersusCsiread(_Case):
 
     def track_speedup_vs_csiread(self, case):
         """csiread's time per file over rfbench's (best of alternating rounds)."""
-        theirs_best = ours_best = float("inf")
         rounds, batch = (6, 2) if case.endswith("large") else (12, 10)
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            for _ in range(batch):
-                self._theirs()
-            t1 = time.perf_counter()
-            for _ in range(batch):
-                self.module.read(self.path)
-            t2 = time.perf_counter()
-            theirs_best = min(theirs_best, (t1 - t0) / batch)
-            ours_best = min(ours_best, (t2 - t1) / batch)
-        return theirs_best / ours_best
+        return throughput_ratio(lambda: self.module.read(self.path), self._theirs, rounds, batch)
 
     track_speedup_vs_csiread.unit = "x csiread"
 

@@ -9,8 +9,8 @@ captures run too (when ``../shared/conformance`` is present), and ten times larg
 
 ``track_speedup_vs_csiread`` is parse throughput from a path: csiread's time per file over rfbench's, each
 parsing the same file back to back in batches, rounds alternating between the two tools in this process, best
-round of each (as ``bench_parse.VersusCsiread``). csiread is told the chip and bandwidth (``Nexmon``) or the
-CSI shape (``Picoscenes``), which rfbench reads from the bytes.
+round of each (``common.throughput_ratio``, as in ``bench_parse.VersusCsiread``). csiread is told the chip
+and bandwidth (``Nexmon``) or the CSI shape (``Picoscenes``), which rfbench reads from the bytes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import cached, call_recorded, record_kernel_calls
+from .common import cached, call_recorded, record_kernel_calls, throughput_ratio
 
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
 timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
@@ -165,23 +165,6 @@ class PicoScenesKernels(_RecordedKernels):
         call_recorded(self.calls, "fields")
 
 
-def _throughput_ratio(ours, theirs, rounds=12, batch=10):
-    """csiread's time per file over rfbench's, each parsing ``batch`` files back to back; rounds alternate
-    between the tools so drift in machine speed hits both; the best round of each counts."""
-    theirs_best = ours_best = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            theirs()
-        t1 = time.perf_counter()
-        for _ in range(batch):
-            ours()
-        t2 = time.perf_counter()
-        theirs_best = min(theirs_best, (t1 - t0) / batch)
-        ours_best = min(ours_best, (t2 - t1) / batch)
-    return theirs_best / ours_best
-
-
 class NexmonVersusCsiread(_Case):
     """rfbench vs csiread's ``Nexmon`` on the same file, in this process."""
 
@@ -204,7 +187,7 @@ class NexmonVersusCsiread(_Case):
 
     def track_speedup_vs_csiread(self, case):
         """Parse throughput, rfbench over csiread."""
-        return _throughput_ratio(lambda: self.module.read(self.path), self._peer)
+        return throughput_ratio(lambda: self.module.read(self.path), self._peer)
 
 
 class PicoScenesVersusCsiread(NexmonVersusCsiread):

@@ -16,6 +16,24 @@ def best_time(fn, repeat: int = 3) -> float:
     return best
 
 
+def throughput_ratio(ours, theirs, rounds: int = 12, batch: int = 10) -> float:
+    """A peer's time per call over rfbench's, each calling ``batch`` times back to back (a corpus, as ingest
+    reads one); rounds alternate between the two so drift in machine speed hits both; the best round of each
+    counts. The ``track_speedup_vs_csiread`` benchmarks of the parse suites all measure this way."""
+    theirs_best = ours_best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            theirs()
+        t1 = time.perf_counter()
+        for _ in range(batch):
+            ours()
+        t2 = time.perf_counter()
+        theirs_best = min(theirs_best, (t1 - t0) / batch)
+        ours_best = min(ours_best, (t2 - t1) / batch)
+    return theirs_best / ours_best
+
+
 def _array_size(values) -> int:
     return sum(int(getattr(v, "size", 0)) for v in values if hasattr(v, "dtype") and hasattr(v, "shape"))
 

@@ -252,3 +252,57 @@ def test_windows_leave_out_nexmon_guard_and_dc_bins(bandwidth, kept, edge):
     dc = {20: {0}, 40: {-1, 0, 1}, 80: {-1, 0, 1}}[bandwidth]
     assert not dc & set(idx.tolist())
     assert np.asarray(log.subcarriers)[cols].tolist() == idx.tolist()
+
+
+def _arrays(log):
+    return {"csi": log.csi, "num_tones": log.num_tones, "n_rx": log.n_rx, "n_tx": log.n_tx,
+            "subcarriers": log.subcarriers, **dict(log.meta)}
+
+
+@pytest.mark.parametrize("fmt", ["atheros", "esp32", "nexmon", "picoscenes"])
+def test_reused_read_buffer_never_shows_in_a_result(tmp_path, fmt):
+    # readers that read a path into the thread's reused buffer keep no view of it: a log read before another
+    # file is unchanged after, and none of its arrays shares the buffer's memory
+    module = hwlog.reader(fmt)
+    first, second = tmp_path / "a.bin", tmp_path / "b.bin"
+    first.write_bytes(module.synthesize(np.random.default_rng(1), 5))
+    second.write_bytes(module.synthesize(np.random.default_rng(2), 8))
+    module.read(second)  # the buffer is now large enough for both
+    log = module.read(first)
+    kept = {k: np.array(v, copy=True) for k, v in _arrays(log).items()}
+    module.read(second)
+    buf = getattr(hwlog._REUSED, "buf", None)
+    for name, values in _arrays(log).items():
+        np.testing.assert_array_equal(values, kept[name], err_msg=name)
+        assert buf is None or not np.shares_memory(np.asarray(values), buf), name
+
+
+def test_a_file_no_reader_takes_names_every_format_tried(runner, tmp_path):
+    junk = tmp_path / "notes.txt"
+    junk.write_bytes(b"hello, this is no CSI log at all\n" * 20)
+    job = parse_files.parse_many([(junk, None)], parse_files.ParseOptions(out_dir=tmp_path / "out"))
+    error = job.files[0]["error"]
+    assert error == ("no known CSI log: tried Intel 5300, Atheros, nexmon pcap, ESP32 CSV and PicoScenes, and "
+                     "none fits the bytes")
+    result = runner.invoke(app, ["parse", str(junk), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    # forced to the Intel reader, or a file framed as Intel records, the Intel reader's own line stays
+    job = parse_files.parse_many([(junk, None)], parse_files.ParseOptions(out_dir=tmp_path / "out2",
+                                                                          format="intel5300"))
+    assert job.files[0]["error"].startswith("no valid Intel 5300 CSI record")
+
+
+def test_reused_read_of_a_file_over_the_buffer_limit(tmp_path, monkeypatch):
+    # a file larger than REUSED_MAX_BYTES gets an array of its own and leaves the thread's buffer as it was
+    path = tmp_path / "big.dat"
+    data = atheros.synthesize(np.random.default_rng(4), 6, nr=3, nc=2)
+    path.write_bytes(data)
+    small = tmp_path / "small.dat"
+    small.write_bytes(data[:100])
+    hwlog.read_reused(small, "x")  # the thread now has a buffer
+    monkeypatch.setattr(hwlog, "REUSED_MAX_BYTES", len(data) - 1)
+    own, where = hwlog.read_reused(path, "x")
+    assert own.tobytes() == data and where == str(path) and not np.shares_memory(own, hwlog._REUSED.buf)
+    np.testing.assert_array_equal(atheros.read(path).csi, atheros.read(data).csi)
+    with pytest.raises(FormatError, match="more than the 10 rfbench reads"):
+        hwlog.read_reused(path, "x", cap=10)

@@ -37,7 +37,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.hwlog import HardwareLog, read_source
+from rfbench.io.hwlog import HardwareLog, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "META_FIELDS", "HEADER_BYTES",
            "PROBE_RECORDS"]
@@ -188,36 +188,41 @@ def _unpack(b, offsets, fields, out):
 
 @njit(inline="always")
 def _unpack_record(b, offset, fields, out):
-    """One record of :func:`_unpack` into ``out`` ``(tones, nr, 2 nc)``. ``tones × nr × nc`` is even (56 and
-    114 are), so the stream is a whole number of 5-byte groups of four values (two subcarrier-antenna pairs)
-    and is read group by group; no byte past the stream is read."""
+    """One record of :func:`_unpack` into ``out`` ``(tones, nr, 2 nc)``: the stream's 20-bit (imaginary, real)
+    pairs are taken in order from a bit accumulator filled 32 bits at a time (value ``j`` is bits ``10 j .. 10 j +
+    9`` of the stream, the bits ``fill_csi_matrix`` takes from its 16-bit little-endian words), tone outermost,
+    then transmit antenna, then receive antenna; no byte past the stream is read (``tones × nr × nc × 20`` bits
+    is a whole number of bytes since 56 and 114 are even)."""
     n_t, n_r, n_c2 = out.shape
-    base = offset + HEADER_BYTES
     tones, nr, nc = fields[6], fields[7], fields[8]
-    flat = out.reshape(n_t * n_r * n_c2)
     if nr != n_r or 2 * nc != n_c2 or tones != n_t:
-        flat[:] = 0
-    k = 0
-    c = 0
-    r = 0
-    p = base
-    for _ in range(tones * nr * nc // 2):
-        w = (np.int64(b[p]) | (np.int64(b[p + 1]) << 8) | (np.int64(b[p + 2]) << 16) | (np.int64(b[p + 3]) << 24)
-             | (np.int64(b[p + 4]) << 32))
-        p += 5
-        for h in range(2):
-            imag = (w >> (20 * h)) & 1023
-            real = (w >> (20 * h + 10)) & 1023
-            j = (k * n_r + r) * n_c2 + 2 * c
-            flat[j] = real - ((real & 512) << 1)
-            flat[j + 1] = imag - ((imag & 512) << 1)
-            r += 1
-            if r == nr:
-                r = 0
-                c += 1
-                if c == nc:
-                    c = 0
-                    k += 1
+        out.reshape(n_t * n_r * n_c2)[:] = 0
+    p = offset + HEADER_BYTES
+    end = p + _csi_bytes(tones, nr, nc)
+    acc = np.uint64(0)
+    bits = np.uint64(0)
+    for k in range(tones):
+        tone = out[k]
+        for c in range(nc):
+            for r in range(nr):
+                if bits < 20:  # 32 bits more, or the stream's last 1-3 bytes
+                    if p + 3 < end:
+                        acc |= ((np.uint64(b[p]) | (np.uint64(b[p + 1]) << np.uint64(8))
+                                 | (np.uint64(b[p + 2]) << np.uint64(16)) | (np.uint64(b[p + 3]) << np.uint64(24)))
+                                << bits)
+                        p += 4
+                        bits += np.uint64(32)
+                    else:
+                        while p < end:
+                            acc |= np.uint64(b[p]) << bits
+                            p += 1
+                            bits += np.uint64(8)
+                imag = np.int64(acc & np.uint64(1023))
+                real = np.int64((acc >> np.uint64(10)) & np.uint64(1023))
+                acc >>= np.uint64(20)
+                bits -= np.uint64(20)
+                tone[r, 2 * c] = real - ((real & 512) << 1)
+                tone[r, 2 * c + 1] = imag - ((imag & 512) << 1)
 
 
 def sniff(head: bytes) -> bool:
@@ -272,8 +277,7 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     """
     if endian not in (None, "little", "big"):
         raise FormatError(f"`endian` must be little or big, not {endian!r}")
-    data, path = read_source(source, "Atheros CSI log")
-    b = np.frombuffer(data, dtype=np.uint8)
+    b, path = read_reused(source, "Atheros CSI log")
     where = path or "input"
     found = _candidates(b, endian)
     if not found:

@@ -31,7 +31,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.hwlog import HardwareLog, read_source
+from rfbench.io.hwlog import HardwareLog, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "INT_FIELDS", "PREFIX", "NULL_SUBCARRIERS"]
 
@@ -317,8 +317,7 @@ def read(source) -> HardwareLog:
     FormatError
         Unreadable input, or no valid ``CSI_DATA`` line.
     """
-    data, path = read_source(source, "ESP32 CSI log")
-    b = np.frombuffer(data, dtype=np.uint8)
+    b, path = read_reused(source, "ESP32 CSI log")
     cap = int(np.count_nonzero(b == 10)) + 1
     ints = np.empty((cap, len(INT_FIELDS)), dtype=np.int64)
     mac = np.empty(cap, dtype=np.int64)

@@ -46,8 +46,8 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import max_array_bytes, read_input_bytes
-from rfbench.io.hwlog import HardwareLog
+from rfbench.io.files import max_array_bytes
+from rfbench.io.hwlog import HardwareLog, next_plausible, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "null_subcarriers", "CHIPS", "CHIP_VERSIONS", "ENCODINGS",
            "VARIANTS", "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth"]
@@ -177,6 +177,16 @@ def _plausible(b, pos, n, big):
     return caplen <= 262144 and caplen <= wirelen and pos + 16 + caplen <= n
 
 
+@njit(inline="always")
+def _resumes_at(b, p, n, big, link):
+    """Whether the walk of :func:`_frame` may resume at ``b[p]``: a plausible record header whose packet holds
+    a nexmon frame (UDP port 5500, payload starting ``11 11``)."""
+    if not _plausible(b, p, n, big):
+        return False
+    off, ln = _udp_payload(b, p + 16, p + 16 + _u32(b, p + 8, big), link)
+    return off >= 0 and ln >= 2 and b[off] == 0x11 and b[off + 1] == 0x11
+
+
 @njit
 def _frame(b, start, big, link, table, skips):
     """Walk the pcap records of ``b`` from byte ``start`` (after the global header).
@@ -229,16 +239,7 @@ def _frame(b, start, big, link, table, skips):
             pos = end
             continue
         # a damaged record header, or a packet cut off by the end of the file
-        found = -1
-        p = pos + 1
-        while p + _MIN_FRAME <= n:
-            if _plausible(b, p, n, big):
-                end = p + 16 + _u32(b, p + 8, big)
-                off, ln = _udp_payload(b, p + 16, end, link)
-                if off >= 0 and ln >= 2 and b[off] == 0x11 and b[off + 1] == 0x11:
-                    found = p
-                    break
-            p += 1
+        found = next_plausible(b, pos + 1, _MIN_FRAME, _resumes_at, big, link)
         if found < 0:
             skips[_TRUNCATED] += 1
             break
@@ -406,7 +407,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     Parameters
     ----------
     source : path or bytes-like
-        The capture; a path is read through :func:`rfbench.io.files.read_input_bytes`.
+        The capture; a path is read through :func:`rfbench.io.hwlog.read_reused`.
     chip : str, optional
         One of :data:`CHIPS`; by default read from the chip-version field (:data:`CHIP_VERSIONS`), and a
         :class:`~rfbench.errors.FormatError` naming the candidates when it does not identify one.
@@ -424,29 +425,29 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     """
     if isinstance(source, (str, os.PathLike)):
         where = str(source)
-        data = read_input_bytes(source, "nexmon capture")
     else:
         where = "input"
-        data = bytes(source)
+    b, _ = read_reused(source, "nexmon capture")  # (no array returned keeps a view of it)
+    data = memoryview(b)
+    head = bytes(data[:40])
     if variant is not None and variant not in VARIANTS:
         raise FormatError(f"{where}: `variant` {variant!r} is not one of {', '.join(VARIANTS)}")
     if bandwidth_mhz is not None and bandwidth_mhz not in (20, 40, 80, 160):
         raise FormatError(f"{where}: `bandwidth_mhz` {bandwidth_mhz!r} is not 20, 40, 80 or 160")
-    if data[:4] == _PCAPNG_MAGIC:
+    if head[:4] == _PCAPNG_MAGIC:
         raise FormatError(f"{where}: a pcapng file; nexmon captures are read as pcap (convert with "
                           f"`editcap -F pcap IN OUT`)")
-    if len(data) < 24 or data[:4] not in _PCAP_MAGICS:
+    if len(data) < 24 or head[:4] not in _PCAP_MAGICS:
         raise FormatError(f"{where}: not a pcap file (bad magic), expected a nexmon_csi capture")
-    big, nano = _PCAP_MAGICS[data[:4]]
-    link_type = struct.unpack(">I" if big else "<I", data[20:24])[0] & 0x0FFFFFFF
+    big, nano = _PCAP_MAGICS[head[:4]]
+    link_type = struct.unpack(">I" if big else "<I", head[20:24])[0] & 0x0FFFFFFF
     if link_type not in _LINKS:
         raise FormatError(f"{where}: pcap link type {link_type} is not read (Ethernet 1, Linux cooked 113 or raw "
                           f"IPv4 101/228 are)")
-    b = np.frombuffer(data, dtype=np.uint8)
     # Rows for as many frames as the first one's size allows (a capture's frames are mostly of one size), and
     # a second pass with the exact count when more turn up: a table sized for the smallest possible frames
     # would hold ten times the memory the frames need.
-    first = 16 + struct.unpack(">I" if big else "<I", data[32:36])[0] if len(data) >= 40 else _MIN_FRAME
+    first = 16 + struct.unpack(">I" if big else "<I", head[32:36])[0] if len(data) >= 40 else _MIN_FRAME
     rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
     skips = np.zeros(4, dtype=np.int64)
     table = np.empty((rows, len(_FIELDS)), dtype=np.int64)
@@ -532,7 +533,7 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
                        source=where if isinstance(source, (str, os.PathLike)) else None)
 
 
-def _int16_views(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+def _int16_views(data) -> tuple[np.ndarray, np.ndarray]:
     """The bytes of ``data`` as little-endian int16 from byte 0 and from byte 1."""
     even = np.frombuffer(data, dtype="<i2", count=len(data) // 2)
     odd = np.frombuffer(data, dtype="<i2", offset=1, count=(len(data) - 1) // 2) if len(data) > 1 else even[:0]

@@ -269,6 +269,24 @@ def _looks_intel(data: np.ndarray) -> bool:
     return False
 
 
+#: How a failure names each format it tried, in :data:`rfbench.io.hwlog.FORMATS` order.
+FORMAT_NAMES = {"intel5300": "Intel 5300", "atheros": "Atheros", "nexmon": "nexmon pcap", "esp32": "ESP32 CSV",
+                "picoscenes": "PicoScenes"}
+
+
+def _intel_framed(data: np.ndarray) -> bool:
+    """Whether the first record header of ``data`` reads as an Intel 5300 one (code 0xBB or 0xC1, its length
+    inside the file): a log whose failure the Intel reader's own message explains."""
+    n = data.shape[0]
+    return n >= 3 and int(data[2]) in (intel5300.BFEE_CODE, 0xC1) and 3 <= 2 + ((int(data[0]) << 8) | int(data[1])) <= n
+
+
+def nothing_fits() -> str:
+    """The failure of a file whose format was to be told from its bytes and that no reader takes."""
+    names = [FORMAT_NAMES.get(f, f) for f in ("intel5300", *hwlog.available())]
+    return f"no known CSI log: tried {', '.join(names[:-1])} and {names[-1]}, and none fits the bytes"
+
+
 def detect_format(data) -> str:
     """The format of a log from its bytes: ``"intel5300"`` when its first record is an Intel 5300 one or no
     other reader recognises it (the Intel reader then says what is wrong), else the one format whose
@@ -669,6 +687,8 @@ class _Job:
         summary = log.summary()
         rec["summary"] = summary
         if log.n_records == 0:
+            if self.options.format is None and not _intel_framed(data):
+                raise _Failed(nothing_fits())
             bad = ", ".join(f"{k} {v}" for k, v in log.skipped.items() if v)
             raise _Failed(
                 "no valid Intel 5300 CSI record (bfee, code 0xBB) found"

@@ -38,8 +38,8 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import max_array_bytes, read_input_bytes
-from rfbench.io.hwlog import HardwareLog
+from rfbench.io.files import max_array_bytes
+from rfbench.io.hwlog import HardwareLog, next_plausible, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "MAGIC", "DEVICES", "SKIP_REASONS", "OTHER_SEGMENTS",
            "encode_frame", "csi_segment", "basic_segment", "extra_info_segment"]
@@ -101,6 +101,13 @@ def _frame_start(b, p, n):
     return length >= _FRAME_HEADER - 4 and p + 4 + length <= n and _u32(b, p + 4) == MAGIC and _u16(b, p + 8) == 1
 
 
+@njit(inline="always")
+def _resumes_at(b, p, n, big, link):
+    """:func:`_frame_start` in the signature :func:`rfbench.io.hwlog.next_plausible` calls (``big`` and
+    ``link`` unused)."""
+    return _frame_start(b, p, n)
+
+
 @njit
 def _frames(b, names, name_lengths, table, other, skips):
     """Walk the RXS frames of ``b``.
@@ -121,13 +128,7 @@ def _frames(b, names, name_lengths, table, other, skips):
     spare = np.empty(table.shape[1], dtype=np.int64)
     while pos < n:
         if not _frame_start(b, pos, n):
-            found = -1
-            p = pos + 1
-            while p + _MIN_FRAME <= n:
-                if _frame_start(b, p, n):
-                    found = p
-                    break
-                p += 1
+            found = next_plausible(b, pos + 1, _MIN_FRAME, _resumes_at, False, 0)
             if found < 0:
                 skips[_TRUNCATED] += 1
                 break
@@ -511,15 +512,11 @@ def read(source, **_ignored) -> HardwareLog:
         ``subcarriers`` per frame where they vary; ``meta`` as docs/parse.md lists (RxSBasic, ExtraInfo and CSI
         header fields, the MPDU's source address and sequence number).
     """
-    if isinstance(source, (str, os.PathLike)):
-        where = str(source)
-        data = read_input_bytes(source, "PicoScenes file")
-    else:
-        where = "input"
-        data = bytes(source)
-    if not sniff(data[:_FRAME_HEADER]):
+    where = str(source) if isinstance(source, (str, os.PathLike)) else "input"
+    b, _ = read_reused(source, "PicoScenes file")  # (no array returned keeps a view of it)
+    data = memoryview(b)
+    if not sniff(bytes(data[:_FRAME_HEADER])):
         raise FormatError(f"{where}: not a PicoScenes file (no RXS frame header with magic 0x20150315 at its start)")
-    b = np.frombuffer(data, dtype=np.uint8)
     # rows for as many frames as the first one's size allows; a second pass with the exact count if more
     first = 4 + struct.unpack_from("<I", data, 0)[0]
     rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
