@@ -1727,3 +1727,31 @@ def naive_read_picoscenes(data: bytes) -> dict:
         records.append(rec)
         pos = end
     return {"records": records, "skipped": skipped, "other": other}
+
+
+# ==========================================================================================================
+# rfbench.io.hwlog.next_plausible — resynchronisation past damaged bytes (nexmon's resume test as the example)
+# ==========================================================================================================
+
+
+def naive_nexmon_resumes_at(data: bytes, p: int, big: bool, link: int) -> bool:
+    """Whether a nexmon pcap walk may resume at ``data[p]``: a record header whose captured length is at most
+    262,144 and at most its wire length, whose packet ends inside the data, and whose packet's UDP port-5500
+    payload starts ``11 11``."""
+    order = "big" if big else "little"
+    if p + 16 > len(data):
+        return False
+    caplen = int.from_bytes(data[p + 8:p + 12], order)
+    wirelen = int.from_bytes(data[p + 12:p + 16], order)
+    if not (caplen <= 262144 and caplen <= wirelen and p + 16 + caplen <= len(data)):
+        return False
+    off, ln = naive_nexmon_udp_payload(data, p + 16, p + 16 + caplen, link)
+    return off >= 0 and ln >= 2 and data[off] == 0x11 and data[off + 1] == 0x11
+
+
+def naive_next_plausible(data: bytes, start: int, min_bytes: int, plausible) -> int:
+    """The first offset ``p >= start`` with ``p + min_bytes <= len(data)`` where ``plausible(p)`` holds, else -1."""
+    for p in range(start, len(data) - min_bytes + 1):
+        if plausible(p):
+            return p
+    return -1
