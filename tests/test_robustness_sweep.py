@@ -143,15 +143,22 @@ def test_a_cell_verifies_like_any_report_and_a_reference_gives_ce(sweep, tmp_pat
     assert again["mce"] == pytest.approx(1.0)
 
 
-@pytest.mark.long
-def test_verify_checks_the_summary_against_its_cells(sweep, tmp_path):
-    d, summary = sweep
+def _copied_sweep(sweep, tmp_path):
+    """A copy of the sweep's folder, and ``verify(*options)`` of its summary (with the copy as --root)."""
     copy = tmp_path / "d"
-    shutil.copytree(d, copy)
+    shutil.copytree(sweep[0], copy)
 
     def verify(*extra):
         return CliRunner().invoke(app, ["verify", str(copy / "sweep" / "summary.json"), "--root", str(copy),
                                         *extra])
+
+    return copy, verify
+
+
+@pytest.mark.long
+def test_verify_checks_the_summary_against_its_cells(sweep, tmp_path):
+    summary = sweep[1]
+    copy, verify = _copied_sweep(sweep, tmp_path)
 
     ok = verify("--cell", "dead-antenna-5-seed0")
     assert ok.exit_code == 0, ok.output
@@ -315,13 +322,8 @@ def test_a_sweep_reads_each_dataset_file_once_and_leaves_no_reading_behind(tiny_
 def test_verify_all_re_runs_every_cell_and_a_changed_cell_fails_its_re_run(sweep, tmp_path):
     import numpy as np
 
-    d, summary = sweep
-    copy = tmp_path / "d"
-    shutil.copytree(d, copy)
-
-    def verify(*extra):
-        return CliRunner().invoke(app, ["verify", str(copy / "sweep" / "summary.json"), "--root", str(copy),
-                                        *extra])
+    summary = sweep[1]
+    copy, verify = _copied_sweep(sweep, tmp_path)
 
     every = verify("--all")
     assert every.exit_code == 0, every.output
