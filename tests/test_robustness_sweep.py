@@ -69,18 +69,23 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _score_like(d, bootstrap: int) -> None:
+    """``d/pose/like.json``: the demo pose model's score report, the sweep's --score-like."""
+    like = CliRunner().invoke(app, ["score", "--task", "pose", "--pred", str(d / "pose" / "pred.npy"), "--rows",
+                                    str(d / "windows" / "mmfi-test" / "index.json"), "--split",
+                                    str(d / "mmfi-split.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
+                                    "hip-width", "--k", "0.2", "--metrics", "pck", "--bootstrap", str(bootstrap),
+                                    "-o", str(d / "pose" / "like.json")])
+    assert like.exit_code == 0, like.output
+
+
 @pytest.fixture(scope="module")
 def sweep(tiny_demo, tmp_path_factory):
     """A 2 × 2 sweep of the tiny demo's pose model, in a copy of the demo."""
     pytest.importorskip("onnxruntime")
     d = tmp_path_factory.mktemp("sweep") / "d"
     shutil.copytree(tiny_demo, d)
-    like = CliRunner().invoke(app, ["score", "--task", "pose", "--pred", str(d / "pose" / "pred.npy"), "--rows",
-                                    str(d / "windows" / "mmfi-test" / "index.json"), "--split",
-                                    str(d / "mmfi-split.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
-                                    "hip-width", "--k", "0.2", "--metrics", "pck", "--bootstrap", "100", "-o",
-                                    str(d / "pose" / "like.json")])
-    assert like.exit_code == 0, like.output
+    _score_like(d, bootstrap=100)
     result = CliRunner().invoke(app, ["robustness", str(d / "pose" / "ridge.onnx"), "--split",
                                       str(d / "mmfi-split.json"), "--score-like", str(d / "pose" / "like.json"),
                                       "--corruptions", "noise,dead-antenna", "--severities", "1,5", "-o",
@@ -275,12 +280,7 @@ def test_a_sweep_reads_each_dataset_file_once_and_leaves_no_reading_behind(tiny_
     from rfbench.report.robustness import RobustnessSettings, run_robustness
 
     d = _side_copy(tiny_demo, tmp_path)
-    like = CliRunner().invoke(app, ["score", "--task", "pose", "--pred", str(d / "pose" / "pred.npy"), "--rows",
-                                    str(d / "windows" / "mmfi-test" / "index.json"), "--split",
-                                    str(d / "mmfi-split.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
-                                    "hip-width", "--k", "0.2", "--metrics", "pck", "--bootstrap", "20", "-o",
-                                    str(d / "pose" / "like.json")])
-    assert like.exit_code == 0, like.output
+    _score_like(d, bootstrap=20)
     reads: dict = {}
     real = DatasetFiles.read
 
