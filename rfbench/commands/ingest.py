@@ -66,37 +66,14 @@ def widar(
     same read, in parallel.
     """
     with guard():
-        from rfbench.datasets import widar as widar_mod
-        from rfbench.errors import ValidationError
+        from rfbench.datasets.widar_both import ingest_widar_tree
         from rfbench.io.files import check_writable
 
         check_writable(out, force)
-        from rfbench.datasets.widar_bvp import ingest_bvp, release_kind
-
-        if kind == "both":
-            from rfbench.datasets.widar_both import ingest_both
-
-            with Bar("ingesting", enabled=not json_out) as bar:
-                manifest = ingest_both(root, workers=workers,
-                                       receivers_expected=range(1, receivers + 1) if receivers else None,
-                                       follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
-            manifest.write(out, force=force, absolute_root=absolute_root)
-            _report(manifest, out, json_out, absolute_root)
-            return
-        if release_kind(root, kind) == "bvp":
-            if receivers:
-                raise ValidationError("`receivers` applies to the CSI release only; a BVP file is one recording")
-
-            with Bar("ingesting", enabled=not json_out) as bar:
-                manifest = ingest_bvp(root, workers=workers, follow_symlinks=follow_symlinks, progress=bar.advance,
-                                      on_total=bar.start)
-            manifest.write(out, force=force, absolute_root=absolute_root)
-            _report(manifest, out, json_out, absolute_root)
-            return
         with Bar("ingesting", enabled=not json_out) as bar:
-            manifest = widar_mod.ingest(root, workers=workers,
-                                        receivers_expected=range(1, receivers + 1) if receivers else None,
-                                        follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
+            manifest = ingest_widar_tree(root, kind, workers=workers,
+                                         receivers_expected=range(1, receivers + 1) if receivers else None,
+                                         follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
         manifest.write(out, force=force, absolute_root=absolute_root)
     _report(manifest, out, json_out, absolute_root)
 

@@ -29,7 +29,7 @@ from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.tree import display_path
 from rfbench.errors import ValidationError
 
-__all__ = ["ingest_both", "KIND", "is_both"]
+__all__ = ["ingest_widar_tree", "ingest_both", "one_release", "KIND", "is_both"]
 
 #: ``manifest.extra["kind"]`` of a manifest holding both releases.
 KIND = "csi+bvp"
@@ -38,6 +38,34 @@ KIND = "csi+bvp"
 def is_both(manifest) -> bool:
     """Whether ``manifest`` holds both Widar3.0 releases (made by :func:`ingest_both`)."""
     return manifest.dataset == "widar3" and manifest.extra.get("kind") == KIND
+
+
+def ingest_widar_tree(root: str | os.PathLike, kind: str | None = None, *, workers: int | None = None,
+                      receivers_expected=None, follow_symlinks: bool = False,
+                      progress: Callable[[int], None] | None = None,
+                      on_total: Callable[[int], None] | None = None) -> Manifest:
+    """The manifest of a Widar3.0 folder, what ``rfbench ingest widar`` writes: ``kind`` ``both``
+    (:func:`ingest_both`), ``bvp`` (:func:`~rfbench.datasets.widar_bvp.ingest_bvp`), ``csi``
+    (:func:`~rfbench.datasets.widar.ingest`), or None for the one
+    :func:`~rfbench.datasets.widar_bvp.release_kind` finds.
+
+    Raises
+    ------
+    ValidationError
+        An unknown ``kind``, ``receivers_expected`` for the BVP release, or what the chosen ingest raises.
+    """
+    from rfbench.datasets import widar, widar_bvp
+
+    options = dict(workers=workers, follow_symlinks=follow_symlinks, progress=progress, on_total=on_total)
+    if kind == "both":
+        return ingest_both(root, receivers_expected=receivers_expected, **options)
+    if kind is not None and kind not in ("csi", "bvp"):
+        raise ValidationError(f"`kind` {kind!r}: expected csi, bvp or both")
+    if widar_bvp.release_kind(root, kind) == "bvp":
+        if receivers_expected is not None:
+            raise ValidationError("`receivers` applies to the CSI release only; a BVP file is one recording")
+        return widar_bvp.ingest_bvp(root, **options)
+    return widar.ingest(root, receivers_expected=receivers_expected, **options)
 
 
 def ingest_both(root: str | os.PathLike, *, workers: int | None = None, receivers_expected=None,
@@ -109,16 +137,11 @@ def one_release(manifest, release: str | None):
     recordings = [rec for rec in manifest.recordings if rec.get("release") == release]
     extra = {k: v for k, v in manifest.extra.items() if k not in ("kind", "bvp", "receivers_expected")}
     if release == "bvp":
+        from rfbench.datasets.widar_bvp import DATASET as dataset
+
         extra.update(kind="bvp", bvp=manifest.extra.get("bvp"))
-        dataset = widar_bvp_dataset()
     else:
         extra["receivers_expected"] = manifest.extra.get("receivers_expected")
         dataset = "widar3"
     return Manifest(dataset=dataset, root=manifest.root, recordings=recordings, problems=manifest.problems,
                     synthetic=manifest.synthetic, extra=extra)
-
-
-def widar_bvp_dataset() -> str:
-    from rfbench.datasets.widar_bvp import DATASET
-
-    return DATASET
