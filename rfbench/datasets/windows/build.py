@@ -175,7 +175,8 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
     if not ids:
         what = f" of the {settings.release} release" if settings.release is not None else ""
         raise ValidationError(f"{split_path}: the split's {side} side has no recording{what}")
-    recordings = tuple(r for r in manifest.recordings if r["id"] in ids)
+    wanted = set(ids)
+    recordings = tuple(r for r in manifest.recordings if r["id"] in wanted)
     if settings.task != "gesture":
         labels = None
     elif labels is None:

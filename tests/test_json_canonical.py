@@ -1,0 +1,71 @@
+"""rfbench's canonical JSON writer gives the bytes of the standard library's indenting encoder.
+
+``dumps_json`` encodes runs of plain scalars with JSON's C encoder instead of walking every value in Python;
+the reference here is ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`` after NaN/inf become None
+and NumPy values their Python ones (what the writer documents), so a difference in one byte fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rfbench.io.files import dumps_json
+
+
+def _reference(obj):
+    def clean(v):
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if isinstance(v, np.generic):
+            return clean(v.item())
+        if isinstance(v, np.ndarray):
+            return clean(v.tolist())
+        return v
+
+    return json.dumps(clean(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8)
+_scalars = st.none() | st.booleans() | st.integers() | st.floats() | _text
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=5)
+                       | st.dictionaries(_text, inner, max_size=6), max_leaves=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_values)
+def test_same_bytes_as_the_standard_encoder(obj):
+    assert dumps_json(obj) == _reference(obj)
+
+
+def test_keys_and_values_the_markers_could_be_confused_with():
+    # control characters in keys and strings are escaped, so they never meet the writer's \x00/\x01 markers
+    doc = {"a\x00b": "c\x01d", "\x01": ["\x00", {"k": "v\x00"}], "z": {"y": [1.5, float("nan"), -0.0, 10**30]},
+           "m": [], "n": {}, "o": [[], {}], "p": True, "q": None}
+    assert dumps_json(doc) == _reference(doc)
+
+
+def test_containers_among_plain_values_keep_the_sorted_order():
+    doc = {"b": 1, "a": [1], "d": {"x": 1}, "c": "s", "e": float("inf"), "aa": 2, "f": [float("nan")]}
+    assert dumps_json(doc) == _reference(doc)
+    assert list(json.loads(dumps_json(doc))) == sorted(doc)
+
+
+def test_numpy_values_and_non_string_keys():
+    doc = {1: np.float32(0.5), "arr": np.arange(3), "one": np.array([7]), 2.5: np.int64(3), "t": (1, "x")}
+    assert dumps_json(doc) == _reference({**doc, "one": 7})
+    assert json.loads(dumps_json(doc))["one"] == 7  # a one-value array is written as its value
+
+
+def test_lone_surrogate_is_written_as_an_escape():
+    text = dumps_json({"path": "bad\udcffname"})
+    assert "\\udcff" in text
+    text.encode("utf-8")
