@@ -248,3 +248,23 @@ def test_large_fuzz_against_naive():
             continue
         start, big = int(log.variant == "atheros-pull10"), "big-endian" in log.decided["endian"]
         _compare(log, naive.naive_read_atheros(data, start, big))
+
+
+def test_two_thread_decode_is_the_one_thread_one(monkeypatch, tmp_path):
+    """A log decoded in two halves on two threads gives the same bytes as one thread, mixed shapes included;
+    the second thread is not taken when another read holds it."""
+    rng = np.random.default_rng(26)
+    data = b"".join(atheros.synthesize(rng, n, nr=nr, nc=nc, tones=t)
+                    for n, nr, nc, t in ((7, 3, 2, 56), (4, 1, 1, 114), (6, 2, 3, 56)))
+    path = tmp_path / "log.dat"
+    path.write_bytes(data)
+    monkeypatch.setattr(atheros, "SPLIT_MIN_BYTES", 1 << 62)
+    one = atheros.read(path).csi.copy()
+    monkeypatch.setattr(atheros, "SPLIT_MIN_BYTES", 0)
+    two = atheros.read(path).csi
+    assert one.tobytes() == two.tobytes() and one.shape == two.shape
+    assert atheros._SPLIT.acquire(blocking=False)
+    try:
+        assert atheros.read(path).csi.tobytes() == one.tobytes()
+    finally:
+        atheros._SPLIT.release()

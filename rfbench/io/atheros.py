@@ -33,6 +33,9 @@ Differences from csiread 1.4.1 ``Atheros``, all deliberate:
 
 from __future__ import annotations
 
+import os
+import threading
+
 import numpy as np
 
 from rfbench._jit import njit
@@ -225,6 +228,33 @@ def _unpack_record(b, offset, fields, out):
                 tone[r, 2 * c + 1] = imag - ((imag & 512) << 1)
 
 
+#: Below this many CSI bytes a log is decoded on the calling thread alone (a second thread costs more).
+SPLIT_MIN_BYTES = 2 << 20
+#: One second decoding thread at a time for the whole process, so files read at once (``parse DIR``'s pool)
+#: do not each add one: a read that finds it taken decodes on its own thread.
+_SPLIT = threading.Semaphore(1)
+
+
+def _unpack_split(b, offsets, fields, out) -> None:
+    """:func:`_unpack`, on two threads (each half of the records; the kernel releases the GIL) when the log
+    is large, the machine has two cores or more and no other read holds the second thread."""
+    k = offsets.shape[0]
+    big = k > 1 and int(fields[:, 0].sum()) >= SPLIT_MIN_BYTES and (os.cpu_count() or 1) > 1
+    if not big or not _SPLIT.acquire(blocking=False):
+        _unpack(b, offsets, fields, out)
+        return
+    try:
+        half = k // 2
+        worker = threading.Thread(target=_unpack, args=(b, offsets[half:], fields[half:], out[half:]))
+        worker.start()
+        try:
+            _unpack(b, offsets[:half], fields[:half], out[:half])
+        finally:
+            worker.join()
+    finally:
+        _SPLIT.release()
+
+
 def sniff(head: bytes) -> bool:
     """Whether ``head`` starts with a plausible Atheros CSI Tool record in either layout and byte order."""
     try:
@@ -299,7 +329,7 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     k, max_tones, max_nr, max_nc = _scan(b, start, big, offsets, fields, timestamp, skips)
     offsets, fields = offsets[:k], fields[:k]
     csi = np.empty((k, int(max_tones), int(max_nr), int(max_nc)), dtype=np.complex64)
-    _unpack(b, offsets, fields, csi.view(np.float32))
+    _unpack_split(b, offsets, fields, csi.view(np.float32))
     tones = fields[:, 6].astype(np.int32)
     meta = {"timestamp": timestamp[:k].copy()}
     for name, (col, dtype) in META_FIELDS.items():
