@@ -3,6 +3,7 @@ orders told from the bytes, bad records skipped and counted, and csiread 1.4.1 o
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -268,3 +269,22 @@ def test_two_thread_decode_is_the_one_thread_one(monkeypatch, tmp_path):
         assert atheros.read(path).csi.tobytes() == one.tobytes()
     finally:
         atheros._SPLIT.release()
+
+
+def test_an_error_on_the_second_thread_reaches_the_caller(monkeypatch, tmp_path):
+    """A decode that fails on the second thread fails the read: never an array whose second half was never
+    written."""
+    rng = np.random.default_rng(27)
+    path = tmp_path / "log.dat"
+    path.write_bytes(atheros.synthesize(rng, 8, nr=3, nc=2, tones=56))
+    monkeypatch.setattr(atheros, "SPLIT_MIN_BYTES", 0)
+    real = atheros._unpack
+
+    def flaky(b, offsets, fields, out):
+        if threading.current_thread() is not threading.main_thread():
+            raise MemoryError("second half")
+        real(b, offsets, fields, out)
+
+    monkeypatch.setattr(atheros, "_unpack", flaky)
+    with pytest.raises(MemoryError, match="second half"):
+        atheros.read(path)

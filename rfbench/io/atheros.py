@@ -243,9 +243,17 @@ def _unpack_split(b, offsets, fields, out) -> None:
     if not big or not _SPLIT.acquire(blocking=False):
         _unpack(b, offsets, fields, out)
         return
+    failed: list[BaseException] = []
+
+    def second_half() -> None:
+        try:
+            _unpack(b, offsets[half:], fields[half:], out[half:])
+        except BaseException as exc:  # raised below, on the calling thread: never a half-filled array
+            failed.append(exc)
+
     try:
         half = k // 2
-        worker = threading.Thread(target=_unpack, args=(b, offsets[half:], fields[half:], out[half:]))
+        worker = threading.Thread(target=second_half)
         worker.start()
         try:
             _unpack(b, offsets[:half], fields[:half], out[:half])
@@ -253,6 +261,8 @@ def _unpack_split(b, offsets, fields, out) -> None:
             worker.join()
     finally:
         _SPLIT.release()
+    if failed:
+        raise failed[0]
 
 
 def sniff(head: bytes) -> bool:
