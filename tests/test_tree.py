@@ -20,6 +20,20 @@ def test_display_path_escapes_undecodable_bytes_and_control_characters():
     assert tree.is_utf8("é") and not tree.is_utf8(os.fsdecode(b"\xff"))
 
 
+def test_entries_show_their_path_from_the_root(tmp_path):
+    """An entry's shown path is its folder's, "/" and its name, escaped as display_path escapes the whole."""
+    deep = tmp_path / "a\tb" / "c d"
+    deep.mkdir(parents=True)
+    (deep / "e\x1bf.dat").write_bytes(b"x")
+    (tmp_path / "top.dat").write_bytes(b"y")
+    walk = tree.TreeWalk(tmp_path)
+    top = walk.entries(tmp_path)
+    assert [e.rel for e in top] == ["a\\x09b", "top.dat"]
+    mid = walk.entries(top[0].path)
+    assert [e.rel for e in mid] == ["a\\x09b/c d"]
+    assert [e.rel for e in walk.entries(mid[0].path)] == ["a\\x09b/c d/e\\x1bf.dat"]
+
+
 def test_count_files_hashes_in_the_same_read(tmp_path):
     paths = []
     for k in range(5):

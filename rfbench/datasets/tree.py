@@ -26,6 +26,7 @@ every ingest.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -60,9 +61,17 @@ def display_path(text: str) -> str:
     """A path as it is safe to print and store: undecodable bytes as ``\\xNN``, control characters escaped."""
     raw = os.fsencode(text) if not is_utf8(text) else text.encode("utf-8")
     shown = raw.decode("utf-8", "backslashreplace")
-    if any(ord(c) < 32 or ord(c) == 127 for c in shown):
-        shown = "".join(c if not (ord(c) < 32 or ord(c) == 127) else f"\\x{ord(c):02x}" for c in shown)
+    if _CONTROL.search(shown):
+        shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", shown)
     return shown
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+def _child(base: str, name: str) -> str:
+    """The shown relative path of ``name`` in a folder whose shown relative path is ``base``."""
+    return display_path(name) if base == "." else base + "/" + display_path(name)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -139,6 +148,7 @@ class TreeWalk:
             self.problem(folder, f"cannot list ({exc.strerror or exc}); left out")
             return []
         pseudo_folder = any(_inside(real_folder, p) for p in PSEUDO_FILESYSTEMS)
+        base = self.rel(folder)  # an entry's is this, "/" and its name as shown (the same as self.rel(path))
         out = []
         for item in items:
             name = item.name
@@ -164,13 +174,13 @@ class TreeWalk:
                 self.problem(path, f"cannot stat ({exc.strerror or exc}); left out")
                 continue
             if stat.S_ISDIR(st.st_mode):
-                out.append(Entry(name, path, self.rel(path), real, True))
+                out.append(Entry(name, path, _child(base, name), real, True))
             elif not stat.S_ISREG(st.st_mode) or pseudo_folder or \
                     (link and any(_inside(real, p) for p in PSEUDO_FILESYSTEMS)):
                 self.problem(path, "not a regular file (a FIFO, socket, device or kernel pseudo-file); never "
                                    "opened, left out")
             else:
-                out.append(Entry(name, path, self.rel(path), real, False, int(st.st_size)))
+                out.append(Entry(name, path, _child(base, name), real, False, int(st.st_size)))
         return out
 
     def files(self, folder: Path, real_folder: str | None = None) -> list[Entry]:
