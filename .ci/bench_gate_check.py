@@ -7,7 +7,7 @@
 
         - asv's: ratio of medians above FACTOR and, with enough samples, a Mann-Whitney U test at p < 0.002;
         - the best sample's: the fastest of HEAD's samples over the fastest of BASE's above FACTOR. Load from
-          other work only ever adds time, so the fastest of 24 samples taken in 6 separate rounds is the
+          other work only ever adds time, so the fastest of 24 samples taken in 4 separate rounds is the
           estimate least moved by it; a burst that slows several rounds of one commit moves the median.
 
         With REGEX arguments only the cases matching one of them are considered (the confirmation run).
