@@ -112,3 +112,25 @@ def test_an_argument_that_takes_several_values_says_so_in_the_usage(runner):
     for path, name, required in found:
         usage = next(line for line in runner.invoke(app, path + ["--help"]).stdout.splitlines() if "Usage:" in line)
         assert (f"{{{name}}}..." if required else f"[{name}]...") in usage, (path, usage)
+
+
+def test_placeholders_in_help_text_are_shown(runner):
+    """Help is rendered as Markdown, where a bare `<date>` is an HTML tag and vanishes: `ingest widar --help`
+    showed `CSI///-----r.dat`. Every `<name>` written in a command's or option's help must reach the screen."""
+    import re
+
+    import typer.main
+
+    missing = []
+
+    def walk(command, path):
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk(sub, path + [name])
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        wanted = {m for t in texts for m in re.findall(r"<[A-Za-z_][\w.-]*>", t)}
+        if wanted:
+            shown = runner.invoke(app, path + ["--help"], env={"COLUMNS": "200"}).stdout
+            missing.extend((" ".join(path), w) for w in sorted(wanted) if w not in shown)
+
+    walk(typer.main.get_command(app), [])
+    assert not missing, missing

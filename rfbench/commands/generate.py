@@ -200,7 +200,7 @@ hardware.__signature__ = _signature(HardwareLogSettings, "file", "Log file to wr
                                     "written to a temporary name and renamed.", "Replace an existing file.")
 hardware.__doc__ = """Write one CSI log of another hardware: Atheros CSI Tool, ESP32-CSI-Tool, nexmon_csi or PicoScenes.
 
-Random CSI in the format's own layout, made by its reader (rfbench.io.<format>.synthesize), so that rfbench
+Random CSI in the format's own layout, made by its reader (`rfbench.io.<format>.synthesize`), so that rfbench
 parse, ingest and windows can be tried without a capture: Atheros CSI Tool records of 3x2 at 56 tones
 (little-endian), ESP32-CSI-Tool CSI_DATA lines of 64 subcarriers, and the nexmon and PicoScenes readers'
 defaults. Deterministic by --seed.

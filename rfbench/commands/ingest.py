@@ -56,8 +56,8 @@ def widar(
     json_out: _Json = False,
     force: _Force = False,
 ) -> None:
-    """Ingest a Widar3.0 CSI tree (CSI/<date>/<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-r<N>.dat)
-    or BVP tree (BVP/<date>-VS/[6-link/]<user>/<user>-<g>-<l>-<o>-<r>-<parameters>-L<link>.mat, one recording per
+    """Ingest a Widar3.0 CSI tree (`CSI/<date>/<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-r<N>.dat`)
+    or BVP tree (`BVP/<date>-VS/[6-link/]<user>/<user>-<g>-<l>-<o>-<r>-<parameters>-L<link>.mat`, one recording per
     file, T as frames; 20181205-VS's user2 and user3 follow the 20181205_2 and 20181205_3 gesture tables).
 
     The date folder gives the room (suffixed folders such as 20181205_2 included) and the gesture's name (numbers

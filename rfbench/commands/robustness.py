@@ -22,8 +22,8 @@ def _robustness(
     score_like: Annotated[Path, typer.Option("--score-like", help="A report of rfbench score --rows of this model: "
                                              "the window, predict and score settings of every cell come from it.",
                                              show_default=False)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder of the sweep: clean/, cells/<corruption>-"
-                                      "<severity>-seed<seed>/, summary.json and a picture per corruption.",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder of the sweep: `clean/`, `cells/<corruption>-"
+                                      "<severity>-seed<seed>/`, summary.json and a picture per corruption.",
                                       show_default=False)],
     workers: Annotated[Optional[int], typer.Option("--workers", min=1, max=64, help="Threads reading dataset files "
                                                    "(default: one per core, at most 4); results do not depend on "

@@ -21,7 +21,7 @@ def split(
                                                                   "held-out values, MM-Fi S1).")] = 0,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="Split file to write (default split.json); for leave-one-domain-out a folder that "
-                            "receives split-<key>-<value>.json per held-out value (default: .).")] = None,
+                            "receives `split-<key>-<value>.json` per held-out value (default: .).")] = None,
     test: Annotated[Optional[List[str]], typer.Option(
         "--test", help="A value to hold out for test (repeatable), e.g. --test 3 with cross-room. For "
                        "leave-one-domain-out: only these folds.")] = None,
