@@ -11,7 +11,7 @@ import pytest
 
 import naive
 from rfbench.errors import FormatError
-from rfbench.io import atheros
+from rfbench.io import atheros, hwlog
 from tests.conftest import conformance_path
 
 
@@ -264,11 +264,11 @@ def test_two_thread_decode_is_the_one_thread_one(monkeypatch, tmp_path):
     monkeypatch.setattr(atheros, "SPLIT_MIN_BYTES", 0)
     two = atheros.read(path).csi
     assert one.tobytes() == two.tobytes() and one.shape == two.shape
-    assert atheros._SPLIT.acquire(blocking=False)
+    assert hwlog._SECOND_THREAD.acquire(blocking=False)
     try:
         assert atheros.read(path).csi.tobytes() == one.tobytes()
     finally:
-        atheros._SPLIT.release()
+        hwlog._SECOND_THREAD.release()
 
 
 def test_an_error_on_the_second_thread_reaches_the_caller(monkeypatch, tmp_path):
@@ -280,10 +280,10 @@ def test_an_error_on_the_second_thread_reaches_the_caller(monkeypatch, tmp_path)
     monkeypatch.setattr(atheros, "SPLIT_MIN_BYTES", 0)
     real = atheros._unpack
 
-    def flaky(b, offsets, fields, out):
+    def flaky(*args):
         if threading.current_thread() is not threading.main_thread():
             raise MemoryError("second half")
-        real(b, offsets, fields, out)
+        real(*args)
 
     monkeypatch.setattr(atheros, "_unpack", flaky)
     with pytest.raises(MemoryError, match="second half"):

@@ -4,6 +4,8 @@ summary and --json saying what was decided and why, refusals as one line and exi
 from __future__ import annotations
 
 import json
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -306,3 +308,65 @@ def test_reused_read_of_a_file_over_the_buffer_limit(tmp_path, monkeypatch):
     np.testing.assert_array_equal(atheros.read(path).csi, atheros.read(data).csi)
     with pytest.raises(FormatError, match="more than the 10 rfbench reads"):
         hwlog.read_reused(path, "x", cap=10)
+
+
+def test_two_thread_read_gives_the_file_bytes(tmp_path, monkeypatch):
+    # a file over SPLIT_READ_MIN_BYTES is read in two halves on two threads: the same bytes as one read, odd
+    # sizes included, and the second thread is really used when it is free
+    rng = np.random.default_rng(5)
+    used = []
+    real = hwlog.on_two_threads
+    monkeypatch.setattr(hwlog, "on_two_threads", lambda *a, **k: used.append(real(*a, **k)) or used[-1])
+    monkeypatch.setattr(hwlog, "SPLIT_READ_MIN_BYTES", 1000)
+    for size in (999, 1000, 1001, 77_777):
+        data = rng.integers(0, 256, size=size, dtype=np.uint8).tobytes()
+        path = tmp_path / f"f{size}.bin"
+        path.write_bytes(data)
+        got, _ = hwlog.read_reused(path, "x")
+        assert got.tobytes() == data, size
+    assert len(used) == 3
+    if (os.cpu_count() or 1) > 1:
+        assert all(used)
+
+
+def test_two_thread_read_of_a_file_that_shrinks(tmp_path, monkeypatch):
+    # the second half finds the end early (the file shrank after its size was taken): what was read, from
+    # the start, and never stale bytes of the buffer; a first half cut short gives only its own run
+    path = tmp_path / "f.bin"
+    data = bytes(range(256)) * 40
+    path.write_bytes(data)
+    monkeypatch.setattr(hwlog, "SPLIT_READ_MIN_BYTES", 1)
+    real_read = hwlog._read_full
+    for cut in (len(data) // 2 + 100, 300):
+        def shrinking(fd, view, offset, cut=cut):
+            os.truncate(path, cut)
+            return real_read(fd, view, offset)
+        path.write_bytes(data)
+        monkeypatch.setattr(hwlog, "_read_full", shrinking)
+        got, _ = hwlog.read_reused(path, "x")
+        assert got.tobytes() == data[:cut]
+        monkeypatch.setattr(hwlog, "_read_full", real_read)
+
+
+def test_on_two_threads_runs_both_and_raises_either_failure():
+    ran = []
+    assert hwlog.on_two_threads(lambda: ran.append(1), lambda: ran.append(2), wanted=False) is False
+    assert ran == [1, 2]
+    ran.clear()
+    hwlog.on_two_threads(lambda: ran.append(threading.get_ident()), lambda: ran.append(threading.get_ident()))
+    assert len(ran) == 2 and ((os.cpu_count() or 1) < 2 or ran[0] != ran[1])
+    # the one extra thread taken elsewhere: both run here, in order
+    assert hwlog._SECOND_THREAD.acquire(blocking=False)
+    try:
+        ran.clear()
+        assert hwlog.on_two_threads(lambda: ran.append(1), lambda: ran.append(2)) is False and ran == [1, 2]
+    finally:
+        hwlog._SECOND_THREAD.release()
+
+    def boom():
+        raise MemoryError("second")
+
+    with pytest.raises(MemoryError, match="second"):
+        hwlog.on_two_threads(lambda: None, boom)
+    assert hwlog._SECOND_THREAD.acquire(blocking=False)  # released after a failure
+    hwlog._SECOND_THREAD.release()

@@ -33,14 +33,11 @@ Differences from csiread 1.4.1 ``Atheros``, all deliberate:
 
 from __future__ import annotations
 
-import os
-import threading
-
 import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.hwlog import HardwareLog, read_reused
+from rfbench.io.hwlog import HardwareLog, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "META_FIELDS", "HEADER_BYTES",
            "PROBE_RECORDS"]
@@ -179,90 +176,74 @@ def _scan(b, start, big, offsets, fields, timestamp, skips):
 
 
 @njit
-def _unpack(b, offsets, fields, out):
+def _unpack(b, offsets, fields, out, n_r, n_c):
     """Decode each record's 10-bit CSI (``csi_fun.c`` ``fill_csi_matrix``: imaginary then real, tone outermost,
-    then transmit antenna, then receive antenna) into ``out[i, k, nr, 2 nc]`` (real) and ``out[i, k, nr, 2 nc +
-    1]`` (imaginary), ``out`` the float32 view of the complex64 result; zeros where a record has fewer tones or
-    antennas than ``out``. Value ``j`` of a record is bits ``10 j .. 10 j + 9`` of its stream, the bits
-    ``fill_csi_matrix`` takes from its 16-bit little-endian words."""
+    then transmit antenna, then receive antenna) into ``out[i]``, the record's row of the float32 view of the
+    complex64 result flattened to ``(records, tones × n_r × n_c × 2)``: receive antenna ``r``, transmit antenna
+    ``c`` of tone ``k`` at ``2 ((k n_r + r) n_c + c)`` (real) and the next float (imaginary); zeros where a
+    record has fewer tones or antennas than ``out``.
+
+    Value ``j`` of a record is bits ``10 j .. 10 j + 9`` of its stream, the bits ``fill_csi_matrix`` takes from
+    its 16-bit little-endian words, so every 5 bytes hold two (imaginary, real) pairs; two tones (``tones`` is 56
+    or 114, so even) are ``nr × nc`` such groups, whose pairs land at the places a table made once per record
+    shape says. Indices are unsigned (no negative-index test per byte); no byte past the stream is read."""
+    dest = np.zeros(18, dtype=np.uint64)  # two tones of at most 3 x 3 pairs
+    shape_r = -1
+    shape_c = -1
     for i in range(offsets.shape[0]):
-        _unpack_record(b, offsets[i], fields[i], out[i])
+        tones, nr, nc = fields[i, 6], fields[i, 7], fields[i, 8]
+        rec = out[i]
+        if nr != n_r or nc != n_c or 2 * tones * n_r * n_c != rec.shape[0]:
+            rec[:] = 0
+        if nr != shape_r or nc != shape_c:
+            shape_r, shape_c = nr, nc
+            m = nr * nc
+            for s in range(2 * m):
+                w = s % m
+                dest[s] = np.uint64(2 * ((s // m) * n_r * n_c + (w % nr) * n_c + w // nr))
+        _unpack_record(b, np.uint64(offsets[i] + HEADER_BYTES), tones // 2, np.uint64(nr * nc), dest,
+                       np.uint64(4 * n_r * n_c), rec)
 
 
 @njit(inline="always")
-def _unpack_record(b, offset, fields, out):
-    """One record of :func:`_unpack` into ``out`` ``(tones, nr, 2 nc)``: the stream's 20-bit (imaginary, real)
-    pairs are taken in order from a bit accumulator filled 32 bits at a time (value ``j`` is bits ``10 j .. 10 j +
-    9`` of the stream, the bits ``fill_csi_matrix`` takes from its 16-bit little-endian words), tone outermost,
-    then transmit antenna, then receive antenna; no byte past the stream is read (``tones × nr × nc × 20`` bits
-    is a whole number of bytes since 56 and 114 are even)."""
-    n_t, n_r, n_c2 = out.shape
-    tones, nr, nc = fields[6], fields[7], fields[8]
-    if nr != n_r or 2 * nc != n_c2 or tones != n_t:
-        out.reshape(n_t * n_r * n_c2)[:] = 0
-    p = offset + HEADER_BYTES
-    end = p + _csi_bytes(tones, nr, nc)
-    acc = np.uint64(0)
-    bits = np.uint64(0)
-    for k in range(tones):
-        tone = out[k]
-        for c in range(nc):
-            for r in range(nr):
-                if bits < 20:  # 32 bits more, or the stream's last 1-3 bytes
-                    if p + 3 < end:
-                        acc |= ((np.uint64(b[p]) | (np.uint64(b[p + 1]) << np.uint64(8))
-                                 | (np.uint64(b[p + 2]) << np.uint64(16)) | (np.uint64(b[p + 3]) << np.uint64(24)))
-                                << bits)
-                        p += 4
-                        bits += np.uint64(32)
-                    else:
-                        while p < end:
-                            acc |= np.uint64(b[p]) << bits
-                            p += 1
-                            bits += np.uint64(8)
-                imag = np.int64(acc & np.uint64(1023))
-                real = np.int64((acc >> np.uint64(10)) & np.uint64(1023))
-                acc >>= np.uint64(20)
-                bits -= np.uint64(20)
-                tone[r, 2 * c] = real - ((real & 512) << 1)
-                tone[r, 2 * c + 1] = imag - ((imag & 512) << 1)
+def _unpack_record(b, src, tone_pairs, groups, dest, step, rec):
+    """One record of :func:`_unpack`: ``tone_pairs`` runs of ``groups`` 5-byte groups from ``b[src]``, each
+    group's two pairs stored at ``base + dest[2 g]`` and ``base + dest[2 g + 1]`` of ``rec``, ``base`` moving
+    on by ``step`` floats (two tones) per run."""
+    base = np.uint64(0)
+    one, five = np.uint64(1), np.uint64(5)
+    for _ in range(tone_pairs):
+        g = np.uint64(0)
+        while g < groups:
+            q = src + five * g
+            x = (np.uint64(b[q]) | (np.uint64(b[q + one]) << np.uint64(8))
+                 | (np.uint64(b[q + np.uint64(2)]) << np.uint64(16))
+                 | (np.uint64(b[q + np.uint64(3)]) << np.uint64(24))
+                 | (np.uint64(b[q + np.uint64(4)]) << np.uint64(32)))
+            d0 = base + dest[np.uint64(2) * g]
+            d1 = base + dest[np.uint64(2) * g + one]
+            # each 10-bit field moved to the top of a signed 64-bit word and shifted back: its two's complement
+            rec[d0] = np.float32(np.int64(x << np.uint64(44)) >> 54)
+            rec[d0 + one] = np.float32(np.int64(x << np.uint64(54)) >> 54)
+            rec[d1] = np.float32(np.int64(x << np.uint64(24)) >> 54)
+            rec[d1 + one] = np.float32(np.int64(x << np.uint64(34)) >> 54)
+            g += one
+        src += five * groups
+        base += step
 
 
 #: Below this many CSI bytes a log is decoded on the calling thread alone (a second thread costs more).
 SPLIT_MIN_BYTES = 2 << 20
-#: One second decoding thread at a time for the whole process, so files read at once (``parse DIR``'s pool)
-#: do not each add one: a read that finds it taken decodes on its own thread.
-_SPLIT = threading.Semaphore(1)
 
 
-def _unpack_split(b, offsets, fields, out) -> None:
-    """:func:`_unpack`, on two threads (each half of the records; the kernel releases the GIL) when the log
-    is large, the machine has two cores or more and no other read holds the second thread."""
+def _unpack_split(b, offsets, fields, out, n_r, n_c) -> None:
+    """:func:`_unpack`, in two halves of the records on two threads (:func:`~rfbench.io.hwlog.on_two_threads`)
+    when the log has :data:`SPLIT_MIN_BYTES` of CSI or more."""
     k = offsets.shape[0]
-    big = k > 1 and int(fields[:, 0].sum()) >= SPLIT_MIN_BYTES and (os.cpu_count() or 1) > 1
-    if not big or not _SPLIT.acquire(blocking=False):
-        _unpack(b, offsets, fields, out)
-        return
-    failed: list[BaseException] = []
-
-    def second_half() -> None:
-        try:
-            _unpack(b, offsets[half:], fields[half:], out[half:])
-        except BaseException as exc:  # raised below, on the calling thread: never a half-filled array
-            failed.append(exc)
-
-    try:
-        half = k // 2
-        worker = threading.Thread(target=second_half)
-        worker.start()
-        try:
-            _unpack(b, offsets[:half], fields[:half], out[:half])
-        finally:
-            worker.join()
-    finally:
-        _SPLIT.release()
-    if failed:
-        raise failed[0]
+    half = k // 2
+    on_two_threads(lambda: _unpack(b, offsets[:half], fields[:half], out[:half], n_r, n_c),
+                   lambda: _unpack(b, offsets[half:], fields[half:], out[half:], n_r, n_c),
+                   wanted=k > 1 and int(fields[:, 0].sum()) >= SPLIT_MIN_BYTES)
 
 
 def sniff(head: bytes) -> bool:
@@ -339,7 +320,8 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     k, max_tones, max_nr, max_nc = _scan(b, start, big, offsets, fields, timestamp, skips)
     offsets, fields = offsets[:k], fields[:k]
     csi = np.empty((k, int(max_tones), int(max_nr), int(max_nc)), dtype=np.complex64)
-    _unpack_split(b, offsets, fields, csi.view(np.float32))
+    _unpack_split(b, offsets, fields, csi.view(np.float32).reshape(k, 2 * int(max_tones * max_nr * max_nc)),
+                  int(max_nr), int(max_nc))
     tones = fields[:, 6].astype(np.int32)
     meta = {"timestamp": timestamp[:k].copy()}
     for name, (col, dtype) in META_FIELDS.items():

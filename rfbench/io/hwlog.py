@@ -34,8 +34,8 @@ from rfbench.errors import FormatError
 from rfbench.io.files import MAX_INPUT_BYTES, NotRegularFile, input_errors, open_regular, read_input_bytes
 
 __all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source",
-           "TIME_FIELDS", "RESERVED", "read_reused", "REUSED_MAX_BYTES",
-           "next_plausible"]
+           "TIME_FIELDS", "RESERVED", "read_reused", "REUSED_MAX_BYTES", "SPLIT_READ_MIN_BYTES",
+           "on_two_threads", "next_plausible"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
@@ -277,16 +277,82 @@ def read_reused(source, what: str, cap: int | None = None) -> tuple[np.ndarray, 
                 buf = np.empty(size, dtype=np.uint8)
             elif buf is None or buf.size < size:
                 buf = _REUSED.buf = np.empty(size, dtype=np.uint8)
-            view = memoryview(buf)
-            got = 0
-            while got < size:
-                n = os.readv(fd, [view[got:size]])
-                if n == 0:
-                    break
-                got += n
+            got = _read_into(fd, buf, size)
             return buf[:got], os.fspath(source)
         finally:
             os.close(fd)
+
+
+def _read_full(fd: int, view: memoryview, offset: int) -> int:
+    """Read ``len(view)`` bytes of ``fd`` from ``offset`` into ``view``; fewer only at the end of the file."""
+    got = 0
+    while got < len(view):
+        n = os.preadv(fd, [view[got:]], offset + got)
+        if n == 0:
+            break
+        got += n
+    return got
+
+
+def _read_into(fd: int, buf: np.ndarray, size: int) -> int:
+    """Read the first ``size`` bytes of ``fd`` into ``buf``: a file of :data:`SPLIT_READ_MIN_BYTES` or more in two
+    halves on two threads (:func:`on_two_threads`), whose copies out of the page cache then overlap. Returns the
+    bytes read: fewer than ``size`` if the file shrank meanwhile, and then only the run from its start."""
+    view = memoryview(buf)[:size]
+    if size < SPLIT_READ_MIN_BYTES:
+        return _read_full(fd, view, 0)
+    half = size // 2
+    got = [0, 0]
+
+    def first() -> None:
+        got[0] = _read_full(fd, view[:half], 0)
+
+    def second() -> None:
+        got[1] = _read_full(fd, view[half:], half)
+
+    on_two_threads(first, second)
+    return got[0] if got[0] < half else half + got[1]
+
+
+#: From this size up :func:`read_reused` reads a file in two halves on two threads.
+SPLIT_READ_MIN_BYTES = 4 << 20
+#: The one extra thread the readers may use at a time, process-wide (:func:`on_two_threads`).
+_SECOND_THREAD = threading.Semaphore(1)
+
+
+def on_two_threads(first, second, wanted: bool = True) -> bool:
+    """Run ``first()`` on this thread and ``second()`` on another at the same time when ``wanted``, the machine
+    has two cores or more and no other call holds the process's one extra thread; otherwise both on this thread,
+    ``first`` then ``second``. Either's exception is raised here once both are done (never a half-done job
+    passed on). Returns whether a second thread ran.
+
+    One extra thread for the whole process, so that several files read at once (``parse DIR``'s pool) never
+    add more than one thread between them; the work the two run must release the GIL (Numba kernels of
+    :mod:`rfbench._jit`, file reads) to gain anything."""
+    if not wanted or (os.cpu_count() or 1) < 2 or not _SECOND_THREAD.acquire(blocking=False):
+        first()
+        second()
+        return False
+    failed: list[BaseException] = []
+
+    def run_second() -> None:
+        try:
+            second()
+        except BaseException as exc:  # raised below, on the calling thread
+            failed.append(exc)
+
+    try:
+        worker = threading.Thread(target=run_second, name="rfbench-second")
+        worker.start()
+        try:
+            first()
+        finally:
+            worker.join()
+    finally:
+        _SECOND_THREAD.release()
+    if failed:
+        raise failed[0]
+    return True
 
 
 @njit
