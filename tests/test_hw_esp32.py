@@ -164,3 +164,41 @@ def test_large_fuzz_against_naive():
         else:
             with pytest.raises(FormatError):
                 esp32.read(data)
+
+
+def test_two_part_scan_is_the_one_part_scan(monkeypatch):
+    # a log cut in two after its middle newline and scanned on two threads gives the naive reader's records,
+    # skips and problems: lines of both parts, a short list in the second part only (the width is both's),
+    # roles (byte spans) from the second part, damage on either side of the cut
+    rng = np.random.default_rng(31)
+    monkeypatch.setattr(esp32, "SPLIT_MIN_BYTES", 0)
+    lines = [_line([1] * 128, n=384), _line([1, 2, 3]), _line([4] * 128).replace(",AP,", ",STA,")]
+    lines += [_line([5] * 126), "noise", _line([-6] * 128)]
+    data = ("\n".join(lines) + "\n").encode()
+    cut = esp32._halves(np.frombuffer(data, dtype=np.uint8))
+    assert 0 < cut < len(data) and data[cut - 1:cut] == b"\n"
+    log = esp32.read(data)
+    _compare(log, naive.naive_read_esp32(data))
+    assert log.problems == {"len_mismatch": 1, "short_list": 1} and log.csi.shape[1] == 64
+    assert set(log.meta["role"].tolist()) == {"AP", "STA"}
+    for _ in range(30):
+        data = _garbled(rng, esp32.synthesize(rng, 9, n_values=int(rng.choice([8, 128]))))
+        ref = naive.naive_read_esp32(data)
+        if ref["records"]:
+            _compare(esp32.read(data), ref)
+    # no newline in the 64 KiB after the middle: read whole, as one part
+    long = ("x" * 300_000 + "\n" + _line([1, 2]) + "\n").encode()
+    assert esp32._halves(np.frombuffer(long, dtype=np.uint8)) == len(long)
+    assert esp32.read(long).n_records == 1
+
+
+def test_densest_log_fits_the_arrays():
+    # the shortest line the scan keeps (77 bytes and a newline) packed as densely as a log can be: every
+    # line kept, none past the arrays sized by _MIN_KEPT_LINE
+    line = "CSI_DATA,,3C:71:BF:6D:2A:78" + ",1" * 22 + ",[1 1]"
+    assert len(line) == 77 and esp32._MIN_KEPT_LINE <= len(line) + 1
+    for n in (1, 2, 3, 500):
+        data = ("\n".join([line] * n)).encode()
+        log = esp32.read(data)
+        assert log.n_records == n
+        _compare(log, naive.naive_read_esp32(data))

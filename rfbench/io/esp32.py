@@ -31,7 +31,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.hwlog import HardwareLog, read_reused
+from rfbench.io.hwlog import HardwareLog, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "INT_FIELDS", "PREFIX", "NULL_SUBCARRIERS"]
 
@@ -128,7 +128,7 @@ def _parse_decimal(b, p, stop):
 @njit
 def _scan(b, ints, mac, stamp, role, values, list_at, n_values, skips):
     """Split ``b`` into lines; validate each ``CSI_DATA`` line (fields and list, see the module docstring)
-    and record, for each kept line ``k``: the 21 :data:`INT_FIELDS` in ``ints[k]``, the MAC, the
+    and record, for each kept line ``k``: the 21 :data:`INT_FIELDS` in ``ints[:, k]``, the MAC, the
     ``real_timestamp`` as (mantissa, decimals) in ``stamp[k]``, the role field's span in ``role[k]``, the
     offset of its list's first byte and its number of values. Counts skipped lines by reason. Returns the
     number of kept lines. Arrays hold one entry per line of ``b`` (its newlines + 1)."""
@@ -199,7 +199,7 @@ def _scan(b, ints, mac, stamp, role, values, list_at, n_values, skips):
                 if not good:
                     ok = False
                     break
-                ints[k, f - 3 if f < 23 else 20] = v
+                ints[f - 3 if f < 23 else 20, k] = v
             p = q + 1
         if not ok or p >= stop or b[p] != 91:
             skips[_BAD_FIELD] += 1
@@ -286,6 +286,49 @@ def _strings(b: np.ndarray, spans: np.ndarray) -> np.ndarray:
     return text[inverse.ravel()]
 
 
+#: No line ``_scan`` keeps is shorter (newline included): ``CSI_DATA,``, an empty role, a 17-character MAC and 22
+#: one-digit fields with their 24 commas, and the list ``[1 1]`` make 77 bytes; so a part of ``n`` bytes keeps
+#: at most ``n // _MIN_KEPT_LINE`` lines, and ``_scan`` writes at most one entry past its last kept line.
+_MIN_KEPT_LINE = 64
+#: From this size up a log is scanned in two halves (split after a newline) on two threads.
+SPLIT_MIN_BYTES = 1 << 20
+
+
+class _Part:
+    """What :func:`_scan` kept of one part of a log (``k`` lines), spans made absolute."""
+
+    def __init__(self, k, ints, mac, stamp, role, values, list_at, n_values, skips):
+        self.k, self.skips, self.values = k, skips, values
+        self.ints, self.mac, self.stamp, self.role = ints[:, :k], mac[:k], stamp[:k], role[:k]
+        self.list_at, self.n_values = list_at[:k], n_values[:k]
+
+
+def _scan_part(b: np.ndarray, lo: int, hi: int) -> _Part:
+    """:func:`_scan` over ``b[lo:hi]`` (whole lines), into arrays sized by :data:`_MIN_KEPT_LINE`."""
+    part = b[lo:hi]
+    cap = part.size // _MIN_KEPT_LINE + 1
+    ints = np.empty((len(INT_FIELDS), cap), dtype=np.int64)  # a field's values side by side
+    mac = np.empty(cap, dtype=np.int64)
+    stamp = np.empty((cap, 2), dtype=np.int64)
+    role = np.empty((cap, 2), dtype=np.int64)
+    list_at = np.empty(cap, dtype=np.int64)
+    n_values = np.empty(cap, dtype=np.int64)
+    values = np.empty(part.size // 2 + 1, dtype=np.int8)
+    skips = np.zeros(len(SKIP_REASONS), dtype=np.int64)
+    k = _scan(part, ints, mac, stamp, role, values, list_at, n_values, skips)
+    role[:k] += lo
+    return _Part(k, ints, mac, stamp, role, values, list_at, n_values, skips)
+
+
+def _halves(b: np.ndarray) -> int:
+    """Where a log of :data:`SPLIT_MIN_BYTES` or more is cut in two: just after the first newline in the 64 KiB
+    from its middle (its size, so one part, when the log is smaller or has no newline there)."""
+    if b.size < SPLIT_MIN_BYTES:
+        return int(b.size)
+    at = bytes(b[b.size // 2:b.size // 2 + (1 << 16)]).find(b"\n")
+    return int(b.size) if at < 0 else b.size // 2 + at + 1
+
+
 def sniff(head: bytes) -> bool:
     """Whether ``head`` starts with ESP32-CSI-Tool's CSV header or has a line starting ``CSI_DATA,``."""
     head = bytes(head)
@@ -318,39 +361,45 @@ def read(source) -> HardwareLog:
         Unreadable input, or no valid ``CSI_DATA`` line.
     """
     b, path = read_reused(source, "ESP32 CSI log")
-    cap = int(np.count_nonzero(b == 10)) + 1
-    ints = np.empty((cap, len(INT_FIELDS)), dtype=np.int64)
-    mac = np.empty(cap, dtype=np.int64)
-    stamp = np.empty((cap, 2), dtype=np.int64)
-    role = np.empty((cap, 2), dtype=np.int64)
-    list_at = np.empty(cap, dtype=np.int64)
-    n_values = np.empty(cap, dtype=np.int64)
-    values = np.empty(b.size // 2 + 1, dtype=np.int8)
-    skips = np.zeros(len(SKIP_REASONS), dtype=np.int64)
-    k = _scan(b, ints, mac, stamp, role, values, list_at, n_values, skips)
+    cut = _halves(b)
+    parts: list = [None, None]
+
+    def scan(i: int, lo: int, hi: int) -> None:
+        parts[i] = _scan_part(b, lo, hi)
+
+    on_two_threads(lambda: scan(0, 0, cut), lambda: scan(1, cut, b.size), wanted=0 < cut < b.size)
+    skips = parts[0].skips + parts[1].skips
     skipped = {r: int(c) for r, c in zip(SKIP_REASONS, skips) if c}
+    k = parts[0].k + parts[1].k
     if k == 0:
         detail = ", ".join(f"{c} {r.replace('_', ' ')}" for r, c in skipped.items()) or "none"
         raise FormatError(f"{path or 'input'}: no valid ESP32-CSI-Tool CSI_DATA line (lines skipped: {detail})")
-    list_at, n_values = list_at[:k], n_values[:k]
+    n_values = np.concatenate([part.n_values for part in parts])
     tones = (n_values // 2).astype(np.int32)
     width = int(tones.max())
     csi = np.empty((k, width, 1, 1), dtype=np.complex64)
-    _decode(values, list_at, n_values, csi.reshape(k, width).view(np.float32))
-    ints = ints[:k]
-    meta: dict[str, np.ndarray] = {"mac": mac[:k].astype(np.uint64)}
-    meta["role"] = _strings(b, role[:k])
-    meta["real_timestamp"] = stamp[:k, 0] / np.power(10.0, stamp[:k, 1])
+    out = csi.reshape(k, width).view(np.float32)
+    k0 = parts[0].k
+    on_two_threads(lambda: _decode(parts[0].values, parts[0].list_at, parts[0].n_values, out[:k0]),
+                   lambda: _decode(parts[1].values, parts[1].list_at, parts[1].n_values, out[k0:]),
+                   wanted=parts[1].k > 0)
+    ints = np.concatenate([part.ints for part in parts], axis=1)  # (fields, lines)
+    mac = np.concatenate([part.mac for part in parts])
+    stamp = np.concatenate([part.stamp for part in parts])
+    role = np.concatenate([part.role for part in parts])
+    meta: dict[str, np.ndarray] = {"mac": mac.astype(np.uint64)}
+    meta["role"] = _strings(b, role)
+    meta["real_timestamp"] = stamp[:, 0] / np.power(10.0, stamp[:, 1])
     for j, name in enumerate(INT_FIELDS):
-        meta[name] = ints[:, j].copy()
+        meta[name] = ints[j]
     problems = {}
-    mismatch = int(np.count_nonzero(ints[:, -1] != n_values))
+    mismatch = int(np.count_nonzero(ints[-1] != n_values))
     if mismatch:
         problems["len_mismatch"] = mismatch
     short = int(np.count_nonzero(tones < width))
     if short:
         problems["short_list"] = short
-    cwb = np.unique(ints[:, INT_FIELDS.index("bandwidth")])
+    cwb = np.unique(ints[INT_FIELDS.index("bandwidth")])
     if cwb.size == 1 and int(cwb[0]) in (0, 1):
         bandwidth, why = (20, 40)[int(cwb[0])], f"bandwidth field {int(cwb[0])} on every line"
     else:
