@@ -265,6 +265,64 @@ def test_small_fuzz_never_crashes():
         assert_same_as_naive(log, bytes(data), "bcm4366c0")
 
 
+def _one_walk(monkeypatch, data, **options):
+    """``nexmon.read`` with the two-part walk and the two-thread decode switched off."""
+    with monkeypatch.context() as m:
+        m.setattr(nexmon, "SPLIT_MIN_BYTES", 1 << 62)
+        m.setattr(nexmon, "SPLIT_MIN_FRAMES", 1 << 62)
+        return nexmon.read(data, **options)
+
+
+def assert_same_logs(a, b):
+    assert a.csi.tobytes() == b.csi.tobytes() and a.csi.shape == b.csi.shape
+    assert dict(a.skipped) == dict(b.skipped) and a.variant == b.variant
+    assert a.meta.keys() == b.meta.keys()
+    for name in a.meta:
+        np.testing.assert_array_equal(a.meta[name], b.meta[name], err_msg=name)
+
+
+def test_two_part_walk_and_two_thread_decode_are_the_one_walk(monkeypatch):
+    # a capture walked in two parts from a plausible record past its middle, and decoded in two halves: the one
+    # walk's frames, skips and values, with garbage, a truncated tail and a record whose payload holds a whole
+    # fake record (so the second part may start inside a packet and is then dropped), int16 and packed floats
+    monkeypatch.setattr(nexmon, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(nexmon, "SPLIT_MIN_FRAMES", 0)
+    rng = np.random.default_rng(46)
+    for chip in ("bcm43455c0", "bcm4366c0"):
+        data = nexmon.synthesize(11, 40, chip=chip, bandwidth_mhz=20)
+        size = (len(data) - 24) // 40
+        damaged = data[:24 + 7 * size] + bytes(range(60)) + data[24 + 7 * size:-50]
+        for case in (data, damaged):
+            got = nexmon.read(case)
+            assert_same_logs(got, _one_walk(monkeypatch, case))
+            assert_same_as_naive(got, case, chip)
+    # a fake record inside the payload of the record that spans the middle
+    inner = nexmon.synthesize(12, 1, chip="bcm43455c0", bandwidth_mhz=20)[24:]
+    good = nexmon.frame_payload(rng.integers(0, 1 << 32, size=64, dtype=np.uint64).astype(np.uint32),
+                                chanspec=0xD024)
+    carrier = good + inner + b"\x00" * 7
+    data = nexmon.encode_frames([good, carrier, good])
+    cut = int(nexmon.next_plausible(np.frombuffer(data, dtype=np.uint8), len(data) // 2, nexmon._MIN_FRAME,
+                                    nexmon._resumes_at, False, nexmon._LINKS[1]))
+    starts = {24, 24 + 16 + 42 + len(good), len(data) - 16 - 42 - len(good)}  # the three real records
+    assert 0 < cut < len(data) and cut not in starts  # the second part starts inside the carrier
+    one = _one_walk(monkeypatch, data)
+    assert one.n_records == 3
+    assert_same_logs(nexmon.read(data), one)
+    for _ in range(30):
+        base = bytearray(nexmon.synthesize(int(rng.integers(1 << 30)), int(rng.integers(2, 30)), chip="bcm43455c0",
+                                           bandwidth_mhz=20))
+        for pos in rng.integers(24, len(base), size=rng.integers(1, 10)):
+            base[pos] = rng.integers(0, 256)
+        try:
+            one = _one_walk(monkeypatch, bytes(base))
+        except FormatError:
+            with pytest.raises(FormatError):
+                nexmon.read(bytes(base))
+            continue
+        assert_same_logs(nexmon.read(bytes(base)), one)
+
+
 @pytest.mark.long
 def test_large_fuzz_against_the_naive_twin():
     rng = np.random.default_rng(2026)

@@ -47,7 +47,7 @@ import numpy as np
 from rfbench._jit import njit
 from rfbench.errors import FormatError
 from rfbench.io.files import max_array_bytes
-from rfbench.io.hwlog import HardwareLog, next_plausible, read_reused
+from rfbench.io.hwlog import HardwareLog, next_plausible, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "null_subcarriers", "CHIPS", "CHIP_VERSIONS", "ENCODINGS",
            "VARIANTS", "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth"]
@@ -77,7 +77,7 @@ UDP_PORT = 5500
 #: Skip reasons, in the order of the framing kernel's counter array, then those of :func:`read`.
 SKIP_REASONS = ("truncated", "garbage", "not_csi", "short_payload", "bad_magic", "bad_chanspec")
 _TRUNCATED, _GARBAGE, _NOT_CSI, _SHORT = range(4)
-#: Columns of the framing kernel's table: one row per frame.
+#: Rows of the framing kernel's table (field-major: one column per frame).
 _FIELDS = ("payload", "length", "sec", "subsec", "caplen", "wirelen", "magic4", "rssi", "fc", "mac", "seq", "css",
            "chanspec", "version")
 (_F_PAY, _F_LEN, _F_SEC, _F_SUB, _F_CAPLEN, _F_WIRELEN, _F_MAGIC4, _F_RSSI, _F_FC, _F_MAC, _F_SEQ, _F_CSS,
@@ -188,11 +188,12 @@ def _resumes_at(b, p, n, big, link):
 
 
 @njit
-def _frame(b, start, big, link, table, skips):
-    """Walk the pcap records of ``b`` from byte ``start`` (after the global header).
+def _frame(b, start, stop, big, link, table, skips):
+    """Walk the pcap records of ``b`` from byte ``start`` (after the global header) while they start before
+    byte ``stop`` (a record that starts before it is read whole).
 
     For each UDP port-5500 packet whose payload starts with ``11 11`` and holds the 18-byte nexmon header, writes
-    one row of ``table`` (``_FIELDS`` columns; frames past its last row are counted, not stored): the payload's
+    one column of ``table`` (``_FIELDS`` rows; frames past its last column are counted, not stored): the payload's
     offset and length, the record header's four fields, and the header's fields (the magic as a little-endian 32-bit
     word, RSSI as int8, frame control, the MAC as a 48-bit number, first octet highest, sequence number, core
     and stream word, chanspec, chip version; little-endian). Counts other packets (``not_csi``), payloads
@@ -201,12 +202,13 @@ def _frame(b, start, big, link, table, skips):
 
     A record header is plausible when its captured length is at most 262,144, at most its wire length, and its
     packet ends inside the buffer; past an implausible one the walk resumes at the next byte where a plausible
-    header holds a nexmon frame. Every step advances, so the walk is O(len(b)).
+    header holds a nexmon frame. Every step advances, so the walk is O(len(b)). Returns the number of frames and
+    where the walk ended: the first record start at or past ``stop``, or ``len(b)``.
     """
     n = b.shape[0]
     pos = start
     count = 0
-    while pos < n:
+    while pos < stop:
         if _plausible(b, pos, n, big):
             caplen = _u32(b, pos + 8, big)
             end = pos + 16 + caplen
@@ -216,25 +218,25 @@ def _frame(b, start, big, link, table, skips):
             elif ln < 18:
                 skips[_SHORT] += 1
             else:
-                if count < table.shape[0]:  # (frames past the table's rows are only counted)
-                    row = table[count]
-                    row[_F_PAY] = off
-                    row[_F_LEN] = ln
-                    row[_F_SEC] = _u32(b, pos, big)
-                    row[_F_SUB] = _u32(b, pos + 4, big)
-                    row[_F_CAPLEN] = caplen
-                    row[_F_WIRELEN] = _u32(b, pos + 12, big)
-                    row[_F_MAGIC4] = _u32(b, off, False)
-                    row[_F_RSSI] = np.int64(np.int8(b[off + 2]))
-                    row[_F_FC] = b[off + 3]
+                if count < table.shape[1]:  # (frames past the table's columns are only counted)
+                    c = count
+                    table[_F_PAY, c] = off
+                    table[_F_LEN, c] = ln
+                    table[_F_SEC, c] = _u32(b, pos, big)
+                    table[_F_SUB, c] = _u32(b, pos + 4, big)
+                    table[_F_CAPLEN, c] = caplen
+                    table[_F_WIRELEN, c] = _u32(b, pos + 12, big)
+                    table[_F_MAGIC4, c] = _u32(b, off, False)
+                    table[_F_RSSI, c] = np.int64(np.int8(b[off + 2]))
+                    table[_F_FC, c] = b[off + 3]
                     mac = np.int64(0)
                     for k in range(6):
                         mac = (mac << 8) | np.int64(b[off + 4 + k])
-                    row[_F_MAC] = mac
-                    row[_F_SEQ] = _u16le(b, off + 10)
-                    row[_F_CSS] = _u16le(b, off + 12)
-                    row[_F_CHANSPEC] = _u16le(b, off + 14)
-                    row[_F_VERSION] = _u16le(b, off + 16)
+                    table[_F_MAC, c] = mac
+                    table[_F_SEQ, c] = _u16le(b, off + 10)
+                    table[_F_CSS, c] = _u16le(b, off + 12)
+                    table[_F_CHANSPEC, c] = _u16le(b, off + 14)
+                    table[_F_VERSION, c] = _u16le(b, off + 16)
                 count += 1
             pos = end
             continue
@@ -242,10 +244,11 @@ def _frame(b, start, big, link, table, skips):
         found = next_plausible(b, pos + 1, _MIN_FRAME, _resumes_at, big, link)
         if found < 0:
             skips[_TRUNCATED] += 1
+            pos = n
             break
         skips[_GARBAGE] += 1
         pos = found
-    return count
+    return count, min(pos, n)
 
 
 @njit
@@ -444,24 +447,14 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     if link_type not in _LINKS:
         raise FormatError(f"{where}: pcap link type {link_type} is not read (Ethernet 1, Linux cooked 113 or raw "
                           f"IPv4 101/228 are)")
-    # Rows for as many frames as the first one's size allows (a capture's frames are mostly of one size), and
-    # a second pass with the exact count when more turn up: a table sized for the smallest possible frames
-    # would hold ten times the memory the frames need.
     first = 16 + struct.unpack(">I" if big else "<I", head[32:36])[0] if len(data) >= 40 else _MIN_FRAME
-    rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
-    skips = np.zeros(4, dtype=np.int64)
-    table = np.empty((rows, len(_FIELDS)), dtype=np.int64)
-    n = int(_frame(b, 24, big, _LINKS[link_type], table, skips))
-    if n > rows:
-        table = np.empty((n, len(_FIELDS)), dtype=np.int64)
-        skips[:] = 0
-        _frame(b, 24, big, _LINKS[link_type], table, skips)
-    table = table[:n]
+    table, skips = _frames(b, big, _LINKS[link_type], max(_MIN_FRAME, min(first, 1 << 16)))
+    n = table.shape[1]
     skipped = {name: int(skips[k]) for k, name in enumerate(SKIP_REASONS[:4])}
 
     decided: dict[str, str] = {}
     if variant is None:
-        pull = bool((table[:, _F_MAGIC4] != 0x11111111).any())
+        pull = bool((table[_F_MAGIC4] != 0x11111111).any())
         variant = "nexmon-pull46" if pull else "nexmon"
         decided["variant"] = ("magic 11 11 then RSSI and frame control (nexmon_csi pull 46/256)" if pull else
                               "every frame starts with the magic 11 11 11 11 (nexmon_csi's original layout)")
@@ -469,13 +462,13 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
         decided["variant"] = "given (`variant`)"
     keep = np.ones(n, dtype=bool)
     if variant == "nexmon":
-        bad = table[:, _F_MAGIC4] != 0x11111111
+        bad = table[_F_MAGIC4] != 0x11111111
         skipped["bad_magic"] = int(bad.sum())
         keep &= ~bad
     else:
         skipped["bad_magic"] = 0
     if bandwidth_mhz is None:
-        bw = _BANDWIDTH_OF_CODE[(table[:, _F_CHANSPEC] >> 11) & 7]
+        bw = _BANDWIDTH_OF_CODE[(table[_F_CHANSPEC] >> 11) & 7]
         bad = keep & (bw == 0)
         skipped["bad_chanspec"] = int(bad.sum())
         keep &= ~bad
@@ -483,15 +476,15 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
         bw = np.full(n, bandwidth_mhz, dtype=np.int64)
         skipped["bad_chanspec"] = 0
     nfft = bw * 16 // 5
-    short = keep & (table[:, _F_LEN] < _HEADER_BYTES + 4 * nfft)
+    short = keep & (table[_F_LEN] < _HEADER_BYTES + 4 * nfft)
     skipped["short_payload"] += int(short.sum())
     keep &= ~short
     if not keep.all():
-        table, bw, nfft = table[keep], bw[keep], nfft[keep]
-    if len(table) == 0:
+        table, bw, nfft = table[:, keep], bw[keep], nfft[keep]
+    if table.shape[1] == 0:
         raise FormatError(f"{where}: no nexmon_csi frame with its CSI ({_skip_text(skipped)})")
 
-    chip, decided["chip"] = _choose_chip(chip, table[:, _F_VERSION], where)
+    chip, decided["chip"] = _choose_chip(chip, table[_F_VERSION], where)
     widths = _distinct(bw)
     if bandwidth_mhz is not None:
         decided["bandwidth_mhz"] = "given (`bandwidth_mhz`)"
@@ -505,17 +498,23 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
     decided["timestamp"] = "pcap record time: seconds and " + ("nanoseconds" if nano else "microseconds")
 
     width = int(nfft.max())
-    n = len(table)
+    n = table.shape[1]
     if n * width * 8 > max_array_bytes():
         raise FormatError(f"{where}: the padded CSI array would take {n * width * 8} bytes, over the limit of "
                           f"{max_array_bytes()} (RFBENCH_MAX_ARRAY_BYTES); split the file")
     out = np.empty((n, 2 * width), dtype=np.float32)
-    offsets = table[:, _F_PAY] + _HEADER_BYTES
+    offsets = table[_F_PAY] + _HEADER_BYTES
     enc = ENCODINGS[chip]
+    h = n // 2
     if enc[0] == "int16":
-        _unpack_int16(*_int16_views(data), offsets, nfft, out)
+        even, odd = _int16_views(data)
+        on_two_threads(lambda: _unpack_int16(even, odd, offsets[:h], nfft[:h], out[:h]),
+                       lambda: _unpack_int16(even, odd, offsets[h:], nfft[h:], out[h:]), wanted=n >= SPLIT_MIN_FRAMES)
     else:
-        _unpack_float(b, offsets, nfft, np.int64(enc[1]), np.int64(enc[2]), out, _TOP_BIT)
+        nman, nexp = np.int64(enc[1]), np.int64(enc[2])
+        on_two_threads(lambda: _unpack_float(b, offsets[:h], nfft[:h], nman, nexp, out[:h], _TOP_BIT),
+                       lambda: _unpack_float(b, offsets[h:], nfft[h:], nman, nexp, out[h:], _TOP_BIT),
+                       wanted=n >= SPLIT_MIN_FRAMES)
     csi = out.view(np.complex64).reshape(n, width, 1, 1)
 
     meta = _metadata(table, nano, variant)
@@ -533,6 +532,57 @@ def read(source, chip: str | None = None, bandwidth_mhz: int | None = None, vari
                        source=where if isinstance(source, (str, os.PathLike)) else None)
 
 
+#: From this many frames a capture's CSI is decoded in two halves (of the frames) on two threads.
+SPLIT_MIN_FRAMES = 10_000
+#: From this size up the framing walk runs in two parts on two threads (:func:`_frames`).
+SPLIT_MIN_BYTES = 8 << 20
+
+
+def _walk(b: np.ndarray, lo: int, hi: int, big: bool, link: int, frame_bytes: int):
+    """:func:`_frame` from ``lo`` while records start before ``hi``: ``(table, skips, end)``. Columns for as many
+    frames as ``frame_bytes`` (the first frame's size: a capture's frames are mostly of one size) allows, and a
+    second walk with the exact count when more turn up (a table sized for the smallest possible frames would
+    hold ten times the memory the frames need)."""
+    rows = (hi - lo) // frame_bytes + 16
+    skips = np.zeros(4, dtype=np.int64)
+    table = np.empty((len(_FIELDS), rows), dtype=np.int64)
+    n, end = _frame(b, lo, hi, big, link, table, skips)
+    if n > rows:
+        table = np.empty((len(_FIELDS), n), dtype=np.int64)
+        skips[:] = 0
+        n, end = _frame(b, lo, hi, big, link, table, skips)
+    return table[:, :n], skips, int(end)
+
+
+def _frames(b: np.ndarray, big: bool, link: int, frame_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every frame's row and the skip counts of the walk over ``b`` from its first record.
+
+    A capture of :data:`SPLIT_MIN_BYTES` or more is walked in two parts on two threads: the second from the first
+    byte past the middle where a plausible record holds a nexmon frame, the first up to it. When the first
+    walk ends exactly there, the two chains are one and their rows are joined; otherwise (the second started
+    inside a packet) its rows are dropped and the walk goes on from where the first ended. Either way the rows
+    and counts are the single walk's."""
+    n = int(b.size)
+    cut = -1
+    if n >= SPLIT_MIN_BYTES:
+        cut = int(next_plausible(b, n // 2, _MIN_FRAME, _resumes_at, big, link))
+    if cut <= 24:
+        table, skips, _ = _walk(b, 24, n, big, link, frame_bytes)
+        return table, skips
+    parts: list = [None, None]
+
+    def walk(i: int, lo: int, hi: int) -> None:
+        parts[i] = _walk(b, lo, hi, big, link, frame_bytes)
+
+    on_two_threads(lambda: walk(0, 24, cut), lambda: walk(1, cut, n))
+    (t0, s0, end0), rest = parts[0], parts[1]
+    if end0 != cut and end0 < n:
+        rest = _walk(b, end0, n, big, link, frame_bytes)
+    elif end0 != cut:
+        return t0, s0
+    return np.concatenate([t0, rest[0]], axis=1), s0 + rest[1]
+
+
 def _int16_views(data) -> tuple[np.ndarray, np.ndarray]:
     """The bytes of ``data`` as little-endian int16 from byte 0 and from byte 1."""
     even = np.frombuffer(data, dtype="<i2", count=len(data) // 2)
@@ -548,8 +598,7 @@ def _fft_indices(nfft: int) -> np.ndarray:
 
 def _metadata(table: np.ndarray, nano: bool, variant: str) -> dict:
     """The per-frame metadata (docs/parse.md, "nexmon_csi") from the framing kernel's table."""
-    columns = np.ascontiguousarray(table.T)  # one copy, then every cast reads contiguous memory
-    col = {name: columns[k] for k, name in enumerate(_FIELDS)}
+    col = {name: table[k] for k, name in enumerate(_FIELDS)}
     meta = {"timestamp_sec": col["sec"].astype(np.uint32),
             ("timestamp_nsec" if nano else "timestamp_usec"): col["subsec"].astype(np.uint32),
             "captured_length": col["caplen"].astype(np.uint32),
