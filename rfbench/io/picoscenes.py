@@ -57,7 +57,7 @@ _TRUNCATED, _GARBAGE, _BAD_SEGMENT, _NO_CSI = range(4)
 _READ_SEGMENTS = ("RxSBasic", "ExtraInfo", "CSI")
 OTHER_SEGMENTS = ("MVMExtra", "PilotCSI", "LegacyCSI", "BasebandSignal", "PreEQSymbols", "CSI2", "other")
 _NAMES = _READ_SEGMENTS + OTHER_SEGMENTS[:-1]
-#: Columns of the framing kernel's table.
+#: Rows of the framing kernel's table (field-major: one column per frame).
 _COLUMNS = ("basic", "basic_ver", "basic_len", "extra", "extra_ver", "extra_len", "csi", "csi_ver", "csi_len",
             "mpdu", "mpdu_len", "n_other")
 _FRAME_HEADER = 11  # frameLength, magicWord, frameVersion, numRxSegments
@@ -112,11 +112,11 @@ def _resumes_at(b, p, n, big, link):
 def _frames(b, names, name_lengths, table, other, skips):
     """Walk the RXS frames of ``b``.
 
-    For each frame whose segments all fit inside it and which holds a CSI segment, writes a row of ``table``
-    (``_COLUMNS``: body offset, version and body length of its RxSBasic, ExtraInfo and CSI segments, -1 where
+    For each frame whose segments all fit inside it and which holds a CSI segment, writes a column of ``table``
+    (``_COLUMNS`` rows: body offset, version and body length of its RxSBasic, ExtraInfo and CSI segments, -1 where
     absent; the MPDU's offset and length; the number of other segments) and counts its other segments by name
     into ``other`` (indexed like OTHER_SEGMENTS). Counts skipped frames into ``skips`` (SKIP_REASONS order).
-    Frames past ``table``'s last row are counted, not stored. Returns the count of frames read.
+    Frames past ``table``'s last column are counted, not stored. Returns the count of frames read.
 
     Past a damaged frame header the walk resumes at the next byte where a plausible one starts (``garbage``);
     a frame cut off by the end of the buffer ends it (``truncated``). Every step advances: O(len(b)).
@@ -125,7 +125,7 @@ def _frames(b, names, name_lengths, table, other, skips):
     pos = 0
     count = 0
     n_named = names.shape[0]
-    spare = np.empty(table.shape[1], dtype=np.int64)
+    row = np.empty(table.shape[0], dtype=np.int64)  # the frame's column, copied into the table when kept
     while pos < n:
         if not _frame_start(b, pos, n):
             found = next_plausible(b, pos + 1, _MIN_FRAME, _resumes_at, False, 0)
@@ -137,7 +137,6 @@ def _frames(b, names, name_lengths, table, other, skips):
         end = pos + 4 + _u32(b, pos)
         n_seg = np.int64(b[pos + 10])
         cur = pos + _FRAME_HEADER
-        row = table[count] if count < table.shape[0] else spare  # past the table's rows: counted only
         for k in range(row.shape[0]):
             row[k] = -1
         row[11] = 0
@@ -178,6 +177,9 @@ def _frames(b, names, name_lengths, table, other, skips):
         else:
             row[9] = cur
             row[10] = end - cur
+            if count < table.shape[1]:  # past the table's columns: counted only
+                for k in range(row.shape[0]):
+                    table[k, count] = row[k]
             count += 1
         pos = end
     return count
@@ -201,19 +203,19 @@ _EXTRA_SIZES = np.array([f[2] for f in EXTRA_FIELDS], dtype=np.int64)
 
 @njit
 def _extra_info(b, offsets, lengths, bits, sizes, out):
-    """ExtraInfo v1 bodies: the feature code (u32) into ``out[i, 0]``, then each field its code announces, in
-    file order (``bits``/``sizes`` as EXTRA_FIELDS), into ``out[i, 1 + k]`` (little-endian, unsigned; the 20
+    """ExtraInfo v1 bodies: the feature code (u32) into ``out[0, i]``, then each field its code announces, in
+    file order (``bits``/``sizes`` as EXTRA_FIELDS), into ``out[1 + k, i]`` (little-endian, unsigned; the 20
     EVM bytes are not kept: 0); absent fields, and fields past the segment's end, are 0. Records with offset
     -1 have no ExtraInfo: all 0."""
     for i in range(offsets.shape[0]):
-        for k in range(out.shape[1]):
-            out[i, k] = 0
+        for k in range(out.shape[0]):
+            out[k, i] = 0
         o = offsets[i]
         if o < 0 or lengths[i] < 4:
             continue
         end = o + lengths[i]
         code = _u32(b, o)
-        out[i, 0] = code
+        out[0, i] = code
         p = o + 4
         for k in range(bits.shape[0]):
             if not (code >> bits[k]) & 1:
@@ -225,7 +227,7 @@ def _extra_info(b, offsets, lengths, bits, sizes, out):
                 v = np.uint64(0)
                 for c in range(size):
                     v |= np.uint64(b[p + c]) << np.uint64(8 * c)
-                out[i, 1 + k] = np.int64(v)
+                out[1 + k, i] = np.int64(v)
             p += size
 
 
@@ -235,21 +237,21 @@ def _fields(b, offsets, versions, lengths, where, sizes, flags, min_length, defa
     version ``versions[i]`` and ``lengths[i]`` bytes. For a version ``v`` in 1..len(min_length) whose body holds
     ``min_length[v-1]`` bytes, field ``f`` is the ``sizes[f]``-byte integer at ``where[v-1, f]`` of the body
     (-1: this version has no such field, ``defaults[f]``), little-endian unless ``flags[f] & 2`` (big), sign-
-    extended where ``flags[f] & 1``, into ``out[i, f]``; ``out[i, -1]`` is 1. Other records get the defaults and
-    ``out[i, -1] = 0``. Unsigned 64-bit fields keep their bits (read them back as uint64)."""
+    extended where ``flags[f] & 1``, into ``out[f, i]``; ``out[-1, i]`` is 1. Other records get the defaults and
+    ``out[-1, i] = 0``. Unsigned 64-bit fields keep their bits (read them back as uint64)."""
     n_fields = sizes.shape[0]
     for i in range(offsets.shape[0]):
         v = versions[i]
         o = offsets[i]
         if o < 0 or v < 1 or v > min_length.shape[0] or lengths[i] < min_length[v - 1]:
             for f in range(n_fields):
-                out[i, f] = defaults[f]
-            out[i, n_fields] = 0
+                out[f, i] = defaults[f]
+            out[n_fields, i] = 0
             continue
         for f in range(n_fields):
             at = where[v - 1, f]
             if at < 0:
-                out[i, f] = defaults[f]
+                out[f, i] = defaults[f]
                 continue
             size = sizes[f]
             value = np.uint64(0)
@@ -258,8 +260,8 @@ def _fields(b, offsets, versions, lengths, where, sizes, flags, min_length, defa
                 value |= byte << np.uint64(8 * c)
             if flags[f] & 1 and size < 8 and (value >> np.uint64(8 * size - 1)) & np.uint64(1):
                 value |= ~((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1))
-            out[i, f] = np.int64(value)
-        out[i, n_fields] = 1
+            out[f, i] = np.int64(value)
+        out[n_fields, i] = 1
 
 
 _U1, _U2, _U3, _U4, _U5, _U8, _U10 = (np.uint64(v) for v in (1, 2, 3, 4, 5, 8, 10))
@@ -447,15 +449,14 @@ _CSI_PAYLOAD = np.array([0] + [_CSI_HEADER[v]["payload"] for v in sorted(_CSI_HE
 def _read_fields(b, offsets, versions, lengths, layout) -> tuple[dict, np.ndarray]:
     """``({field: values in its dtype}, present)`` of a segment's fields for every record (:func:`_fields`)."""
     names, dtypes, where, sizes, flags, min_length, default = layout
-    out = np.empty((len(offsets), len(names) + 1), dtype=np.int64)
+    out = np.empty((len(names) + 1, len(offsets)), dtype=np.int64)  # field-major: each field's values contiguous
     _fields(b, offsets, versions, lengths, where, sizes, flags, min_length, default, out)
     values = {}
     for f, name in enumerate(names):
         dt = dtypes[name]
         width = {1: 1, 2: 2, 4: 4, 6: 8, 8: 8}[int(dt[-1])]
-        column = out[:, f]
-        values[name] = column.astype(f"<{'i' if 'i' in dt else 'u'}{width}")  # (a C cast: keeps the low bits)
-    return values, out[:, -1] == 1
+        values[name] = out[f].astype(f"<{'i' if 'i' in dt else 'u'}{width}")  # (a C cast: keeps the low bits)
+    return values, out[-1] == 1
 
 
 #: (packet format, bandwidth) -> the (a, b, c, d) of the tone ranges [-a, -b), [-c, -d), [c+1, d+1), [b+1, a+1)
@@ -520,18 +521,18 @@ def read(source, **_ignored) -> HardwareLog:
     # rows for as many frames as the first one's size allows; a second pass with the exact count if more
     first = 4 + struct.unpack_from("<I", data, 0)[0]
     rows = len(data) // max(_MIN_FRAME, min(first, 1 << 16)) + 16
-    table = np.empty((rows, len(_COLUMNS)), dtype=np.int64)
+    table = np.empty((len(_COLUMNS), rows), dtype=np.int64)
     other = np.zeros(len(OTHER_SEGMENTS), dtype=np.int64)
     skips = np.zeros(4, dtype=np.int64)
     n = int(_frames(b, _NAME_TABLE, _NAME_LENGTHS, table, other, skips))
     if n > rows:
-        table = np.empty((n, len(_COLUMNS)), dtype=np.int64)
+        table = np.empty((len(_COLUMNS), n), dtype=np.int64)
         other[:] = 0
         skips[:] = 0
         _frames(b, _NAME_TABLE, _NAME_LENGTHS, table, other, skips)
-    table = table[:n]
+    table = table[:, :n]
     skipped = {name: int(skips[k]) for k, name in enumerate(SKIP_REASONS[:4])}
-    col = {name: table[:, k] for k, name in enumerate(_COLUMNS)}
+    col = {name: table[k] for k, name in enumerate(_COLUMNS)}
 
     # CSI headers, by segment version
     h, ok = _read_fields(b, col["csi"], col["csi_ver"], col["csi_len"], _CSI_LAYOUT)
@@ -589,12 +590,13 @@ def read(source, **_ignored) -> HardwareLog:
     skipped["bad_csi"] = int((~ok).sum())
     if not ok.all():
         keep = ok
-        table, payload, kind, out_tones, nrx, streams, aux = (table[keep], payload[keep], kind[keep], out_tones[keep],
-                                                              nrx[keep], streams[keep], aux[keep])
+        table = table[:, keep]
+        payload, kind, out_tones, nrx, streams, aux = (payload[keep], kind[keep], out_tones[keep], nrx[keep],
+                                                       streams[keep], aux[keep])
         h = {k: v[keep] for k, v in h.items()}
-        col = {name: table[:, k] for k, name in enumerate(_COLUMNS)}
+        col = {name: table[k] for k, name in enumerate(_COLUMNS)}
         tones = tones[keep]
-    n = len(table)
+    n = table.shape[1]
     if n == 0:
         raise FormatError(f"{where}: no RXS frame with a readable CSI segment ({_skip_text(skipped)})")
     T, R, X = int(out_tones.max()), int(nrx.max()), int(streams.max())
@@ -703,15 +705,15 @@ def _metadata(b, col, h, n) -> dict:
         for name in ("rssi", "rssi_ctl0", "rssi_ctl1", "rssi_ctl2"):
             meta[name] = np.where(old, meta[name].astype(np.int64) + meta["noise_floor"], meta[name]).astype(np.int8)
     meta["basic_present"] = present
-    extra = np.zeros((n, 1 + len(EXTRA_FIELDS)), dtype=np.int64)
+    extra = np.zeros((1 + len(EXTRA_FIELDS), n), dtype=np.int64)
     offs = np.where(col["extra_ver"] == 1, col["extra"], -1)
     _extra_info(b, offs, col["extra_len"], _EXTRA_BITS, _EXTRA_SIZES, extra)
-    meta["extra_feature_code"] = extra[:, 0].astype(np.uint32)
+    meta["extra_feature_code"] = extra[0].astype(np.uint32)
     for k, (_, name, size, signed) in enumerate(EXTRA_FIELDS):
         if name == "extra_evm":
             continue
         width = {1: 1, 2: 2, 4: 4, 6: 8, 8: 8}[size]
-        meta[name] = extra[:, 1 + k].astype(f"<{'i' if signed else 'u'}{width}")  # (the low bits, as stored)
+        meta[name] = extra[1 + k].astype(f"<{'i' if signed else 'u'}{width}")  # (the low bits, as stored)
     for name, key, dt in (("csi_device_type", "device", "<u2"), ("csi_firmware_version", "firmware", "u1"),
                           ("csi_packet_format", "format", "i1"), ("csi_cbw", "cbw", "<u2"),
                           ("csi_carrier_freq", "carrier_freq", "<u8"), ("csi_sampling_rate", "sampling_rate", "<u8"),
