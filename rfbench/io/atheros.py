@@ -50,7 +50,7 @@ PROBE_RECORDS = 4
 #: Skip reasons, in the order of the scan kernel's counter array.
 SKIP_REASONS = ("truncated", "no_csi", "bad_header")
 _TRUNCATED, _NO_CSI, _BAD_HEADER = 0, 1, 2
-#: Per-record metadata: name in the archive -> (column of the scan's field table, dtype as written).
+#: Per-record metadata: name in the archive -> (row of the scan's field-major table, dtype as written).
 META_FIELDS = {
     "csi_len": (0, np.uint16), "tx_channel": (1, np.uint16), "err_info": (2, np.uint8),
     "noise_floor": (3, np.uint8), "rate": (4, np.uint8), "bandwidth": (5, np.uint8), "num_tones": (6, np.uint8),
@@ -120,7 +120,7 @@ def _probe(b, start, big, limit):
 
 @njit
 def _scan(b, start, big, offsets, fields, timestamp, skips):
-    """Frame ``b`` from ``start`` into records; write each CSI record's offset, header fields (columns of
+    """Frame ``b`` from ``start`` into records; write each CSI record's offset, header fields (``fields[:, k]``, rows of
     :data:`META_FIELDS`) and timestamp; count skips by reason. Returns ``(n, max_tones, max_nr, max_nc)``.
 
     Output arrays hold ``len(b) // _MIN_RECORD + 1`` entries (no record is shorter); every step advances
@@ -161,12 +161,12 @@ def _scan(b, start, big, offsets, fields, timestamp, skips):
             byte = np.uint64(b[pos + 2 + (7 - j if big else j)])
             ts |= byte << np.uint64(8 * j)
         timestamp[k] = ts
-        fields[k, 0] = _u16(b, pos + 10, big)
-        fields[k, 1] = _u16(b, pos + 12, big)
+        fields[0, k] = _u16(b, pos + 10, big)
+        fields[1, k] = _u16(b, pos + 12, big)
         for j in range(11):
-            fields[k, 2 + j] = b[pos + 14 + j]
-        fields[k, 13] = _u16(b, pos + 25, big)
-        tones, nr, nc = fields[k, 6], fields[k, 7], fields[k, 8]
+            fields[2 + j, k] = b[pos + 14 + j]
+        fields[13, k] = _u16(b, pos + 25, big)
+        tones, nr, nc = fields[6, k], fields[7, k], fields[8, k]
         max_tones = max(max_tones, tones)
         max_nr = max(max_nr, nr)
         max_nc = max(max_nc, nc)
@@ -176,74 +176,91 @@ def _scan(b, start, big, offsets, fields, timestamp, skips):
 
 
 @njit
-def _unpack(b, offsets, fields, out, n_r, n_c):
+def _unpack(words, offsets, fields, out, n_r, n_c, bits):
     """Decode each record's 10-bit CSI (``csi_fun.c`` ``fill_csi_matrix``: imaginary then real, tone outermost,
-    then transmit antenna, then receive antenna) into ``out[i]``, the record's row of the float32 view of the
-    complex64 result flattened to ``(records, tones × n_r × n_c × 2)``: receive antenna ``r``, transmit antenna
-    ``c`` of tone ``k`` at ``2 ((k n_r + r) n_c + c)`` (real) and the next float (imaginary); zeros where a
-    record has fewer tones or antennas than ``out``.
+    then transmit antenna, then receive antenna) into ``out[i]``, the record's row of the complex64 result seen as
+    uint64 and flattened to ``(records, tones × n_r × n_c)``: receive antenna ``r``, transmit antenna ``c`` of tone
+    ``k`` at ``(k n_r + r) n_c + c``; zeros where a record has fewer tones or antennas than ``out``.
 
     Value ``j`` of a record is bits ``10 j .. 10 j + 9`` of its stream, the bits ``fill_csi_matrix`` takes from
     its 16-bit little-endian words, so every 5 bytes hold two (imaginary, real) pairs; two tones (``tones`` is 56
-    or 114, so even) are ``nr × nc`` such groups, whose pairs land at the places a table made once per record
-    shape says. Indices are unsigned (no negative-index test per byte); no byte past the stream is read."""
+    or 114, so even) are ``nr × nc`` such groups, whose pairs land where a table made once per record shape
+    says. ``words[q % 8, q // 8]`` is the little-endian 64-bit word at byte ``q`` of the log (:func:`_words`),
+    of which a group uses the low 40 bits; ``bits[v]`` is the float32 bit pattern of the 10-bit two's-complement
+    value ``v``, so a (real, imaginary) pair is one 64-bit store. Indices are unsigned (no negative-index test)."""
     dest = np.zeros(18, dtype=np.uint64)  # two tones of at most 3 x 3 pairs
     shape_r = -1
     shape_c = -1
     for i in range(offsets.shape[0]):
-        tones, nr, nc = fields[i, 6], fields[i, 7], fields[i, 8]
+        tones, nr, nc = fields[6, i], fields[7, i], fields[8, i]
         rec = out[i]
-        if nr != n_r or nc != n_c or 2 * tones * n_r * n_c != rec.shape[0]:
+        if nr != n_r or nc != n_c or tones * n_r * n_c != rec.shape[0]:
             rec[:] = 0
         if nr != shape_r or nc != shape_c:
             shape_r, shape_c = nr, nc
             m = nr * nc
             for s in range(2 * m):
                 w = s % m
-                dest[s] = np.uint64(2 * ((s // m) * n_r * n_c + (w % nr) * n_c + w // nr))
-        _unpack_record(b, np.uint64(offsets[i] + HEADER_BYTES), tones // 2, np.uint64(nr * nc), dest,
-                       np.uint64(4 * n_r * n_c), rec)
+                dest[s] = np.uint64((s // m) * n_r * n_c + (w % nr) * n_c + w // nr)
+        _unpack_record(words, np.uint64(offsets[i] + HEADER_BYTES), tones // 2, np.uint64(nr * nc), dest,
+                       np.uint64(2 * n_r * n_c), bits, rec)
 
 
 @njit(inline="always")
-def _unpack_record(b, src, tone_pairs, groups, dest, step, rec):
-    """One record of :func:`_unpack`: ``tone_pairs`` runs of ``groups`` 5-byte groups from ``b[src]``, each
+def _unpack_record(words, src, tone_pairs, groups, dest, step, bits, rec):
+    """One record of :func:`_unpack`: ``tone_pairs`` runs of ``groups`` 5-byte groups from byte ``src``, each
     group's two pairs stored at ``base + dest[2 g]`` and ``base + dest[2 g + 1]`` of ``rec``, ``base`` moving
-    on by ``step`` floats (two tones) per run."""
+    on by ``step`` (two tones) per run."""
     base = np.uint64(0)
-    one, five = np.uint64(1), np.uint64(5)
+    one, five, seven, three = np.uint64(1), np.uint64(5), np.uint64(7), np.uint64(3)
+    ten_bits, high = np.uint64(1023), np.uint64(32)
     for _ in range(tone_pairs):
         g = np.uint64(0)
         while g < groups:
             q = src + five * g
-            x = (np.uint64(b[q]) | (np.uint64(b[q + one]) << np.uint64(8))
-                 | (np.uint64(b[q + np.uint64(2)]) << np.uint64(16))
-                 | (np.uint64(b[q + np.uint64(3)]) << np.uint64(24))
-                 | (np.uint64(b[q + np.uint64(4)]) << np.uint64(32)))
-            d0 = base + dest[np.uint64(2) * g]
-            d1 = base + dest[np.uint64(2) * g + one]
-            # each 10-bit field moved to the top of a signed 64-bit word and shifted back: its two's complement
-            rec[d0] = np.float32(np.int64(x << np.uint64(44)) >> 54)
-            rec[d0 + one] = np.float32(np.int64(x << np.uint64(54)) >> 54)
-            rec[d1] = np.float32(np.int64(x << np.uint64(24)) >> 54)
-            rec[d1 + one] = np.float32(np.int64(x << np.uint64(34)) >> 54)
+            x = words[q & seven, q >> three]
+            # (imaginary, real) at bits 0 and 10, then at 20 and 30: real in the low half of the stored pair
+            rec[base + dest[np.uint64(2) * g]] = (bits[(x >> np.uint64(10)) & ten_bits]
+                                                  | (bits[x & ten_bits] << high))
+            rec[base + dest[np.uint64(2) * g + one]] = (bits[(x >> np.uint64(30)) & ten_bits]
+                                                        | (bits[(x >> np.uint64(20)) & ten_bits] << high))
             g += one
         src += five * groups
         base += step
+
+
+#: Float32 bit pattern (as uint64) of each 10-bit two's-complement value: ``_BITS[v]`` for ``v`` in 0..1023.
+_BITS = np.array([v - 1024 if v >= 512 else v for v in range(1024)], dtype=np.float32).view(np.uint32).astype(
+    np.uint64)
+#: Bytes of memory a read keeps after the log's last byte, so the last group's 64-bit load stays inside it.
+_PAD = 16
+
+
+def _words(b: np.ndarray) -> np.ndarray:
+    """``b`` seen as the little-endian 64-bit word at every byte: ``words[q % 8, q // 8]`` holds bytes ``q .. q +
+    7``. A view (unaligned where ``q % 8`` is not 0) of the buffer ``b`` starts, which must hold :data:`_PAD`
+    bytes past ``b``'s end (``read_reused(..., pad=_PAD)`` gives such a ``b``); otherwise of a padded copy."""
+    base = b.base
+    if not (isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1 and base.size >= b.size + _PAD
+            and base.ctypes.data == b.ctypes.data):
+        base = np.zeros(b.size + _PAD, dtype=np.uint8)
+        base[:b.size] = b
+    # numpy checks that the strided extent (byte 8 (len(b) // 8) + 14 at most) lies inside ``base``
+    return np.ndarray(shape=(8, b.size // 8 + 1), dtype=np.uint64, buffer=base, strides=(1, 8))
 
 
 #: Below this many CSI bytes a log is decoded on the calling thread alone (a second thread costs more).
 SPLIT_MIN_BYTES = 2 << 20
 
 
-def _unpack_split(b, offsets, fields, out, n_r, n_c) -> None:
+def _unpack_split(words, offsets, fields, out, n_r, n_c) -> None:
     """:func:`_unpack`, in two halves of the records on two threads (:func:`~rfbench.io.hwlog.on_two_threads`)
     when the log has :data:`SPLIT_MIN_BYTES` of CSI or more."""
     k = offsets.shape[0]
     half = k // 2
-    on_two_threads(lambda: _unpack(b, offsets[:half], fields[:half], out[:half], n_r, n_c),
-                   lambda: _unpack(b, offsets[half:], fields[half:], out[half:], n_r, n_c),
-                   wanted=k > 1 and int(fields[:, 0].sum()) >= SPLIT_MIN_BYTES)
+    on_two_threads(lambda: _unpack(words, offsets[:half], fields[:, :half], out[:half], n_r, n_c, _BITS),
+                   lambda: _unpack(words, offsets[half:], fields[:, half:], out[half:], n_r, n_c, _BITS),
+                   wanted=k > 1 and int(fields[0].sum()) >= SPLIT_MIN_BYTES)
 
 
 def sniff(head: bytes) -> bool:
@@ -298,7 +315,7 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     """
     if endian not in (None, "little", "big"):
         raise FormatError(f"`endian` must be little or big, not {endian!r}")
-    b, path = read_reused(source, "Atheros CSI log")
+    b, path = read_reused(source, "Atheros CSI log", pad=_PAD)
     where = path or "input"
     found = _candidates(b, endian)
     if not found:
@@ -314,18 +331,18 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     start, big = top[0]
     cap = b.size // _MIN_RECORD + 1
     offsets = np.empty(cap, dtype=np.int64)
-    fields = np.empty((cap, _N_FIELDS), dtype=np.int64)
+    fields = np.empty((_N_FIELDS, cap), dtype=np.int64)  # field-major: each field's values contiguous
     timestamp = np.empty(cap, dtype=np.uint64)
     skips = np.zeros(len(SKIP_REASONS), dtype=np.int64)
     k, max_tones, max_nr, max_nc = _scan(b, start, big, offsets, fields, timestamp, skips)
-    offsets, fields = offsets[:k], fields[:k]
+    offsets, fields = offsets[:k], fields[:, :k]
     csi = np.empty((k, int(max_tones), int(max_nr), int(max_nc)), dtype=np.complex64)
-    _unpack_split(b, offsets, fields, csi.view(np.float32).reshape(k, 2 * int(max_tones * max_nr * max_nc)),
+    _unpack_split(_words(b), offsets, fields, csi.view(np.uint64).reshape(k, int(max_tones * max_nr * max_nc)),
                   int(max_nr), int(max_nc))
-    tones = fields[:, 6].astype(np.int32)
+    tones = fields[6].astype(np.int32)
     meta = {"timestamp": timestamp[:k].copy()}
     for name, (col, dtype) in META_FIELDS.items():
-        meta[name] = fields[:, col].astype(dtype)
+        meta[name] = fields[col].astype(dtype)
     subcarriers, bandwidth, why_bw = _grid(tones, int(max_tones))
     order = "big" if big else "little"
     decided = {
@@ -336,7 +353,7 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     }
     return HardwareLog(
         format=FORMAT, variant="atheros-pull10" if start else "atheros", csi=csi, num_tones=tones,
-        n_rx=fields[:, 7].astype(np.int32), n_tx=fields[:, 8].astype(np.int32), subcarriers=subcarriers,
+        n_rx=fields[7].astype(np.int32), n_tx=fields[8].astype(np.int32), subcarriers=subcarriers,
         meta=meta, chip=None, bandwidth_mhz=bandwidth, decided=decided,
         skipped={r: int(c) for r, c in zip(SKIP_REASONS, skips) if c}, n_bytes=int(b.size), source=path,
     )

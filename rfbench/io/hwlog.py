@@ -248,10 +248,12 @@ REUSED_MAX_BYTES = 32 << 20
 _REUSED = threading.local()
 
 
-def read_reused(source, what: str, cap: int | None = None) -> tuple[np.ndarray, str | None]:
+def read_reused(source, what: str, cap: int | None = None, pad: int = 0) -> tuple[np.ndarray, str | None]:
     """Like :func:`read_source`, but a path's bytes come as a uint8 array that this thread's next call
     overwrites: a reader that keeps no view of its input uses it to skip the page faults of a fresh buffer for
-    every file (about 0.5 ms a MB here, as much as decoding). Bytes-like input is viewed, not copied.
+    every file (about 0.5 ms a MB here, as much as decoding). Bytes-like input is viewed, not copied. With
+    ``pad``, at least ``pad`` bytes of memory (of no given content) follow the returned array's last byte, for a
+    kernel that loads whole words at the end of what it uses; bytes-like input is then copied.
 
     The buffer grows to the largest file read so far (at most :data:`REUSED_MAX_BYTES`, larger files get an
     array of their own) and is kept per thread. The file is read as :func:`rfbench.io.files.read_input_bytes`
@@ -259,6 +261,10 @@ def read_reused(source, what: str, cap: int | None = None) -> tuple[np.ndarray, 
     read."""
     if not isinstance(source, (str, os.PathLike)):
         data, path = read_source(source, what, cap)
+        if pad:
+            padded = np.zeros(len(data) + pad, dtype=np.uint8)
+            padded[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+            return padded[:len(data)], path
         return np.frombuffer(data, dtype=np.uint8), path
     cap = cap or MAX_INPUT_BYTES
     where = f"{what} {source}" if what else str(source)
@@ -274,9 +280,9 @@ def read_reused(source, what: str, cap: int | None = None) -> tuple[np.ndarray, 
                                   "rfbench reads for it")
             buf = getattr(_REUSED, "buf", None)
             if size > REUSED_MAX_BYTES:
-                buf = np.empty(size, dtype=np.uint8)
-            elif buf is None or buf.size < size:
-                buf = _REUSED.buf = np.empty(size, dtype=np.uint8)
+                buf = np.empty(size + pad, dtype=np.uint8)
+            elif buf is None or buf.size < size + pad:
+                buf = _REUSED.buf = np.empty(size + pad, dtype=np.uint8)
             got = _read_into(fd, buf, size)
             return buf[:got], os.fspath(source)
         finally:
