@@ -360,7 +360,12 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
 
 
 def _grid(tones: np.ndarray, width: int) -> tuple[np.ndarray, int | None, str]:
-    kinds = sorted({int(t) for t in np.unique(tones)})
+    if tones.size == 0:
+        kinds = []
+    elif tones.min() == tones.max():  # (the usual log: one kind, no sort)
+        kinds = [int(tones[0])]
+    else:
+        kinds = sorted({int(t) for t in np.unique(tones)})
     if len(kinds) <= 1:
         t = kinds[0] if kinds else 56
         return (np.asarray(_SUBCARRIERS[t], dtype=np.int32), _BANDWIDTH[t] if kinds else None,
