@@ -5,7 +5,8 @@ files. CI sizes: ``nexmon_int16`` (4,000 bcm43455c0 frames at 40 MHz, the size a
 ``output-40.pcap``, 2.4 MB), ``nexmon_float`` (1,000 bcm4366c0 frames at 80 MHz, packed floats);
 ``pico_iwl5300`` (400 Intel 5300 frames of mixed 1-3 × 1-2 antennas, as the real ``rx_by_iwl5300.csi``) and
 ``pico_qca9300`` (1,000 QCA9300 3×1 frames, as ``rx_by_qca9300.csi``). With ``RFBENCH_BENCH_LARGE=1`` the real
-captures run too (when ``../shared/conformance`` is present), and ten times larger generated ones.
+captures run too (when ``../shared/conformance`` is present), and ten times larger generated ones
+(``nexmon_int16_large``, ``nexmon_float_large``, ``pico_qca9300_large``).
 
 ``track_speedup_vs_csiread`` is parse throughput from a path: csiread's time per file over rfbench's, each
 parsing the same file back to back in batches, rounds alternating between the two tools in this process, best
@@ -26,7 +27,8 @@ LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set
 timer = time.process_time if os.environ.get("RFBENCH_BENCH_TIMER") == "cpu" else time.perf_counter
 HARDWARE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "hardware"
 
-NEXMON_CASES = ["nexmon_int16", "nexmon_float"] + (["real_output40", "nexmon_int16_large"] if LARGE else [])
+NEXMON_CASES = ["nexmon_int16", "nexmon_float"] + (["real_output40", "nexmon_int16_large", "nexmon_float_large"]
+                                                    if LARGE else [])
 PICO_CASES = ["pico_iwl5300", "pico_qca9300"] + (["real_iwl5300", "real_qca9300", "pico_qca9300_large"]
                                                   if LARGE else [])
 
@@ -68,6 +70,8 @@ def _make(case: str) -> tuple[bytes, object]:
             return nexmon.synthesize(40, 4000, chip="bcm43455c0", bandwidth_mhz=40), ("43455c0", 40)
         if case == "nexmon_int16_large":
             return nexmon.synthesize(41, 40_000, chip="bcm43455c0", bandwidth_mhz=40), ("43455c0", 40)
+    if case == "nexmon_float_large":
+        return nexmon.synthesize(81, 10_000, chip="bcm4366c0", bandwidth_mhz=80), ("4366c0", 80)
         return nexmon.synthesize(80, 1000, chip="bcm4366c0", bandwidth_mhz=80), ("4366c0", 80)
     ps = _module("picoscenes")
     if case == "pico_iwl5300":
@@ -124,7 +128,7 @@ class _RecordedKernels(_Case):
 class NexmonKernels(_RecordedKernels):
     """The kernels alone, with the arguments the public read passes them (int16 chips)."""
 
-    params = [[c for c in NEXMON_CASES if c != "nexmon_float"]]
+    params = [[c for c in NEXMON_CASES if not c.startswith("nexmon_float")]]
     TARGETS = {"frame": ("rfbench.io.nexmon", "_frame"), "unpack_int16": ("rfbench.io.nexmon", "_unpack_int16")}
 
     def time_frame(self, case):
