@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -284,12 +285,52 @@ def test_glob_takes_other_names_and_the_summary_counts_the_files_not_taken(runne
     assert doc["written"] == 1 and doc["not_taken"] == 2 and doc["patterns"] == ["*.dat"]
     assert doc["not_taken_files"] == [str(root / "log.all_csi.6.7.6"), str(root / "notes.txt")]
     result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "b")])
-    assert "2 file(s) in the folders not taken (not *.dat)" in result.stdout
+    assert ("2 file(s) in the folders not taken (not *.dat, nor a CSI log named *.csv or *.pcap or *.csi)"
+            in " ".join(result.stdout.split()))
     result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "c"), "--glob", "*.dat", "--glob", "log.*",
                                  "--json"])
     doc = json.loads(result.stdout)
     assert doc["written"] == 2 and doc["not_taken"] == 1
     assert np.load(tmp_path / "c" / "log.all_csi.6.7.6.npz")["csi"].shape == (6, 30, 3, 3)
+
+
+def test_a_folder_parse_takes_every_csi_log_told_from_its_bytes(runner, tmp_path):
+    # without --glob or --format a folder's *.csv, *.pcap and *.csi files are taken when their first bytes are a
+    # log of a format rfbench reads (each read by its reader); a CSV of labels beside them is listed as not
+    # taken, not a failed input; a FIFO named like a log never blocks the search
+    from rfbench.io import atheros, esp32, nexmon, picoscenes
+
+    rng = np.random.default_rng(3)
+    root = tmp_path / "lab"
+    (root / "pi").mkdir(parents=True)
+    (root / "intel.dat").write_bytes(synthetic_log(4, seed=1))
+    (root / "ath.dat").write_bytes(atheros.synthesize(rng, 5))
+    (root / "board.csv").write_bytes(esp32.synthesize(rng, 6))
+    (root / "pi" / "cap.pcap").write_bytes(nexmon.synthesize(4, 7, chip="bcm43455c0", bandwidth_mhz=20))
+    (root / "ax.csi").write_bytes(picoscenes.synthesize(5, 8, front_end="qca9300"))
+    (root / "labels.csv").write_text("user,gesture\n1,push\n")
+    (root / "empty.pcap").write_bytes(b"")
+    os.mkfifo(root / "pipe.csv")
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    formats = {Path(f["input"]).name: f["summary"].get("format", "intel5300") for f in doc["files"]}
+    assert formats == {"intel.dat": "intel5300", "ath.dat": "atheros", "board.csv": "esp32", "cap.pcap": "nexmon",
+                       "ax.csi": "picoscenes"}
+    assert doc["written"] == 5 and doc["failed"] == 0
+    assert sorted(Path(p).name for p in doc["not_taken_files"]) == ["empty.pcap", "labels.csv", "pipe.csv"]
+    assert doc["sniffed_patterns"] == ["*.csv", "*.pcap", "*.csi"]
+    assert (tmp_path / "out" / "pi" / "cap.pcap.npz").is_file()
+    # --glob or --format: the patterns alone decide, as before (labels.csv is then an input, and fails)
+    result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "o2"), "--format", "esp32", "--json"])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 2 and doc["written"] == 1 and doc["failed"] == 1 and doc["sniffed_patterns"] == []
+    # a folder with no log at all says what it looked for
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "labels.csv").write_text("a,b\n")
+    result = runner.invoke(app, ["parse", str(plain)])
+    assert result.exit_code == 2 and "no .dat file and no CSI log named *.csv or *.pcap or *.csi" in result.stderr
 
 
 def test_summary_at_80_columns_keeps_paths_and_reasons_whole(runner, tmp_path):

@@ -21,7 +21,8 @@ _FLAG = {"metavar": ""}
 def parse(
     inputs: Annotated[
         List[Path],
-        typer.Argument(help="CSI log files, or folders searched recursively for *.dat files (see --glob, --format).",
+        typer.Argument(help="CSI log files, or folders searched recursively for *.dat files and for *.csv, *.pcap "
+                            "and *.csi files whose first bytes are a CSI log (see --glob, --format).",
                        show_default=False),
     ],
     out: Annotated[
@@ -33,8 +34,8 @@ def parse(
     glob: Annotated[
         Optional[List[str]],
         typer.Option("--glob", metavar="PATTERN",
-                     help="File names taken from folder inputs; repeat for several (default: *.dat). "
-                          "The summary says how many other files were not taken."),
+                     help="File names taken from folder inputs; repeat for several (default: *.dat, and *.csv, "
+                          "*.pcap, *.csi that are CSI logs). The summary says how many other files were not taken."),
     ] = None,
     scaled: Annotated[bool, typer.Option("--scaled", help="Also store csi_scaled (complex128, absolute units).",
                                          **_FLAG)] = False,
@@ -101,7 +102,8 @@ def parse(
             raise fail(f"--format {fmt}: use one of {', '.join(parse_files.FORMAT_GLOBS)}")
         if endian is not None and endian not in ("little", "big"):
             raise fail(f"--endian {endian}: use little or big")
-        found = parse_files.find_inputs(inputs, glob or parse_files.FORMAT_GLOBS.get(fmt, parse_files.DEFAULT_GLOBS))
+        found = parse_files.find_inputs(inputs, glob or parse_files.FORMAT_GLOBS.get(fmt, parse_files.DEFAULT_GLOBS),
+                                        () if glob or fmt else parse_files.SNIFFED_GLOBS)
         load_kernels()
         cheap_exit()
         options = parse_files.ParseOptions(
@@ -119,7 +121,8 @@ def parse(
     if json_out:
         doc = {"files": files, "parsed": counts["written"] + counts["kept"], "written": counts["written"],
                "kept": counts["kept"], "failed": counts["failed"], "not_finished": counts["not finished"],
-               "patterns": list(found.patterns), "not_taken": len(not_taken), "not_taken_files": not_taken}
+               "patterns": list(found.patterns), "sniffed_patterns": list(found.sniffed), "not_taken": len(not_taken),
+               "not_taken_files": not_taken}
         if caught:
             doc["interrupted"] = signal.Signals(caught[0]).name
         emit_json(doc)

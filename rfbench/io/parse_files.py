@@ -70,15 +70,17 @@ import numpy as np
 
 from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
 from rfbench.io import hwlog, intel5300
-from rfbench.io.files import file_mode, new_temporary, open_regular
+from rfbench.io.files import NotRegularFile, file_mode, new_temporary, open_regular
 
 __all__ = [
     "DEFAULT_GLOBS",
+    "SNIFFED_GLOBS",
     "EXISTING",
     "Inputs",
     "ParseOptions",
     "ParseJob",
     "find_inputs",
+    "looks_like_a_log",
     "expand_inputs",
     "output_path",
     "archive_arrays",
@@ -93,8 +95,11 @@ __all__ = [
     "read_hardware",
 ]
 
-#: Folder inputs take files whose name matches one of these patterns (``--glob``).
+#: Folder inputs take files whose name matches one of these patterns (``--glob``)...
 DEFAULT_GLOBS = ("*.dat",)
+#: ...and, with neither ``--glob`` nor ``--format``, files of these names whose first bytes are a CSI log of a
+#: format rfbench reads (a ``labels.csv`` beside the logs is then listed as not taken, not a failed input).
+SNIFFED_GLOBS = ("*.csv", "*.pcap", "*.csi")
 #: ...or, with a format given (``--format``), these.
 FORMAT_GLOBS = {"intel5300": ("*.dat",), "atheros": ("*.dat",), "esp32": ("*.csv",), "nexmon": ("*.pcap",),
                 "picoscenes": ("*.csi",)}
@@ -132,13 +137,17 @@ class Inputs:
     patterns : tuple of str
         The name patterns folders were searched with.
     not_taken : list of Path
-        Files under the folders that matched no pattern (``.npz`` archives and rfbench's own temporary files
-        not counted), in sorted order.
+        Files under the folders that were not taken: matching no pattern (``.npz`` archives and rfbench's own
+        temporary files not counted), or matching only a sniffed pattern with bytes no reader recognises; in
+        sorted order.
+    sniffed : tuple of str
+        The name patterns whose files were taken only when their bytes are a CSI log.
     """
 
     files: list
     patterns: tuple = DEFAULT_GLOBS
     not_taken: list = field(default_factory=list)
+    sniffed: tuple = ()
 
 
 def _matches(rel: PurePosixPath, patterns) -> bool:
@@ -158,11 +167,13 @@ def _ours(name: str) -> bool:
     return name.endswith(".npz") or (name.startswith(".") and ".npz." in name and name.endswith(".tmp"))
 
 
-def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS) -> Inputs:
+def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS, sniffed: Iterable[str] = ()) -> Inputs:
     """Turn files and folders into the files to parse.
 
     Folders are searched recursively (symbolic links to folders are not followed) for files whose name
-    matches one of ``patterns`` (default ``*.dat``), in sorted order; the other files found are counted in
+    matches one of ``patterns`` (default ``*.dat``), or one of ``sniffed`` (``parse DIR`` passes
+    :data:`SNIFFED_GLOBS`) when the file's first bytes are a log of a format rfbench reads
+    (:func:`looks_like_a_log`), in sorted order; the other files found are counted in
     :attr:`Inputs.not_taken`. A path that does not exist is kept, so that it is reported as a failed input
     while the others still run.
 
@@ -172,7 +183,8 @@ def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS) -> In
         No input, an empty pattern, or a folder holding no matching file.
     """
     patterns = tuple(patterns) or DEFAULT_GLOBS
-    for pattern in patterns:
+    sniffed = tuple(sniffed)
+    for pattern in patterns + sniffed:
         if not pattern or pattern.startswith("/"):
             raise ValidationError(f"bad file pattern {pattern!r}: give a name pattern such as '*.dat'")
     files: list = []
@@ -190,14 +202,17 @@ def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS) -> In
                     if _matches(rel, patterns):
                         if path.is_file():
                             found.append(path)
+                    elif sniffed and _matches(rel, sniffed) and path.is_file() and looks_like_a_log(path):
+                        found.append(path)
                     elif not _ours(name):
                         other.append(path)
             if not found:
                 wanted = " or ".join(patterns)
                 more = f" ({len(other)} other file(s); choose others with --glob PATTERN)" if other else ""
+                logs = f" and no CSI log named {' or '.join(sniffed)}" if sniffed else ""
                 if patterns == DEFAULT_GLOBS:
-                    raise ValidationError(f"{item}: folder holds no .dat file{more}")
-                raise ValidationError(f"{item}: folder holds no file matching {wanted}{more}")
+                    raise ValidationError(f"{item}: folder holds no .dat file{logs}{more}")
+                raise ValidationError(f"{item}: folder holds no file matching {wanted}{logs}{more}")
             found.sort()
             files.extend((p, item) for p in found)
             not_taken.extend(sorted(other))
@@ -205,7 +220,26 @@ def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS) -> In
             files.append((item, None))
     if not files:
         raise ValidationError("no input given")
-    return Inputs(files=files, patterns=patterns, not_taken=not_taken)
+    return Inputs(files=files, patterns=patterns, not_taken=not_taken, sniffed=sniffed)
+
+
+def looks_like_a_log(path: Path) -> bool:
+    """Whether the first :data:`rfbench.io.hwlog.SNIFF_BYTES` of the file at ``path`` are the start of a log of a
+    format rfbench reads (an Intel 5300 log, or one a reader's ``sniff`` accepts). Read through the safe opener
+    (a FIFO never blocks); a file that cannot be read counts as one, so that the job reports why."""
+    try:
+        fd = open_regular(path)
+    except NotRegularFile:
+        return False
+    except OSError:
+        return True
+    try:
+        head = os.pread(fd, hwlog.SNIFF_BYTES, 0)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return _looks_intel(np.frombuffer(head, dtype=np.uint8)) or bool(hwlog.detect(head))
 
 
 def expand_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS) -> list:

@@ -190,8 +190,9 @@ def summary_lines(files: list, counts: dict, found, width: int) -> list[str]:
     if found.not_taken:
         more = len(found.not_taken) - 3
         shown = ", ".join(str(p) for p in found.not_taken[:3]) + (f" and {more} more" if more > 0 else "")
-        lines.append(f"{len(found.not_taken)} file(s) in the folders not taken (not {' or '.join(found.patterns)}): "
-                     f"{shown}; choose them with --glob PATTERN")
+        logs = f", nor a CSI log named {' or '.join(found.sniffed)}" if found.sniffed else ""
+        lines.append(f"{len(found.not_taken)} file(s) in the folders not taken (not {' or '.join(found.patterns)}"
+                     f"{logs}): {shown}; choose them with --glob PATTERN")
     written = [r for r in files if r["status"] == "written"]
     if written:
         lines.append(f"wrote {_where(written)}")
