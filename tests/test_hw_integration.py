@@ -203,6 +203,37 @@ def test_windows_map_esp32_data_subcarriers():
     assert np.all(np.abs(csi.real) <= 26)
 
 
+@pytest.mark.parametrize("fmt", ["atheros", "nexmon", "esp32"])
+def test_windows_map_a_log_of_mixed_subcarrier_sets_group_by_group(fmt):
+    # a log whose records differ in subcarrier sets (Atheros 56 and 114 tones, nexmon 20 and 40 MHz frames, an
+    # ESP32 line with a short list) maps each record from its own set: every row equals that record's row when
+    # its group is read as a log of its own
+    from rfbench.datasets.windows.hardware import read_hardware_csi
+    from rfbench.io import nexmon
+
+    rng = np.random.default_rng(12)
+    if fmt == "atheros":
+        parts = [atheros.synthesize(rng, 3, tones=56), atheros.synthesize(rng, 2, tones=114)]
+        mixed = parts[0] + parts[1]
+    elif fmt == "nexmon":
+        a = nexmon.synthesize(1, 3, chip="bcm43455c0", bandwidth_mhz=20)
+        b = nexmon.synthesize(2, 2, chip="bcm43455c0", bandwidth_mhz=40)
+        parts, mixed = [a, b], a + b[24:]  # one pcap: b's records after a's
+    else:
+        full = esp32.synthesize(rng, 3, header=False).decode().splitlines()
+        short = esp32.synthesize(rng, 2, n_values=100, header=False)
+        parts = [("\n".join(full) + "\n").encode(), short]
+        mixed = parts[0] + parts[1]
+    log = hwlog.reader(fmt).read(mixed)
+    assert np.asarray(log.subcarriers).ndim == 2  # the records differ: one row of indices each
+    for grid, bandwidth in ((56, 20), (114, 40)):  # (114: the narrower sets stretched, points near DC between)
+        got = read_hardware_csi(mixed, fmt, "x", grid, bandwidth).csi
+        want = np.concatenate([read_hardware_csi(p, fmt, "x", grid, bandwidth).csi for p in parts])
+        assert got.shape[0] == want.shape[0] == log.n_records
+        r, t = want.shape[2], want.shape[3]
+        np.testing.assert_array_equal(got[:, :, :r, :t], want)
+
+
 @pytest.mark.long
 def test_real_captures_detected():
     from tests.conftest import conformance_path

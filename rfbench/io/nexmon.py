@@ -50,7 +50,7 @@ from rfbench.io.files import max_array_bytes
 from rfbench.io.hwlog import HardwareLog, next_plausible, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "null_subcarriers", "CHIPS", "CHIP_VERSIONS", "ENCODINGS",
-           "VARIANTS", "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth"]
+           "VARIANTS", "SKIP_REASONS", "UDP_PORT", "chanspec_bandwidth", "tone_bandwidth"]
 
 FORMAT = "nexmon"
 
@@ -65,6 +65,13 @@ def null_subcarriers(bandwidth_mhz: int | None) -> tuple[int, ...]:
     if half is None:
         return ()
     return (-1, 0, 1, *range(-half, -half + 6), *range(half - 5, half))
+
+
+def tone_bandwidth(nfft: int) -> int | None:
+    """The bandwidth (MHz) of a frame of ``nfft`` CSI values (every FFT bin: 3.2 per MHz), None if no 802.11 one."""
+    return {64: 20, 128: 40, 256: 80, 512: 160}.get(int(nfft))
+
+
 #: The chips nexmon_csi supports, as ``chip`` accepts them.
 CHIPS = ("bcm4339", "bcm4358", "bcm43455c0", "bcm4366c0")
 #: The CSI encoding of each chip: int16 pairs, or nexmon's packed floats (mantissa bits, exponent bits).

@@ -62,17 +62,18 @@ def corpus_format(manifest) -> str | None:
     return str(found.pop())
 
 
-def _data_columns(log) -> tuple[np.ndarray, np.ndarray]:
+def _data_columns(log, indices=None, bandwidth_mhz=None) -> tuple[np.ndarray, np.ndarray]:
     """The columns of ``log.csi`` holding data subcarriers, ascending by index, each index once, and those
-    indices."""
+    indices; of ``indices`` (one record group's own, :func:`_groups`) at ``bandwidth_mhz`` when given, else of the
+    log's one subcarrier row at its bandwidth."""
     from rfbench.io import hwlog
 
-    idx = np.asarray(log.subcarriers)
+    idx = np.asarray(log.subcarriers if indices is None else indices)
     if idx.ndim != 1:
-        raise ValidationError("records of this log have different subcarrier sets; windows need one grid per log")
+        raise ValidationError("records of this log have different subcarrier sets: map each group (_groups)")
     reader = hwlog.reader(log.format)
     if hasattr(reader, "null_subcarriers"):  # bins that depend on the log's bandwidth (nexmon)
-        null = set(reader.null_subcarriers(log.bandwidth_mhz))
+        null = set(reader.null_subcarriers(log.bandwidth_mhz if bandwidth_mhz is None else bandwidth_mhz))
     else:
         null = set(getattr(reader, "NULL_SUBCARRIERS", ()))
     seen: dict[int, int] = {}
@@ -86,8 +87,28 @@ def _data_columns(log) -> tuple[np.ndarray, np.ndarray]:
     return np.array([seen[k] for k in order], dtype=np.intp), np.array(order, dtype=np.float64)
 
 
+def _groups(log):
+    """``(records, indices, bandwidth_mhz)`` for each set of records sharing a subcarrier set: the whole log when it
+    has one row of indices, else one group per distinct (tones, row) — each record's own first ``num_tones``
+    indices (the rest of a row is padding) — at the bandwidth its tones imply where the format says
+    (:func:`rfbench.io.nexmon.tone_bandwidth`), else the log's."""
+    from rfbench.io import hwlog
+
+    idx = np.asarray(log.subcarriers)
+    if idx.ndim == 1:
+        return [(slice(None), idx, log.bandwidth_mhz)]
+    tones = np.asarray(log.num_tones, dtype=np.int64)
+    keys, inverse = np.unique(np.column_stack([tones, idx]), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    of_tones = getattr(hwlog.reader(log.format), "tone_bandwidth", None)
+    return [(np.flatnonzero(inverse == g), key[1:1 + int(key[0])],
+             of_tones(int(key[0])) if of_tones is not None else log.bandwidth_mhz) for g, key in enumerate(keys)]
+
+
 def read_hardware_csi(data: bytes, fmt: str, where: str, subcarriers: int, bandwidth: int) -> HardwareCsi:
-    """Read one log of ``fmt`` and put its CSI on the settings' grid (see the module docstring)."""
+    """Read one log of ``fmt`` and put its CSI on the settings' grid (see the module docstring). A log whose
+    records differ in subcarrier sets (an Atheros log of 56 and 114 tones, a nexmon capture of several
+    bandwidths, an ESP32 line with a short list) is mapped group by group, each record from its own set."""
     from rfbench.csi.subcarrier import resample_subcarriers
     from rfbench.errors import FormatError
     from rfbench.io.parse_files import read_hardware
@@ -96,9 +117,18 @@ def read_hardware_csi(data: bytes, fmt: str, where: str, subcarriers: int, bandw
         log = read_hardware(data, fmt)
     except FormatError as exc:
         raise ValidationError(f"{where}: {exc}") from None
-    cols, src = _data_columns(log)
-    if src.size < 2:
-        raise ValidationError(f"{where}: fewer than 2 data subcarriers; no grid to map from")
-    csi = log.csi[:, cols]
-    mapped = resample_subcarriers(csi, src, target_grid(subcarriers, bandwidth), axis=1, span=SPAN)
+    grid = target_grid(subcarriers, bandwidth)
+    groups = _groups(log)
+    mapped = None
+    for records, indices, bw in groups:
+        cols, src = _data_columns(log, indices, bw)
+        if src.size < 2:
+            raise ValidationError(f"{where}: fewer than 2 data subcarriers; no grid to map from")
+        part = resample_subcarriers(log.csi[records][:, cols], src, grid, axis=1, span=SPAN)
+        if len(groups) == 1:
+            mapped = part
+            break
+        if mapped is None:
+            mapped = np.zeros((log.n_records, part.shape[1], *log.csi.shape[2:]), dtype=np.complex64)
+        mapped[records] = part
     return HardwareCsi(np.ascontiguousarray(mapped, dtype=np.complex64), np.asarray(log.n_rx), np.asarray(log.n_tx))
