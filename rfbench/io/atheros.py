@@ -183,50 +183,43 @@ def _unpack(words, offsets, fields, out, n_r, n_c, bits):
     ``k`` at ``(k n_r + r) n_c + c``; zeros where a record has fewer tones or antennas than ``out``.
 
     Value ``j`` of a record is bits ``10 j .. 10 j + 9`` of its stream, the bits ``fill_csi_matrix`` takes from
-    its 16-bit little-endian words, so every 5 bytes hold two (imaginary, real) pairs; two tones (``tones`` is 56
-    or 114, so even) are ``nr × nc`` such groups, whose pairs land where a table made once per record shape
-    says. ``words[q % 8, q // 8]`` is the little-endian 64-bit word at byte ``q`` of the log (:func:`_words`),
-    of which a group uses the low 40 bits; ``bits[v]`` is the float32 bit pattern of the 10-bit two's-complement
-    value ``v``, so a (real, imaginary) pair is one 64-bit store. Indices are unsigned (no negative-index test)."""
-    dest = np.zeros(18, dtype=np.uint64)  # two tones of at most 3 x 3 pairs
-    shape_r = -1
-    shape_c = -1
+    its 16-bit little-endian words, so every 5 bytes hold two (imaginary, real) pairs, and pair ``s`` (tone ``s //
+    (nr nc)``) lands where a table made once per record shape says. ``words[q % 8, q // 8]`` is the little-endian
+    64-bit word at byte ``q`` of the log (:func:`_words`), of which a group uses the low 40 bits; ``bits[v]`` is the
+    float32 bit pattern of the 10-bit two's-complement value ``v``, so a (real, imaginary) pair is one 64-bit
+    store. Indices are unsigned (no negative-index test)."""
+    dest = np.zeros(114 * 9, dtype=np.uint64)  # a record of at most 114 tones of 3 x 3 pairs
+    shape = (-1, -1, -1)
     for i in range(offsets.shape[0]):
         tones, nr, nc = fields[6, i], fields[7, i], fields[8, i]
         rec = out[i]
         if nr != n_r or nc != n_c or tones * n_r * n_c != rec.shape[0]:
             rec[:] = 0
-        if nr != shape_r or nc != shape_c:
-            shape_r, shape_c = nr, nc
+        if (tones, nr, nc) != shape:
+            shape = (tones, nr, nc)
             m = nr * nc
-            for s in range(2 * m):
+            for s in range(tones * m):
                 w = s % m
                 dest[s] = np.uint64((s // m) * n_r * n_c + (w % nr) * n_c + w // nr)
-        _unpack_record(words, np.uint64(offsets[i] + HEADER_BYTES), tones // 2, np.uint64(nr * nc), dest,
-                       np.uint64(2 * n_r * n_c), bits, rec)
+        _unpack_record(words, np.uint64(offsets[i] + HEADER_BYTES), np.uint64(tones * nr * nc // 2), dest, bits,
+                       rec)
 
 
 @njit(inline="always")
-def _unpack_record(words, src, tone_pairs, groups, dest, step, bits, rec):
-    """One record of :func:`_unpack`: ``tone_pairs`` runs of ``groups`` 5-byte groups from byte ``src``, each
-    group's two pairs stored at ``base + dest[2 g]`` and ``base + dest[2 g + 1]`` of ``rec``, ``base`` moving
-    on by ``step`` (two tones) per run."""
-    base = np.uint64(0)
-    one, five, seven, three = np.uint64(1), np.uint64(5), np.uint64(7), np.uint64(3)
+def _unpack_record(words, src, groups, dest, bits, rec):
+    """One record of :func:`_unpack`: ``groups`` 5-byte groups from byte ``src``, group ``g``'s two pairs stored
+    at ``rec[dest[2 g]]`` and ``rec[dest[2 g + 1]]``."""
+    one, two, five, seven, three = np.uint64(1), np.uint64(2), np.uint64(5), np.uint64(7), np.uint64(3)
     ten_bits, high = np.uint64(1023), np.uint64(32)
-    for _ in range(tone_pairs):
-        g = np.uint64(0)
-        while g < groups:
-            q = src + five * g
-            x = words[q & seven, q >> three]
-            # (imaginary, real) at bits 0 and 10, then at 20 and 30: real in the low half of the stored pair
-            rec[base + dest[np.uint64(2) * g]] = (bits[(x >> np.uint64(10)) & ten_bits]
-                                                  | (bits[x & ten_bits] << high))
-            rec[base + dest[np.uint64(2) * g + one]] = (bits[(x >> np.uint64(30)) & ten_bits]
-                                                        | (bits[(x >> np.uint64(20)) & ten_bits] << high))
-            g += one
-        src += five * groups
-        base += step
+    g = np.uint64(0)
+    while g < groups:
+        q = src + five * g
+        x = words[q & seven, q >> three]
+        # (imaginary, real) at bits 0 and 10, then at 20 and 30: real in the low half of the stored pair
+        rec[dest[two * g]] = bits[(x >> np.uint64(10)) & ten_bits] | (bits[x & ten_bits] << high)
+        rec[dest[two * g + one]] = bits[(x >> np.uint64(30)) & ten_bits] | (bits[(x >> np.uint64(20)) & ten_bits]
+                                                                            << high)
+        g += one
 
 
 #: Float32 bit pattern (as uint64) of each 10-bit two's-complement value: ``_BITS[v]`` for ``v`` in 0..1023.
