@@ -259,6 +259,11 @@ def read_reused(source, what: str, cap: int | None = None, pad: int = 0) -> tupl
     array of their own) and is kept per thread. The file is read as :func:`rfbench.io.files.read_input_bytes`
     reads it (the same opener, size cap and one-line errors); a file that shrinks while read gives what was
     read."""
+    if pad and isinstance(source, (bytes, bytearray, memoryview)) and memoryview(source).c_contiguous:
+        data = np.frombuffer(source, dtype=np.uint8)  # (a view: one copy, into the padded array)
+        padded = np.zeros(data.size + pad, dtype=np.uint8)
+        padded[:data.size] = data
+        return padded[:data.size], None
     if not isinstance(source, (str, os.PathLike)):
         data, path = read_source(source, what, cap)
         if pad:
