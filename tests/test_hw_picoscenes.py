@@ -212,6 +212,28 @@ def test_garbage_between_frames_is_skipped_and_counted():
     assert_same_as_naive(log, damaged)
 
 
+def test_metadata_on_a_second_thread_is_the_one_thread_read(monkeypatch):
+    # many frames: the CSI decoded on this thread while another reads the metadata; the same log, every array
+    # equal, and equal to the naive twin; a failure of the metadata thread fails the read
+    rng = np.random.default_rng(55)
+    data = ps.synthesize(rng, 30, front_end="qca9300") + ps.synthesize(rng, 20, front_end="iwl5300")
+    monkeypatch.setattr(ps, "SPLIT_MIN_FRAMES", 1 << 62)
+    one = ps.read(data)
+    monkeypatch.setattr(ps, "SPLIT_MIN_FRAMES", 0)
+    two = ps.read(data)
+    assert one.csi.tobytes() == two.csi.tobytes() and one.meta.keys() == two.meta.keys()
+    for name in one.meta:
+        np.testing.assert_array_equal(one.meta[name], two.meta[name], err_msg=name)
+    assert_same_as_naive(two, data)
+
+    def broken(*args):
+        raise MemoryError("metadata")
+
+    monkeypatch.setattr(ps, "_metadata", broken)
+    with pytest.raises(MemoryError, match="metadata"):
+        ps.read(data)
+
+
 def test_small_fuzz_never_crashes():
     rng = np.random.default_rng(7)
     base = ps.synthesize(8, 4, front_end="iwl5300") + ps.synthesize(9, 2, front_end="qca9300")

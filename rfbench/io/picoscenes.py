@@ -39,7 +39,7 @@ import numpy as np
 from rfbench._jit import njit
 from rfbench.errors import FormatError
 from rfbench.io.files import max_array_bytes
-from rfbench.io.hwlog import HardwareLog, next_plausible, read_reused
+from rfbench.io.hwlog import HardwareLog, next_plausible, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "MAGIC", "DEVICES", "SKIP_REASONS", "OTHER_SEGMENTS",
            "encode_frame", "csi_segment", "basic_segment", "extra_info_segment"]
@@ -602,8 +602,17 @@ def read(source, **_ignored) -> HardwareLog:
     T, R, X = int(out_tones.max()), int(nrx.max()), int(streams.max())
     _check_size(where, n * T * R * X * 8)
     out = np.empty((n, T, R, X, 2), dtype=np.float32)
-    _decode(b, kind, payload, tones, out_tones, nrx, streams, aux, out.reshape(-1),
-            np.array([n, T, R, X], dtype=np.int64))
+    done: dict = {}
+
+    def decode() -> None:
+        _decode(b, kind, payload, tones, out_tones, nrx, streams, aux, out.reshape(-1),
+                np.array([n, T, R, X], dtype=np.int64))
+
+    def metadata() -> None:
+        done["meta"] = _metadata(b, col, h, n)
+
+    # the CSI on this thread (the kernel releases the GIL) while another reads the metadata, for many frames
+    on_two_threads(decode, metadata, wanted=n >= SPLIT_MIN_FRAMES)
     for i in np.flatnonzero(kind == 4):
         t, r, x = int(out_tones[i]), int(nrx[i]), int(streams[i])
         values = np.frombuffer(data, dtype="<f8", count=2 * t * r * x, offset=int(aux[i])).reshape(t, r, x, 2)
@@ -612,7 +621,7 @@ def read(source, **_ignored) -> HardwareLog:
     csi = out.view(np.complex64)[..., 0]
 
     subcarriers = _subcarriers(data, kind, h, payload, tones, out_tones, T)
-    meta = _metadata(b, col, h, n)
+    meta = done["meta"]
     devices = sorted({DEVICES[int(d)] for d in np.unique(h["device"])})
     counts = {name: int(c) for name, c in zip(OTHER_SEGMENTS, other) if c}
     decided = {"variant": "RXS frames (ModularPicoScenesRxFrame v1)",
@@ -628,6 +637,10 @@ def read(source, **_ignored) -> HardwareLog:
                        chip=devices[0] if len(devices) == 1 else None,
                        bandwidth_mhz=int(cbws.max()) if len(cbws) else None, decided=decided, skipped=skipped,
                        n_bytes=len(data), source=where if isinstance(source, (str, os.PathLike)) else None)
+
+
+#: From this many frames a file's CSI is decoded on one thread while another reads its metadata.
+SPLIT_MIN_FRAMES = 5000
 
 
 def _check_size(where: str, size: int) -> None:
