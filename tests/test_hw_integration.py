@@ -125,7 +125,11 @@ def test_no_record_is_one_line(runner, tmp_path):
     assert r.exit_code == 2 and "no valid ESP32-CSI-Tool CSI_DATA line" in r.stderr
 
 
-def _esp32_corpus(root, records=120):
+#: The file name ending of each format's generated corpus.
+_SUFFIX = {"esp32": "csv", "nexmon": "pcap", "atheros": "dat", "picoscenes": "csi"}
+
+
+def _esp32_corpus(root, records=120, fmt="esp32"):
     from rfbench.io.writer import make_hardware_log
     from rfbench.io.writer_settings import HardwareLogSettings
 
@@ -134,8 +138,8 @@ def _esp32_corpus(root, records=120):
         for gesture in ("push", "wave"):
             for rep in (1, 2):
                 seed += 1
-                make_hardware_log(root / f"{user}_{gesture}_{rep}.csv",
-                                  HardwareLogSettings(format="esp32", seed=seed, records=records))
+                make_hardware_log(root / f"{user}_{gesture}_{rep}.{_SUFFIX[fmt]}",
+                                  HardwareLogSettings(format=fmt, seed=seed, records=records))
 
 
 def test_ingest_files_template_takes_other_hardware(runner, tmp_path):
@@ -153,30 +157,34 @@ def test_ingest_files_template_takes_other_hardware(runner, tmp_path):
 
 
 @pytest.mark.long
-def test_esp32_split_windows_predict_score_verify(runner, tmp_path, monkeypatch):
-    """An ESP32 corpus goes the whole chain like an Intel one; the index declares the subcarrier map."""
+@pytest.mark.parametrize("fmt, antennas, length", [("esp32", "1x1", 32), ("nexmon", "1x1", 32),
+                                                   ("atheros", "3x2", 32),
+                                                   ("picoscenes", "3x2", 8)])  # (its frames of mixed shapes)
+def test_split_windows_predict_score_verify(runner, tmp_path, monkeypatch, fmt, antennas, length):
+    """A corpus of each format goes the whole chain like an Intel one; the index declares the subcarrier map."""
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
     from rfbench.io.files import write_bytes
     from rfbench.nn.onnx_export import FeatureMap, fit_nearest_centroid, nearest_centroid_model
 
     monkeypatch.chdir(tmp_path)
-    _esp32_corpus(tmp_path / "corpus")
+    _esp32_corpus(tmp_path / "corpus", fmt=fmt)
 
     def ok(args):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
         return result
 
-    ok(["ingest", "files", "corpus", "-t", "{user}_{gesture}_{rep}.csv", "--label", "gesture", "--subject", "user",
-        "-o", "m.json"])
+    ok(["ingest", "files", "corpus", "-t", "{user}_{gesture}_{rep}." + _SUFFIX[fmt], "--label", "gesture",
+        "--subject", "user", "-o", "m.json"])
     ok(["split", "m.json", "-p", "cross-subject", "--test", "bob", "-o", "split.json"])
     for side in ("train", "test"):
-        ok(["windows", "split.json", "--side", side, "-o", f"w-{side}", "--length", "32", "--antennas", "1x1",
-            "--subcarriers", "56"])
+        ok(["windows", "split.json", "--side", side, "-o", f"w-{side}", "--length", str(length), "--antennas",
+            antennas, "--subcarriers", "56"])
     index = json.loads((tmp_path / "w-test" / "index.json").read_text())
-    assert index["x"]["hardware"] == "esp32" and index["x"]["shape"][1:] == [32, 1, 56, 1, 1]
-    assert index["x"]["subcarrier_map"] == {"from": "esp32 data subcarriers", "to": "ht20-56", "span": "band"}
+    rx, tx = (int(v) for v in antennas.split("x"))
+    assert index["x"]["hardware"] == fmt and index["x"]["shape"][1:] == [length, 1, 56, rx, tx]
+    assert index["x"]["subcarrier_map"] == {"from": f"{fmt} data subcarriers", "to": "ht20-56", "span": "band"}
     x, y = np.load("w-train/X.npy"), np.load("w-train/y.npy")
     features = FeatureMap(row_shape=x.shape[1:], take={1: 0}, mean_axes=(0,))
     write_bytes("centroid.onnx", nearest_centroid_model(fit_nearest_centroid(features.apply(x), y, 2), features))
@@ -184,7 +192,7 @@ def test_esp32_split_windows_predict_score_verify(runner, tmp_path, monkeypatch)
     ok(["score", "--task", "gesture", "--pred", "scores.npy", "--rows", "w-test/index.json", "--split", "split.json",
         "-o", "report.json"])
     assert "MATCH" in ok(["verify", "report.json"]).output
-    scaled = runner.invoke(app, ["windows", "split.json", "--side", "test", "-o", "w-s", "--antennas", "1x1",
+    scaled = runner.invoke(app, ["windows", "split.json", "--side", "test", "-o", "w-s", "--antennas", antennas,
                                  "--csi", "scaled"])
     assert scaled.exit_code == 2 and "use --csi raw" in scaled.stderr
 
