@@ -36,6 +36,7 @@ PICO_CASES = ["pico_iwl5300", "pico_qca9300"] + (["real_iwl5300", "real_qca9300"
 KERNELS = {
     "rfbench.io.nexmon._frame": "NexmonKernels.time_frame",
     "rfbench.io.nexmon._unpack_int16": "NexmonKernels.time_unpack_int16",
+    "rfbench.io.nexmon._split_point": "NexmonSplitKernels.time_split_point",
     "rfbench.io.nexmon._unpack_float": "NexmonFloatKernels.time_unpack_float",
     "rfbench.io.picoscenes._frames": "PicoScenesKernels.time_frames",
     "rfbench.io.picoscenes._extra_info": "PicoScenesKernels.time_extra_info",
@@ -136,6 +137,36 @@ class NexmonKernels(_RecordedKernels):
 
     def time_unpack_int16(self, case):
         call_recorded(self.calls, "unpack_int16")
+
+
+class NexmonSplitKernels:
+    """The search for where the two-part framing walk's second part starts (captures of 8 MiB or more), with
+    the arguments the public read passes it on the CI-sized capture walked in two parts."""
+
+    timeout = 300
+
+    def setup(self):
+        self.calls = cached(("nexmon_split_kernels",), self._record)
+
+    @staticmethod
+    def _record():
+        nexmon = _module("nexmon")
+        if not hasattr(nexmon, "_split_point"):
+            raise NotImplementedError("no two-part framing walk at this commit")
+        data = _make("nexmon_int16")[0]
+
+        def read_in_two_parts():
+            limit = nexmon.SPLIT_MIN_BYTES
+            nexmon.SPLIT_MIN_BYTES = 0
+            try:
+                nexmon.read(data)
+            finally:
+                nexmon.SPLIT_MIN_BYTES = limit
+
+        return record_kernel_calls({"split_point": ("rfbench.io.nexmon", "_split_point")}, read_in_two_parts)
+
+    def time_split_point(self):
+        call_recorded(self.calls, "split_point")
 
 
 class NexmonFloatKernels(_RecordedKernels):

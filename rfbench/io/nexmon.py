@@ -259,6 +259,13 @@ def _frame(b, start, stop, big, link, table, skips):
 
 
 @njit
+def _split_point(b, at, big, link):
+    """Where a two-part walk's second part starts: the first byte at or past ``at`` where a plausible record
+    header holds a nexmon frame (:func:`_resumes_at`), or -1."""
+    return next_plausible(b, at, _MIN_FRAME, _resumes_at, big, link)
+
+
+@njit
 def _unpack_int16(even, odd, offsets, nfft, out):
     """int16 pairs (real, imaginary; little-endian) of record ``i``, ``nfft[i]`` of them from byte
     ``offsets[i]`` of the file, into row ``i`` of ``out`` (float32, ``(records, 2 * width)``), the rest of the row
@@ -570,9 +577,7 @@ def _frames(b: np.ndarray, big: bool, link: int, frame_bytes: int) -> tuple[np.n
     inside a packet) its rows are dropped and the walk goes on from where the first ended. Either way the rows
     and counts are the single walk's."""
     n = int(b.size)
-    cut = -1
-    if n >= SPLIT_MIN_BYTES:
-        cut = int(next_plausible(b, n // 2, _MIN_FRAME, _resumes_at, big, link))
+    cut = int(_split_point(b, n // 2, big, link)) if n >= SPLIT_MIN_BYTES else -1
     if cut <= 24:
         table, skips, _ = _walk(b, 24, n, big, link, frame_bytes)
         return table, skips
