@@ -71,8 +71,8 @@ def _make(case: str) -> tuple[bytes, object]:
             return nexmon.synthesize(40, 4000, chip="bcm43455c0", bandwidth_mhz=40), ("43455c0", 40)
         if case == "nexmon_int16_large":
             return nexmon.synthesize(41, 40_000, chip="bcm43455c0", bandwidth_mhz=40), ("43455c0", 40)
-    if case == "nexmon_float_large":
-        return nexmon.synthesize(81, 10_000, chip="bcm4366c0", bandwidth_mhz=80), ("4366c0", 80)
+        if case == "nexmon_float_large":
+            return nexmon.synthesize(81, 10_000, chip="bcm4366c0", bandwidth_mhz=80), ("4366c0", 80)
         return nexmon.synthesize(80, 1000, chip="bcm4366c0", bandwidth_mhz=80), ("4366c0", 80)
     ps = _module("picoscenes")
     if case == "pico_iwl5300":
