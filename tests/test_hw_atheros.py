@@ -292,7 +292,7 @@ def test_an_error_on_the_second_thread_reaches_the_caller(monkeypatch, tmp_path)
 
 
 def test_word_view_holds_the_64_bit_word_at_every_byte(tmp_path):
-    # the decoder's one load per 5-byte group: words[q % 8, q // 8] is bytes q..q+7 little-endian, for a buffer
+    # the decoder's one load per 5-byte group: words[q] is bytes q..q+7 little-endian, for a buffer
     # from read_reused(pad=...) (a view, no copy) and for any other array (a padded copy)
     rng = np.random.default_rng(8)
     for size in (0, 1, 7, 8, 9, 167, 1000):
@@ -305,7 +305,7 @@ def test_word_view_holds_the_64_bit_word_at_every_byte(tmp_path):
             assert (words.ctypes.data == source.ctypes.data) == (source is b)  # a view of read_reused's buffer
             for q in range(max(0, size - 4)):
                 want = int.from_bytes(data[q:q + 8].ljust(8, b"\0"), "little")
-                assert int(words[q % 8, q // 8]) & ((1 << 40) - 1) == want & ((1 << 40) - 1), (size, q)
+                assert int(words[q]) & ((1 << 40) - 1) == want & ((1 << 40) - 1), (size, q)
     # bytes input to read_reused with pad: copied, with the padding after it
     b, _ = hwlog.read_reused(b"abc", "x", pad=16)
     assert b.tobytes() == b"abc" and b.base.size >= 3 + 16

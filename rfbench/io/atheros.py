@@ -184,7 +184,7 @@ def _unpack(words, offsets, fields, out, n_r, n_c, bits):
 
     Value ``j`` of a record is bits ``10 j .. 10 j + 9`` of its stream, the bits ``fill_csi_matrix`` takes from
     its 16-bit little-endian words, so every 5 bytes hold two (imaginary, real) pairs, and pair ``s`` (tone ``s //
-    (nr nc)``) lands where a table made once per record shape says. ``words[q % 8, q // 8]`` is the little-endian
+    (nr nc)``) lands where a table made once per record shape says. ``words[q]`` is the little-endian
     64-bit word at byte ``q`` of the log (:func:`_words`), of which a group uses the low 40 bits; ``bits[v]`` is the
     float32 bit pattern of the 10-bit two's-complement value ``v``, so a (real, imaginary) pair is one 64-bit
     store. Indices are unsigned (no negative-index test)."""
@@ -209,12 +209,11 @@ def _unpack(words, offsets, fields, out, n_r, n_c, bits):
 def _unpack_record(words, src, groups, dest, bits, rec):
     """One record of :func:`_unpack`: ``groups`` 5-byte groups from byte ``src``, group ``g``'s two pairs stored
     at ``rec[dest[2 g]]`` and ``rec[dest[2 g + 1]]``."""
-    one, two, five, seven, three = np.uint64(1), np.uint64(2), np.uint64(5), np.uint64(7), np.uint64(3)
+    one, two, five = np.uint64(1), np.uint64(2), np.uint64(5)
     ten_bits, high = np.uint64(1023), np.uint64(32)
     g = np.uint64(0)
     while g < groups:
-        q = src + five * g
-        x = words[q & seven, q >> three]
+        x = words[src + five * g]
         # (imaginary, real) at bits 0 and 10, then at 20 and 30: real in the low half of the stored pair
         rec[dest[two * g]] = bits[(x >> np.uint64(10)) & ten_bits] | (bits[x & ten_bits] << high)
         rec[dest[two * g + one]] = bits[(x >> np.uint64(30)) & ten_bits] | (bits[(x >> np.uint64(20)) & ten_bits]
@@ -230,16 +229,17 @@ _PAD = 16
 
 
 def _words(b: np.ndarray) -> np.ndarray:
-    """``b`` seen as the little-endian 64-bit word at every byte: ``words[q % 8, q // 8]`` holds bytes ``q .. q +
-    7``. A view (unaligned where ``q % 8`` is not 0) of the buffer ``b`` starts, which must hold :data:`_PAD`
-    bytes past ``b``'s end (``read_reused(..., pad=_PAD)`` gives such a ``b``); otherwise of a padded copy."""
+    """``b`` seen as the little-endian 64-bit word at every byte: ``words[q]`` holds bytes ``q .. q + 7`` (a
+    stride of one byte, so one load where ``q`` is not a multiple of 8 too). A view of the buffer ``b`` starts,
+    which must hold :data:`_PAD` bytes past ``b``'s end (``read_reused(..., pad=_PAD)`` gives such a ``b``);
+    otherwise of a padded copy."""
     base = b.base
     if not (isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1 and base.size >= b.size + _PAD
             and base.ctypes.data == b.ctypes.data):
         base = np.zeros(b.size + _PAD, dtype=np.uint8)
         base[:b.size] = b
-    # numpy checks that the strided extent (byte 8 (len(b) // 8) + 14 at most) lies inside ``base``
-    return np.ndarray(shape=(8, b.size // 8 + 1), dtype=np.uint64, buffer=base, strides=(1, 8))
+    # numpy checks that the strided extent (byte len(b) + 6 at most) lies inside ``base``
+    return np.ndarray(shape=(b.size,), dtype=np.uint64, buffer=base, strides=(1,))
 
 
 #: Below this many CSI bytes a log is decoded on the calling thread alone (a second thread costs more).
