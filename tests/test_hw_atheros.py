@@ -237,7 +237,10 @@ def test_small_fuzz_against_naive():
 
 
 @pytest.mark.long
-def test_large_fuzz_against_naive():
+@pytest.mark.parametrize("two_threads", [False, True])
+def test_large_fuzz_against_naive(monkeypatch, two_threads):
+    if two_threads:  # every log split in two parts on two threads, damaged ones included
+        monkeypatch.setattr(atheros, "SPLIT_MIN_BYTES", 0)
     rng = np.random.default_rng(10)
     for _ in range(400):
         data = _damaged(rng, atheros.synthesize(rng, int(rng.integers(1, 8)), nr=int(rng.integers(1, 4)),

@@ -152,7 +152,10 @@ def test_small_fuzz_against_naive():
 
 
 @pytest.mark.long
-def test_large_fuzz_against_naive():
+@pytest.mark.parametrize("two_threads", [False, True])
+def test_large_fuzz_against_naive(monkeypatch, two_threads):
+    if two_threads:  # every log split in two parts on two threads, damaged ones included
+        monkeypatch.setattr(esp32, "SPLIT_MIN_BYTES", 0)
     rng = np.random.default_rng(14)
     for _ in range(300):
         n_values = int(rng.choice([2, 64, 128, 384]))

@@ -324,7 +324,11 @@ def test_two_part_walk_and_two_thread_decode_are_the_one_walk(monkeypatch):
 
 
 @pytest.mark.long
-def test_large_fuzz_against_the_naive_twin():
+@pytest.mark.parametrize("two_threads", [False, True])
+def test_large_fuzz_against_the_naive_twin(monkeypatch, two_threads):
+    if two_threads:  # every log split in two parts on two threads, damaged ones included
+        monkeypatch.setattr(nexmon, "SPLIT_MIN_BYTES", 0)
+        monkeypatch.setattr(nexmon, "SPLIT_MIN_FRAMES", 0)
     rng = np.random.default_rng(2026)
     for case in range(300):
         chip = nexmon.CHIPS[case % 4]

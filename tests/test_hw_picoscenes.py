@@ -249,7 +249,10 @@ def test_small_fuzz_never_crashes():
 
 
 @pytest.mark.long
-def test_large_fuzz_against_the_naive_twin():
+@pytest.mark.parametrize("two_threads", [False, True])
+def test_large_fuzz_against_the_naive_twin(monkeypatch, two_threads):
+    if two_threads:  # every log split in two parts on two threads, damaged ones included
+        monkeypatch.setattr(ps, "SPLIT_MIN_FRAMES", 0)
     rng = np.random.default_rng(2026)
     fronts = ["iwl5300", "qca9300", "iwlmvm-ax200"]
     for case in range(200):
