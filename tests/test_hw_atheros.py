@@ -292,23 +292,3 @@ def test_an_error_on_the_second_thread_reaches_the_caller(monkeypatch, tmp_path)
     monkeypatch.setattr(atheros, "_unpack", flaky)
     with pytest.raises(MemoryError, match="second half"):
         atheros.read(path)
-
-
-def test_word_view_holds_the_64_bit_word_at_every_byte(tmp_path):
-    # the decoder's one load per 5-byte group: words[q] is bytes q..q+7 little-endian, for a buffer
-    # from read_reused(pad=...) (a view, no copy) and for any other array (a padded copy)
-    rng = np.random.default_rng(8)
-    for size in (0, 1, 7, 8, 9, 167, 1000):
-        data = rng.integers(0, 256, size=size, dtype=np.uint8).tobytes()
-        path = tmp_path / f"{size}.bin"
-        path.write_bytes(data)
-        b, _ = hwlog.read_reused(path, "x", pad=atheros._PAD)
-        for source in (b, np.frombuffer(data, dtype=np.uint8)):
-            words = atheros._words(source)
-            assert (words.ctypes.data == source.ctypes.data) == (source is b)  # a view of read_reused's buffer
-            for q in range(max(0, size - 4)):
-                want = int.from_bytes(data[q:q + 8].ljust(8, b"\0"), "little")
-                assert int(words[q]) & ((1 << 40) - 1) == want & ((1 << 40) - 1), (size, q)
-    # bytes input to read_reused with pad: copied, with the padding after it
-    b, _ = hwlog.read_reused(b"abc", "x", pad=16)
-    assert b.tobytes() == b"abc" and b.base.size >= 3 + 16

@@ -409,3 +409,23 @@ def test_on_two_threads_runs_both_and_raises_either_failure():
         hwlog.on_two_threads(lambda: None, boom)
     assert hwlog._SECOND_THREAD.acquire(blocking=False)  # released after a failure
     hwlog._SECOND_THREAD.release()
+
+
+def test_word_view_holds_the_64_bit_word_at_every_byte(tmp_path):
+    # one load per word wherever it starts (the Atheros groups, PicoScenes fields): words[q] is bytes q..q+7
+    # little-endian, for a buffer from read_reused(pad=...) (a view, no copy) and any other array (a padded copy)
+    rng = np.random.default_rng(8)
+    for size in (0, 1, 7, 8, 9, 167, 1000):
+        data = rng.integers(0, 256, size=size, dtype=np.uint8).tobytes()
+        path = tmp_path / f"{size}.bin"
+        path.write_bytes(data)
+        b, _ = hwlog.read_reused(path, "x", pad=hwlog.WORD_PAD)
+        for source in (b, np.frombuffer(data, dtype=np.uint8)):
+            words = hwlog.byte_words(source)
+            assert (words.ctypes.data == source.ctypes.data) == (source is b)  # a view of read_reused's buffer
+            for q in range(max(0, size - 4)):
+                want = int.from_bytes(data[q:q + 8].ljust(8, b"\0"), "little")
+                assert int(words[q]) & ((1 << 40) - 1) == want & ((1 << 40) - 1), (size, q)
+    # bytes input to read_reused with pad: copied, with the padding after it
+    b, _ = hwlog.read_reused(b"abc", "x", pad=16)
+    assert b.tobytes() == b"abc" and b.base.size >= 3 + 16

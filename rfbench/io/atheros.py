@@ -37,7 +37,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.hwlog import HardwareLog, on_two_threads, read_reused
+from rfbench.io.hwlog import WORD_PAD, HardwareLog, byte_words, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "META_FIELDS", "HEADER_BYTES",
            "PROBE_RECORDS"]
@@ -183,11 +183,11 @@ def _unpack(words, offsets, fields, out, n_r, n_c, bits):
     ``k`` at ``(k n_r + r) n_c + c``; zeros where a record has fewer tones or antennas than ``out``.
 
     Value ``j`` of a record is bits ``10 j .. 10 j + 9`` of its stream, the bits ``fill_csi_matrix`` takes from
-    its 16-bit little-endian words, so every 5 bytes hold two (imaginary, real) pairs, and pair ``s`` (tone ``s //
-    (nr nc)``) lands where a table made once per record shape says. ``words[q]`` is the little-endian
-    64-bit word at byte ``q`` of the log (:func:`_words`), of which a group uses the low 40 bits; ``bits[v]`` is the
-    float32 bit pattern of the 10-bit two's-complement value ``v``, so a (real, imaginary) pair is one 64-bit
-    store. Indices are unsigned (no negative-index test)."""
+    its 16-bit little-endian words, so every 5 bytes hold two (imaginary, real) pairs, and pair ``s`` (tone
+    ``s // (nr nc)``) lands where a table made once per record shape says. ``words[q]`` is the little-endian
+    64-bit word at byte ``q`` of the log (:func:`~rfbench.io.hwlog.byte_words`), of which a group uses the low 40
+    bits; ``bits[v]`` is the float32 bit pattern of the 10-bit two's-complement value ``v``, so a (real,
+    imaginary) pair is one 64-bit store. Indices are unsigned (no negative-index test)."""
     dest = np.zeros(114 * 9, dtype=np.uint64)  # a record of at most 114 tones of 3 x 3 pairs
     shape = (-1, -1, -1)
     for i in range(offsets.shape[0]):
@@ -224,24 +224,6 @@ def _unpack_record(words, src, groups, dest, bits, rec):
 #: Float32 bit pattern (as uint64) of each 10-bit two's-complement value: ``_BITS[v]`` for ``v`` in 0..1023.
 _BITS = np.array([v - 1024 if v >= 512 else v for v in range(1024)], dtype=np.float32).view(np.uint32).astype(
     np.uint64)
-#: Bytes of memory a read keeps after the log's last byte, so the last group's 64-bit load stays inside it.
-_PAD = 16
-
-
-def _words(b: np.ndarray) -> np.ndarray:
-    """``b`` seen as the little-endian 64-bit word at every byte: ``words[q]`` holds bytes ``q .. q + 7`` (a
-    stride of one byte, so one load where ``q`` is not a multiple of 8 too). A view of the buffer ``b`` starts,
-    which must hold :data:`_PAD` bytes past ``b``'s end (``read_reused(..., pad=_PAD)`` gives such a ``b``);
-    otherwise of a padded copy."""
-    base = b.base
-    if not (isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1 and base.size >= b.size + _PAD
-            and base.ctypes.data == b.ctypes.data):
-        base = np.zeros(b.size + _PAD, dtype=np.uint8)
-        base[:b.size] = b
-    # numpy checks that the strided extent (byte len(b) + 6 at most) lies inside ``base``
-    return np.ndarray(shape=(b.size,), dtype=np.uint64, buffer=base, strides=(1,))
-
-
 #: Below this many CSI bytes a log is decoded on the calling thread alone (a second thread costs more).
 SPLIT_MIN_BYTES = 2 << 20
 
@@ -308,7 +290,7 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     """
     if endian not in (None, "little", "big"):
         raise FormatError(f"`endian` must be little or big, not {endian!r}")
-    b, path = read_reused(source, "Atheros CSI log", pad=_PAD)
+    b, path = read_reused(source, "Atheros CSI log", pad=WORD_PAD)
     where = path or "input"
     found = _candidates(b, endian)
     if not found:
@@ -330,8 +312,8 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     k, max_tones, max_nr, max_nc = _scan(b, start, big, offsets, fields, timestamp, skips)
     offsets, fields = offsets[:k], fields[:, :k]
     csi = np.empty((k, int(max_tones), int(max_nr), int(max_nc)), dtype=np.complex64)
-    _unpack_split(_words(b), offsets, fields, csi.view(np.uint64).reshape(k, int(max_tones * max_nr * max_nc)),
-                  int(max_nr), int(max_nc))
+    _unpack_split(byte_words(b), offsets, fields,
+                  csi.view(np.uint64).reshape(k, int(max_tones * max_nr * max_nc)), int(max_nr), int(max_nc))
     tones = fields[6].astype(np.int32)
     meta = {"timestamp": timestamp[:k].copy()}
     for name, (col, dtype) in META_FIELDS.items():

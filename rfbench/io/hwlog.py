@@ -35,7 +35,7 @@ from rfbench.io.files import MAX_INPUT_BYTES, NotRegularFile, input_errors, open
 
 __all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source",
            "TIME_FIELDS", "RESERVED", "read_reused", "REUSED_MAX_BYTES", "SPLIT_READ_MIN_BYTES",
-           "on_two_threads", "next_plausible"]
+           "on_two_threads", "next_plausible", "byte_words", "WORD_PAD"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
@@ -364,6 +364,25 @@ def on_two_threads(first, second, wanted: bool = True) -> bool:
     if failed:
         raise failed[0]
     return True
+
+
+#: Bytes of memory a reader asks ``read_reused`` to keep after a log's last byte when it loads whole 64-bit words
+#: (:func:`byte_words`), so a word that starts at any of the log's bytes stays inside the buffer.
+WORD_PAD = 16
+
+
+def byte_words(b: np.ndarray) -> np.ndarray:
+    """``b`` seen as the little-endian 64-bit word at every byte: ``words[q]`` holds bytes ``q .. q + 7`` (a stride
+    of one byte: one load wherever ``q`` falls, where a kernel would otherwise assemble bytes one by one). A view
+    of the buffer ``b`` starts when it holds :data:`WORD_PAD` bytes past ``b``'s end (``read_reused(..., pad=
+    WORD_PAD)`` gives such a ``b``), else of a padded copy; the bytes past ``b``'s end are of no given value."""
+    base = b.base
+    if not (isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1
+            and base.size >= b.size + WORD_PAD and base.ctypes.data == b.ctypes.data):
+        base = np.zeros(b.size + WORD_PAD, dtype=np.uint8)
+        base[:b.size] = b
+    # numpy checks that the strided extent (byte len(b) + 6 at most) lies inside ``base``
+    return np.ndarray(shape=(b.size,), dtype=np.uint64, buffer=base, strides=(1,))
 
 
 @njit
