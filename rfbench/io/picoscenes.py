@@ -39,7 +39,7 @@ import numpy as np
 from rfbench._jit import njit
 from rfbench.errors import FormatError
 from rfbench.io.files import max_array_bytes
-from rfbench.io.hwlog import HardwareLog, next_plausible, on_two_threads, read_reused
+from rfbench.io.hwlog import WORD_PAD, HardwareLog, byte_words, next_plausible, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "MAGIC", "DEVICES", "SKIP_REASONS", "OTHER_SEGMENTS",
            "encode_frame", "csi_segment", "basic_segment", "extra_info_segment"]
@@ -232,36 +232,44 @@ def _extra_info(b, offsets, lengths, bits, sizes, out):
 
 
 @njit
-def _fields(b, offsets, versions, lengths, where, sizes, flags, min_length, defaults, out):
+def _fields(b, words, offsets, versions, lengths, where, sizes, flags, min_length, defaults, out):
     """Fixed-layout fields of each record's segment: record ``i``'s body is at ``offsets[i]`` (-1: none), of
     version ``versions[i]`` and ``lengths[i]`` bytes. For a version ``v`` in 1..len(min_length) whose body holds
     ``min_length[v-1]`` bytes, field ``f`` is the ``sizes[f]``-byte integer at ``where[v-1, f]`` of the body
     (-1: this version has no such field, ``defaults[f]``), little-endian unless ``flags[f] & 2`` (big), sign-
     extended where ``flags[f] & 1``, into ``out[f, i]``; ``out[-1, i]`` is 1. Other records get the defaults and
-    ``out[-1, i] = 0``. Unsigned 64-bit fields keep their bits (read them back as uint64)."""
+    ``out[-1, i] = 0``. Unsigned 64-bit fields keep their bits (read them back as uint64).
+
+    A little-endian field is one load of the 64-bit word at its first byte (``words``, :func:`~rfbench.io.hwlog.
+    byte_words` of ``b``) masked to its size; a big-endian one is read byte by byte from ``b``."""
     n_fields = sizes.shape[0]
-    for i in range(offsets.shape[0]):
+    n = offsets.shape[0]
+    for i in range(n):  # which records have a body of a known version, long enough
         v = versions[i]
-        o = offsets[i]
-        if o < 0 or v < 1 or v > min_length.shape[0] or lengths[i] < min_length[v - 1]:
-            for f in range(n_fields):
-                out[f, i] = defaults[f]
-            out[n_fields, i] = 0
-            continue
-        for f in range(n_fields):
-            at = where[v - 1, f]
+        known = offsets[i] >= 0 and 1 <= v <= min_length.shape[0]
+        out[n_fields, i] = 1 if known and lengths[i] >= min_length[v - 1] else 0
+    for f in range(n_fields):  # field by field: its size, flags and default stay in registers
+        size = sizes[f]
+        big = flags[f] & 2
+        signed = flags[f] & 1 and size < 8
+        mask = (np.uint64(1) << np.uint64(8 * size)) - np.uint64(1) if size < 8 else ~np.uint64(0)
+        top = np.uint64(8 * size - 1)
+        row = out[f]
+        for i in range(n):
+            at = where[versions[i] - 1, f] if out[n_fields, i] else -1
             if at < 0:
-                out[f, i] = defaults[f]
+                row[i] = defaults[f]
                 continue
-            size = sizes[f]
-            value = np.uint64(0)
-            for c in range(size):
-                byte = np.uint64(b[o + at + (size - 1 - c if flags[f] & 2 else c)])
-                value |= byte << np.uint64(8 * c)
-            if flags[f] & 1 and size < 8 and (value >> np.uint64(8 * size - 1)) & np.uint64(1):
-                value |= ~((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1))
-            out[f, i] = np.int64(value)
-        out[n_fields, i] = 1
+            o = offsets[i] + at
+            if big:
+                value = np.uint64(0)
+                for c in range(size):
+                    value |= np.uint64(b[o + size - 1 - c]) << np.uint64(8 * c)
+            else:
+                value = words[np.uint64(o)] & mask
+            if signed and (value >> top) & np.uint64(1):
+                value |= ~mask
+            row[i] = np.int64(value)
 
 
 _U1, _U2, _U3, _U4, _U5, _U8, _U10 = (np.uint64(v) for v in (1, 2, 3, 4, 5, 8, 10))
@@ -446,11 +454,11 @@ _MPDU_LAYOUT = _layout(_MPDU, {1: 24})
 _CSI_PAYLOAD = np.array([0] + [_CSI_HEADER[v]["payload"] for v in sorted(_CSI_HEADER)], dtype=np.int64)
 
 
-def _read_fields(b, offsets, versions, lengths, layout) -> tuple[dict, np.ndarray]:
+def _read_fields(b, words, offsets, versions, lengths, layout) -> tuple[dict, np.ndarray]:
     """``({field: values in its dtype}, present)`` of a segment's fields for every record (:func:`_fields`)."""
     names, dtypes, where, sizes, flags, min_length, default = layout
     out = np.empty((len(names) + 1, len(offsets)), dtype=np.int64)  # field-major: each field's values contiguous
-    _fields(b, offsets, versions, lengths, where, sizes, flags, min_length, default, out)
+    _fields(b, words, offsets, versions, lengths, where, sizes, flags, min_length, default, out)
     values = {}
     for f, name in enumerate(names):
         dt = dtypes[name]
@@ -514,7 +522,7 @@ def read(source, **_ignored) -> HardwareLog:
         header fields, the MPDU's source address and sequence number).
     """
     where = str(source) if isinstance(source, (str, os.PathLike)) else "input"
-    b, _ = read_reused(source, "PicoScenes file")  # (no array returned keeps a view of it)
+    b, _ = read_reused(source, "PicoScenes file", pad=WORD_PAD)  # (no array returned keeps a view of it)
     data = memoryview(b)
     if not sniff(bytes(data[:_FRAME_HEADER])):
         raise FormatError(f"{where}: not a PicoScenes file (no RXS frame header with magic 0x20150315 at its start)")
@@ -535,7 +543,8 @@ def read(source, **_ignored) -> HardwareLog:
     col = {name: table[k] for k, name in enumerate(_COLUMNS)}
 
     # CSI headers, by segment version
-    h, ok = _read_fields(b, col["csi"], col["csi_ver"], col["csi_len"], _CSI_LAYOUT)
+    words = byte_words(b)
+    h, ok = _read_fields(b, words, col["csi"], col["csi_ver"], col["csi_len"], _CSI_LAYOUT)
     csi_ver = col["csi_ver"]
     payload = np.where(ok, col["csi"] + _CSI_PAYLOAD[np.clip(csi_ver, 0, len(_CSI_PAYLOAD) - 1)], 0)
     device = h["device"].astype(np.int64)
@@ -711,7 +720,8 @@ def _indices_of(kind: int, packet_format: int, cbw: int, offset: int, tones: int
 
 
 def _metadata(b, col, h, n) -> dict:
-    meta, present = _read_fields(b, col["basic"], col["basic_ver"], col["basic_len"], _BASIC_LAYOUT)
+    words = byte_words(b)
+    meta, present = _read_fields(b, words, col["basic"], col["basic_ver"], col["basic_len"], _BASIC_LAYOUT)
     ver = col["basic_ver"]
     old = (ver == 1) | (ver == 2)  # csiread (after rxs_parsing_core): v1/v2 RSSI is relative to the noise floor
     if old.any():
@@ -737,7 +747,7 @@ def _metadata(b, col, h, n) -> dict:
                           ("csi_subcarrier_offset", "offset", "<i2")):
         meta[name] = h[key].astype(dt)
     # the MPDU's 802.11 header: frame control, duration, addr1-3, sequence control
-    mpdu, _ = _read_fields(b, col["mpdu"], np.ones(n, dtype=np.int64), col["mpdu_len"], _MPDU_LAYOUT)
+    mpdu, _ = _read_fields(b, words, col["mpdu"], np.ones(n, dtype=np.int64), col["mpdu_len"], _MPDU_LAYOUT)
     meta["frame_control"] = mpdu["frame_control"]
     meta["source_mac"] = mpdu["source_mac"]
     meta["sequence"] = (mpdu["sequence_control"] >> 4).astype(np.uint16)
