@@ -202,11 +202,12 @@ _EXTRA_SIZES = np.array([f[2] for f in EXTRA_FIELDS], dtype=np.int64)
 
 
 @njit
-def _extra_info(b, offsets, lengths, bits, sizes, out):
+def _extra_info(words, offsets, lengths, bits, sizes, out):
     """ExtraInfo v1 bodies: the feature code (u32) into ``out[0, i]``, then each field its code announces, in
     file order (``bits``/``sizes`` as EXTRA_FIELDS), into ``out[1 + k, i]`` (little-endian, unsigned; the 20
     EVM bytes are not kept: 0); absent fields, and fields past the segment's end, are 0. Records with offset
-    -1 have no ExtraInfo: all 0."""
+    -1 have no ExtraInfo: all 0. ``words[q]`` is the little-endian 64-bit word at byte ``q``
+    (:func:`~rfbench.io.hwlog.byte_words`): a field is one load, masked to its size."""
     for i in range(offsets.shape[0]):
         for k in range(out.shape[0]):
             out[k, i] = 0
@@ -214,20 +215,19 @@ def _extra_info(b, offsets, lengths, bits, sizes, out):
         if o < 0 or lengths[i] < 4:
             continue
         end = o + lengths[i]
-        code = _u32(b, o)
-        out[0, i] = code
+        code = words[np.uint64(o)] & np.uint64(0xFFFFFFFF)
+        out[0, i] = np.int64(code)
         p = o + 4
         for k in range(bits.shape[0]):
-            if not (code >> bits[k]) & 1:
+            if not (code >> np.uint64(bits[k])) & np.uint64(1):
                 continue
             size = sizes[k]
             if p + size > end:
                 break
-            if size <= 8:
-                v = np.uint64(0)
-                for c in range(size):
-                    v |= np.uint64(b[p + c]) << np.uint64(8 * c)
-                out[1 + k, i] = np.int64(v)
+            if size < 8:
+                out[1 + k, i] = np.int64(words[np.uint64(p)] & ((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1)))
+            elif size == 8:
+                out[1 + k, i] = np.int64(words[np.uint64(p)])
             p += size
 
 
@@ -730,7 +730,7 @@ def _metadata(b, col, h, n) -> dict:
     meta["basic_present"] = present
     extra = np.zeros((1 + len(EXTRA_FIELDS), n), dtype=np.int64)
     offs = np.where(col["extra_ver"] == 1, col["extra"], -1)
-    _extra_info(b, offs, col["extra_len"], _EXTRA_BITS, _EXTRA_SIZES, extra)
+    _extra_info(words, offs, col["extra_len"], _EXTRA_BITS, _EXTRA_SIZES, extra)
     meta["extra_feature_code"] = extra[0].astype(np.uint32)
     for k, (_, name, size, signed) in enumerate(EXTRA_FIELDS):
         if name == "extra_evm":
