@@ -217,6 +217,60 @@ def _variants():
     out.append(("short data tag", _compressed(bytes(raw))))
     big = bvp_file_bytes(np.zeros((20, 20, 1400)), compress=True)  # inflates past MAX_BVP_BYTES
     out.append(("inflates past the bound", big))
+    out += _plain_variants(rng)
+    return out
+
+
+def _plain_variants(rng):
+    """(label, bytes) of uncompressed files: as the generator and scipy write them, and damaged."""
+    import io
+    import struct
+
+    import scipy.io
+
+    from rfbench.datasets.synthetic import mat_v5_bytes
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+
+    out = []
+    for t in (1, 3):
+        for dtype in ("float64", "float32", "int16"):
+            fh = io.BytesIO()
+            scipy.io.savemat(fh, {"velocity_spectrum_ro": (rng.random((20, 20, t)) * 100).astype(dtype)})
+            out.append((f"plain savemat {dtype} T={t}", fh.getvalue()))
+    v = rng.random((20, 20, 6))
+    good = bvp_file_bytes(v)
+    out.append(("plain T=0", mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 0))})))
+    out.append(("plain mis-shaped", mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 10, 3))})))
+    out.append(("plain 4 dims", mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 3, 2))})))
+    out.append(("plain other name", mat_v5_bytes({"velocity_spectrum_rx": v})))
+    out.append(("plain two variables", mat_v5_bytes({"velocity_spectrum_ro": v, "extra": v[:, :, :1]})))
+    out.append(("plain second variable first", mat_v5_bytes({"a": v[:, :, :2], "velocity_spectrum_ro": v})))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": v + 1j * v})
+    out.append(("plain complex", fh.getvalue()))
+    out.append(("plain truncated", good[:-8]))
+    out.append(("plain one byte short", good[:-1]))
+    out.append(("plain stray bytes", good + b"\x01" * 8))
+    out.append(("plain zero padding", good + b"\x00" * 8))
+    out.append(("plain header only", good[:136]))
+    pos = good.find(b"velocity_spectrum_ro") + 24  # the real part's tag
+    for label, at, value in (("plain short data tag", pos + 4, 8 * 400 * 5),
+                             ("plain data tag past the end", pos + 4, 8 * 400 * 7),
+                             ("plain odd data type", pos, 10),
+                             ("plain matrix size short", 132, struct.unpack_from("<I", good, 132)[0] - 8),
+                             ("plain matrix size long", 132, struct.unpack_from("<I", good, 132)[0] + 8),
+                             ("plain negative T", good.find(b"velocity_spectrum_ro") - 8, 2**32 - 6),
+                             ("plain flags uint8", 136, 2),
+                             ("plain class char", 144, 4)):
+        raw = bytearray(good)
+        struct.pack_into("<I", raw, at, value)
+        out.append((label, bytes(raw)))
+    raw = bytearray(good + b"\x01" * 8)  # a stray word inside the matrix, after the real part
+    struct.pack_into("<I", raw, 132, struct.unpack_from("<I", good, 132)[0] + 8)
+    out.append(("plain stray word in the matrix", bytes(raw)))
+    raw = bytearray(good)
+    raw[126:128] = b"MI"
+    out.append(("plain byte order flipped", bytes(raw)))
     return out
 
 
@@ -251,6 +305,68 @@ def test_the_header_shortcut_is_taken_for_compressed_profiles():
         if label in ("truncated", "truncated header", "stray bytes", "inflates past the bound") \
                 or label.startswith("plain"):
             assert compressed_header(buf, "f.mat", max_bytes=4 << 20) is None, label
+
+
+def test_the_header_shortcut_is_taken_for_plain_profiles():
+    # plain_header reads the fields a full read finds, and refuses (None) every damaged layout: the full read's
+    # error then says what is wrong.
+    from rfbench.errors import FormatError
+    from rfbench.io.matv5 import plain_header, read_mat_bytes
+
+    taken = set()
+    for label, buf in _variants():
+        h = plain_header(buf, "f.mat", max_bytes=4 << 20)
+        if h is None:
+            continue
+        taken.add(label)
+        itemsize = np.dtype(h.data_type).itemsize
+        try:
+            mat = read_mat_bytes(buf, "f.mat")
+        except FormatError:  # only a real part of another size than the dimensions ask (which bvp_frames checks)
+            assert h.data_bytes != math_prod(h.dims) * itemsize, label
+            continue
+        if not h.numeric:
+            assert h.name in mat.skipped, label
+            continue
+        value = mat[h.name]
+        assert h.dims == value.shape and not h.is_complex, label
+        assert h.data_bytes == value.size * itemsize, label
+    assert {f"plain T={t}" for t in (1, 2, 7, 38)} <= taken
+    assert {f"plain savemat float64 T={t}" for t in (1, 3)} <= taken
+    for label in ("plain truncated", "plain one byte short", "plain stray bytes", "plain zero padding",
+                  "plain header only", "plain complex", "plain two variables", "plain second variable first",
+                  "plain data tag past the end", "plain odd data type", "plain matrix size short",
+                  "plain matrix size long", "plain flags uint8", "plain byte order flipped",
+                  "plain stray word in the matrix"):
+        assert label not in taken, label
+    assert not any(label.startswith(("generator", "savemat")) for label in taken)
+
+
+def test_ingest_reads_every_variant_as_the_careful_reader_does(tmp_path):
+    """ingest's plain read (os.open, fstat, read) and the careful one (read_regular, which names what is wrong)
+    give the same sha256, T or problem for every variant, and for files that are not there, too large, or not
+    regular files."""
+    import os
+
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.tree import Entry
+
+    entries = []
+    for k, (_label, buf) in enumerate(_variants()):
+        path = tmp_path / f"v{k}.mat"
+        path.write_bytes(buf)
+        entries.append(Entry(path.name, path, path.name, str(path), False, len(buf)))
+    big = tmp_path / "big.mat"
+    big.write_bytes(b"\0" * (widar_bvp.MAX_BVP_BYTES + 1))
+    fifo = tmp_path / "fifo.mat"
+    os.mkfifo(fifo)
+    for path in (big, fifo, tmp_path / "gone.mat", tmp_path):
+        entries.append(Entry(path.name, path, path.name, str(path), False, 1))
+    plain = [widar_bvp._read_one(e) for e in entries]
+    careful = [widar_bvp._read_careful(e) for e in entries]
+    assert plain == careful
+    assert sum(r.error is None for r in plain) > 10 and sum(r.error is not None for r in plain) > 10
+    assert [widar_bvp._read_plain(str(p)) for p in (big, fifo, tmp_path / "gone.mat", tmp_path)] == [None] * 4
 
 
 def math_prod(dims) -> int:

@@ -19,8 +19,8 @@ Nothing here is fatal: names that do not parse, unknown (date, user, gesture) tr
 mis-shaped ``velocity_spectrum_ro``, unreadable or non-MAT files and files past :data:`MAX_BVP_BYTES` become
 ``problems`` entries (``{path, reason}``); only a tree with no recording at all is an error. Every file is read
 once (bounded: at most :data:`MAX_BVP_BYTES` read, and inflated, per file) and hashed (sha256) from the same
-bytes, on a pool of threads; a compressed profile is judged from its header (:func:`bvp_frames`), and
-``rfbench windows`` inflates and checks it.
+bytes, on a pool of threads (batches of files per task); a profile laid out as MATLAB writes it is judged from its
+header (:func:`bvp_frames`), and ``rfbench windows`` inflates, parses and checks it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,24 +183,31 @@ def bvp_frames(buf, where: str) -> int:
     """T of a BVP file's bytes, as ``read_bvp_bytes(buf, where).shape[2]`` gives it, or the same
     :class:`FormatError` — for ingest, which records T and the file's sha256 and needs no values.
 
-    A file whose variable is one compressed element (as MATLAB's ``save`` writes) is judged from its header
-    (:func:`rfbench.io.matv5.compressed_header`: the variable's name, a real numeric class, 20×20×T
-    dimensions, a real part whose declared size is 400·T values, all within :data:`MAX_BVP_BYTES`) without
-    inflating the profile; any other file, and any header that is not exactly that, is parsed whole. Damage
-    inside the compressed stream past the header is found by ``rfbench windows``, which inflates and checks
-    every file it reads (against this T and the sha256 recorded with it).
+    A file laid out as MATLAB's ``save`` writes it is judged from its header, without building the array: one
+    compressed element (:func:`rfbench.io.matv5.compressed_header`: the variable's name, a real numeric class,
+    20×20×T dimensions, a real part whose declared size is 400·T values, all within :data:`MAX_BVP_BYTES`;
+    the profile is not inflated), or one uncompressed matrix (:func:`rfbench.io.matv5.plain_header`: the same
+    fields, and every element's size checked against the file's bytes, so only the values themselves are left
+    unread). Any other file, and any header that is not exactly that, is parsed whole. Damage inside the
+    compressed stream past the header is found by ``rfbench windows``, which inflates and checks every file it
+    reads (against this T and the sha256 recorded with it).
     """
-    import numpy as np
+    from rfbench.io.matv5 import compressed_header, plain_header
 
-    from rfbench.io.matv5 import compressed_header
-
-    h = compressed_header(buf, where, max_bytes=MAX_BVP_BYTES)
+    compressed = len(buf) > 131 and 15 in (buf[128], buf[131])  # miCOMPRESSED, either byte order
+    h = compressed_header(buf, where, max_bytes=MAX_BVP_BYTES) if compressed else None
+    if h is None:
+        h = plain_header(buf, where, max_bytes=MAX_BVP_BYTES)
     if h is not None and h.name == BVP_VARIABLE and h.numeric and not h.is_complex and h.data_type is not None:
         dims = h.dims
         t = 1 if dims == (GRID, GRID) else dims[2] if len(dims) == 3 and dims[:2] == (GRID, GRID) else None
-        if t is not None and t >= 0 and h.data_bytes == GRID * GRID * t * np.dtype(h.data_type).itemsize:
+        if t is not None and t >= 0 and h.data_bytes == GRID * GRID * t * _ITEMSIZE[h.data_type]:
             return int(t)
     return int(read_bvp_bytes(buf, where).shape[2])
+
+
+#: Bytes per value of the MAT-file data types (:data:`rfbench.io.matv5._MI_DTYPES`' codes).
+_ITEMSIZE = {"i1": 1, "u1": 1, "i2": 2, "u2": 2, "i4": 4, "u4": 4, "f4": 4, "f8": 8, "i8": 8, "u8": 8}
 
 
 def read_bvp(path, where: str | None = None):
@@ -218,6 +226,50 @@ class _Read:
 
 
 def _read_one(entry: Entry) -> _Read:
+    buf = _read_plain(entry.real)
+    if buf is None:  # anything unusual: the careful path below, which says what it is
+        return _read_careful(entry)
+    digest = hashlib.sha256(buf).hexdigest()
+    try:
+        frames = bvp_frames(buf, "")
+    except FormatError as exc:
+        return _Read(digest, None, str(exc).removeprefix(": "))
+    return _Read(digest, frames, None)
+
+
+def _read_plain(real: str) -> bytes | None:
+    """The bytes of the regular file at ``real`` (opened as :func:`rfbench.io.files.read_regular` opens it: no
+    link followed, never waiting on a FIFO), or None when it is anything else — not there, not a regular file,
+    past :data:`MAX_BVP_BYTES` — or this is a verify re-run (whose reads go through the careful path)."""
+    from rfbench.io.files import READ_FLAGS
+    from rfbench.io.world import active
+
+    if active() is not None:
+        return None
+    try:
+        fd = os.open(real, READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        size = info.st_size
+        if not stat.S_ISREG(info.st_mode) or size > MAX_BVP_BYTES:
+            return None
+        chunks, left = [], size  # as read_regular reads: at most the size fstat gave
+        while left > 0:
+            block = os.read(fd, left)
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_careful(entry: Entry) -> _Read:
     from rfbench.io.files import NotRegularFile, input_errors, read_regular
 
     try:
@@ -240,6 +292,15 @@ def _read_one(entry: Entry) -> _Read:
     except FormatError as exc:
         return _Read(digest, None, str(exc).removeprefix(": "))
     return _Read(digest, frames, None)
+
+
+def _read_batch(entries: list[Entry]) -> list[_Read]:
+    return [_read_one(e) for e in entries]
+
+
+#: Files per task of the reading pool: one task per file spent more time handing work to the threads than
+#: reading (a future, a lock and a wake-up each).
+READ_BATCH = 64
 
 
 def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_symlinks: bool = False,
@@ -320,11 +381,13 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
         on_total(len(to_read))
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     reads: dict[str, _Read] = {}
+    batches = [to_read[k:k + READ_BATCH] for k in range(0, len(to_read), READ_BATCH)]
     with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        for e, r in zip(to_read, pool.map(_read_one, to_read, chunksize=64)):
-            reads[str(e.path)] = r
+        for batch, results in zip(batches, pool.map(_read_batch, batches)):
+            for e, r in zip(batch, results):
+                reads[str(e.path)] = r
             if progress is not None:
-                progress(1)
+                progress(len(batch))
 
     # 3. Assemble recordings.
     recordings, seen = [], {}

@@ -31,7 +31,7 @@ import numpy as np
 from rfbench.errors import FormatError
 
 __all__ = ["read_mat", "read_mat_bytes", "MatFile", "MatLayout", "mat_layout", "MatHeader", "compressed_header",
-           "MAX_MAT_BYTES"]
+           "plain_header", "MAX_MAT_BYTES"]
 
 #: Default bound on a MAT-file's size and, separately, on the total its compressed elements inflate to.
 MAX_MAT_BYTES = 256 << 20
@@ -387,3 +387,61 @@ def compressed_header(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_
     name = bytes(head[ns:ns + nn]).decode("ascii", "replace")
     return MatHeader(name=name, mx_class=flags & 0xFF, is_complex=bool(flags & _COMPLEX_FLAG), dims=tuple(dims),
                      data_type=_MI_DTYPES.get(data[0]), data_bytes=data[2], matrix_bytes=top[2])
+
+
+def plain_header(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYTES) -> MatHeader | None:
+    """The :class:`MatHeader` of a v5 file holding exactly one uncompressed, real matrix laid out as MATLAB writes
+    it, or None for any other layout (then parse the file with :func:`read_mat_bytes`, which says what is wrong).
+
+    The layout taken: the file header, then one ``miMATRIX`` element ending at the file's last byte, holding
+    exactly the array flags (``miUINT32``, 8 bytes), the dimensions (``miINT32``), the name and the real part,
+    which ends (with its padding) where the matrix ends. Every size is checked against the bytes present, so
+    for a file it returns a header for, :func:`read_mat_bytes` reads that one variable without error whenever
+    the real part holds as many values as the dimensions ask (``data_bytes`` / item size = their product, which
+    the caller checks): nothing but the data's own values is left unread.
+    """
+    buf = memoryview(buf).cast("B")
+    n = len(buf)
+    if n > max_bytes or n < 136:
+        return None
+    try:
+        endian = _endian(buf, where)
+    except FormatError:
+        return None
+    unpack = struct.unpack_from
+    top_type, size = unpack(endian + "II", buf, 128)
+    if top_type != _MI_MATRIX or 136 + size != n:
+        return None
+
+    def tag(pos: int):
+        """(type, payload start, size, next element) of the sub-element at ``pos``, or None."""
+        if pos + 8 > n:
+            return None
+        first, second = unpack(endian + "II", buf, pos)
+        if first >> 16:
+            if first >> 16 > 4:
+                return None
+            return first & 0xFFFF, pos + 4, first >> 16, pos + 8
+        if pos + 8 + second > n:
+            return None
+        return first, pos + 8, second, pos + 8 + second + (-second) % 8
+
+    flags = tag(136)
+    if flags is None or flags[0] != 6 or flags[2] != 8 or flags[1] != 144:
+        return None
+    dims = tag(flags[3])
+    if dims is None or dims[0] != 5 or dims[2] % 4 or dims[2] == 0 or dims[1] == dims[3] - 4:  # not a small one
+        return None
+    name = tag(dims[3])
+    if name is None:
+        return None
+    data = tag(name[3])
+    if data is None or data[1] == data[3] - 4 or data[3] != n or data[0] not in _MI_DTYPES:  # full tag, at the end
+        return None
+    word = unpack(endian + "I", buf, flags[1])[0]
+    if word & _COMPLEX_FLAG:
+        return None
+    shape = unpack(f"{endian}{dims[2] // 4}i", buf, dims[1])
+    return MatHeader(name=bytes(buf[name[1]:name[1] + name[2]]).decode("ascii", "replace"), mx_class=word & 0xFF,
+                     is_complex=False, dims=tuple(shape), data_type=_MI_DTYPES[data[0]], data_bytes=data[2],
+                     matrix_bytes=size)
