@@ -369,6 +369,30 @@ def test_ingest_reads_every_variant_as_the_careful_reader_does(tmp_path):
     assert [widar_bvp._read_plain(str(p)) for p in (big, fifo, tmp_path / "gone.mat", tmp_path)] == [None] * 4
 
 
+def test_profiles_as_saved_read_as_the_general_reader_reads_them():
+    """read_bvp_bytes takes a file laid out as MATLAB saves a double array straight from its bytes (or the
+    inflated ones); every variant gives the general reader's values, dtype and shape, or its error word for
+    word, and the shortcut is taken for the files MATLAB's save and the generator write."""
+    from rfbench.datasets.widar_bvp import _profile_as_saved, _read_bvp_full, read_bvp_bytes
+    from rfbench.errors import FormatError
+
+    taken = set()
+    for label, buf in _variants():
+        want = _frames_or_error(lambda b: _read_bvp_full(b, "f.mat"), buf)
+        got = _frames_or_error(lambda b: read_bvp_bytes(b, "f.mat"), buf)
+        if isinstance(want, str) or isinstance(got, str):
+            assert got == want, label
+        else:
+            assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want), label
+        try:
+            if _profile_as_saved(buf, "f.mat") is not None:
+                taken.add(label)
+        except FormatError:
+            pass
+    assert {f"{kind} T={t}" for kind in ("generator", "plain", "savemat float64") for t in (1, 2, 7, 38)} <= taken
+    assert not any(label.startswith(("savemat float32", "savemat uint8", "complex")) for label in taken)
+
+
 def math_prod(dims) -> int:
     out = 1
     for d in dims:

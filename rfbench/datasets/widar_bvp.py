@@ -159,6 +159,37 @@ def read_bvp_bytes(buf, where: str):
     FormatError
         Not a readable v5 MAT-file within :data:`MAX_BVP_BYTES`, no such variable, or not 20×20×T.
     """
+    value = _profile_as_saved(buf, where)
+    if value is not None:
+        return value
+    return _read_bvp_full(buf, where)
+
+
+def _profile_as_saved(buf, where: str):
+    """The profile of a file laid out as MATLAB's ``save`` writes a double array (one matrix, uncompressed or in
+    one compressed element: :func:`rfbench.io.matv5.single_matrix`), as a view of its bytes (or of the inflated
+    ones); None for any other file, which :func:`_read_bvp_full` parses. The values, and any error the
+    inflation raises, are the full read's."""
+    import numpy as np
+
+    from rfbench.io.matv5 import single_matrix
+
+    found = single_matrix(buf, where, max_bytes=MAX_BVP_BYTES)
+    if found is None:
+        return None
+    h, data, endian = found
+    if h.name != BVP_VARIABLE or h.mx_class != 6 or h.data_type != "f8":  # a double array stored as doubles
+        return None
+    dims = h.dims
+    t = 1 if dims == (GRID, GRID) else dims[2] if len(dims) == 3 and dims[:2] == (GRID, GRID) else -1
+    if t < 0 or h.data_bytes != GRID * GRID * t * 8:
+        return None
+    value = np.frombuffer(data, dtype=np.dtype(endian + "f8"), count=GRID * GRID * t, offset=h.data_offset)
+    return value.reshape((GRID, GRID, t), order="F").astype(np.float64, copy=False)
+
+
+def _read_bvp_full(buf, where: str):
+    """:func:`read_bvp_bytes` by the general MAT reader (every layout, every error)."""
     import numpy as np
 
     from rfbench.io.matv5 import read_mat_bytes
