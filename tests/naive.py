@@ -1755,3 +1755,18 @@ def naive_next_plausible(data: bytes, start: int, min_bytes: int, plausible) -> 
         if plausible(p):
             return p
     return -1
+
+
+# ==========================================================================================================
+# rfbench.io.documents._has_long_digits — the number-length pre-check of the bounded JSON reader
+# ==========================================================================================================
+
+
+def naive_has_long_digits(text: str, run: int) -> bool:
+    """Whether ``text`` holds ``run`` or more ASCII digits in a row (the regex ``[0-9]{run,}``)."""
+    count = 0
+    for ch in text:
+        count = count + 1 if "0" <= ch <= "9" else 0
+        if count >= run:
+            return True
+    return False

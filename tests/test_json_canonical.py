@@ -69,3 +69,28 @@ def test_lone_surrogate_is_written_as_an_escape():
     text = dumps_json({"path": "bad\udcffname"})
     assert "\\udcff" in text
     text.encode("utf-8")
+
+
+def test_long_digit_runs_are_found_as_the_naive_scan_finds_them():
+    """The bounded reader measures numbers one by one only when a run of 38 digits is somewhere in the text (a
+    table lookup per byte and a substring search): the same verdict as a character-by-character scan, over runs
+    at the bound, next to non-ASCII digits, inside strings and split by other characters."""
+    import random
+
+    import naive
+    from rfbench.io.documents import MAX_NUMBER_CHARS, _has_long_digits
+
+    run = MAX_NUMBER_CHARS - 2
+    rng = random.Random(7)
+    alphabet = "0123456789" * 6 + 'abc ,.:"[]{}é٣\u00b2\U0001d7d8'  # Arabic-Indic 3, superscript 2, math 0
+    texts = ["", "1" * run, "1" * (run - 1), "x" + "9" * run + "x", "1" * (run - 1) + "٣", "é" + "5" * run,
+             '{"a": "' + "7" * run + '"}', "1" * 20 + "\u00b2" + "1" * 20]
+    for _ in range(400):
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200))))
+        texts.append("x" * rng.randint(0, 3) + "4" * rng.randint(run - 2, run + 1) + "y")
+    verdicts = set()
+    for text in texts:
+        want = naive.naive_has_long_digits(text, run)
+        assert _has_long_digits(text.encode("utf-8")) == want, text
+        verdicts.add(want)
+    assert verdicts == {True, False}
