@@ -343,3 +343,26 @@ def test_direct_writes_refused_midway_fall_back_to_ordinary_writes(tmp_path, mon
         w.write(data)
     assert refused and np.array_equal(np.load(tmp_path / "X.npy"), data)
     assert w.sha256 == hashlib.sha256((tmp_path / "X.npy").read_bytes()).hexdigest()
+
+
+def test_a_failed_direct_write_is_raised_and_leaves_no_file(tmp_path, monkeypatch):
+    """A direct block is written on a thread of its own; its error (a full disk) is raised in the writer's thread
+    and nothing is left under the target's name or a temporary one."""
+    import errno
+
+    import rfbench.datasets.windows.npy as npy
+
+    monkeypatch.setattr(NpyWriter, "DIRECT_MIN_BYTES", 0)
+    monkeypatch.setattr(NpyWriter, "DIRECT_BLOCK", 4096)
+    real_pwrite = os.pwrite
+
+    def pwrite(fd, data, at):
+        if at >= 8192:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_pwrite(fd, data, at)
+
+    monkeypatch.setattr(npy.os, "pwrite", pwrite)
+    with pytest.raises(OSError, match="No space"):
+        with NpyWriter(tmp_path / "X.npy", np.float32, (10,), n_rows=3000) as w:
+            w.write(np.ones((3000, 10), np.float32))
+    assert os.listdir(tmp_path) == []

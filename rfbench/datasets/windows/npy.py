@@ -315,17 +315,26 @@ DIRECT_ALIGN = 4096
 
 
 class _DirectWrites:
-    """A file's bytes written in order around the page cache: gathered in a page-aligned buffer, each full buffer
-    written with ``O_DIRECT`` at its offset; :meth:`finish` writes what is left — the aligned part directly, the
+    """A file's bytes written in order around the page cache: gathered in one of two page-aligned buffers; each
+    full buffer is written with ``O_DIRECT`` at its offset by a thread of its own while the other one fills (the
+    writer waits only when both are in use); :meth:`finish` writes what is left — the aligned part directly, the
     last partial block through ``plain_fd`` (an ordinary descriptor of the same file)."""
 
     def __init__(self, fd: int, plain_fd: int, block: int):
         self.fd, self.plain_fd = fd, plain_fd
         self.block = max(DIRECT_ALIGN, block // DIRECT_ALIGN * DIRECT_ALIGN)
-        self.buf = mmap.mmap(-1, self.block)  # anonymous: page-aligned
-        self.view = memoryview(self.buf)
+        self.bufs = [mmap.mmap(-1, self.block) for _ in range(2)]  # anonymous: page-aligned
+        self.views = [memoryview(b) for b in self.bufs]
+        self.free = [threading.Event(), threading.Event()]
+        for event in self.free:
+            event.set()
+        self.cur = 0
         self.filled = 0
-        self.offset = 0  # bytes of the file written so far
+        self.offset = 0  # bytes of the file handed over so far
+        self.error: BaseException | None = None
+        self._q: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="rfbench-direct-write", daemon=True)
+        self._thread.start()
 
     @classmethod
     def open(cls, path: str, plain_fd: int, block: int) -> "_DirectWrites | None":
@@ -339,25 +348,52 @@ class _DirectWrites:
             return None
         return cls(fd, plain_fd, block)
 
+    def _run(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            k, offset = item
+            try:
+                if self.error is None:
+                    self._put(self.fd, self.views[k], offset)
+            except BaseException as exc:  # raised in the writer's thread at its next write or finish
+                self.error = exc.with_traceback(None)  # its frames would hold views of the buffers
+            finally:
+                self.free[k].set()
+
+    def _check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
     def write(self, data) -> None:
         data = memoryview(data).cast("B")
         at, n = 0, len(data)
         while at < n:
             take = min(n - at, self.block - self.filled)
-            self.view[self.filled:self.filled + take] = data[at:at + take]
+            self.views[self.cur][self.filled:self.filled + take] = data[at:at + take]
             self.filled += take
             at += take
             if self.filled == self.block:
-                self._put(self.fd, self.view, self.offset)
+                self._check()
+                self.free[self.cur].clear()
+                self._q.put((self.cur, self.offset))
                 self.offset += self.block
                 self.filled = 0
+                self.cur ^= 1
+                self.free[self.cur].wait()
+        self._check()
 
     def finish(self) -> None:
+        for event in self.free:
+            event.wait()
+        self._check()
+        view = self.views[self.cur]
         aligned = self.filled // DIRECT_ALIGN * DIRECT_ALIGN
         if aligned:
-            self._put(self.fd, self.view[:aligned], self.offset)
+            self._put(self.fd, view[:aligned], self.offset)
         if self.filled > aligned:
-            self._put(self.plain_fd, self.view[aligned:self.filled], self.offset + aligned)
+            self._put(self.plain_fd, view[aligned:self.filled], self.offset + aligned)
         self.offset += self.filled
         self.filled = 0
 
@@ -380,8 +416,15 @@ class _DirectWrites:
         return os.dup(self.plain_fd)
 
     def close(self) -> None:
+        if self._thread.is_alive():
+            self._q.put(None)
+            self._thread.join()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-            self.view.release()
-            self.buf.close()
+            for view, buf in zip(self.views, self.bufs):
+                try:
+                    view.release()
+                    buf.close()
+                except BufferError:  # a slice still held (by an error on its way up): the collector frees it
+                    pass
