@@ -421,3 +421,70 @@ def test_damage_inside_the_compressed_stream_is_refused_by_windows(tmp_path):
     with pytest.raises((FormatError, ValidationError), match=victim.name):
         write_windows(tmp_path / "split.json", "test", tmp_path / "w")
     assert not (tmp_path / "w" / "X.npy").exists()
+
+
+def _side_files(folder):
+    return {name: (folder / name).read_bytes() for name in ("X.npy", "y.npy", "index.json")}
+
+
+def test_reader_processes_write_what_threads_write(tmp_path, monkeypatch):
+    """A large BVP side is read by reader processes (each file checked and parsed there, rows filled into shared
+    slots, reused run after run); the three files are byte for byte those the threads write, and a damaged
+    file stops both with the same error."""
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.windows import bvp, bvp_procs, write_windows
+    from rfbench.errors import FormatError, ValidationError
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 9), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    monkeypatch.setattr(bvp, "CHUNK_BYTES", 7 * 9 * 1600)  # 7 rows a run: many runs, every slot reused
+    started = []
+    real_enter = bvp_procs.BvpReaders.__enter__
+    monkeypatch.setattr(bvp_procs.BvpReaders, "__enter__", lambda self: (started.append(self.n), real_enter(self))[1])
+
+    def side(folder, processes: bool):
+        monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1 if processes else 10**9)
+        write_windows(tmp_path / "split.json", "train", tmp_path / folder, workers=2)
+        return _side_files(tmp_path / folder)
+
+    assert side("p", True) == side("t", False)
+    assert started == [2]
+
+    victims = sorted((tmp_path / "tree").rglob("user1-*.mat"))
+    compressed = next(p for p in victims[40:] if p.read_bytes()[128] == 15)
+    data = bytearray(compressed.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the stream: the sha256 differs from the manifest's
+    compressed.write_bytes(bytes(data))
+    errors = []
+    for processes in (True, False):
+        monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1 if processes else 10**9)
+        with pytest.raises((FormatError, ValidationError)) as info:
+            write_windows(tmp_path / "split.json", "train", tmp_path / f"bad{processes}", workers=2)
+        errors.append((type(info.value), str(info.value)))
+        assert not (tmp_path / f"bad{processes}" / "X.npy").exists()
+    assert errors[0] == errors[1] and compressed.name in errors[0][1]
+    assert len(started) == 2
+
+
+def test_without_reader_processes_the_threads_read_the_side(tmp_path, monkeypatch):
+    """When no reader process starts (here: no interpreter to start), the threads read the side: same files."""
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.windows import bvp_procs, write_windows
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 3), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    monkeypatch.setattr(bvp_procs.sys, "executable", str(tmp_path / "no-python"))
+    write_windows(tmp_path / "split.json", "test", tmp_path / "a", workers=2)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
+    write_windows(tmp_path / "split.json", "test", tmp_path / "b", workers=2)
+    a, b = _side_files(tmp_path / "a"), _side_files(tmp_path / "b")
+    assert a["X.npy"] == b["X.npy"] and a["y.npy"] == b["y.npy"]
+    assert a["index.json"].replace(b'"../a', b'"../b') == b["index.json"] or a["index.json"] == b["index.json"]
+    assert not list(Path("/dev/shm").glob("rfbench-bvp-*")) if Path("/dev/shm").is_dir() else True

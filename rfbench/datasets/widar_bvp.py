@@ -32,7 +32,7 @@ import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.tree import Entry, display_path, duplicate_problems
@@ -368,55 +368,61 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     bvp_root = find_bvp_root(root) or root
     problems = walk.problems
 
-    # 1. Walk: <date>-VS folders → files, named and placed.
-    candidates: list[tuple[str, BvpName, Entry, str]] = []  # (date, name, entry, table)
-    top = walk.entries(bvp_root) if walk.enter(bvp_root) else []
-    for entry in top:
-        if entry.name == SYNTHETIC_MARKER:
-            continue
-        if not entry.is_dir:
-            walk.problem(entry.rel, "file outside any date folder; left out")
-            continue
-        m = _DATE_FOLDER.match(entry.name)
-        date = m.group(1) if m else None
-        if date is None or date not in DATE_ROOMS:
-            n = walk.count_files(entry.path, entry.real)
-            kind = "date folder" if m else "folder"
-            walk.problem(entry.rel, f"unknown {kind} {entry.name!r}: not a Widar3.0 BVP date folder (<date>-VS of "
-                                    f"the date→room table); its {n} file(s) are left out")
-            continue
-        for f in walk.files(entry.path, entry.real):
-            parts = f.path.relative_to(entry.path).parts
-            if not (len(parts) == 2 or (len(parts) == 3 and parts[0] == _LINK_LEVEL)):
-                walk.problem(f.rel, f"not in a BVP layout ({entry.name}/6-link/<user>/<file>.mat or "
-                                    f"{entry.name}/<user>/<file>.mat); left out")
-                continue
-            parsed = parse_bvp_name(f.name)
-            if isinstance(parsed, str):
-                walk.problem(f.rel, parsed)
-                continue
-            folder = parts[-2]
-            if folder != parsed.user:
-                walk.problem(f.rel, f"file name says {parsed.user} but its folder is {folder}; the file name is "
-                                    "used")
-            table = bvp_table(date, parsed.user)
-            if table not in GESTURE_NAMES or not 1 <= parsed.gesture <= len(GESTURE_NAMES[table]):
-                walk.problem(f.rel, f"unknown gesture: {parsed.user}'s gesture {parsed.gesture} on {date} has no "
-                                    f"name in the {table} table; left out")
-                continue
-            candidates.append((date, parsed, f, table))
-
-    # 2. Read and hash every non-empty file, in parallel.
-    to_read = [c[2] for c in candidates if c[2].size > 0]
-    if on_total is not None:
-        on_total(len(to_read))
+    # 1. Walk: <date>-VS folders → files, named and placed. 2. Read and hash every non-empty file on a pool of
+    # threads, each date folder's files handed over as soon as the walk has placed them (the walk goes on
+    # meanwhile).
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
-    reads: dict[str, _Read] = {}
-    batches = [to_read[k:k + READ_BATCH] for k in range(0, len(to_read), READ_BATCH)]
+    candidates: list[tuple[str, BvpName, Entry, str]] = []  # (date, name, entry, table)
+    pending: list[tuple[list[Entry], Any]] = []  # (batch, its future) in walk order
+    reads: dict[int, _Read] = {}
     with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        for batch, results in zip(batches, pool.map(_read_batch, batches)):
-            for e, r in zip(batch, results):
-                reads[str(e.path)] = r
+        top = walk.entries(bvp_root) if walk.enter(bvp_root) else []
+        for entry in top:
+            if entry.name == SYNTHETIC_MARKER:
+                continue
+            if not entry.is_dir:
+                walk.problem(entry.rel, "file outside any date folder; left out")
+                continue
+            m = _DATE_FOLDER.match(entry.name)
+            date = m.group(1) if m else None
+            if date is None or date not in DATE_ROOMS:
+                n = walk.count_files(entry.path, entry.real)
+                kind = "date folder" if m else "folder"
+                walk.problem(entry.rel, f"unknown {kind} {entry.name!r}: not a Widar3.0 BVP date folder (<date>-VS "
+                                        f"of the date→room table); its {n} file(s) are left out")
+                continue
+            first = len(candidates)
+            skip = len(str(entry.path)) + 1  # a file's folder below the date folder: its folder's text after this
+            for f in walk.files(entry.path, entry.real):
+                below = str(f.folder)[skip:]
+                parts = below.split(os.sep) + [f.name] if below else [f.name]
+                if not (len(parts) == 2 or (len(parts) == 3 and parts[0] == _LINK_LEVEL)):
+                    walk.problem(f.rel, f"not in a BVP layout ({entry.name}/6-link/<user>/<file>.mat or "
+                                        f"{entry.name}/<user>/<file>.mat); left out")
+                    continue
+                parsed = parse_bvp_name(f.name)
+                if isinstance(parsed, str):
+                    walk.problem(f.rel, parsed)
+                    continue
+                folder = parts[-2]
+                if folder != parsed.user:
+                    walk.problem(f.rel, f"file name says {parsed.user} but its folder is {folder}; the file name is "
+                                        "used")
+                table = bvp_table(date, parsed.user)
+                if table not in GESTURE_NAMES or not 1 <= parsed.gesture <= len(GESTURE_NAMES[table]):
+                    walk.problem(f.rel, f"unknown gesture: {parsed.user}'s gesture {parsed.gesture} on {date} has "
+                                        f"no name in the {table} table; left out")
+                    continue
+                candidates.append((date, parsed, f, table))
+            to_read = [c[2] for c in candidates[first:] if c[2].size > 0]
+            for k in range(0, len(to_read), READ_BATCH):
+                batch = to_read[k:k + READ_BATCH]
+                pending.append((batch, pool.submit(_read_batch, batch)))
+        if on_total is not None:
+            on_total(sum(len(batch) for batch, _ in pending))
+        for batch, future in pending:
+            for e, r in zip(batch, future.result()):
+                reads[id(e)] = r  # the entries live in candidates meanwhile
             if progress is not None:
                 progress(len(batch))
 
@@ -430,7 +436,7 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
         if f.size == 0:
             walk.problem(f.rel, "empty file (0 bytes); the recording has no data")
             continue
-        r = reads[str(f.path)]
+        r = reads[id(f)]
         if r.error is not None:
             if r.error.startswith("no numeric") or "has shape" in r.error:
                 walk.problem(f.rel, f"{r.error}; left out")

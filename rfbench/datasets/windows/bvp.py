@@ -76,8 +76,10 @@ def chunks(n_rows: int, t_max: int) -> list[tuple[int, int]]:
     return [(a, min(n_rows, a + per)) for a in range(0, n_rows, per)]
 
 
-def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping], bytes]) -> np.ndarray:
-    """X rows of ``recordings`` (one each): ``read(entry)`` gives a file's checked bytes.
+def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping], bytes],
+            out: np.ndarray | None = None) -> np.ndarray:
+    """X rows of ``recordings`` (one each): ``read(entry)`` gives a file's checked bytes. ``out``: the
+    ``(len(recordings), t_max, 20, 20)`` float32 array to fill (default: a new one).
 
     Raises
     ------
@@ -87,7 +89,8 @@ def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping],
     """
     from rfbench.datasets.widar_bvp import read_bvp_bytes
 
-    out = np.empty((len(recordings), t_max, GRID, GRID), dtype=np.float32)
+    if out is None:
+        out = np.empty((len(recordings), t_max, GRID, GRID), dtype=np.float32)
     for k, rec in enumerate(recordings):
         entry = rec["files"][0]
         value = read_bvp_bytes(read(entry), entry["path"])

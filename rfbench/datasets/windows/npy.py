@@ -86,13 +86,23 @@ class _BackgroundHash:
             item = self._q.get()
             if item is None:
                 return
+            data, done = item
             try:
-                self._h.update(item)
+                self._h.update(data)
             except BaseException as exc:  # pragma: no cover - hashlib does not fail on buffers
                 self._error = exc
+            finally:
+                if done is not None:
+                    done.set()
+            del item, data  # no reference to a borrowed buffer outlives its hashing
 
-    def update(self, data) -> None:
-        self._q.put(data)
+    def update(self, data, wait: bool = False) -> None:
+        """Hash ``data`` after the buffers handed over before it; with ``wait``, return only once it is hashed
+        (the caller may then reuse the buffer)."""
+        done = threading.Event() if wait else None
+        self._q.put((data, done))
+        if done is not None:
+            done.wait()
 
     def hexdigest(self) -> str:
         self.stop()
@@ -218,10 +228,11 @@ class NpyWriter:
             self._fh.write(header)
         return self
 
-    def write(self, batch: np.ndarray) -> None:
+    def write(self, batch: np.ndarray, borrowed: bool = False) -> None:
         """Append rows (an array of shape ``(k, *row_shape)``, cast to the writer's dtype when needed). With a
         known row count the rows are hashed on a thread of their own: do not modify them until the writer is
-        closed."""
+        closed — unless ``borrowed`` (a buffer the caller reuses), for which the write returns once they are
+        hashed and written."""
         batch = np.ascontiguousarray(batch, dtype=self.dtype)
         if batch.shape[1:] != self.row_shape:
             raise ValidationError(f"rows of shape {batch.shape[1:]} written to an array of rows {self.row_shape}")
@@ -235,7 +246,7 @@ class NpyWriter:
         else:
             self._fh.write(data)
         if self._hash is not None:
-            self._hash.update(data)
+            self._hash.update(data, wait=borrowed)
         if self._writeback is not None:
             self._writeback.written(data.nbytes)
         self.rows += batch.shape[0]
