@@ -348,7 +348,7 @@ def test_ingest_reads_every_variant_as_the_careful_reader_does(tmp_path):
     regular files."""
     import os
 
-    from rfbench.datasets import widar_bvp
+    from rfbench.datasets import bvp_readers, widar_bvp
     from rfbench.datasets.tree import Entry
 
     entries = []
@@ -362,18 +362,18 @@ def test_ingest_reads_every_variant_as_the_careful_reader_does(tmp_path):
     os.mkfifo(fifo)
     for path in (big, fifo, tmp_path / "gone.mat", tmp_path):
         entries.append(Entry(path.name, path, path.name, str(path), False, 1))
-    plain = [widar_bvp._read_one(e) for e in entries]
-    careful = [widar_bvp._read_careful(e) for e in entries]
+    plain = [bvp_readers._read_one(e) for e in entries]
+    careful = [bvp_readers._read_careful(e) for e in entries]
     assert plain == careful
     assert sum(r.error is None for r in plain) > 10 and sum(r.error is not None for r in plain) > 10
-    assert [widar_bvp._read_plain(str(p)) for p in (big, fifo, tmp_path / "gone.mat", tmp_path)] == [None] * 4
+    assert [bvp_readers._read_plain(str(p)) for p in (big, fifo, tmp_path / "gone.mat", tmp_path)] == [None] * 4
 
 
 def test_profiles_as_saved_read_as_the_general_reader_reads_them():
     """read_bvp_bytes takes a file laid out as MATLAB saves a double array straight from its bytes (or the
     inflated ones); every variant gives the general reader's values, dtype and shape, or its error word for
     word, and the shortcut is taken for the files MATLAB's save and the generator write."""
-    from rfbench.datasets.widar_bvp import _profile_as_saved, _read_bvp_full, read_bvp_bytes
+    from rfbench.datasets.bvp_mat import _profile_as_saved, _read_bvp_full, read_bvp_bytes
     from rfbench.errors import FormatError
 
     taken = set()
@@ -488,3 +488,36 @@ def test_without_reader_processes_the_threads_read_the_side(tmp_path, monkeypatc
     assert a["X.npy"] == b["X.npy"] and a["y.npy"] == b["y.npy"]
     assert a["index.json"].replace(b'"../a', b'"../b') == b["index.json"] or a["index.json"] == b["index.json"]
     assert not list(Path("/dev/shm").glob("rfbench-bvp-*")) if Path("/dev/shm").is_dir() else True
+
+
+def test_ingest_reader_processes_give_the_threads_manifest(tmp_path, monkeypatch):
+    """Reader processes (one per core, started once the walk has placed MIN_FILES files) hash and judge the same
+    batches the threads do: the same manifest, planted problems (not a MAT-file, no variable, mis-shaped, T = 0,
+    an empty file, a file past the bound) included; without an interpreter to start, the threads read them."""
+    import os
+
+    from rfbench.datasets import bvp_readers, widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 5), damage=True)
+    first = next((tmp_path / "tree").rglob("*-L0.mat"))
+    (first.with_name(first.name.replace("-L0.mat", "-L5.mat"))).write_bytes(b"\0" * (widar_bvp.MAX_BVP_BYTES + 1))
+    os.mkfifo(first.with_name(first.name.replace("-L0.mat", "-L6.mat")))
+    started = []
+    real_start = bvp_readers.BvpReaders.start
+    monkeypatch.setattr(bvp_readers.BvpReaders, "start", lambda self: started.append(real_start(self)) or started[-1])
+
+    def manifest(min_files: int) -> bytes:
+        monkeypatch.setattr(bvp_readers, "MIN_FILES", min_files)
+        path = tmp_path / f"m{len(started)}-{min_files}.json"
+        widar_bvp.ingest_bvp(tmp_path / "tree", workers=2).write(path)
+        return path.read_bytes().replace(path.name.encode(), b"")
+
+    threads = manifest(10**9)
+    assert started == []
+    assert manifest(1) == threads and started == [True]
+    assert manifest(150) == threads and started == [True, True]  # threads first, processes from the 150th file
+    monkeypatch.setattr(bvp_readers.sys, "executable", str(tmp_path / "no-python"))
+    assert manifest(1) == threads and started[-1] is False
+    reasons = " ".join(p["reason"] for p in widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).problems)
+    assert "more than the" in reasons and "no numeric" in reasons and "not a regular file" in reasons

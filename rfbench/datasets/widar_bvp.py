@@ -25,15 +25,17 @@ header (:func:`bvp_frames`), and ``rfbench windows`` inflates, parses and checks
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
 import re
-import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from rfbench.datasets import bvp_readers
+from rfbench.datasets.bvp_mat import BVP_VARIABLE, GRID, MAX_BVP_BYTES, bvp_frames, read_bvp, read_bvp_bytes
+from rfbench.datasets.bvp_readers import _Read, _read_batch
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.tree import Entry, display_path, duplicate_problems
 from rfbench.datasets.widar import (
@@ -44,7 +46,7 @@ from rfbench.datasets.widar import (
     open_release,
     release_extra,
 )
-from rfbench.errors import FormatError, ValidationError
+from rfbench.errors import ValidationError
 
 __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tree", "release_kind", "ingest_bvp",
            "read_bvp", "read_bvp_bytes", "bvp_frames", "BVP_VARIABLE", "GRID", "MAX_BVP_BYTES", "USER_TABLES",
@@ -52,12 +54,6 @@ __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tr
 
 #: The manifest's dataset name for a BVP tree.
 DATASET = "widar3-bvp"
-#: The variable a BVP file holds, and its velocity grid (per body-frame axis).
-BVP_VARIABLE = "velocity_spectrum_ro"
-GRID = 20
-#: Largest BVP file read, and the most its compressed elements may inflate to: a real file (T ≤ ~40) holds
-#: 20·20·40 doubles, 128 KB; this allows T up to ~1,300.
-MAX_BVP_BYTES = 4 << 20
 #: The six gestures Widar3.0's cross-domain figures are reported on (global names of the per-date tables).
 COMMON6 = ("Push&Pull", "Sweep", "Clap", "Slide", "Draw-O(Horizontal)", "Draw-Zigzag(Horizontal)")
 #: Named gesture sets ``rfbench split --gestures`` accepts.
@@ -151,184 +147,6 @@ def release_kind(root: str | os.PathLike, kind: str | None = None) -> str:
     return "csi" if has_csi else "bvp"
 
 
-def read_bvp_bytes(buf, where: str):
-    """The ``velocity_spectrum_ro`` array (20, 20, T) float64 of a BVP file's bytes.
-
-    Raises
-    ------
-    FormatError
-        Not a readable v5 MAT-file within :data:`MAX_BVP_BYTES`, no such variable, or not 20×20×T.
-    """
-    value = _profile_as_saved(buf, where)
-    if value is not None:
-        return value
-    return _read_bvp_full(buf, where)
-
-
-def _profile_as_saved(buf, where: str):
-    """The profile of a file laid out as MATLAB's ``save`` writes a double array (one matrix, uncompressed or in
-    one compressed element: :func:`rfbench.io.matv5.single_matrix`), as a view of its bytes (or of the inflated
-    ones); None for any other file, which :func:`_read_bvp_full` parses. The values, and any error the
-    inflation raises, are the full read's."""
-    import numpy as np
-
-    from rfbench.io.matv5 import single_matrix
-
-    found = single_matrix(buf, where, max_bytes=MAX_BVP_BYTES)
-    if found is None:
-        return None
-    h, data, endian = found
-    if h.name != BVP_VARIABLE or h.mx_class != 6 or h.data_type != "f8":  # a double array stored as doubles
-        return None
-    dims = h.dims
-    t = 1 if dims == (GRID, GRID) else dims[2] if len(dims) == 3 and dims[:2] == (GRID, GRID) else -1
-    if t < 0 or h.data_bytes != GRID * GRID * t * 8:
-        return None
-    value = np.frombuffer(data, dtype=np.dtype(endian + "f8"), count=GRID * GRID * t, offset=h.data_offset)
-    return value.reshape((GRID, GRID, t), order="F").astype(np.float64, copy=False)
-
-
-def _read_bvp_full(buf, where: str):
-    """:func:`read_bvp_bytes` by the general MAT reader (every layout, every error)."""
-    import numpy as np
-
-    from rfbench.io.matv5 import read_mat_bytes
-
-    mat = read_mat_bytes(buf, where, max_bytes=MAX_BVP_BYTES)
-    value = mat.get(BVP_VARIABLE)
-    if value is None:
-        other = sorted(mat) + sorted(mat.skipped)
-        kind = f" (a {mat.skipped[BVP_VARIABLE]})" if BVP_VARIABLE in mat.skipped else ""
-        raise FormatError(f"{where}: no numeric {BVP_VARIABLE} variable{kind}; holds {len(other)} other "
-                          "variable(s)")
-    if value.ndim == 2 and value.shape == (GRID, GRID):
-        value = value.reshape(GRID, GRID, 1)  # MATLAB drops a trailing singleton dimension
-    if value.ndim != 3 or value.shape[:2] != (GRID, GRID) or np.iscomplexobj(value):
-        kind = " (complex)" if np.iscomplexobj(value) else ""
-        raise FormatError(f"{where}: {BVP_VARIABLE} has shape {tuple(value.shape)}{kind}; expected real ({GRID}, "
-                          f"{GRID}, T)")
-    return value.astype(np.float64, copy=False)
-
-
-def bvp_frames(buf, where: str) -> int:
-    """T of a BVP file's bytes, as ``read_bvp_bytes(buf, where).shape[2]`` gives it, or the same
-    :class:`FormatError` — for ingest, which records T and the file's sha256 and needs no values.
-
-    A file laid out as MATLAB's ``save`` writes it is judged from its header, without building the array: one
-    compressed element (:func:`rfbench.io.matv5.compressed_header`: the variable's name, a real numeric class,
-    20×20×T dimensions, a real part whose declared size is 400·T values, all within :data:`MAX_BVP_BYTES`;
-    the profile is not inflated), or one uncompressed matrix (:func:`rfbench.io.matv5.plain_header`: the same
-    fields, and every element's size checked against the file's bytes, so only the values themselves are left
-    unread). Any other file, and any header that is not exactly that, is parsed whole. Damage inside the
-    compressed stream past the header is found by ``rfbench windows``, which inflates and checks every file it
-    reads (against this T and the sha256 recorded with it).
-    """
-    from rfbench.io.matv5 import compressed_header, plain_header
-
-    compressed = len(buf) > 131 and 15 in (buf[128], buf[131])  # miCOMPRESSED, either byte order
-    h = compressed_header(buf, where, max_bytes=MAX_BVP_BYTES) if compressed else None
-    if h is None:
-        h = plain_header(buf, where, max_bytes=MAX_BVP_BYTES)
-    if h is not None and h.name == BVP_VARIABLE and h.numeric and not h.is_complex and h.data_type is not None:
-        dims = h.dims
-        t = 1 if dims == (GRID, GRID) else dims[2] if len(dims) == 3 and dims[:2] == (GRID, GRID) else None
-        if t is not None and t >= 0 and h.data_bytes == GRID * GRID * t * _ITEMSIZE[h.data_type]:
-            return int(t)
-    return int(read_bvp_bytes(buf, where).shape[2])
-
-
-#: Bytes per value of the MAT-file data types (:data:`rfbench.io.matv5._MI_DTYPES`' codes).
-_ITEMSIZE = {"i1": 1, "u1": 1, "i2": 2, "u2": 2, "i4": 4, "u4": 4, "f4": 4, "f8": 8, "i8": 8, "u8": 8}
-
-
-def read_bvp(path, where: str | None = None):
-    """:func:`read_bvp_bytes` of a file (read through the safe opener, at most :data:`MAX_BVP_BYTES`)."""
-    from rfbench.io.files import read_input_bytes
-
-    return read_bvp_bytes(read_input_bytes(path, cap=MAX_BVP_BYTES, expected="a BVP .mat file"),
-                          where or str(path))
-
-
-@dataclass(frozen=True)
-class _Read:
-    sha256: str
-    frames: int | None
-    error: str | None
-
-
-def _read_one(entry: Entry) -> _Read:
-    buf = _read_plain(entry.real)
-    if buf is None:  # anything unusual: the careful path below, which says what it is
-        return _read_careful(entry)
-    digest = hashlib.sha256(buf).hexdigest()
-    try:
-        frames = bvp_frames(buf, "")
-    except FormatError as exc:
-        return _Read(digest, None, str(exc).removeprefix(": "))
-    return _Read(digest, frames, None)
-
-
-def _read_plain(real: str) -> bytes | None:
-    """The bytes of the regular file at ``real`` (opened as :func:`rfbench.io.files.read_regular` opens it: no
-    link followed, never waiting on a FIFO), or None when it is anything else — not there, not a regular file,
-    past :data:`MAX_BVP_BYTES` — or this is a verify re-run (whose reads go through the careful path)."""
-    from rfbench.io.files import READ_FLAGS
-    from rfbench.io.world import active
-
-    if active() is not None:
-        return None
-    try:
-        fd = os.open(real, READ_FLAGS)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        size = info.st_size
-        if not stat.S_ISREG(info.st_mode) or size > MAX_BVP_BYTES:
-            return None
-        chunks, left = [], size  # as read_regular reads: at most the size fstat gave
-        while left > 0:
-            block = os.read(fd, left)
-            if not block:
-                break
-            chunks.append(block)
-            left -= len(block)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _read_careful(entry: Entry) -> _Read:
-    from rfbench.io.files import NotRegularFile, input_errors, read_regular
-
-    try:
-        # The walk resolved the entry's real path (and refused links out of the tree): open that, without
-        # following a link, rather than resolving the path again for every file.
-        with input_errors(entry.path, expected="a BVP .mat file"):
-            try:
-                buf = read_regular(entry.real, MAX_BVP_BYTES, "", follow=False)
-            except NotRegularFile:
-                raise FormatError(f"{entry.path}: not a regular file, expected a BVP .mat file") from None
-    except FormatError as exc:
-        text = str(exc).strip()
-        for prefix in (f"{entry.path}: ", f"{entry.real}: "):
-            if text.startswith(prefix):
-                return _Read("", None, text[len(prefix):])
-        return _Read("", None, text)
-    digest = hashlib.sha256(buf).hexdigest()
-    try:
-        frames = bvp_frames(buf, "")
-    except FormatError as exc:
-        return _Read(digest, None, str(exc).removeprefix(": "))
-    return _Read(digest, frames, None)
-
-
-def _read_batch(entries: list[Entry]) -> list[_Read]:
-    return [_read_one(e) for e in entries]
-
-
 #: Files per task of the reading pool: one task per file spent more time handing work to the threads than
 #: reading (a future, a lock and a wake-up each).
 READ_BATCH = 64
@@ -375,7 +193,9 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     candidates: list[tuple[str, BvpName, Entry, str]] = []  # (date, name, entry, table)
     pending: list[tuple[list[Entry], Any]] = []  # (batch, its future) in walk order
     reads: dict[int, _Read] = {}
-    with ThreadPoolExecutor(max_workers=n_workers) as pool:
+    readers = None  # reader processes, once the walk has placed enough files (rfbench.datasets.bvp_readers)
+    processes = n_workers > 1 and (os.cpu_count() or 1) > 1
+    with ThreadPoolExecutor(max_workers=n_workers) as pool, contextlib.ExitStack() as stop:
         top = walk.entries(bvp_root) if walk.enter(bvp_root) else []
         for entry in top:
             if entry.name == SYNTHETIC_MARKER:
@@ -415,9 +235,16 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
                     continue
                 candidates.append((date, parsed, f, table))
             to_read = [c[2] for c in candidates[first:] if c[2].size > 0]
+            if processes and readers is None and len(candidates) >= bvp_readers.MIN_FILES:
+                readers = bvp_readers.BvpReaders(min(n_workers, os.cpu_count() or 1))
+                if readers.start():
+                    stop.callback(readers.close)
+                else:
+                    readers, processes = None, False
             for k in range(0, len(to_read), READ_BATCH):
                 batch = to_read[k:k + READ_BATCH]
-                pending.append((batch, pool.submit(_read_batch, batch)))
+                pending.append((batch, readers.submit(batch) if readers is not None else
+                                pool.submit(_read_batch, batch)))
         if on_total is not None:
             on_total(sum(len(batch) for batch, _ in pending))
         for batch, future in pending:
