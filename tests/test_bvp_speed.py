@@ -521,3 +521,31 @@ def test_ingest_reader_processes_give_the_threads_manifest(tmp_path, monkeypatch
     assert manifest(1) == threads and started[-1] is False
     reasons = " ".join(p["reason"] for p in widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).problems)
     assert "more than the" in reasons and "no numeric" in reasons and "not a regular file" in reasons
+
+
+@pytest.mark.parametrize("first", ["non-finite", "damaged", "wrong T"])
+def test_the_first_bad_row_in_order_stops_a_run(first):
+    """chunk_x checks its rows finite together, at the end or up to a row that fails to read: whichever bad row
+    comes first in row order names the error, as when each row was checked on its own."""
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+    from rfbench.datasets.windows.bvp import chunk_x
+    from rfbench.errors import FormatError, ValidationError
+
+    rng = np.random.default_rng(1)
+    files = {f"f{k}.mat": bvp_file_bytes(rng.random((20, 20, 3)), compress=k % 2 == 1) for k in range(6)}
+    bad_value = rng.random((20, 20, 3))
+    bad_value[4, 5, 1] = np.nan
+    kinds = {"non-finite": bvp_file_bytes(bad_value), "damaged": b"not a MAT-file" * 20,
+             "wrong T": bvp_file_bytes(rng.random((20, 20, 4)))}
+    second = next(k for k in kinds if k != first)
+    files["f2.mat"], files["f4.mat"] = kinds[first], kinds[second]
+    recs = [{"id": name, "files": [{"path": name}], "frames": 3} for name in files]
+    with pytest.raises((ValidationError, FormatError), match="f2.mat") as info:
+        chunk_x(recs, 3, lambda entry: files[entry["path"]])
+    assert {"non-finite": "non-finite", "damaged": "MAT", "wrong T": "T = 4"}[first] in str(info.value)
+    del files["f2.mat"], recs[2]
+    with pytest.raises((ValidationError, FormatError), match="f4.mat"):
+        chunk_x(recs, 3, lambda entry: files[entry["path"]])
+    good = [r for r in recs if r["id"] != "f4.mat"]
+    x = chunk_x(good, 5, lambda entry: files[entry["path"]])
+    assert np.isfinite(x).all() and not x[:, 3:].any()
