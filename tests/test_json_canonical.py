@@ -94,3 +94,34 @@ def test_long_digit_runs_are_found_as_the_naive_scan_finds_them():
         assert _has_long_digits(text.encode("utf-8")) == want, text
         verdicts.add(want)
     assert verdicts == {True, False}
+
+
+def test_lists_of_records_written_together_give_the_same_bytes():
+    """A list of eight or more dicts is written by layout (a template per key set and value types, every scalar
+    in one C-encoder call, the dicts of their lists together): the same bytes as the standard encoder, for
+    records like a manifest's and for the odd ones that send the list back to the general walk (a NaN, a dict
+    value, a non-string key, a tuple, a NumPy scalar)."""
+    import random
+
+    rng = random.Random(3)
+
+    def record(k: int) -> dict:
+        rec = {"id": f"r{k}", "frames": rng.randrange(50), "room": rng.choice([1, 2, "3"]), "ok": k % 2 == 0,
+               "%s key": None, "é": "ü\n\x00", "files": [{"path": f"p{k}/{j}", "bytes": j, "sha256": None}
+                                                         for j in range(rng.randrange(3))]}
+        if k % 3 == 0:
+            rec["receivers"] = [1, 2, 3] if k % 2 else []
+        if k % 5 == 0:
+            rec["score"] = rng.random()
+            rec["files"].append({"path": "x", "nested": [1, {"a": 2}], "skipped": []})
+        if k % 7 == 0:
+            rec["files"].append("not a dict")
+        return rec
+
+    records = [record(k) for k in range(40)]
+    assert dumps_json({"recordings": records}) == _reference({"recordings": records})
+    assert dumps_json([{} for _ in range(9)] + [{"a": 1}]) == _reference([{} for _ in range(9)] + [{"a": 1}])
+    for odd in ({"x": float("nan")}, {"x": {"y": 1}}, {1: "int key"}, {"x": (1, 2)}, {"x": np.float32(1.5)},
+                {"x": float("inf"), "files": [{"a": 1}]}):
+        doc = records[:10] + [{**records[10], **odd}] + records[11:20]
+        assert dumps_json(doc) == _reference(doc), odd
