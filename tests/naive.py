@@ -1770,3 +1770,22 @@ def naive_has_long_digits(text: str, run: int) -> bool:
         if count >= run:
             return True
     return False
+
+
+# ==========================================================================================================
+# rfbench.datasets.tree.display_path — a path as it is safe to print and store
+# ==========================================================================================================
+
+
+def naive_display_path(text: str) -> str:
+    """Undecodable bytes (lone surrogates) as ``\\xNN``, control characters (and DEL) as ``\\xNN``."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte the file system name held that is not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)

@@ -549,3 +549,19 @@ def test_the_first_bad_row_in_order_stops_a_run(first):
     good = [r for r in recs if r["id"] != "f4.mat"]
     x = chunk_x(good, 5, lambda entry: files[entry["path"]])
     assert np.isfinite(x).all() and not x[:, 3:].any()
+
+
+def test_shown_paths_equal_the_naive_escape():
+    """display_path returns a printable ASCII name as it is (most names, no encoding round trip) and escapes
+    everything else as before: the naive character-by-character escape agrees on both."""
+    import random
+
+    import naive
+    from rfbench.datasets.tree import display_path
+
+    rng = random.Random(2)
+    alphabet = "abc/._- 0~" + "\x00\x1f\x7f\t\n" + "éü✓" + "\udc80\udcff"
+    names = ["user1-1-1-1-1-1-1e-07-100-20-100000-L0.mat", "BVP/20181109-VS/6-link", "", "~", "\x7f", "a\nb"]
+    names += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(500)]
+    for name in names:
+        assert display_path(name) == naive.naive_display_path(name), repr(name)

@@ -59,6 +59,8 @@ def is_utf8(name: str) -> bool:
 
 def display_path(text: str) -> str:
     """A path as it is safe to print and store: undecodable bytes as ``\\xNN``, control characters escaped."""
+    if text.isascii() and text.isprintable():  # nothing to escape (most names): as it is
+        return text
     raw = os.fsencode(text) if not is_utf8(text) else text.encode("utf-8")
     shown = raw.decode("utf-8", "backslashreplace")
     if _CONTROL.search(shown):

@@ -87,7 +87,7 @@ def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping],
         A file that does not hold a (20, 20, T) ``velocity_spectrum_ro``, a T other than the manifest's, or a
         non-finite value.
     """
-    from rfbench.datasets.widar_bvp import read_bvp_bytes
+    from rfbench.datasets.bvp_mat import read_bvp_bytes
 
     if out is None:
         out = np.empty((len(recordings), t_max, GRID, GRID), dtype=np.float32)

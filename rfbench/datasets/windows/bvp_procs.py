@@ -83,7 +83,8 @@ class BvpReaders:
         fd, slots = tempfile.mkstemp(prefix="rfbench-bvp-", suffix=".slots", dir=folder)
         self._paths.append(slots)
         try:
-            os.ftruncate(fd, self.n_slots * self.slot_bytes)
+            # the space reserved now (no room: an error here, and threads read the side), never a fault later
+            os.posix_fallocate(fd, 0, self.n_slots * self.slot_bytes)
             self._map = mmap.mmap(fd, self.n_slots * self.slot_bytes)
         finally:
             os.close(fd)
