@@ -84,7 +84,10 @@ class BvpReaders:
         self._paths.append(slots)
         try:
             # the space reserved now (no room: an error here, and threads read the side), never a fault later
-            os.posix_fallocate(fd, 0, self.n_slots * self.slot_bytes)
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(fd, 0, self.n_slots * self.slot_bytes)
+            else:  # pragma: no cover - macOS: a sparse file
+                os.ftruncate(fd, self.n_slots * self.slot_bytes)
             self._map = mmap.mmap(fd, self.n_slots * self.slot_bytes)
         finally:
             os.close(fd)
