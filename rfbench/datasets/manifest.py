@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -422,7 +423,7 @@ class RecordingTable:
             if not present:
                 continue
             index = {v: k for k, v in enumerate(present)}
-            codes = np.fromiter((-1 if v is None else index[v] for v in raw), dtype=np.int32, count=len(raw))
+            codes = np.fromiter(map(index.get, raw, repeat(-1)), dtype=np.int32, count=len(raw))  # None: -1
             domains[key] = DomainColumn(codes=codes, values=tuple(present))
         return cls(ids=ids, frames=frames, domains=domains)
 

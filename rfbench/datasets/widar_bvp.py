@@ -247,51 +247,62 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
                                 pool.submit(_read_batch, batch)))
         if on_total is not None:
             on_total(sum(len(batch) for batch, _ in pending))
-        for batch, future in pending:
-            for e, r in zip(batch, future.result()):
-                reads[id(e)] = r  # the entries live in candidates meanwhile
+        results = iter(pending)
+
+        def read_of(f: Entry) -> _Read:
+            """The read of ``f``, waiting for its batch: batches come in the order of the candidates."""
+            while id(f) not in reads:
+                batch, future = next(results)
+                for e, r in zip(batch, future.result()):
+                    reads[id(e)] = r  # the entries live in candidates meanwhile
+                if progress is not None:
+                    progress(len(batch))
+            return reads[id(f)]
+
+        # 3. Assemble recordings as the reads come in (the readers go on meanwhile).
+        recordings, seen = [], {}
+        for date, name, f, table in candidates:
+            rid = f"{date}-VS/{name.recording_stem()}"
+            if rid in seen:
+                walk.problem(f.rel, f"second file for recording {rid} (first: {seen[rid]}); left out")
+                continue
+            if f.size == 0:
+                walk.problem(f.rel, "empty file (0 bytes); the recording has no data")
+                continue
+            r = read_of(f)
+            if r.error is not None:
+                if r.error.startswith("no numeric") or "has shape" in r.error:
+                    walk.problem(f.rel, f"{r.error}; left out")
+                else:
+                    walk.problem(f.rel, f"cannot read: {r.error}; left out")
+                continue
+            if r.frames == 0:
+                walk.problem(f.rel, f"no BVP frames ({BVP_VARIABLE} is {GRID}×{GRID}×0); left out")
+                continue
+            seen[rid] = f.rel
+            gname = GESTURE_NAMES[table][name.gesture - 1]
+            recordings.append({
+                "id": rid,
+                "date": date,
+                "subject": name.user,
+                "room": DATE_ROOMS[table],
+                "gesture": gname,
+                "label": gname,
+                "gesture_number": name.gesture,
+                "location": name.location,
+                "orientation": name.orientation,
+                "repetition": name.repetition,
+                "link": name.link,
+                "bvp_parameters": name.parameters,
+                "capture": f"{table}/{name.capture_stem()}",
+                "files": [{"path": f.rel, "bytes": f.size, "sha256": r.sha256}],
+                "frames": r.frames,
+            })
+        for batch, future in results:  # files of recordings left out before their read (a second file)
+            future.result()
             if progress is not None:
                 progress(len(batch))
 
-    # 3. Assemble recordings.
-    recordings, seen = [], {}
-    for date, name, f, table in candidates:
-        rid = f"{date}-VS/{name.recording_stem()}"
-        if rid in seen:
-            walk.problem(f.rel, f"second file for recording {rid} (first: {seen[rid]}); left out")
-            continue
-        if f.size == 0:
-            walk.problem(f.rel, "empty file (0 bytes); the recording has no data")
-            continue
-        r = reads[id(f)]
-        if r.error is not None:
-            if r.error.startswith("no numeric") or "has shape" in r.error:
-                walk.problem(f.rel, f"{r.error}; left out")
-            else:
-                walk.problem(f.rel, f"cannot read: {r.error}; left out")
-            continue
-        if r.frames == 0:
-            walk.problem(f.rel, f"no BVP frames ({BVP_VARIABLE} is {GRID}×{GRID}×0); left out")
-            continue
-        seen[rid] = f.rel
-        gname = GESTURE_NAMES[table][name.gesture - 1]
-        recordings.append({
-            "id": rid,
-            "date": date,
-            "subject": name.user,
-            "room": DATE_ROOMS[table],
-            "gesture": gname,
-            "label": gname,
-            "gesture_number": name.gesture,
-            "location": name.location,
-            "orientation": name.orientation,
-            "repetition": name.repetition,
-            "link": name.link,
-            "bvp_parameters": name.parameters,
-            "capture": f"{table}/{name.capture_stem()}",
-            "files": [{"path": f.rel, "bytes": f.size, "sha256": r.sha256}],
-            "frames": r.frames,
-        })
     if not recordings:
         raise ValidationError(f"{display_path(str(root))}: no Widar3.0 BVP recording found (expected BVP/<date>-VS/"
                               "[6-link/]<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-<parameters>-"

@@ -72,10 +72,11 @@ def _json_depth(text: str, raw: bytes | None = None) -> int:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
     marks = np.frombuffer(raw.translate(None, _JSON_NOT_STRUCTURE), np.uint8)
     is_quote = marks == 0x22
-    kind = marks[~is_quote & (np.cumsum(is_quote) % 2 == 0)]
+    inside = np.bitwise_xor.accumulate(is_quote.view(np.uint8))  # 1 after an odd number of quotes
+    kind = marks[~is_quote & (inside == 0)]
     if kind.size == 0:
         return 0
-    steps = np.where((kind == 0x5B) | (kind == 0x7B), 1, -1).astype(np.int32)
+    steps = np.where((kind == 0x5B) | (kind == 0x7B), np.int8(1), np.int8(-1))
     return int(np.cumsum(steps, dtype=np.int64).max())
 
 
