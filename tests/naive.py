@@ -1755,3 +1755,37 @@ def naive_next_plausible(data: bytes, start: int, min_bytes: int, plausible) -> 
         if plausible(p):
             return p
     return -1
+
+
+# ==========================================================================================================
+# rfbench.io.documents._has_long_digits — the number-length pre-check of the bounded JSON reader
+# ==========================================================================================================
+
+
+def naive_has_long_digits(text: str, run: int) -> bool:
+    """Whether ``text`` holds ``run`` or more ASCII digits in a row (the regex ``[0-9]{run,}``)."""
+    count = 0
+    for ch in text:
+        count = count + 1 if "0" <= ch <= "9" else 0
+        if count >= run:
+            return True
+    return False
+
+
+# ==========================================================================================================
+# rfbench.datasets.tree.display_path — a path as it is safe to print and store
+# ==========================================================================================================
+
+
+def naive_display_path(text: str) -> str:
+    """Undecodable bytes (lone surrogates) as ``\\xNN``, control characters (and DEL) as ``\\xNN``."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte the file system name held that is not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)

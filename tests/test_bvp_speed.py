@@ -217,6 +217,60 @@ def _variants():
     out.append(("short data tag", _compressed(bytes(raw))))
     big = bvp_file_bytes(np.zeros((20, 20, 1400)), compress=True)  # inflates past MAX_BVP_BYTES
     out.append(("inflates past the bound", big))
+    out += _plain_variants(rng)
+    return out
+
+
+def _plain_variants(rng):
+    """(label, bytes) of uncompressed files: as the generator and scipy write them, and damaged."""
+    import io
+    import struct
+
+    import scipy.io
+
+    from rfbench.datasets.synthetic import mat_v5_bytes
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+
+    out = []
+    for t in (1, 3):
+        for dtype in ("float64", "float32", "int16"):
+            fh = io.BytesIO()
+            scipy.io.savemat(fh, {"velocity_spectrum_ro": (rng.random((20, 20, t)) * 100).astype(dtype)})
+            out.append((f"plain savemat {dtype} T={t}", fh.getvalue()))
+    v = rng.random((20, 20, 6))
+    good = bvp_file_bytes(v)
+    out.append(("plain T=0", mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 0))})))
+    out.append(("plain mis-shaped", mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 10, 3))})))
+    out.append(("plain 4 dims", mat_v5_bytes({"velocity_spectrum_ro": np.zeros((20, 20, 3, 2))})))
+    out.append(("plain other name", mat_v5_bytes({"velocity_spectrum_rx": v})))
+    out.append(("plain two variables", mat_v5_bytes({"velocity_spectrum_ro": v, "extra": v[:, :, :1]})))
+    out.append(("plain second variable first", mat_v5_bytes({"a": v[:, :, :2], "velocity_spectrum_ro": v})))
+    fh = io.BytesIO()
+    scipy.io.savemat(fh, {"velocity_spectrum_ro": v + 1j * v})
+    out.append(("plain complex", fh.getvalue()))
+    out.append(("plain truncated", good[:-8]))
+    out.append(("plain one byte short", good[:-1]))
+    out.append(("plain stray bytes", good + b"\x01" * 8))
+    out.append(("plain zero padding", good + b"\x00" * 8))
+    out.append(("plain header only", good[:136]))
+    pos = good.find(b"velocity_spectrum_ro") + 24  # the real part's tag
+    for label, at, value in (("plain short data tag", pos + 4, 8 * 400 * 5),
+                             ("plain data tag past the end", pos + 4, 8 * 400 * 7),
+                             ("plain odd data type", pos, 10),
+                             ("plain matrix size short", 132, struct.unpack_from("<I", good, 132)[0] - 8),
+                             ("plain matrix size long", 132, struct.unpack_from("<I", good, 132)[0] + 8),
+                             ("plain negative T", good.find(b"velocity_spectrum_ro") - 8, 2**32 - 6),
+                             ("plain flags uint8", 136, 2),
+                             ("plain class char", 144, 4)):
+        raw = bytearray(good)
+        struct.pack_into("<I", raw, at, value)
+        out.append((label, bytes(raw)))
+    raw = bytearray(good + b"\x01" * 8)  # a stray word inside the matrix, after the real part
+    struct.pack_into("<I", raw, 132, struct.unpack_from("<I", good, 132)[0] + 8)
+    out.append(("plain stray word in the matrix", bytes(raw)))
+    raw = bytearray(good)
+    raw[126:128] = b"MI"
+    out.append(("plain byte order flipped", bytes(raw)))
     return out
 
 
@@ -253,6 +307,92 @@ def test_the_header_shortcut_is_taken_for_compressed_profiles():
             assert compressed_header(buf, "f.mat", max_bytes=4 << 20) is None, label
 
 
+def test_the_header_shortcut_is_taken_for_plain_profiles():
+    # plain_header reads the fields a full read finds, and refuses (None) every damaged layout: the full read's
+    # error then says what is wrong.
+    from rfbench.errors import FormatError
+    from rfbench.io.matv5 import plain_header, read_mat_bytes
+
+    taken = set()
+    for label, buf in _variants():
+        h = plain_header(buf, "f.mat", max_bytes=4 << 20)
+        if h is None:
+            continue
+        taken.add(label)
+        itemsize = np.dtype(h.data_type).itemsize
+        try:
+            mat = read_mat_bytes(buf, "f.mat")
+        except FormatError:  # only a real part of another size than the dimensions ask (which bvp_frames checks)
+            assert h.data_bytes != math_prod(h.dims) * itemsize, label
+            continue
+        if not h.numeric:
+            assert h.name in mat.skipped, label
+            continue
+        value = mat[h.name]
+        assert h.dims == value.shape and not h.is_complex, label
+        assert h.data_bytes == value.size * itemsize, label
+    assert {f"plain T={t}" for t in (1, 2, 7, 38)} <= taken
+    assert {f"plain savemat float64 T={t}" for t in (1, 3)} <= taken
+    for label in ("plain truncated", "plain one byte short", "plain stray bytes", "plain zero padding",
+                  "plain header only", "plain complex", "plain two variables", "plain second variable first",
+                  "plain data tag past the end", "plain odd data type", "plain matrix size short",
+                  "plain matrix size long", "plain flags uint8", "plain byte order flipped",
+                  "plain stray word in the matrix"):
+        assert label not in taken, label
+    assert not any(label.startswith(("generator", "savemat")) for label in taken)
+
+
+def test_ingest_reads_every_variant_as_the_careful_reader_does(tmp_path):
+    """ingest's plain read (os.open, fstat, read) and the careful one (read_regular, which names what is wrong)
+    give the same sha256, T or problem for every variant, and for files that are not there, too large, or not
+    regular files."""
+    import os
+
+    from rfbench.datasets import bvp_readers, widar_bvp
+    from rfbench.datasets.tree import Entry
+
+    entries = []
+    for k, (_label, buf) in enumerate(_variants()):
+        path = tmp_path / f"v{k}.mat"
+        path.write_bytes(buf)
+        entries.append(Entry(path.name, path, path.name, str(path), False, len(buf)))
+    big = tmp_path / "big.mat"
+    big.write_bytes(b"\0" * (widar_bvp.MAX_BVP_BYTES + 1))
+    fifo = tmp_path / "fifo.mat"
+    os.mkfifo(fifo)
+    for path in (big, fifo, tmp_path / "gone.mat", tmp_path):
+        entries.append(Entry(path.name, path, path.name, str(path), False, 1))
+    plain = [bvp_readers._read_one(e) for e in entries]
+    careful = [bvp_readers._read_careful(e) for e in entries]
+    assert plain == careful
+    assert sum(r.error is None for r in plain) > 10 and sum(r.error is not None for r in plain) > 10
+    assert [bvp_readers._read_plain(str(p)) for p in (big, fifo, tmp_path / "gone.mat", tmp_path)] == [None] * 4
+
+
+def test_profiles_as_saved_read_as_the_general_reader_reads_them():
+    """read_bvp_bytes takes a file laid out as MATLAB saves a double array straight from its bytes (or the
+    inflated ones); every variant gives the general reader's values, dtype and shape, or its error word for
+    word, and the shortcut is taken for the files MATLAB's save and the generator write."""
+    from rfbench.datasets.bvp_mat import _profile_as_saved, _read_bvp_full, read_bvp_bytes
+    from rfbench.errors import FormatError
+
+    taken = set()
+    for label, buf in _variants():
+        want = _frames_or_error(lambda b: _read_bvp_full(b, "f.mat"), buf)
+        got = _frames_or_error(lambda b: read_bvp_bytes(b, "f.mat"), buf)
+        if isinstance(want, str) or isinstance(got, str):
+            assert got == want, label
+        else:
+            assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want), label
+        try:
+            if _profile_as_saved(buf, "f.mat") is not None:
+                taken.add(label)
+        except FormatError:
+            pass
+    assert {f"{kind} T={t}" for kind in ("generator", "plain", "savemat float64") for t in (1, 2, 7, 38)} <= taken
+    assert not any(label.startswith(("savemat float32", "savemat uint8", "complex")) for label in taken)
+
+
 def math_prod(dims) -> int:
     out = 1
     for d in dims:
@@ -281,3 +421,147 @@ def test_damage_inside_the_compressed_stream_is_refused_by_windows(tmp_path):
     with pytest.raises((FormatError, ValidationError), match=victim.name):
         write_windows(tmp_path / "split.json", "test", tmp_path / "w")
     assert not (tmp_path / "w" / "X.npy").exists()
+
+
+def _side_files(folder):
+    return {name: (folder / name).read_bytes() for name in ("X.npy", "y.npy", "index.json")}
+
+
+def test_reader_processes_write_what_threads_write(tmp_path, monkeypatch):
+    """A large BVP side is read by reader processes (each file checked and parsed there, rows filled into shared
+    slots, reused run after run); the three files are byte for byte those the threads write, and a damaged
+    file stops both with the same error."""
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.windows import bvp, bvp_procs, write_windows
+    from rfbench.errors import FormatError, ValidationError
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 9), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    monkeypatch.setattr(bvp, "CHUNK_BYTES", 7 * 9 * 1600)  # 7 rows a run: many runs, every slot reused
+    started = []
+    real_enter = bvp_procs.BvpReaders.__enter__
+    monkeypatch.setattr(bvp_procs.BvpReaders, "__enter__", lambda self: (started.append(self.n), real_enter(self))[1])
+
+    def side(folder, processes: bool):
+        monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1 if processes else 10**9)
+        write_windows(tmp_path / "split.json", "train", tmp_path / folder, workers=2)
+        return _side_files(tmp_path / folder)
+
+    assert side("p", True) == side("t", False)
+    assert started == [2]
+
+    victims = sorted((tmp_path / "tree").rglob("user1-*.mat"))
+    compressed = next(p for p in victims[40:] if p.read_bytes()[128] == 15)
+    data = bytearray(compressed.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the stream: the sha256 differs from the manifest's
+    compressed.write_bytes(bytes(data))
+    errors = []
+    for processes in (True, False):
+        monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1 if processes else 10**9)
+        with pytest.raises((FormatError, ValidationError)) as info:
+            write_windows(tmp_path / "split.json", "train", tmp_path / f"bad{processes}", workers=2)
+        errors.append((type(info.value), str(info.value)))
+        assert not (tmp_path / f"bad{processes}" / "X.npy").exists()
+    assert errors[0] == errors[1] and compressed.name in errors[0][1]
+    assert len(started) == 2
+
+
+def test_without_reader_processes_the_threads_read_the_side(tmp_path, monkeypatch):
+    """When no reader process starts (here: no interpreter to start), the threads read the side: same files."""
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.windows import bvp_procs, write_windows
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 3), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    monkeypatch.setattr(bvp_procs.sys, "executable", str(tmp_path / "no-python"))
+    write_windows(tmp_path / "split.json", "test", tmp_path / "a", workers=2)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
+    write_windows(tmp_path / "split.json", "test", tmp_path / "b", workers=2)
+    a, b = _side_files(tmp_path / "a"), _side_files(tmp_path / "b")
+    assert a["X.npy"] == b["X.npy"] and a["y.npy"] == b["y.npy"]
+    assert a["index.json"].replace(b'"../a', b'"../b') == b["index.json"] or a["index.json"] == b["index.json"]
+    assert not list(Path("/dev/shm").glob("rfbench-bvp-*")) if Path("/dev/shm").is_dir() else True
+
+
+def test_ingest_reader_processes_give_the_threads_manifest(tmp_path, monkeypatch):
+    """Reader processes (one per core, started once the walk has placed MIN_FILES files) hash and judge the same
+    batches the threads do: the same manifest, planted problems (not a MAT-file, no variable, mis-shaped, T = 0,
+    an empty file, a file past the bound) included; without an interpreter to start, the threads read them."""
+    import os
+
+    from rfbench.datasets import bvp_readers, widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 5), damage=True)
+    first = next((tmp_path / "tree").rglob("*-L0.mat"))
+    (first.with_name(first.name.replace("-L0.mat", "-L5.mat"))).write_bytes(b"\0" * (widar_bvp.MAX_BVP_BYTES + 1))
+    os.mkfifo(first.with_name(first.name.replace("-L0.mat", "-L6.mat")))
+    started = []
+    real_start = bvp_readers.BvpReaders.start
+    monkeypatch.setattr(bvp_readers.BvpReaders, "start", lambda self: started.append(real_start(self)) or started[-1])
+
+    def manifest(min_files: int) -> bytes:
+        monkeypatch.setattr(bvp_readers, "MIN_FILES", min_files)
+        path = tmp_path / f"m{len(started)}-{min_files}.json"
+        widar_bvp.ingest_bvp(tmp_path / "tree", workers=2).write(path)
+        return path.read_bytes().replace(path.name.encode(), b"")
+
+    threads = manifest(10**9)
+    assert started == []
+    assert manifest(1) == threads and started == [True]
+    assert manifest(150) == threads and started == [True, True]  # threads first, processes from the 150th file
+    monkeypatch.setattr(bvp_readers.sys, "executable", str(tmp_path / "no-python"))
+    assert manifest(1) == threads and started[-1] is False
+    reasons = " ".join(p["reason"] for p in widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).problems)
+    assert "more than the" in reasons and "no numeric" in reasons and "not a regular file" in reasons
+
+
+@pytest.mark.parametrize("first", ["non-finite", "damaged", "wrong T"])
+def test_the_first_bad_row_in_order_stops_a_run(first):
+    """chunk_x checks its rows finite together, at the end or up to a row that fails to read: whichever bad row
+    comes first in row order names the error, as when each row was checked on its own."""
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+    from rfbench.datasets.windows.bvp import chunk_x
+    from rfbench.errors import FormatError, ValidationError
+
+    rng = np.random.default_rng(1)
+    files = {f"f{k}.mat": bvp_file_bytes(rng.random((20, 20, 3)), compress=k % 2 == 1) for k in range(6)}
+    bad_value = rng.random((20, 20, 3))
+    bad_value[4, 5, 1] = np.nan
+    kinds = {"non-finite": bvp_file_bytes(bad_value), "damaged": b"not a MAT-file" * 20,
+             "wrong T": bvp_file_bytes(rng.random((20, 20, 4)))}
+    second = next(k for k in kinds if k != first)
+    files["f2.mat"], files["f4.mat"] = kinds[first], kinds[second]
+    recs = [{"id": name, "files": [{"path": name}], "frames": 3} for name in files]
+    with pytest.raises((ValidationError, FormatError), match="f2.mat") as info:
+        chunk_x(recs, 3, lambda entry: files[entry["path"]])
+    assert {"non-finite": "non-finite", "damaged": "MAT", "wrong T": "T = 4"}[first] in str(info.value)
+    del files["f2.mat"], recs[2]
+    with pytest.raises((ValidationError, FormatError), match="f4.mat"):
+        chunk_x(recs, 3, lambda entry: files[entry["path"]])
+    good = [r for r in recs if r["id"] != "f4.mat"]
+    x = chunk_x(good, 5, lambda entry: files[entry["path"]])
+    assert np.isfinite(x).all() and not x[:, 3:].any()
+
+
+def test_shown_paths_equal_the_naive_escape():
+    """display_path returns a printable ASCII name as it is (most names, no encoding round trip) and escapes
+    everything else as before: the naive character-by-character escape agrees on both."""
+    import random
+
+    import naive
+    from rfbench.datasets.tree import display_path
+
+    rng = random.Random(2)
+    alphabet = "abc/._- 0~" + "\x00\x1f\x7f\t\n" + "éü✓" + "\udc80\udcff"
+    names = ["user1-1-1-1-1-1-1e-07-100-20-100000-L0.mat", "BVP/20181109-VS/6-link", "", "~", "\x7f", "a\nb"]
+    names += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(500)]
+    for name in names:
+        assert display_path(name) == naive.naive_display_path(name), repr(name)

@@ -69,3 +69,59 @@ def test_lone_surrogate_is_written_as_an_escape():
     text = dumps_json({"path": "bad\udcffname"})
     assert "\\udcff" in text
     text.encode("utf-8")
+
+
+def test_long_digit_runs_are_found_as_the_naive_scan_finds_them():
+    """The bounded reader measures numbers one by one only when a run of 38 digits is somewhere in the text (a
+    table lookup per byte and a substring search): the same verdict as a character-by-character scan, over runs
+    at the bound, next to non-ASCII digits, inside strings and split by other characters."""
+    import random
+
+    import naive
+    from rfbench.io.documents import MAX_NUMBER_CHARS, _has_long_digits
+
+    run = MAX_NUMBER_CHARS - 2
+    rng = random.Random(7)
+    alphabet = "0123456789" * 6 + 'abc ,.:"[]{}é٣\u00b2\U0001d7d8'  # Arabic-Indic 3, superscript 2, math 0
+    texts = ["", "1" * run, "1" * (run - 1), "x" + "9" * run + "x", "1" * (run - 1) + "٣", "é" + "5" * run,
+             '{"a": "' + "7" * run + '"}', "1" * 20 + "\u00b2" + "1" * 20]
+    for _ in range(400):
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200))))
+        texts.append("x" * rng.randint(0, 3) + "4" * rng.randint(run - 2, run + 1) + "y")
+    verdicts = set()
+    for text in texts:
+        want = naive.naive_has_long_digits(text, run)
+        assert _has_long_digits(text.encode("utf-8")) == want, text
+        verdicts.add(want)
+    assert verdicts == {True, False}
+
+
+def test_lists_of_records_written_together_give_the_same_bytes():
+    """A list of eight or more dicts is written by layout (a template per key set and value types, every scalar
+    in one C-encoder call, the dicts of their lists together): the same bytes as the standard encoder, for
+    records like a manifest's and for the odd ones that send the list back to the general walk (a NaN, a dict
+    value, a non-string key, a tuple, a NumPy scalar)."""
+    import random
+
+    rng = random.Random(3)
+
+    def record(k: int) -> dict:
+        rec = {"id": f"r{k}", "frames": rng.randrange(50), "room": rng.choice([1, 2, "3"]), "ok": k % 2 == 0,
+               "%s key": None, "é": "ü\n\x00", "files": [{"path": f"p{k}/{j}", "bytes": j, "sha256": None}
+                                                         for j in range(rng.randrange(3))]}
+        if k % 3 == 0:
+            rec["receivers"] = [1, 2, 3] if k % 2 else []
+        if k % 5 == 0:
+            rec["score"] = rng.random()
+            rec["files"].append({"path": "x", "nested": [1, {"a": 2}], "skipped": []})
+        if k % 7 == 0:
+            rec["files"].append("not a dict")
+        return rec
+
+    records = [record(k) for k in range(40)]
+    assert dumps_json({"recordings": records}) == _reference({"recordings": records})
+    assert dumps_json([{} for _ in range(9)] + [{"a": 1}]) == _reference([{} for _ in range(9)] + [{"a": 1}])
+    for odd in ({"x": float("nan")}, {"x": {"y": 1}}, {1: "int key"}, {"x": (1, 2)}, {"x": np.float32(1.5)},
+                {"x": float("inf"), "files": [{"a": 1}]}):
+        doc = records[:10] + [{**records[10], **odd}] + records[11:20]
+        assert dumps_json(doc) == _reference(doc), odd

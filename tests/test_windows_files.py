@@ -281,3 +281,88 @@ def test_compressed_files_have_no_layout_and_bounded_inflation():
     bomb = raw[:128] + struct.pack("<II", 15, len(bomb_inner)) + bomb_inner
     with pytest.raises(FormatError, match="inflates past"):
         read_mat_bytes(bomb)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 40, 41, 200])
+def test_a_large_array_written_around_the_page_cache_is_the_same_file(tmp_path, monkeypatch, rows):
+    """Direct writes (gathered in aligned blocks, the last partial block written the ordinary way) give the very
+    bytes and sha256 of the ordinary writes, whatever the tail's length; the direct descriptor is used."""
+    import rfbench.datasets.windows.npy as npy
+
+    rng = np.random.default_rng(rows)
+    batches = [rng.normal(size=(k, 3, 17)).astype(np.float32) for k in (rows // 3, 0, rows - rows // 3)]
+    ordinary = tmp_path / "a.npy"
+    with NpyWriter(ordinary, np.float32, (3, 17), n_rows=rows) as w0:
+        for b in batches:
+            w0.write(b)
+    assert w0._direct is None  # small: written the ordinary way
+    monkeypatch.setattr(NpyWriter, "DIRECT_MIN_BYTES", 0)
+    monkeypatch.setattr(NpyWriter, "DIRECT_BLOCK", 8192)
+    direct_writes = []
+    real_pwrite = os.pwrite
+    monkeypatch.setattr(npy.os, "pwrite", lambda fd, data, at: (direct_writes.append((fd, at, len(data))),
+                                                                 real_pwrite(fd, data, at))[1])
+    direct = tmp_path / "b.npy"
+    with NpyWriter(direct, np.float32, (3, 17), n_rows=rows) as w1:
+        used = w1._direct
+        for b in batches:
+            w1.write(b)
+    assert direct.read_bytes() == ordinary.read_bytes()
+    assert (w1.sha256, w1.bytes) == (w0.sha256, w0.bytes)
+    if used is not None:  # a file system with direct I/O (tmpfs has none)
+        assert all(at % npy.DIRECT_ALIGN == 0 for _, at, _ in direct_writes)
+        assert sum(n for _, _, n in direct_writes) == w1.bytes
+        aligned = [n for _, _, n in direct_writes if n % npy.DIRECT_ALIGN == 0]
+        assert sum(aligned) == w1.bytes // npy.DIRECT_ALIGN * npy.DIRECT_ALIGN  # all but the last partial block
+
+
+def test_direct_writes_refused_midway_fall_back_to_ordinary_writes(tmp_path, monkeypatch):
+    import errno
+
+    import rfbench.datasets.windows.npy as npy
+
+    monkeypatch.setattr(NpyWriter, "DIRECT_MIN_BYTES", 0)
+    monkeypatch.setattr(NpyWriter, "DIRECT_BLOCK", 4096)
+    real_pwrite = os.pwrite
+    refused = []
+
+    def pwrite(fd, data, at):
+        writer = current[0]._direct
+        if writer is not None and fd == writer.fd and at >= 8192 and not refused:
+            refused.append(at)
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real_pwrite(fd, data, at)
+
+    monkeypatch.setattr(npy.os, "pwrite", pwrite)
+    data = np.arange(30000, dtype=np.float32).reshape(-1, 10)
+    current = []
+    with NpyWriter(tmp_path / "X.npy", np.float32, (10,), n_rows=len(data)) as w:
+        current.append(w)
+        if w._direct is None:
+            pytest.skip("no direct I/O on this file system")
+        w.write(data)
+    assert refused and np.array_equal(np.load(tmp_path / "X.npy"), data)
+    assert w.sha256 == hashlib.sha256((tmp_path / "X.npy").read_bytes()).hexdigest()
+
+
+def test_a_failed_direct_write_is_raised_and_leaves_no_file(tmp_path, monkeypatch):
+    """A direct block is written on a thread of its own; its error (a full disk) is raised in the writer's thread
+    and nothing is left under the target's name or a temporary one."""
+    import errno
+
+    import rfbench.datasets.windows.npy as npy
+
+    monkeypatch.setattr(NpyWriter, "DIRECT_MIN_BYTES", 0)
+    monkeypatch.setattr(NpyWriter, "DIRECT_BLOCK", 4096)
+    real_pwrite = os.pwrite
+
+    def pwrite(fd, data, at):
+        if at >= 8192:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_pwrite(fd, data, at)
+
+    monkeypatch.setattr(npy.os, "pwrite", pwrite)
+    with pytest.raises(OSError, match="No space"):
+        with NpyWriter(tmp_path / "X.npy", np.float32, (10,), n_rows=3000) as w:
+            w.write(np.ones((3000, 10), np.float32))
+    assert os.listdir(tmp_path) == []

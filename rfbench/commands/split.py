@@ -61,9 +61,11 @@ def split(
     still written, with audit.passed false, so it can be inspected); exit 2 on bad input.
     """
     with guard():
+        from rfbench._process import cheap_exit, collector_paused
         from rfbench.protocols.split import write_splits
 
-        with Bar("fingerprinting", enabled=not json_out) as bar:
+        cheap_exit()
+        with Bar("fingerprinting", enabled=not json_out) as bar, collector_paused():
             written = write_splits(manifest, protocol, out, force=force, content=content, min_shared=min_shared,
                                    progress=bar.advance, on_total=bar.start, seed=seed, test=test or None,
                                    test_fraction=test_fraction, domain=domain, actions=actions,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -234,7 +235,7 @@ class Manifest:
                 raise ValidationError(f"{where}: recording id {rec['id']!r} appears twice; ids must be unique")
             seen.add(rec["id"])
         for k, prob in enumerate(doc["problems"]):
-            if not isinstance(prob, Mapping) or not isinstance(prob.get("path"), str) \
+            if not _is_mapping(prob) or not isinstance(prob.get("path"), str) \
                     or not isinstance(prob.get("reason"), str):
                 raise ValidationError(f"{where}: problems[{k}] must be an object with string 'path' and 'reason'")
         extra = {k: v for k, v in doc.items()
@@ -291,8 +292,12 @@ def template_fields(template: Any) -> tuple:
 _HEX = frozenset("0123456789abcdef")
 
 
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # a parsed document's objects are dicts: no ABC check
+
+
 def _check_recording(rec: Any, where: str, keys: Sequence[str] = SPLIT_KEYS) -> None:
-    if not isinstance(rec, Mapping):
+    if not _is_mapping(rec):
         raise ValidationError(f"{where}: each recording must be an object")
     rid = rec.get("id")
     if not isinstance(rid, str) or not rid:
@@ -301,10 +306,10 @@ def _check_recording(rec: Any, where: str, keys: Sequence[str] = SPLIT_KEYS) -> 
     if not isinstance(files, list):
         raise ValidationError(f"{where} ({rid}): 'files' must be a list of {{path, bytes}} objects")
     for f in files:
-        if not isinstance(f, Mapping) or not isinstance(f.get("path"), str) or not _is_count(f.get("bytes")):
+        if not _is_mapping(f) or not isinstance(f.get("path"), str) or not _is_count(f.get("bytes")):
             raise ValidationError(f"{where} ({rid}): each file needs a string 'path' and a non-negative int 'bytes'")
         digest = f.get("sha256")
-        if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX):
+        if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and _HEX.issuperset(digest)):
             raise ValidationError(f"{where} ({rid}): a file's 'sha256' must be 64 lower-case hex digits or null")
     if not _is_count(rec.get("frames")):
         raise ValidationError(f"{where} ({rid}): 'frames' must be a non-negative integer")
@@ -315,6 +320,9 @@ def _check_recording(rec: Any, where: str, keys: Sequence[str] = SPLIT_KEYS) -> 
     for key in keys:
         value = rec.get(key)
         if value is None:
+            continue
+        kind = type(value)
+        if kind is str or kind is int:  # the usual values, settled without the general checks below
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise ValidationError(f"{where} ({rid}): {key!r} must be a string or a number, not {type(value).__name__}")
@@ -415,7 +423,7 @@ class RecordingTable:
             if not present:
                 continue
             index = {v: k for k, v in enumerate(present)}
-            codes = np.fromiter((-1 if v is None else index[v] for v in raw), dtype=np.int32, count=len(raw))
+            codes = np.fromiter(map(index.get, raw, repeat(-1)), dtype=np.int32, count=len(raw))  # None: -1
             domains[key] = DomainColumn(codes=codes, values=tuple(present))
         return cls(ids=ids, frames=frames, domains=domains)
 

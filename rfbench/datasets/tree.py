@@ -59,6 +59,8 @@ def is_utf8(name: str) -> bool:
 
 def display_path(text: str) -> str:
     """A path as it is safe to print and store: undecodable bytes as ``\\xNN``, control characters escaped."""
+    if text.isascii() and text.isprintable():  # nothing to escape (most names): as it is
+        return text
     raw = os.fsencode(text) if not is_utf8(text) else text.encode("utf-8")
     shown = raw.decode("utf-8", "backslashreplace")
     if _CONTROL.search(shown):
@@ -78,20 +80,45 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-@dataclass(frozen=True)
 class Entry:
     """One usable entry of a folder: a regular file or a folder, inside the dataset (or followed on request).
 
     ``path`` is where to open it (under the root as given); ``rel`` its POSIX path relative to the root;
-    ``real`` its real path; ``size`` the file's size in bytes (0 for a folder).
+    ``real`` its real path; ``size`` the file's size in bytes (0 for a folder). A walk gives ``folder`` instead of
+    ``path`` (the entry's folder as a Path): ``path`` is then ``folder / name``, made when first asked for (most
+    files of a large walk are opened by their real path and never need one).
     """
 
-    name: str
-    path: Path
-    rel: str
-    real: str
-    is_dir: bool
-    size: int = 0
+    __slots__ = ("name", "rel", "real", "is_dir", "size", "_path", "_folder")
+
+    def __init__(self, name: str, path: Path | None, rel: str, real: str, is_dir: bool, size: int = 0,
+                 folder: Path | None = None):
+        self.name, self.rel, self.real, self.is_dir, self.size = name, rel, real, is_dir, size
+        self._path, self._folder = path, folder
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = self._folder / self.name
+        return self._path
+
+    @property
+    def folder(self) -> Path:
+        """The folder the entry was listed in (a walk's Path object, shared by the folder's entries)."""
+        return self._folder if self._folder is not None else self.path.parent
+
+    def _key(self) -> tuple:
+        return self.name, self.path, self.rel, self.real, self.is_dir, self.size
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Entry) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Entry(name={self.name!r}, path={self.path!r}, rel={self.rel!r}, real={self.real!r}, "
+                f"is_dir={self.is_dir!r}, size={self.size!r})")
 
 
 class TreeWalk:
@@ -154,13 +181,14 @@ class TreeWalk:
             name = item.name
             if name.startswith("."):
                 continue
-            path = folder / name
             if not is_utf8(name):
+                path = folder / name
                 self.problem(path, "name is not valid UTF-8 (shown with \\x escapes); a manifest cannot name it "
                                    "exactly, so it is left out")
                 continue
             try:
                 link = item.is_symlink()
+                path = folder / name if link else None
                 real = os.path.realpath(path) if link else os.path.join(real_folder, name)
                 if link and not os.path.exists(real):
                     self.problem(path, "broken symbolic link; left out")
@@ -171,16 +199,16 @@ class TreeWalk:
                     continue
                 st = os.stat(path) if link else item.stat(follow_symlinks=False)
             except OSError as exc:
-                self.problem(path, f"cannot stat ({exc.strerror or exc}); left out")
+                self.problem(folder / name, f"cannot stat ({exc.strerror or exc}); left out")
                 continue
             if stat.S_ISDIR(st.st_mode):
-                out.append(Entry(name, path, _child(base, name), real, True))
+                out.append(Entry(name, path, _child(base, name), real, True, folder=folder))
             elif not stat.S_ISREG(st.st_mode) or pseudo_folder or \
                     (link and any(_inside(real, p) for p in PSEUDO_FILESYSTEMS)):
-                self.problem(path, "not a regular file (a FIFO, socket, device or kernel pseudo-file); never "
-                                   "opened, left out")
+                self.problem(folder / name, "not a regular file (a FIFO, socket, device or kernel pseudo-file); "
+                                            "never opened, left out")
             else:
-                out.append(Entry(name, path, _child(base, name), real, False, int(st.st_size)))
+                out.append(Entry(name, path, _child(base, name), real, False, int(st.st_size), folder=folder))
         return out
 
     def files(self, folder: Path, real_folder: str | None = None) -> list[Entry]:

@@ -19,20 +19,23 @@ Nothing here is fatal: names that do not parse, unknown (date, user, gesture) tr
 mis-shaped ``velocity_spectrum_ro``, unreadable or non-MAT files and files past :data:`MAX_BVP_BYTES` become
 ``problems`` entries (``{path, reason}``); only a tree with no recording at all is an error. Every file is read
 once (bounded: at most :data:`MAX_BVP_BYTES` read, and inflated, per file) and hashed (sha256) from the same
-bytes, on a pool of threads; a compressed profile is judged from its header (:func:`bvp_frames`), and
-``rfbench windows`` inflates and checks it.
+bytes, on a pool of threads (batches of files per task); a profile laid out as MATLAB writes it is judged from its
+header (:func:`bvp_frames`), and ``rfbench windows`` inflates, parses and checks it.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from rfbench.datasets import bvp_readers
+from rfbench.datasets.bvp_mat import BVP_VARIABLE, GRID, MAX_BVP_BYTES, bvp_frames, read_bvp, read_bvp_bytes
+from rfbench.datasets.bvp_readers import _Read, _read_batch
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.tree import Entry, display_path, duplicate_problems
 from rfbench.datasets.widar import (
@@ -43,7 +46,7 @@ from rfbench.datasets.widar import (
     open_release,
     release_extra,
 )
-from rfbench.errors import FormatError, ValidationError
+from rfbench.errors import ValidationError
 
 __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tree", "release_kind", "ingest_bvp",
            "read_bvp", "read_bvp_bytes", "bvp_frames", "BVP_VARIABLE", "GRID", "MAX_BVP_BYTES", "USER_TABLES",
@@ -51,12 +54,6 @@ __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tr
 
 #: The manifest's dataset name for a BVP tree.
 DATASET = "widar3-bvp"
-#: The variable a BVP file holds, and its velocity grid (per body-frame axis).
-BVP_VARIABLE = "velocity_spectrum_ro"
-GRID = 20
-#: Largest BVP file read, and the most its compressed elements may inflate to: a real file (T ≤ ~40) holds
-#: 20·20·40 doubles, 128 KB; this allows T up to ~1,300.
-MAX_BVP_BYTES = 4 << 20
 #: The six gestures Widar3.0's cross-domain figures are reported on (global names of the per-date tables).
 COMMON6 = ("Push&Pull", "Sweep", "Clap", "Slide", "Draw-O(Horizontal)", "Draw-Zigzag(Horizontal)")
 #: Named gesture sets ``rfbench split --gestures`` accepts.
@@ -150,96 +147,9 @@ def release_kind(root: str | os.PathLike, kind: str | None = None) -> str:
     return "csi" if has_csi else "bvp"
 
 
-def read_bvp_bytes(buf, where: str):
-    """The ``velocity_spectrum_ro`` array (20, 20, T) float64 of a BVP file's bytes.
-
-    Raises
-    ------
-    FormatError
-        Not a readable v5 MAT-file within :data:`MAX_BVP_BYTES`, no such variable, or not 20×20×T.
-    """
-    import numpy as np
-
-    from rfbench.io.matv5 import read_mat_bytes
-
-    mat = read_mat_bytes(buf, where, max_bytes=MAX_BVP_BYTES)
-    value = mat.get(BVP_VARIABLE)
-    if value is None:
-        other = sorted(mat) + sorted(mat.skipped)
-        kind = f" (a {mat.skipped[BVP_VARIABLE]})" if BVP_VARIABLE in mat.skipped else ""
-        raise FormatError(f"{where}: no numeric {BVP_VARIABLE} variable{kind}; holds {len(other)} other "
-                          "variable(s)")
-    if value.ndim == 2 and value.shape == (GRID, GRID):
-        value = value.reshape(GRID, GRID, 1)  # MATLAB drops a trailing singleton dimension
-    if value.ndim != 3 or value.shape[:2] != (GRID, GRID) or np.iscomplexobj(value):
-        kind = " (complex)" if np.iscomplexobj(value) else ""
-        raise FormatError(f"{where}: {BVP_VARIABLE} has shape {tuple(value.shape)}{kind}; expected real ({GRID}, "
-                          f"{GRID}, T)")
-    return value.astype(np.float64, copy=False)
-
-
-def bvp_frames(buf, where: str) -> int:
-    """T of a BVP file's bytes, as ``read_bvp_bytes(buf, where).shape[2]`` gives it, or the same
-    :class:`FormatError` — for ingest, which records T and the file's sha256 and needs no values.
-
-    A file whose variable is one compressed element (as MATLAB's ``save`` writes) is judged from its header
-    (:func:`rfbench.io.matv5.compressed_header`: the variable's name, a real numeric class, 20×20×T
-    dimensions, a real part whose declared size is 400·T values, all within :data:`MAX_BVP_BYTES`) without
-    inflating the profile; any other file, and any header that is not exactly that, is parsed whole. Damage
-    inside the compressed stream past the header is found by ``rfbench windows``, which inflates and checks
-    every file it reads (against this T and the sha256 recorded with it).
-    """
-    import numpy as np
-
-    from rfbench.io.matv5 import compressed_header
-
-    h = compressed_header(buf, where, max_bytes=MAX_BVP_BYTES)
-    if h is not None and h.name == BVP_VARIABLE and h.numeric and not h.is_complex and h.data_type is not None:
-        dims = h.dims
-        t = 1 if dims == (GRID, GRID) else dims[2] if len(dims) == 3 and dims[:2] == (GRID, GRID) else None
-        if t is not None and t >= 0 and h.data_bytes == GRID * GRID * t * np.dtype(h.data_type).itemsize:
-            return int(t)
-    return int(read_bvp_bytes(buf, where).shape[2])
-
-
-def read_bvp(path, where: str | None = None):
-    """:func:`read_bvp_bytes` of a file (read through the safe opener, at most :data:`MAX_BVP_BYTES`)."""
-    from rfbench.io.files import read_input_bytes
-
-    return read_bvp_bytes(read_input_bytes(path, cap=MAX_BVP_BYTES, expected="a BVP .mat file"),
-                          where or str(path))
-
-
-@dataclass(frozen=True)
-class _Read:
-    sha256: str
-    frames: int | None
-    error: str | None
-
-
-def _read_one(entry: Entry) -> _Read:
-    from rfbench.io.files import NotRegularFile, input_errors, read_regular
-
-    try:
-        # The walk resolved the entry's real path (and refused links out of the tree): open that, without
-        # following a link, rather than resolving the path again for every file.
-        with input_errors(entry.path, expected="a BVP .mat file"):
-            try:
-                buf = read_regular(entry.real, MAX_BVP_BYTES, "", follow=False)
-            except NotRegularFile:
-                raise FormatError(f"{entry.path}: not a regular file, expected a BVP .mat file") from None
-    except FormatError as exc:
-        text = str(exc).strip()
-        for prefix in (f"{entry.path}: ", f"{entry.real}: "):
-            if text.startswith(prefix):
-                return _Read("", None, text[len(prefix):])
-        return _Read("", None, text)
-    digest = hashlib.sha256(buf).hexdigest()
-    try:
-        frames = bvp_frames(buf, "")
-    except FormatError as exc:
-        return _Read(digest, None, str(exc).removeprefix(": "))
-    return _Read(digest, frames, None)
+#: Files per task of the reading pool: one task per file spent more time handing work to the threads than
+#: reading (a future, a lock and a wake-up each).
+READ_BATCH = 64
 
 
 def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_symlinks: bool = False,
@@ -276,95 +186,123 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     bvp_root = find_bvp_root(root) or root
     problems = walk.problems
 
-    # 1. Walk: <date>-VS folders → files, named and placed.
-    candidates: list[tuple[str, BvpName, Entry, str]] = []  # (date, name, entry, table)
-    top = walk.entries(bvp_root) if walk.enter(bvp_root) else []
-    for entry in top:
-        if entry.name == SYNTHETIC_MARKER:
-            continue
-        if not entry.is_dir:
-            walk.problem(entry.rel, "file outside any date folder; left out")
-            continue
-        m = _DATE_FOLDER.match(entry.name)
-        date = m.group(1) if m else None
-        if date is None or date not in DATE_ROOMS:
-            n = walk.count_files(entry.path, entry.real)
-            kind = "date folder" if m else "folder"
-            walk.problem(entry.rel, f"unknown {kind} {entry.name!r}: not a Widar3.0 BVP date folder (<date>-VS of "
-                                    f"the date→room table); its {n} file(s) are left out")
-            continue
-        for f in walk.files(entry.path, entry.real):
-            parts = f.path.relative_to(entry.path).parts
-            if not (len(parts) == 2 or (len(parts) == 3 and parts[0] == _LINK_LEVEL)):
-                walk.problem(f.rel, f"not in a BVP layout ({entry.name}/6-link/<user>/<file>.mat or "
-                                    f"{entry.name}/<user>/<file>.mat); left out")
-                continue
-            parsed = parse_bvp_name(f.name)
-            if isinstance(parsed, str):
-                walk.problem(f.rel, parsed)
-                continue
-            folder = parts[-2]
-            if folder != parsed.user:
-                walk.problem(f.rel, f"file name says {parsed.user} but its folder is {folder}; the file name is "
-                                    "used")
-            table = bvp_table(date, parsed.user)
-            if table not in GESTURE_NAMES or not 1 <= parsed.gesture <= len(GESTURE_NAMES[table]):
-                walk.problem(f.rel, f"unknown gesture: {parsed.user}'s gesture {parsed.gesture} on {date} has no "
-                                    f"name in the {table} table; left out")
-                continue
-            candidates.append((date, parsed, f, table))
-
-    # 2. Read and hash every non-empty file, in parallel.
-    to_read = [c[2] for c in candidates if c[2].size > 0]
-    if on_total is not None:
-        on_total(len(to_read))
+    # 1. Walk: <date>-VS folders → files, named and placed. 2. Read and hash every non-empty file on a pool of
+    # threads, each date folder's files handed over as soon as the walk has placed them (the walk goes on
+    # meanwhile).
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
-    reads: dict[str, _Read] = {}
-    with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        for e, r in zip(to_read, pool.map(_read_one, to_read, chunksize=64)):
-            reads[str(e.path)] = r
-            if progress is not None:
-                progress(1)
+    candidates: list[tuple[str, BvpName, Entry, str]] = []  # (date, name, entry, table)
+    pending: list[tuple[list[Entry], Any]] = []  # (batch, its future) in walk order
+    reads: dict[int, _Read] = {}
+    readers = None  # reader processes, once the walk has placed enough files (rfbench.datasets.bvp_readers)
+    processes = n_workers > 1 and (os.cpu_count() or 1) > 1
+    with ThreadPoolExecutor(max_workers=n_workers) as pool, contextlib.ExitStack() as stop:
+        top = walk.entries(bvp_root) if walk.enter(bvp_root) else []
+        for entry in top:
+            if entry.name == SYNTHETIC_MARKER:
+                continue
+            if not entry.is_dir:
+                walk.problem(entry.rel, "file outside any date folder; left out")
+                continue
+            m = _DATE_FOLDER.match(entry.name)
+            date = m.group(1) if m else None
+            if date is None or date not in DATE_ROOMS:
+                n = walk.count_files(entry.path, entry.real)
+                kind = "date folder" if m else "folder"
+                walk.problem(entry.rel, f"unknown {kind} {entry.name!r}: not a Widar3.0 BVP date folder (<date>-VS "
+                                        f"of the date→room table); its {n} file(s) are left out")
+                continue
+            first = len(candidates)
+            skip = len(str(entry.path)) + 1  # a file's folder below the date folder: its folder's text after this
+            for f in walk.files(entry.path, entry.real):
+                below = str(f.folder)[skip:]
+                parts = below.split(os.sep) + [f.name] if below else [f.name]
+                if not (len(parts) == 2 or (len(parts) == 3 and parts[0] == _LINK_LEVEL)):
+                    walk.problem(f.rel, f"not in a BVP layout ({entry.name}/6-link/<user>/<file>.mat or "
+                                        f"{entry.name}/<user>/<file>.mat); left out")
+                    continue
+                parsed = parse_bvp_name(f.name)
+                if isinstance(parsed, str):
+                    walk.problem(f.rel, parsed)
+                    continue
+                folder = parts[-2]
+                if folder != parsed.user:
+                    walk.problem(f.rel, f"file name says {parsed.user} but its folder is {folder}; the file name is "
+                                        "used")
+                table = bvp_table(date, parsed.user)
+                if table not in GESTURE_NAMES or not 1 <= parsed.gesture <= len(GESTURE_NAMES[table]):
+                    walk.problem(f.rel, f"unknown gesture: {parsed.user}'s gesture {parsed.gesture} on {date} has "
+                                        f"no name in the {table} table; left out")
+                    continue
+                candidates.append((date, parsed, f, table))
+            to_read = [c[2] for c in candidates[first:] if c[2].size > 0]
+            if processes and readers is None and len(candidates) >= bvp_readers.MIN_FILES:
+                readers = bvp_readers.BvpReaders(min(n_workers, os.cpu_count() or 1))
+                if readers.start():
+                    stop.callback(readers.close)
+                else:
+                    readers, processes = None, False
+            for k in range(0, len(to_read), READ_BATCH):
+                batch = to_read[k:k + READ_BATCH]
+                pending.append((batch, readers.submit(batch) if readers is not None else
+                                pool.submit(_read_batch, batch)))
+        if on_total is not None:
+            on_total(sum(len(batch) for batch, _ in pending))
+        results = iter(pending)
 
-    # 3. Assemble recordings.
-    recordings, seen = [], {}
-    for date, name, f, table in candidates:
-        rid = f"{date}-VS/{name.recording_stem()}"
-        if rid in seen:
-            walk.problem(f.rel, f"second file for recording {rid} (first: {seen[rid]}); left out")
-            continue
-        if f.size == 0:
-            walk.problem(f.rel, "empty file (0 bytes); the recording has no data")
-            continue
-        r = reads[str(f.path)]
-        if r.error is not None:
-            if r.error.startswith("no numeric") or "has shape" in r.error:
-                walk.problem(f.rel, f"{r.error}; left out")
-            else:
-                walk.problem(f.rel, f"cannot read: {r.error}; left out")
-            continue
-        if r.frames == 0:
-            walk.problem(f.rel, f"no BVP frames ({BVP_VARIABLE} is {GRID}×{GRID}×0); left out")
-            continue
-        seen[rid] = f.rel
-        gname = GESTURE_NAMES[table][name.gesture - 1]
-        recordings.append({
-            "id": rid,
-            "date": date,
-            "subject": name.user,
-            "room": DATE_ROOMS[table],
-            "gesture": gname,
-            "label": gname,
-            "gesture_number": name.gesture,
-            "location": name.location,
-            "orientation": name.orientation,
-            "repetition": name.repetition,
-            "link": name.link,
-            "bvp_parameters": name.parameters,
-            "capture": f"{table}/{name.capture_stem()}",
-            "files": [{"path": f.rel, "bytes": f.size, "sha256": r.sha256}],
-            "frames": r.frames,
-        })
+        def read_of(f: Entry) -> _Read:
+            """The read of ``f``, waiting for its batch: batches come in the order of the candidates."""
+            while id(f) not in reads:
+                batch, future = next(results)
+                for e, r in zip(batch, future.result()):
+                    reads[id(e)] = r  # the entries live in candidates meanwhile
+                if progress is not None:
+                    progress(len(batch))
+            return reads[id(f)]
+
+        # 3. Assemble recordings as the reads come in (the readers go on meanwhile).
+        recordings, seen = [], {}
+        for date, name, f, table in candidates:
+            rid = f"{date}-VS/{name.recording_stem()}"
+            if rid in seen:
+                walk.problem(f.rel, f"second file for recording {rid} (first: {seen[rid]}); left out")
+                continue
+            if f.size == 0:
+                walk.problem(f.rel, "empty file (0 bytes); the recording has no data")
+                continue
+            r = read_of(f)
+            if r.error is not None:
+                if r.error.startswith("no numeric") or "has shape" in r.error:
+                    walk.problem(f.rel, f"{r.error}; left out")
+                else:
+                    walk.problem(f.rel, f"cannot read: {r.error}; left out")
+                continue
+            if r.frames == 0:
+                walk.problem(f.rel, f"no BVP frames ({BVP_VARIABLE} is {GRID}×{GRID}×0); left out")
+                continue
+            seen[rid] = f.rel
+            gname = GESTURE_NAMES[table][name.gesture - 1]
+            recordings.append({
+                "id": rid,
+                "date": date,
+                "subject": name.user,
+                "room": DATE_ROOMS[table],
+                "gesture": gname,
+                "label": gname,
+                "gesture_number": name.gesture,
+                "location": name.location,
+                "orientation": name.orientation,
+                "repetition": name.repetition,
+                "link": name.link,
+                "bvp_parameters": name.parameters,
+                "capture": f"{table}/{name.capture_stem()}",
+                "files": [{"path": f.rel, "bytes": f.size, "sha256": r.sha256}],
+                "frames": r.frames,
+            })
+        for batch, future in results:  # files of recordings left out before their read (a second file)
+            future.result()
+            if progress is not None:
+                progress(len(batch))
+
     if not recordings:
         raise ValidationError(f"{display_path(str(root))}: no Widar3.0 BVP recording found (expected BVP/<date>-VS/"
                               "[6-link/]<user>/<user>-<gesture>-<location>-<orientation>-<repetition>-<parameters>-"

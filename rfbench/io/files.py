@@ -275,7 +275,10 @@ def _text(obj: Any, newline: str) -> str:
         kinds = set(map(type, obj))
         if kinds <= _PLAIN and (float not in kinds or all(map(_plain, obj))):
             return "[" + inner + _FLAT(list(obj))[1:-1].replace("\x00", "," + inner) + newline + "]"
-        return "[" + inner + ("," + inner).join(_text(v, inner) for v in obj) + newline + "]"
+        texts = _records(obj, inner) if kinds == _DICT and len(obj) >= _RECORDS_MIN else None
+        if texts is None:
+            texts = [_text(v, inner) for v in obj]
+        return "[" + inner + ("," + inner).join(texts) + newline + "]"
     if isinstance(obj, float):  # NaN, inf or a float subclass
         return float.__repr__(obj) if obj - obj == 0 else "null"
     if isinstance(obj, str):  # a subclass: written as a str
@@ -285,6 +288,109 @@ def _text(obj: Any, newline: str) -> str:
     if hasattr(obj, "item") and hasattr(obj, "dtype"):  # a NumPy scalar (or one-value array), else array
         return _text(obj.item() if getattr(obj, "size", 1) == 1 else obj.tolist(), newline)
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+_DICT = {dict}
+#: Fewest dicts in a list for :func:`_records` (a shorter list is written one dict at a time).
+_RECORDS_MIN = 8
+
+
+def _records(items: list, newline: str) -> list[str] | None:
+    """The texts of ``items`` (dicts), each as ``_text(item, newline)`` writes it, or None to have them written
+    one by one: a list of records (a manifest's recordings) in a few C-level calls.
+
+    Dicts whose keys are strings and whose values are plain scalars (finite floats) or lists share a layout per
+    key set and value types: a layout's text is laid out once, as a ``%`` template with the keys and the
+    indentation; each record's values are taken in key order by ``operator.itemgetter``; every scalar of every
+    record goes through the C encoder in one call, and the lists (a recording's files) are written together by
+    :func:`_list_texts`. Anything else (a float that is not finite, a dict value, another type) leaves the list
+    to the general walk."""
+    layouts: dict = {}
+    scalars: list = []
+    plan: list = []  # per item: its layout and the index of its first list value in `nested`
+    nested: list = []
+    for d in items:
+        sig = (tuple(d), tuple(map(type, d.values())))
+        layout = layouts.get(sig)
+        if layout is None:
+            layout = _layout(sig, newline)
+            if layout is None:
+                return None
+            layouts[sig] = layout
+        template, n_scalars, get_scalars, get_lists, floats, list_at = layout
+        if n_scalars:
+            values = get_scalars(d)
+            if floats and not all(v - v == 0 for v in floats(d)):
+                return None
+            scalars.extend(values)
+        plan.append((layout, len(nested)))
+        if list_at:
+            nested.extend(get_lists(d))
+    encoded = _FLAT(scalars)[1:-1].split("\x00") if scalars else []
+    nested_texts = _list_texts(nested, newline + "  ") if nested else []
+    out, at = [], 0
+    for (template, n_scalars, _, _, _, list_at), first in plan:
+        args = encoded[at:at + n_scalars]
+        at += n_scalars
+        for k, position in enumerate(list_at):
+            args.insert(position, nested_texts[first + k])
+        out.append(template % tuple(args))
+    return out
+
+
+def _layout(sig: tuple, newline: str) -> tuple | None:
+    """``(template, number of scalars, scalars getter, lists getter, floats getter or None, list positions)`` of a
+    dict layout for :func:`_records`, or None when it does not write it (a key that is not a string, a value of
+    another type than a plain scalar or a list)."""
+    from operator import itemgetter
+
+    keys, types = sig
+    if any(type(k) is not str for k in keys):
+        return None
+    by_key = dict(zip(keys, types))
+    order = sorted(keys)
+    if any(by_key[k] is not list and by_key[k] not in _PLAIN for k in order):
+        return None
+    if not order:
+        return "{}", 0, None, None, None, ()
+    inner = newline + "  "
+    template = "{" + ",".join(inner + _STRING(k).replace("%", "%%") + ": %s" for k in order) + newline + "}"
+    scalar_keys = [k for k in order if by_key[k] is not list]
+    list_keys = [k for k in order if by_key[k] is list]
+    float_keys = [k for k in order if by_key[k] is float]
+
+    def getter(names):
+        if not names:
+            return None
+        get = itemgetter(*names)
+        return get if len(names) > 1 else (lambda d: (get(d),))
+
+    list_at = tuple(i for i, k in enumerate(order) if by_key[k] is list)
+    return template, len(scalar_keys), getter(scalar_keys), getter(list_keys), getter(float_keys), list_at
+
+
+def _list_texts(lists: list, newline: str) -> list[str]:
+    """The texts of ``lists`` (each as ``_text(v, newline)`` writes it); the dicts of the lists that hold only
+    dicts are written together by :func:`_records` where it can."""
+    inner = newline + "  "
+    dicts = [x for v in lists if v and set(map(type, v)) == _DICT for x in v]
+    written = _records(dicts, inner) if dicts else None
+    texts_of_dicts = iter(written) if written is not None else None
+    out = []
+    for v in lists:
+        if not v:
+            out.append("[]")
+            continue
+        kinds = set(map(type, v))
+        if kinds == _DICT:
+            texts = [next(texts_of_dicts) for _ in v] if texts_of_dicts is not None else [_text(x, inner) for x in v]
+        elif kinds <= _PLAIN and (float not in kinds or all(map(_plain, v))):
+            out.append("[" + inner + _FLAT(list(v))[1:-1].replace("\x00", "," + inner) + newline + "]")
+            continue
+        else:
+            texts = [_text(x, inner) for x in v]
+        out.append("[" + inner + ("," + inner).join(texts) + newline + "]")
+    return out
 
 
 def write_json(path, obj: Mapping[str, Any], force: bool = False) -> Path:

@@ -130,6 +130,7 @@ class SplitCheck:
     audit: Any  # AuditResult of the file's sides, claims from the protocol table, plus CHECK_REPRODUCES
     provenance: dict
     content: Any = None  # rfbench.protocols.content.ContentAudit when content was checked
+    table: Any = None  # the manifest's RecordingTable the sides were recomputed on (built once)
 
     @property
     def spec(self):
@@ -139,7 +140,7 @@ class SplitCheck:
 
     def info(self, path: Path | None) -> SplitInfo:
         a = self.assignment
-        ids = self.manifest.table().ids
+        ids = (self.table if self.table is not None else self.manifest.table()).ids
         from rfbench.protocols.split import TEST, TRAIN
 
         return SplitInfo(
@@ -283,7 +284,7 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     else:
         found = None
     return SplitCheck(dict(doc), where, m, mfile, digest, a, file_side, differences, audit,
-                      data_provenance(m, mfile), found)
+                      data_provenance(m, mfile), found, table)
 
 
 def declared_dataset(path: str | os.PathLike) -> str | None:

@@ -315,10 +315,10 @@ def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: i
     index_tmp = None
     try:
         with xw, yw:
-            for x, y in side_batches(plan, produced, workers, progress):
+            for x, y in side_batches(plan, produced, workers, progress, borrow=True):
                 if known is not None and xw.rows + len(x) > known:
                     raise _Recount
-                xw.write(x)
+                xw.write(x, borrowed=produced.borrowed)
                 yw.write(y)
             if plan.n_rows == 0:
                 raise _empty_side(plan)

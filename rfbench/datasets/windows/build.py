@@ -871,13 +871,15 @@ class Produced:
     filled_values: int = 0
     filled_frames: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    borrowed: bool = False  # the batches' x are buffers reused once the next batch is asked for
 
 
-def side_batches(plan: Plan, produced: Produced, workers: int,
-                 progress=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def side_batches(plan: Plan, produced: Produced, workers: int, progress=None,
+                 borrow: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``(x, y)`` batches of consecutive rows of ``plan``'s side, in row order (``x`` float32). An MM-Fi plan
     is complete beforehand; an Intel 5300 plan (from :func:`_intel_plan`) is filled as its recordings are read,
-    and complete once the batches are exhausted."""
+    and complete once the batches are exhausted. With ``borrow``, an ``x`` may be a buffer reused once the next
+    batch is asked for (``produced.borrowed`` says so; the caller copies what it keeps)."""
     if plan.job.kind == "mmfi":
         layouts: dict = {}
         chunks = list(_mmfi_chunks(plan))
@@ -888,19 +890,52 @@ def side_batches(plan: Plan, produced: Produced, workers: int,
             yield x, p.y[a:b]
         return
     if plan.job.kind == "bvp":
-        from rfbench.datasets.windows import bvp
-
-        recs = plan.recordings
-        t_max = plan.x_row_shape[0]
-        runs = bvp.chunks(len(recs), t_max)
-        for (a, b), x in zip(runs, _ordered(lambda r: bvp.chunk_x([p.rec for p in recs[r[0]:r[1]]], t_max,
-                                                                  plan.job.files.read), runs, workers)):
-            if progress is not None:
-                progress(b - a)
-            yield x, np.concatenate([p.y for p in recs[a:b]])
+        yield from _bvp_batches(plan, produced, workers, progress, borrow)
         return
     for x in intel_rows(plan, need_x=True, workers=workers, progress=progress):
         yield x, plan.recordings[-1].y
+
+
+def _bvp_batches(plan: Plan, produced: Produced, workers: int, progress,
+                 borrow: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """A BVP side in runs of rows (:func:`rfbench.datasets.windows.bvp.chunks`): by reader processes for a large
+    side read straight from the dataset (:mod:`rfbench.datasets.windows.bvp_procs`), else by threads."""
+    from rfbench.datasets.windows import bvp
+
+    recs = plan.recordings
+    t_max = plan.x_row_shape[0]
+    runs = bvp.chunks(len(recs), t_max)
+    files = plan.job.files
+    readers = None
+    if workers > 1 and (os.cpu_count() or 1) > 1 and files.reading is None and len(recs) >= _bvp_min_rows():
+        from rfbench.datasets.windows.bvp_procs import BvpReaders
+
+        readers = BvpReaders(files.root, [p.rec for p in recs], t_max, min(workers, os.cpu_count() or 1),
+                             max(b - a for a, b in runs))
+        try:
+            readers.__enter__()
+        except (OSError, RuntimeError):  # no reader process could start (rfbench not importable in isolation)
+            readers.close()
+            readers = None
+    try:
+        if readers is not None:
+            produced.borrowed = borrow
+            xs = readers.produce(runs, files, borrow)
+        else:
+            xs = _ordered(lambda r: bvp.chunk_x([p.rec for p in recs[r[0]:r[1]]], t_max, files.read), runs, workers)
+        for (a, b), x in zip(runs, xs):
+            if progress is not None:
+                progress(b - a)
+            yield x, np.concatenate([p.y for p in recs[a:b]])
+    finally:
+        if readers is not None:
+            readers.close()
+
+
+def _bvp_min_rows() -> int:
+    from rfbench.datasets.windows.bvp_procs import MIN_ROWS
+
+    return MIN_ROWS
 
 
 def _mmfi_chunks(plan: Plan):

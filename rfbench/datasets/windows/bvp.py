@@ -76,8 +76,10 @@ def chunks(n_rows: int, t_max: int) -> list[tuple[int, int]]:
     return [(a, min(n_rows, a + per)) for a in range(0, n_rows, per)]
 
 
-def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping], bytes]) -> np.ndarray:
-    """X rows of ``recordings`` (one each): ``read(entry)`` gives a file's checked bytes.
+def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping], bytes],
+            out: np.ndarray | None = None) -> np.ndarray:
+    """X rows of ``recordings`` (one each): ``read(entry)`` gives a file's checked bytes. ``out``: the
+    ``(len(recordings), t_max, 20, 20)`` float32 array to fill (default: a new one).
 
     Raises
     ------
@@ -85,20 +87,33 @@ def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping],
         A file that does not hold a (20, 20, T) ``velocity_spectrum_ro``, a T other than the manifest's, or a
         non-finite value.
     """
-    from rfbench.datasets.widar_bvp import read_bvp_bytes
+    from rfbench.datasets.bvp_mat import read_bvp_bytes
 
-    out = np.empty((len(recordings), t_max, GRID, GRID), dtype=np.float32)
-    for k, rec in enumerate(recordings):
-        entry = rec["files"][0]
-        value = read_bvp_bytes(read(entry), entry["path"])
-        t = value.shape[2]
-        if t != rec["frames"]:
-            raise ValidationError(f"{entry['path']}: T = {t}, but ingest recorded {rec['frames']}: the dataset "
-                                  "changed since ingest; re-run rfbench ingest (and rfbench split)")
-        used = min(t, t_max)
-        np.copyto(out[k, :used], np.moveaxis(value[:, :, :used], 2, 0), casting="same_kind")
-        out[k, used:] = 0.0
-        if not np.isfinite(out[k, :used]).all():
-            raise ValidationError(f"{entry['path']}: velocity_spectrum_ro holds non-finite values; a BVP row must "
-                                  "be finite")
+    if out is None:
+        out = np.empty((len(recordings), t_max, GRID, GRID), dtype=np.float32)
+    k = 0
+    try:
+        for k, rec in enumerate(recordings):
+            entry = rec["files"][0]
+            value = read_bvp_bytes(read(entry), entry["path"])
+            t = value.shape[2]
+            if t != rec["frames"]:
+                raise ValidationError(f"{entry['path']}: T = {t}, but ingest recorded {rec['frames']}: the dataset "
+                                      "changed since ingest; re-run rfbench ingest (and rfbench split)")
+            used = min(t, t_max)
+            np.copyto(out[k, :used], value[:, :, :used].transpose(2, 0, 1), casting="same_kind")
+            if used < t_max:
+                out[k, used:] = 0.0
+        k = len(recordings)
+    finally:  # rows are checked finite together (at once, or up to the row that failed): the first in row order
+        _check_finite(recordings, out, k)  # that is not stops the side, before any later row's error
     return out
+
+
+def _check_finite(recordings: Sequence[Mapping], out: np.ndarray, n: int) -> None:
+    """Raise for the first of the first ``n`` rows of ``out`` holding a non-finite value (padding is zero)."""
+    if n == 0 or np.isfinite(out[:n]).all():
+        return
+    k = int(np.flatnonzero(~np.isfinite(out[:n]).reshape(n, -1).all(axis=1))[0])
+    raise ValidationError(f"{recordings[k]['files'][0]['path']}: velocity_spectrum_ro holds non-finite values; a BVP "
+                          "row must be finite")

@@ -185,6 +185,7 @@ def iter_index(doc: Mapping[str, Any], lines_per_piece: int = 4096):
 
 
 _ROW3 = frozenset(("id", "start", "stop"))
+_ROW_LENGTH = frozenset(("id", "length", "start", "stop"))  # a BVP row
 _ROW4 = frozenset(("id", "receiver", "start", "stop"))
 _FILE = frozenset(("bytes", "path", "sha256"))
 
@@ -212,6 +213,10 @@ def _lines(items: list) -> list[str]:
         elif keys == _ROW4 and type(item["id"]) is str and type(item["receiver"]) is int \
                 and type(item["start"]) is int and type(item["stop"]) is int:
             append(f'    {{"id": {text(item["id"])}, "receiver": {item["receiver"]}, "start": {item["start"]}, '
+                   f'"stop": {item["stop"]}}}')
+        elif keys == _ROW_LENGTH and type(item["id"]) is str and type(item["length"]) is int \
+                and type(item["start"]) is int and type(item["stop"]) is int:
+            append(f'    {{"id": {text(item["id"])}, "length": {item["length"]}, "start": {item["start"]}, '
                    f'"stop": {item["stop"]}}}')
         elif keys == _FILE and type(item["path"]) is str and type(item["bytes"]) is int \
                 and type(item["sha256"]) is str:

@@ -1,0 +1,237 @@
+"""A large BVP side's X made by reader processes: each reads, checks and parses its runs of rows straight into a
+shared buffer, so the side is read on every core (threads share one interpreter lock, and per file a BVP profile
+is mostly short Python steps between the checks: two threads were barely faster than one).
+
+The parent (:class:`BvpReaders`) starts ``n`` children (``python -I -m rfbench.datasets.windows.bvp_procs``), gives
+them the dataset root, the row width and the side's file entries through a file they read once, and hands each
+run of rows ``(a, b)`` to the child ``k mod n`` with the shared slot ``k mod 2n``. A child reads every file of its
+run through :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles` — inside the root, a regular file of
+the manifest's size and sha256, and in a verify re-run only a file verify admitted, exactly as a thread does — and
+fills the rows with :func:`rfbench.datasets.windows.bvp.chunk_x`; it answers with each file's size and sha256 (for
+the index), or with the error it met (its kind and its one line), which the parent raises when that run's rows
+are due: the first damaged file in row order stops the side, as with threads. The parent copies each run out of
+its slot in row order and records the files as read. Nothing differs in the output: the same rows, the same
+errors, the same index.
+
+A child ignores Ctrl-C (the parent stops it: its input closes) and ends when its input ends, so a parent killed
+outright never leaves one behind. The slots live in a file under ``/dev/shm`` (else the temporary folder) that is
+removed as soon as every child has mapped it.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from rfbench.errors import RfbenchError
+
+__all__ = ["BvpReaders", "MIN_ROWS"]
+
+#: Fewest rows of a side read by processes: below, starting them costs what they save (whole processes on two
+#: cores: 3,276 rows 0.91 s with processes against 0.82-0.87 s with threads, 5,346 rows 1.63-1.83 s against
+#: 1.61-1.71 s; 24,948 rows 4.0-4.4 s against 5.7-6.3 s).
+MIN_ROWS = 8000
+_SHM = "/dev/shm"
+
+
+def _error_class(name: str):
+    from rfbench import errors
+
+    cls = getattr(errors, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, RfbenchError) else None
+
+
+class BvpReaders:
+    """``n`` reader processes for the rows of ``recordings`` (one file each), ``t_max`` steps wide, under the
+    dataset ``root``; use as a context manager, then :meth:`produce`."""
+
+    def __init__(self, root: Path, recordings: Sequence[Mapping], t_max: int, n: int, slot_rows: int):
+        self.root, self.recordings, self.t_max, self.n = Path(root), recordings, int(t_max), int(n)
+        self.row_bytes = 4 * t_max * 400
+        self.slot_rows = int(slot_rows)
+        self.n_slots = 2 * self.n
+        self.slot_bytes = self.slot_rows * self.row_bytes
+        self.procs: list[subprocess.Popen] = []
+        self.drains: list[threading.Thread] = []
+        self.replies: list[queue.Queue] = []
+        self._map = None
+        self._paths: list[str] = []
+
+    def __enter__(self) -> "BvpReaders":
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        folder = _SHM if os.path.isdir(_SHM) and os.access(_SHM, os.W_OK) else None
+        fd, slots = tempfile.mkstemp(prefix="rfbench-bvp-", suffix=".slots", dir=folder)
+        self._paths.append(slots)
+        try:
+            # the space reserved now (no room: an error here, and threads read the side), never a fault later
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(fd, 0, self.n_slots * self.slot_bytes)
+            else:  # pragma: no cover - macOS: a sparse file
+                os.ftruncate(fd, self.n_slots * self.slot_bytes)
+            self._map = mmap.mmap(fd, self.n_slots * self.slot_bytes)
+        finally:
+            os.close(fd)
+        fd, config = tempfile.mkstemp(prefix="rfbench-bvp-", suffix=".json")
+        self._paths.append(config)
+        rows = [[r["files"][0]["path"], r["files"][0]["bytes"], r["files"][0].get("sha256"), r["frames"]]
+                for r in self.recordings]
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"root": str(self.root), "t_max": self.t_max, "slots": slots, "slot_bytes": self.slot_bytes,
+                       "rows": rows}, fh)
+        for _ in range(self.n):
+            proc = subprocess.Popen([sys.executable, "-I", "-m", __name__, config], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE)  # buffered: replies are read line by line
+            self.procs.append(proc)
+            replies: queue.Queue = queue.Queue()
+            drain = threading.Thread(target=_drain, args=(proc.stdout, replies), daemon=True)
+            drain.start()
+            self.drains.append(drain)
+            self.replies.append(replies)
+        for k in range(self.n):  # every child has read the rows and mapped the slots: their files can go
+            reply = self._reply(k)
+            if reply.get("ready") is not True:
+                raise RuntimeError(f"a BVP reader process did not start: {reply}")
+        self._remove_files()
+
+    def _reply(self, k: int) -> dict:
+        line = self.replies[k].get()
+        if line is None:
+            raise RuntimeError("a BVP reader process ended before answering (see its error above)")
+        return json.loads(line)
+
+    def _send(self, k: int, task: int, a: int, b: int) -> None:
+        pipe = self.procs[k % self.n].stdin
+        pipe.write(f"{task % self.n_slots} {a} {b}\n".encode())
+        pipe.flush()
+
+    def produce(self, runs: Sequence[tuple[int, int]], files, borrow: bool = False) -> Iterator[np.ndarray]:
+        """X of each run ``(a, b)`` of rows, in order: a copy, or with ``borrow`` the shared slot itself (valid
+        until the next run is asked for); each file a child read is recorded in ``files`` (a
+        :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles`) as read there."""
+        for k, (a, b) in enumerate(runs[:self.n_slots]):
+            self._send(k, k, a, b)
+        for k, (a, b) in enumerate(runs):
+            reply = self._reply(k % self.n)
+            for path, size, digest in reply["files"]:
+                files._remember(path, size, digest)
+            if reply.get("error") is not None:
+                kind, message = reply["error"]
+                cls = _error_class(kind)
+                if cls is None:
+                    raise RuntimeError(f"a BVP reader process failed: {kind}: {message}")
+                raise cls(message)
+            slot = k % self.n_slots
+            x = np.frombuffer(self._map, dtype=np.float32, count=(b - a) * self.t_max * 400,
+                              offset=slot * self.slot_bytes).reshape(b - a, self.t_max, 20, 20)
+            yield x if borrow else x.copy()
+            del x
+            nxt = k + self.n_slots  # the slot is free again: its next run
+            if nxt < len(runs):
+                self._send(nxt, nxt, *runs[nxt])
+
+    def _remove_files(self) -> None:
+        while self._paths:
+            try:
+                os.unlink(self._paths.pop())
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a child stuck in a read
+                proc.kill()
+                proc.wait()
+        for drain in self.drains:
+            drain.join()
+        for proc in self.procs:
+            proc.stdout.close()
+        self.procs, self.drains = [], []
+        self._remove_files()
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:  # a caller still holds a view of a slot: unmapped with the last one
+                pass
+            self._map = None
+
+
+def _drain(stream, replies: queue.Queue) -> None:
+    for line in stream:
+        replies.put(line)
+    replies.put(None)
+
+
+def _child(config_path: str) -> int:
+    """A reader process: map the slots, then fill ``a:b`` rows into slot ``s`` for each line ``s a b`` read."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops its readers by closing their input
+    from rfbench.datasets.windows.bvp import chunk_x
+    from rfbench.datasets.windows.dataset_files import DatasetFiles
+
+    with open(config_path, encoding="utf-8") as fh:
+        config = json.load(fh)
+    t_max, slot_bytes = int(config["t_max"]), int(config["slot_bytes"])
+    rows = config["rows"]
+    fd = os.open(config["slots"], os.O_RDWR)
+    try:
+        shared = mmap.mmap(fd, 0)
+    finally:
+        os.close(fd)
+    out = sys.stdout.buffer
+
+    def answer(doc: dict) -> None:
+        out.write(json.dumps(doc).encode() + b"\n")
+        out.flush()
+
+    files = DatasetFiles(config["root"])
+    answer({"ready": True})
+    for line in sys.stdin.buffer:
+        slot, a, b = (int(v) for v in line.split())
+        recs = [{"id": str(k), "files": [{"path": p, "bytes": n, "sha256": h}], "frames": t}
+                for k, (p, n, h, t) in enumerate(rows[a:b], start=a)]
+        view = np.frombuffer(shared, dtype=np.float32, count=(b - a) * t_max * 400,
+                             offset=slot * slot_bytes).reshape(b - a, t_max, 20, 20)
+        error = None
+        try:
+            chunk_x(recs, t_max, files.read, out=view)
+        except RfbenchError as exc:
+            error = [type(exc).__name__, str(exc)]
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it
+            error = [type(exc).__name__, str(exc)]
+        del view
+        read = files.records()
+        files._read.clear()
+        answer({"files": [[r["path"], r["bytes"], r["sha256"]] for r in read], "error": error})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_child(sys.argv[1]))
