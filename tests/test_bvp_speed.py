@@ -565,3 +565,39 @@ def test_shown_paths_equal_the_naive_escape():
     names += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(500)]
     for name in names:
         assert display_path(name) == naive.naive_display_path(name), repr(name)
+
+
+def test_no_reader_process_inside_a_confined_world(tmp_path, monkeypatch):
+    """A confined block's closed world (``rfbench compare`` re-reading a chain) lives in this process alone, so
+    a large side read there stays on threads (a child would read outside it); a file the world does not hold
+    is refused there as anywhere. Outside the block the reader processes start."""
+    import os
+
+    from rfbench.datasets import bvp_readers, widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.windows import bvp_procs, write_windows
+    from rfbench.io import world
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 3), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    monkeypatch.setattr(bvp_readers, "MIN_FILES", 1)
+    started = []
+    real_enter = bvp_procs.BvpReaders.__enter__
+    monkeypatch.setattr(bvp_procs.BvpReaders, "__enter__", lambda self: (started.append(self.n), real_enter(self))[1])
+    real_start = bvp_readers.BvpReaders.start
+    monkeypatch.setattr(bvp_readers.BvpReaders, "start", lambda self: started.append("ingest") or real_start(self))
+    every = {}
+    for path in [p for p in tmp_path.rglob("*") if p.is_file()]:
+        info = os.stat(path)
+        every[(info.st_dev, info.st_ino)] = info.st_size
+    with world.confined(every):
+        assert not world.children_share_it()
+        write_windows(tmp_path / "split.json", "test", tmp_path / "in", workers=2)
+        widar_bvp.ingest_bvp(tmp_path / "tree", workers=2)
+    assert started == [] and world.children_share_it()
+    write_windows(tmp_path / "split.json", "test", tmp_path / "out", workers=2)
+    assert started == [2]
+    assert (tmp_path / "in" / "X.npy").read_bytes() == (tmp_path / "out" / "X.npy").read_bytes()

@@ -194,7 +194,9 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     pending: list[tuple[list[Entry], Any]] = []  # (batch, its future) in walk order
     reads: dict[int, _Read] = {}
     readers = None  # reader processes, once the walk has placed enough files (rfbench.datasets.bvp_readers)
-    processes = n_workers > 1 and (os.cpu_count() or 1) > 1
+    from rfbench.io.world import children_share_it
+
+    processes = n_workers > 1 and (os.cpu_count() or 1) > 1 and children_share_it()
     with ThreadPoolExecutor(max_workers=n_workers) as pool, contextlib.ExitStack() as stop:
         top = walk.entries(bvp_root) if walk.enter(bvp_root) else []
         for entry in top:

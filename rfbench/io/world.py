@@ -27,7 +27,8 @@ from typing import Iterator
 
 from rfbench.errors import FormatError
 
-__all__ = ["World", "active", "admit", "confined", "write_world", "WORLD_SCHEMA", "NotAdmitted"]
+__all__ = ["World", "active", "admit", "confined", "children_share_it", "write_world", "WORLD_SCHEMA",
+           "NotAdmitted"]
 
 WORLD_SCHEMA = "rfbench.world/1"
 
@@ -59,6 +60,7 @@ class World:
 
 _UNSET = object()
 _active: "World | None | object" = _UNSET
+_confined = 0  # how many confined() blocks this process is in
 
 
 def write_world(path: str, scratch: str, files: dict) -> None:
@@ -105,13 +107,22 @@ def confined(files: dict) -> Iterator[None]:
     """Within the block this process reads only ``files`` (``(st_dev, st_ino)`` → size), as a re-run child does:
     for library code that re-reads a checked chain in its own process (``rfbench compare`` re-scoring a report
     from its dataset)."""
-    global _active
+    global _active, _confined
     previous = _active
     _active = World(os.path.join(os.sep, "nonexistent", "scratch"), dict(files))
+    _confined += 1
     try:
         yield
     finally:
+        _confined -= 1
         _active = previous
+
+
+def children_share_it() -> bool:
+    """Whether a child process this one starts reads in the same world: outside a :func:`confined` block (the
+    world of a verify re-run comes from the environment, which children inherit; a confined block's lives in
+    this process alone). Work that would hand reads to child processes stays in this process otherwise."""
+    return _confined == 0
 
 
 def admit(fd: int, path) -> None:

@@ -907,7 +907,10 @@ def _bvp_batches(plan: Plan, produced: Produced, workers: int, progress,
     runs = bvp.chunks(len(recs), t_max)
     files = plan.job.files
     readers = None
-    if workers > 1 and (os.cpu_count() or 1) > 1 and files.reading is None and len(recs) >= _bvp_min_rows():
+    from rfbench.io.world import children_share_it
+
+    if (workers > 1 and (os.cpu_count() or 1) > 1 and files.reading is None and len(recs) >= _bvp_min_rows()
+            and children_share_it()):
         from rfbench.datasets.windows.bvp_procs import BvpReaders
 
         readers = BvpReaders(files.root, [p.rec for p in recs], t_max, min(workers, os.cpu_count() or 1),
