@@ -179,19 +179,25 @@ class BvpReaders:
             self.work.put(None)
         for thread in self.threads:
             thread.join()
+        close_children(self.procs)
         for proc in self.procs:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # pragma: no cover - a child stuck in a read
-                proc.kill()
-                proc.wait()
             proc.stdout.close()
         self.procs, self.threads = [], []
+
+
+def close_children(procs) -> None:
+    """End reader processes: close their input (their signal to stop), then wait for each (killed after 10 s)."""
+    for proc in procs:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+    for proc in procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a child stuck in a read
+            proc.kill()
+            proc.wait()
 
 
 def _child() -> int:

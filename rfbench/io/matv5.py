@@ -428,13 +428,8 @@ def plain_header(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYTES
     the caller checks): nothing but the data's own values is left unread.
     """
     buf = memoryview(buf).cast("B")
-    if len(buf) > max_bytes:
-        return None
-    try:
-        endian = _endian(buf, where)
-    except FormatError:
-        return None
-    return _matrix_header(buf, 128, endian)
+    endian = _endian_within(buf, where, max_bytes)
+    return None if endian is None else _matrix_header(buf, 128, endian)
 
 
 def single_matrix(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYTES):
@@ -450,13 +445,8 @@ def single_matrix(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYTE
     :class:`FormatError` the full read raises.
     """
     buf = memoryview(buf).cast("B")
-    if len(buf) > max_bytes:
-        return None
-    try:
-        endian = _endian(buf, where)
-    except FormatError:
-        return None
-    if len(buf) < 136:
+    endian = _endian_within(buf, where, max_bytes)
+    if endian is None or len(buf) < 136:
         return None
     top_type, size = struct.unpack_from(endian + "II", buf, 128)
     if top_type == _MI_MATRIX:
@@ -467,6 +457,16 @@ def single_matrix(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYTE
     inner = memoryview(_inflate(buf[136:], max_bytes, where))
     h = _matrix_header(inner, 0, endian)
     return None if h is None else (h, inner, endian)
+
+
+def _endian_within(buf, where: str, max_bytes: int) -> str | None:
+    """The byte order of a v5 file of at most ``max_bytes`` (``"<"`` or ``">"``), or None (too large, not v5)."""
+    if len(buf) > max_bytes:
+        return None
+    try:
+        return _endian(buf, where)
+    except FormatError:
+        return None
 
 
 def _matrix_header(buf, pos: int, endian: str) -> MatHeader | None:

@@ -157,17 +157,9 @@ class BvpReaders:
                 pass
 
     def close(self) -> None:
-        for proc in self.procs:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # pragma: no cover - a child stuck in a read
-                proc.kill()
-                proc.wait()
+        from rfbench.datasets.bvp_readers import close_children
+
+        close_children(self.procs)
         for drain in self.drains:
             drain.join()
         for proc in self.procs:
