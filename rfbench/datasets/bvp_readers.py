@@ -48,6 +48,11 @@ def _read_one(entry: Entry) -> _Read:
     buf = _read_plain(entry.real)
     if buf is None:  # anything unusual: the careful path below, which says what it is
         return _read_careful(entry)
+    return _judged(buf)
+
+
+def _judged(buf: bytes) -> _Read:
+    """A file's sha256 and its T, or the problem its bytes have (one line, no path)."""
     digest = hashlib.sha256(buf).hexdigest()
     try:
         frames = bvp_frames(buf, "")
@@ -105,12 +110,7 @@ def _read_careful(entry: Entry) -> _Read:
             if text.startswith(prefix):
                 return _Read("", None, text[len(prefix):])
         return _Read("", None, text)
-    digest = hashlib.sha256(buf).hexdigest()
-    try:
-        frames = bvp_frames(buf, "")
-    except FormatError as exc:
-        return _Read(digest, None, str(exc).removeprefix(": "))
-    return _Read(digest, frames, None)
+    return _judged(buf)
 
 
 def _read_batch(entries: list[Entry]) -> list[_Read]:
