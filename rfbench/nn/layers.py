@@ -132,18 +132,25 @@ def _softmax_rows_backward(y, gy, gx):
 
 @njit
 def _linear(x, w, b, out):
-    """``out[m, o] = (sum_i x[m, i] * w[i, o]) + b[o]``, each sum over i in order."""
+    """``out[m, o] = (sum_i x[m, i] * w[i, o]) + b[o]``, each sum over i in order.
+
+    A row's sums run in a buffer of this call aligned to 64 bytes, then go to ``out``: summed in ``out`` itself,
+    a row that starts 16 bytes past a 32-byte boundary (as a large NumPy array often does) split every vector
+    load and store of the sums across two cache lines, and the kernel took twice as long."""
     n_rows, n_in = x.shape
     n_out = w.shape[1]
+    buf = np.empty(n_out + 8)
+    start = ((64 - buf.ctypes.data % 64) % 64) // 8
+    acc = buf[start:start + n_out]
     for m in range(n_rows):
         for o in range(n_out):
-            out[m, o] = 0.0
+            acc[o] = 0.0
         for i in range(n_in):
             xv = x[m, i]
             for o in range(n_out):
-                out[m, o] += xv * w[i, o]
+                acc[o] += xv * w[i, o]
         for o in range(n_out):
-            out[m, o] = out[m, o] + b[o]
+            out[m, o] = acc[o] + b[o]
 
 
 @njit
