@@ -203,20 +203,23 @@ _EXTRA_SIZES = np.array([f[2] for f in EXTRA_FIELDS], dtype=np.int64)
 
 @njit
 def _extra_info(words, offsets, lengths, bits, sizes, out):
-    """ExtraInfo v1 bodies: the feature code (u32) into ``out[0, i]``, then each field its code announces, in
-    file order (``bits``/``sizes`` as EXTRA_FIELDS), into ``out[1 + k, i]`` (little-endian, unsigned; the 20
+    """ExtraInfo v1 bodies: the feature code (u32) into ``out[i, 0]``, then each field its code announces, in
+    file order (``bits``/``sizes`` as EXTRA_FIELDS), into ``out[i, 1 + k]`` (little-endian, unsigned; the 20
     EVM bytes are not kept: 0); absent fields, and fields past the segment's end, are 0. Records with offset
     -1 have no ExtraInfo: all 0. ``words[q]`` is the little-endian 64-bit word at byte ``q``
-    (:func:`~rfbench.io.hwlog.byte_words`): a field is one load, masked to its size."""
+    (:func:`~rfbench.io.hwlog.byte_words`): a field is one load, masked to its size.
+
+    Record-major, unlike the other tables: a record's fields are read in file order, so its row is written
+    (and cleared) contiguously."""
     for i in range(offsets.shape[0]):
-        for k in range(out.shape[0]):
-            out[k, i] = 0
+        for k in range(out.shape[1]):
+            out[i, k] = 0
         o = offsets[i]
         if o < 0 or lengths[i] < 4:
             continue
         end = o + lengths[i]
         code = words[np.uint64(o)] & np.uint64(0xFFFFFFFF)
-        out[0, i] = np.int64(code)
+        out[i, 0] = np.int64(code)
         p = o + 4
         for k in range(bits.shape[0]):
             if not (code >> np.uint64(bits[k])) & np.uint64(1):
@@ -225,9 +228,9 @@ def _extra_info(words, offsets, lengths, bits, sizes, out):
             if p + size > end:
                 break
             if size < 8:
-                out[1 + k, i] = np.int64(words[np.uint64(p)] & ((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1)))
+                out[i, 1 + k] = np.int64(words[np.uint64(p)] & ((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1)))
             elif size == 8:
-                out[1 + k, i] = np.int64(words[np.uint64(p)])
+                out[i, 1 + k] = np.int64(words[np.uint64(p)])
             p += size
 
 
@@ -728,15 +731,15 @@ def _metadata(b, col, h, n) -> dict:
         for name in ("rssi", "rssi_ctl0", "rssi_ctl1", "rssi_ctl2"):
             meta[name] = np.where(old, meta[name].astype(np.int64) + meta["noise_floor"], meta[name]).astype(np.int8)
     meta["basic_present"] = present
-    extra = np.zeros((1 + len(EXTRA_FIELDS), n), dtype=np.int64)
+    extra = np.empty((n, 1 + len(EXTRA_FIELDS)), dtype=np.int64)
     offs = np.where(col["extra_ver"] == 1, col["extra"], -1)
     _extra_info(words, offs, col["extra_len"], _EXTRA_BITS, _EXTRA_SIZES, extra)
-    meta["extra_feature_code"] = extra[0].astype(np.uint32)
+    meta["extra_feature_code"] = extra[:, 0].astype(np.uint32)
     for k, (_, name, size, signed) in enumerate(EXTRA_FIELDS):
         if name == "extra_evm":
             continue
         width = {1: 1, 2: 2, 4: 4, 6: 8, 8: 8}[size]
-        meta[name] = extra[1 + k].astype(f"<{'i' if signed else 'u'}{width}")  # (the low bits, as stored)
+        meta[name] = extra[:, 1 + k].astype(f"<{'i' if signed else 'u'}{width}")  # (the low bits, as stored)
     for name, key, dt in (("csi_device_type", "device", "<u2"), ("csi_firmware_version", "firmware", "u1"),
                           ("csi_packet_format", "format", "i1"), ("csi_cbw", "cbw", "<u2"),
                           ("csi_carrier_freq", "carrier_freq", "<u8"), ("csi_sampling_rate", "sampling_rate", "<u8"),

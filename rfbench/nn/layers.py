@@ -131,17 +131,25 @@ def _softmax_rows_backward(y, gy, gx):
 
 
 @njit
-def _linear(x, w, b, out):
-    """``out[m, o] = (sum_i x[m, i] * w[i, o]) + b[o]``, each sum over i in order.
+def _aligned(n):
+    """A float64 buffer of ``n`` elements (uninitialised) starting on a 64-byte boundary.
 
-    A row's sums run in a buffer of this call aligned to 64 bytes, then go to ``out``: summed in ``out`` itself,
-    a row that starts 16 bytes past a 32-byte boundary (as a large NumPy array often does) split every vector
-    load and store of the sums across two cache lines, and the kernel took twice as long."""
+    The kernels below add their sums up in such a buffer, then write them out: summed in the output array
+    itself, a row that starts 16 bytes past a 32-byte boundary (as a large NumPy array often does, by where
+    malloc put it in that process) split every vector load and store of the sums across two cache lines, and
+    a kernel took twice as long in one process as in another. The order of every sum is unchanged."""
+    buf = np.empty(n + 8)
+    start = ((64 - buf.ctypes.data % 64) % 64) // 8
+    return buf[start:start + n]
+
+
+@njit
+def _linear(x, w, b, out):
+    """``out[m, o] = (sum_i x[m, i] * w[i, o]) + b[o]``, each sum over i in order (a row summed in
+    :func:`_aligned`)."""
     n_rows, n_in = x.shape
     n_out = w.shape[1]
-    buf = np.empty(n_out + 8)
-    start = ((64 - buf.ctypes.data % 64) % 64) // 8
-    acc = buf[start:start + n_out]
+    acc = _aligned(n_out)
     for m in range(n_rows):
         for o in range(n_out):
             acc[o] = 0.0
@@ -155,21 +163,26 @@ def _linear(x, w, b, out):
 
 @njit
 def _linear_backward(x, w, gout, need_gx, gx, gw, gb):
-    """Gradients of :func:`_linear`: gw and gb sum over rows m in order, gx over outputs o in order."""
+    """Gradients of :func:`_linear`: gw and gb sum over rows m in order (in :func:`_aligned`), gx over outputs
+    o in order."""
     n_rows, n_in = x.shape
     n_out = w.shape[1]
-    for i in range(n_in):
-        for o in range(n_out):
-            gw[i, o] = 0.0
+    acc = _aligned(n_in * n_out)
+    for q in range(n_in * n_out):
+        acc[q] = 0.0
     for o in range(n_out):
         gb[o] = 0.0
     for m in range(n_rows):
         for i in range(n_in):
             xv = x[m, i]
+            row = i * n_out
             for o in range(n_out):
-                gw[i, o] += xv * gout[m, o]
+                acc[row + o] += xv * gout[m, o]
         for o in range(n_out):
             gb[o] += gout[m, o]
+    for i in range(n_in):
+        for o in range(n_out):
+            gw[i, o] = acc[i * n_out + o]
     if need_gx:
         for m in range(n_rows):
             for i in range(n_in):
@@ -195,24 +208,29 @@ def _attention_scores(q, k, scale, s):
 
 @njit
 def _attention_context(a, v, c):
-    """``c[b, i, e] = sum_j a[b, i, j] * v[b, j, e]``, the sum over j in order."""
+    """``c[b, i, e] = sum_j a[b, i, j] * v[b, j, e]``, the sum over j in order (in :func:`_aligned`)."""
     n_b, n_q, n_k = a.shape
     d_v = v.shape[2]
+    acc = _aligned(d_v)
     for b in range(n_b):
         for i in range(n_q):
             for e in range(d_v):
-                c[b, i, e] = 0.0
+                acc[e] = 0.0
             for j in range(n_k):
                 aw = a[b, i, j]
                 for e in range(d_v):
-                    c[b, i, e] += aw * v[b, j, e]
+                    acc[e] += aw * v[b, j, e]
+            for e in range(d_v):
+                c[b, i, e] = acc[e]
 
 
 @njit
 def _attention_context_backward(a, v, gc, ga, gv):
-    """Gradients of :func:`_attention_context`: ga sums over e in order, gv over queries i in order."""
+    """Gradients of :func:`_attention_context`: ga sums over e in order, gv over queries i in order (in
+    :func:`_aligned`)."""
     n_b, n_q, n_k = a.shape
     d_v = v.shape[2]
+    acc_v = _aligned(n_k * d_v)
     for b in range(n_b):
         for i in range(n_q):
             for j in range(n_k):
@@ -220,37 +238,48 @@ def _attention_context_backward(a, v, gc, ga, gv):
                 for e in range(d_v):
                     acc += gc[b, i, e] * v[b, j, e]
                 ga[b, i, j] = acc
-        for j in range(n_k):
-            for e in range(d_v):
-                gv[b, j, e] = 0.0
+        for q in range(n_k * d_v):
+            acc_v[q] = 0.0
         for i in range(n_q):
             for j in range(n_k):
                 aw = a[b, i, j]
+                row = j * d_v
                 for e in range(d_v):
-                    gv[b, j, e] += aw * gc[b, i, e]
+                    acc_v[row + e] += aw * gc[b, i, e]
+        for j in range(n_k):
+            for e in range(d_v):
+                gv[b, j, e] = acc_v[j * d_v + e]
 
 
 @njit
 def _attention_scores_backward(q, k, gs, scale, gq, gk):
-    """Gradients of :func:`_attention_scores`: gq sums over keys j in order, gk over queries i in order."""
+    """Gradients of :func:`_attention_scores`: gq sums over keys j in order, gk over queries i in order (both
+    in :func:`_aligned`)."""
     n_b, n_q, d_k = q.shape
     n_k = k.shape[1]
+    acc_q = _aligned(d_k)
+    acc_k = _aligned(n_k * d_k)
     for b in range(n_b):
         for i in range(n_q):
             for d in range(d_k):
-                gq[b, i, d] = 0.0
+                acc_q[d] = 0.0
             for j in range(n_k):
                 g = gs[b, i, j] * scale
                 for d in range(d_k):
-                    gq[b, i, d] += g * k[b, j, d]
-        for j in range(n_k):
+                    acc_q[d] += g * k[b, j, d]
             for d in range(d_k):
-                gk[b, j, d] = 0.0
+                gq[b, i, d] = acc_q[d]
+        for t in range(n_k * d_k):
+            acc_k[t] = 0.0
         for i in range(n_q):
             for j in range(n_k):
                 g = gs[b, i, j] * scale
+                row = j * d_k
                 for d in range(d_k):
-                    gk[b, j, d] += g * q[b, i, d]
+                    acc_k[row + d] += g * q[b, i, d]
+        for j in range(n_k):
+            for d in range(d_k):
+                gk[b, j, d] = acc_k[j * d_k + d]
 
 
 # ---------------------------------------------------------------------------------------------- wrappers
