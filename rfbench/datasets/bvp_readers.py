@@ -65,7 +65,7 @@ def _read_plain(real: str) -> bytes | None:
     """The bytes of the regular file at ``real`` (opened as :func:`rfbench.io.files.read_regular` opens it: no
     link followed, never waiting on a FIFO), or None when it is anything else — not there, not a regular file,
     past :data:`MAX_BVP_BYTES` — or this is a verify re-run (whose reads go through the careful path)."""
-    from rfbench.io.files import READ_FLAGS
+    from rfbench.io.files import READ_FLAGS, read_fd
     from rfbench.io.world import active
 
     if active() is not None:
@@ -79,14 +79,7 @@ def _read_plain(real: str) -> bytes | None:
         size = info.st_size
         if not stat.S_ISREG(info.st_mode) or size > MAX_BVP_BYTES:
             return None
-        chunks, left = [], size  # as read_regular reads: at most the size fstat gave
-        while left > 0:
-            block = os.read(fd, left)
-            if not block:
-                break
-            chunks.append(block)
-            left -= len(block)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return read_fd(fd, size)  # as read_regular reads: at most the size fstat gave
     except OSError:
         return None
     finally:

@@ -485,16 +485,22 @@ def read_regular(path: str | os.PathLike, cap: int, what: str, error: type = For
         size = os.fstat(fd).st_size
         if size > cap:
             raise error(f"{what} {os.fspath(path)}: {size} bytes, more than the {cap} rfbench reads for it")
-        chunks, left = [], size
-        while left > 0:
-            block = os.read(fd, left)
-            if not block:
-                break
-            chunks.append(block)
-            left -= len(block)
-        return b"".join(chunks)
+        return read_fd(fd, size)
     finally:
         os.close(fd)
+
+
+def read_fd(fd: int, size: int) -> bytes:
+    """At most ``size`` bytes from the open file ``fd`` (fewer when it ends sooner: a file that shrank since its
+    ``fstat``), in as few reads as the system allows; a single read's bytes are returned as they are."""
+    chunks, left = [], size
+    while left > 0:
+        block = os.read(fd, left)
+        if not block:
+            break
+        chunks.append(block)
+        left -= len(block)
+    return b"".join(chunks)  # (one chunk: that very bytes object, no copy)
 
 
 #: Largest file :func:`read_input_bytes` reads whole unless told otherwise.
