@@ -16,8 +16,8 @@ and of the script (``ru_maxrss`` of the child), which shows the windows job's me
 16 MiB of X) while the script holds every profile and X at once.
 
 Cases (built in ``setup_cache``, never committed): ``bvp4000`` — 13 repetitions of the generator's plan, 3,978
-files, T 2–38 (as the release's); with ``RFBENCH_BENCH_LARGE=1``, ``bvp43k`` — 143 repetitions, 43,758 files, the
-release's size.
+files, T 2–38 (as the release's); with ``RFBENCH_BENCH_LARGE=1``, ``bvp43k`` — 51 repetitions at the release's 5 × 5
+torso locations and face orientations, 43,350 files, the release's size, every one a recording.
 
 Outside asv: ``python -m benchmarks.bench_bvp make CASE DIR`` builds a case's tree in DIR/tree,
 ``python -m benchmarks.bench_bvp time TREE DIR [PAIRS]`` runs A/B pairs on it (outputs under DIR) and
@@ -36,8 +36,10 @@ import time
 from pathlib import Path
 
 LARGE = os.environ.get("RFBENCH_BENCH_LARGE") == "1"  # CI sizes only unless set (benchmarks/README.md)
-#: case: repetitions of the generator's plan (306 files each)
-ALL_CASES = {"bvp4000": 13, "bvp43k": 143}
+#: case: (repetitions of the generator's plan, its locations and orientations per gesture): 34 x positions**2
+#: files a repetition. (Until 2026-12-04 bvp43k was 143 repetitions at 3 x 3: 43,758 files, of which the
+#: 13,468 with a repetition past 99 are names ingest leaves out — rfbench read 30,290 recordings, the script all.)
+ALL_CASES = {"bvp4000": (13, 3), "bvp43k": (51, 5)}
 CASES = {k: v for k, v in ALL_CASES.items() if k == "bvp4000" or LARGE}
 FRAMES = (2, 38)
 PAIRS = 3
@@ -75,7 +77,8 @@ def make_case(case: str, folder: Path) -> Path:
     from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
 
     tree = folder / "tree"
-    make_widar_bvp_tree(tree, repetitions=ALL_CASES[case], frames=FRAMES, damage=False)
+    repetitions, positions = ALL_CASES[case]
+    make_widar_bvp_tree(tree, repetitions=repetitions, positions=positions, frames=FRAMES, damage=False)
     return tree
 
 

@@ -165,3 +165,28 @@ def test_generator_is_deterministic_and_lists_its_damage(tmp_path):
     assert a.damage == {} and len(files_a) == a.recordings == b.recordings
     marker = json.loads((tmp_path / "a" / "RFBENCH_SYNTHETIC.json").read_text())
     assert marker["params"] == {"kind": "bvp", "seed": 3, "repetitions": 1, "frames": [2, 2], "damage": False}
+
+
+def test_the_release_s_5x5_positions_are_all_recordings(tmp_path):
+    # the benchmark's release-size tree is 51 repetitions at 5 x 5 positions: every file must be a recording
+    # (a tree of 143 repetitions at 3 x 3 had 13,468 names past repetition 99, left out as problems)
+    made = make_widar_bvp_tree(tmp_path / "w", positions=5, frames=(1, 1), damage=False)
+    assert made.recordings == 34 * 25
+    m = ingest_bvp(tmp_path / "w", workers=1)
+    assert m.problems == [] and len(m.ids) == 34 * 25
+    recs = m.to_dict()["recordings"]
+    assert {(r["location"], r["orientation"]) for r in recs} == {(lo, o) for lo in range(1, 6) for o in range(1, 6)}
+    marker = json.loads((tmp_path / "w" / "RFBENCH_SYNTHETIC.json").read_text())
+    assert marker["params"]["positions"] == 5
+    with pytest.raises(ValidationError, match="positions must be 1..5"):
+        make_widar_bvp_tree(tmp_path / "x", positions=6)
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_largest_repetition_the_generator_writes_is_one_ingest_reads():
+    from rfbench.datasets.synthetic_settings import MAX_WIDAR_REPETITIONS
+
+    name = f"user1-6-3-5-{MAX_WIDAR_REPETITIONS}-1e-07-100-20-100000-L0.mat"
+    assert parse_bvp_name(name).repetition == MAX_WIDAR_REPETITIONS
+    past = parse_bvp_name(name.replace(f"-{MAX_WIDAR_REPETITIONS}-", f"-{MAX_WIDAR_REPETITIONS + 1}-"))
+    assert past == f"repetition {MAX_WIDAR_REPETITIONS + 1} is outside 1–99; file left out"

@@ -277,6 +277,14 @@ def test_bfee_shape_options_need_random(runner, tmp_path, args, message):
     assert listing(tmp_path) == []
 
 
+@pytest.mark.parametrize("kind", ["csi", "bvp"])
+def test_no_repetition_past_what_ingest_reads(runner, tmp_path, kind):
+    # a repetition past 99 is a name `ingest widar` leaves out: the generator never writes one
+    result = runner.invoke(app, ["generate", "widar", str(tmp_path / "out"), "--kind", kind, "--repetitions", "100"])
+    assert result.exit_code == 2 and "invalid value for --repetitions: must be <= 99, got '100'" in result.output
+    assert listing(tmp_path) == []
+
+
 @pytest.mark.parametrize("kind, args, message", [
     ("widar", ["--records", "5,2"], "--records: must be LOW,HIGH with LOW <= HIGH"),
     ("widar", ["--records", "2,3,4"], "--records: must be LOW,HIGH"),

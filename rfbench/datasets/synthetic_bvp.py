@@ -27,6 +27,7 @@ import numpy as np
 from rfbench.datasets.synthetic import TreeSummary, _generate_tree, _marker, _write, mat_v5_bytes
 from rfbench.datasets.synthetic_settings import WidarTreeSettings
 from rfbench.datasets.widar_bvp import COMMON6
+from rfbench.errors import ValidationError
 
 __all__ = ["make_widar_bvp_tree", "BVP_PLAN", "COMMON6", "bvp_file_bytes", "PARAMETERS"]
 
@@ -40,8 +41,8 @@ BVP_PLAN = (
     ("20181205-VS", True, (("user2", (1, 2)), ("user3", (1, 2, 3)))),
     ("20181211-VS", True, (("user1", (1, 2, 3, 4, 5, 6)), ("user4", (1, 2, 3, 4, 5, 6)))),
 )
-_LOCATIONS = (1, 2, 3)
-_ORIENTATIONS = (1, 2, 3)
+#: Torso locations and face orientations the plan draws from (both 1..5 in the release; 3 × 3 by default).
+_POSITIONS = (1, 2, 3, 4, 5)
 
 
 def bvp_file_bytes(value: np.ndarray, compress: bool = False) -> bytes:
@@ -75,7 +76,7 @@ def _profile(rng: np.random.Generator, gesture: str, orientation: int, frames: i
 def make_widar_bvp_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: int = 1,
                         frames: tuple[int, int] = (4, 12), damage: bool = True, force: bool = False,
                         progress: Callable[[int], None] | None = None,
-                        on_total: Callable[[int], None] | None = None) -> TreeSummary:
+                        on_total: Callable[[int], None] | None = None, positions: int = 3) -> TreeSummary:
     """Write a Widar3.0-like BVP tree under ``root/BVP``, with its marker file.
 
     Parameters
@@ -86,12 +87,17 @@ def make_widar_bvp_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: 
     seed : int
         Everything (T, the noise) derives from it: the same arguments give byte-identical files.
     repetitions : int
-        Repetitions per (date, user, gesture, location, orientation): 3 × 3 (location, orientation) pairs of 34
-        (date, user, gesture) triples, so 306 files each.
+        Repetitions per (date, user, gesture, location, orientation), 1–99 (the numbers ``ingest widar`` reads):
+        with ``positions`` 3, 3 × 3 (location, orientation) pairs of 34 (date, user, gesture) triples, so 306
+        files each.
     frames : (int, int)
         Inclusive range of T per file.
     damage : bool
         Add the planted problems (see the module docstring).
+    positions : int
+        Torso locations and face orientations, 1..``positions`` of each (at most 5, as in the release, which
+        has 5 × 5): ``positions ** 2`` pairs per (date, user, gesture). A tree the release's size is 51
+        repetitions at 5 (43,350 files).
 
     Returns
     -------
@@ -108,22 +114,27 @@ def make_widar_bvp_tree(root: str | os.PathLike, *, seed: int = 0, repetitions: 
     """
     settings = WidarTreeSettings(seed=seed, repetitions=repetitions, frames=tuple(frames), clean=not damage,
                                  kind="bvp")
+    if not 1 <= positions <= len(_POSITIONS):
+        raise ValidationError(f"make_widar_bvp_tree: positions must be 1..{len(_POSITIONS)}, got {positions}")
 
     def write(tree: Path) -> tuple:
-        return _write_bvp(tree, settings, progress, on_total)
+        return _write_bvp(tree, settings, progress, on_total, positions)
 
     recordings, damage_map, replaced, total_files, total_bytes = _generate_tree(root, force, write)
-    return TreeSummary("widar-bvp", str(root), recordings, recordings, damage_map, bvp_params(settings),
+    return TreeSummary("widar-bvp", str(root), recordings, recordings, damage_map, bvp_params(settings, positions),
                        total_files, total_bytes, replaced)
 
 
-def bvp_params(s: WidarTreeSettings) -> dict:
-    """What a BVP tree's marker file records of its settings."""
-    return {"kind": "bvp", "seed": s.seed, "repetitions": s.repetitions, "frames": list(s.frames),
-            "damage": not s.clean}
+def bvp_params(s: WidarTreeSettings, positions: int = 3) -> dict:
+    """What a BVP tree's marker file records of its settings (``positions`` where it is not the default 3)."""
+    params = {"kind": "bvp", "seed": s.seed, "repetitions": s.repetitions, "frames": list(s.frames),
+              "damage": not s.clean}
+    if positions != 3:
+        params["positions"] = positions
+    return params
 
 
-def _write_bvp(root: Path, s: WidarTreeSettings, progress, on_total) -> tuple:
+def _write_bvp(root: Path, s: WidarTreeSettings, progress, on_total, positions: int = 3) -> tuple:
     from rfbench.datasets.widar import GESTURE_NAMES
     from rfbench.datasets.widar_bvp import bvp_table
 
@@ -135,8 +146,8 @@ def _write_bvp(root: Path, s: WidarTreeSettings, progress, on_total) -> tuple:
         for user, gestures in users:
             table = GESTURE_NAMES[bvp_table(folder[:8], user)]
             for g in gestures:
-                for loc in _LOCATIONS:
-                    for ori in _ORIENTATIONS:
+                for loc in _POSITIONS[:positions]:
+                    for ori in _POSITIONS[:positions]:
                         for rep in range(1, s.repetitions + 1):
                             plan.append((base / user, user, g, table[g - 1], loc, ori, rep))
     if on_total is not None:
@@ -171,6 +182,6 @@ def _write_bvp(root: Path, s: WidarTreeSettings, progress, on_total) -> tuple:
         for path, (data, kind) in planted.items():
             _write(path, data)
             damage_map[rel(bvp / "20190101-VS") if kind == "unknown date folder" else rel(path)] = kind
-    _marker(root, "make_widar_bvp_tree", bvp_params(s))
-    _marker(bvp, "make_widar_bvp_tree", bvp_params(s))  # so the BVP folder ingested alone is marked too
+    _marker(root, "make_widar_bvp_tree", bvp_params(s, positions))
+    _marker(bvp, "make_widar_bvp_tree", bvp_params(s, positions))  # so the BVP folder ingested alone is marked too
     return len(plan), damage_map

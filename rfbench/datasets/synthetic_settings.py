@@ -24,10 +24,10 @@ MMFI_ACTIONS = tuple(f"A{i:02d}" for i in range(1, 28))
 DEFAULT_MMFI_SUBJECTS = ("S01", "S02", "S11", "S12", "S21", "S22", "S31", "S32")
 DEFAULT_MMFI_ACTIONS = ("A01", "A02", "A03", "A13")
 
-#: Caps that keep a generated tree within a laptop's disk and memory: 1000 repetitions are ~258,000 files; a
-#: file of 20,000 records is 4.3 MB and takes ~140 MB of working memory while it is made; MM-Fi's own
-#: recordings have 297 frames.
-MAX_WIDAR_REPETITIONS = 1000
+#: Caps: a Widar3.0 name's repetition is 1–99 (what ``ingest widar`` reads: a larger number would make a file
+#: rfbench itself leaves out); a file of 20,000 records is 4.3 MB and takes ~140 MB of working memory while it
+#: is made; MM-Fi's own recordings have 297 frames.
+MAX_WIDAR_REPETITIONS = 99
 MAX_WIDAR_RECORDS = 20_000
 MAX_MMFI_FRAMES = 1000
 #: Widar3.0's BVP files hold up to ~40 steps; 1000 keeps a file (20·20·1000 doubles, 3.2 MB) within what ingest
