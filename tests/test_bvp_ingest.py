@@ -190,3 +190,21 @@ def test_the_largest_repetition_the_generator_writes_is_one_ingest_reads():
     assert parse_bvp_name(name).repetition == MAX_WIDAR_REPETITIONS
     past = parse_bvp_name(name.replace(f"-{MAX_WIDAR_REPETITIONS}-", f"-{MAX_WIDAR_REPETITIONS + 1}-"))
     assert past == f"repetition {MAX_WIDAR_REPETITIONS + 1} is outside 1–99; file left out"
+
+
+def test_the_summary_lists_fifty_problems_of_a_kind_and_counts_the_rest(runner, tmp_path):
+    root = tmp_path / "w"
+    make_widar_bvp_tree(root, frames=(1, 1), damage=False)
+    folder = root / "BVP" / "20181130-VS" / "user1"
+    data = bvp_file_bytes(np.zeros((20, 20, 2)))
+    for k in range(1, 54):  # 53 names past repetition 99: one kind of problem
+        (folder / f"user1-1-1-1-{99 + k}-1e-07-100-20-100000-L0.mat").write_bytes(data)
+    out = tmp_path / "m.json"
+    result = runner.invoke(app, ["ingest", "widar", str(root), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    listed = [line for line in result.stdout.splitlines() if "is outside 1–99; file left out" in line]
+    assert len(listed) == 50
+    assert "  … and 3 more (every problem is in the manifest's 'problems', and in --json)" in result.stdout
+    assert len(json.loads(out.read_text())["problems"]) == 53
+    result = runner.invoke(app, ["ingest", "widar", str(root), "-o", str(out), "--force", "--json"])
+    assert len(json.loads(result.stdout)["problems"]) == 53

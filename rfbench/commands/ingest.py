@@ -11,6 +11,8 @@ from rfbench.commands._common import emit_json, guard, stdout_console
 from rfbench.commands._progress import Bar
 
 COMMAND_NAME = "ingest"
+#: Problems listed per kind in the summary; the rest are counted in one line (every one is in the manifest).
+LISTED_PROBLEMS = 50
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 ingest = typer.Typer(
@@ -211,7 +213,11 @@ def _report(manifest, out: Path, json_out: bool, absolute_root: bool = False) ->
                           "split (the test side would hold training data); --drop-duplicates leaves every copy out")
         for c in counts:
             console.print(f"{escape(c['what'])} ({c['count']}):")
-            for p in (p for p in summary["problems"] if p["kind"] == c["kind"]):
+            of_kind = [p for p in summary["problems"] if p["kind"] == c["kind"]]
+            for p in of_kind[:LISTED_PROBLEMS]:
                 console.print(f"  {escape(p['path'])}: {escape(p['reason'])}")
+            if len(of_kind) > LISTED_PROBLEMS:
+                console.print(f"  … and {len(of_kind) - LISTED_PROBLEMS} more (every problem is in the manifest's "
+                              "'problems', and in --json)")
     else:
         console.print("no problems found")
