@@ -78,7 +78,8 @@ def make_case(case: str, folder: Path) -> Path:
 
     tree = folder / "tree"
     repetitions, positions = ALL_CASES[case]
-    make_widar_bvp_tree(tree, repetitions=repetitions, positions=positions, frames=FRAMES, damage=False)
+    wider = {"positions": positions} if positions != 3 else {}  # (3: also on commits before the keyword)
+    make_widar_bvp_tree(tree, repetitions=repetitions, frames=FRAMES, damage=False, **wider)
     return tree
 
 
