@@ -37,6 +37,7 @@ __all__ = [
     "WidarName",
     "parse_name",
     "gesture_name",
+    "recording_domains",
     "ingest",
     "find_csi_root",
     "SYNTHETIC_MARKER",
@@ -120,6 +121,15 @@ def parse_name(name: str) -> WidarName | str:
         if not lo <= value <= hi:
             return f"{key} {value} is outside {lo}–{hi}; file left out"
     return WidarName(user=values["user"], **fields)
+
+
+def recording_domains(date: str, room: int, gesture: str | None, name) -> dict:
+    """The domain keys every Widar3.0 recording carries, of the CSI release or the BVP one (``name`` a
+    :class:`WidarName` or a BVP name: user, gesture number, location, orientation, repetition), in manifest
+    order: a capture in both releases gets the same values under the same keys."""
+    return {"date": date, "subject": name.user, "room": room, "gesture": gesture, "label": gesture,
+            "gesture_number": name.gesture, "location": name.location, "orientation": name.orientation,
+            "repetition": name.repetition}
 
 
 def gesture_name(date: str, number: int) -> str | None:
@@ -274,15 +284,7 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
                                                     f"{date} is room {room}; kept as found")
         recordings.append({
             "id": f"{date}/{stem}",
-            "date": date,
-            "subject": name.user,
-            "room": room,
-            "gesture": gname,
-            "label": gname,
-            "gesture_number": name.gesture,
-            "location": name.location,
-            "orientation": name.orientation,
-            "repetition": name.repetition,
+            **recording_domains(date, room, gname, name),
             "receivers": sorted(r for (r,), _ in usable),
             "files": files,
             "frames": min((n for _, n in usable), default=0),

@@ -44,6 +44,7 @@ from rfbench.datasets.widar import (
     SYNTHETIC_MARKER,
     find_csi_root,
     open_release,
+    recording_domains,
     release_extra,
 )
 from rfbench.errors import ValidationError
@@ -285,15 +286,7 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
             gname = GESTURE_NAMES[table][name.gesture - 1]
             recordings.append({
                 "id": rid,
-                "date": date,
-                "subject": name.user,
-                "room": DATE_ROOMS[table],
-                "gesture": gname,
-                "label": gname,
-                "gesture_number": name.gesture,
-                "location": name.location,
-                "orientation": name.orientation,
-                "repetition": name.repetition,
+                **recording_domains(date, DATE_ROOMS[table], gname, name),
                 "link": name.link,
                 "bvp_parameters": name.parameters,
                 "capture": f"{table}/{name.capture_stem()}",
