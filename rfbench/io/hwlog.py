@@ -260,17 +260,11 @@ def read_reused(source, what: str, cap: int | None = None, pad: int = 0) -> tupl
     reads it (the same opener, size cap and one-line errors); a file that shrinks while read gives what was
     read."""
     if pad and isinstance(source, (bytes, bytearray, memoryview)) and memoryview(source).c_contiguous:
-        data = np.frombuffer(source, dtype=np.uint8)  # (a view: one copy, into the padded array)
-        padded = np.zeros(data.size + pad, dtype=np.uint8)
-        padded[:data.size] = data
-        return padded[:data.size], None
+        return _padded(np.frombuffer(source, dtype=np.uint8), pad), None  # (viewed: one copy, into the padding)
     if not isinstance(source, (str, os.PathLike)):
         data, path = read_source(source, what, cap)
-        if pad:
-            padded = np.zeros(len(data) + pad, dtype=np.uint8)
-            padded[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-            return padded[:len(data)], path
-        return np.frombuffer(data, dtype=np.uint8), path
+        data = np.frombuffer(data, dtype=np.uint8)
+        return (_padded(data, pad) if pad else data), path
     cap = cap or MAX_INPUT_BYTES
     where = f"{what} {source}" if what else str(source)
     with input_errors(source, what, FormatError, "a file"):
@@ -292,6 +286,13 @@ def read_reused(source, what: str, cap: int | None = None, pad: int = 0) -> tupl
             return buf[:got], os.fspath(source)
         finally:
             os.close(fd)
+
+
+def _padded(data: np.ndarray, pad: int) -> np.ndarray:
+    """A copy of the bytes ``data`` followed by ``pad`` zero bytes, as the view of its first ``len(data)``."""
+    padded = np.zeros(data.size + pad, dtype=np.uint8)
+    padded[:data.size] = data
+    return padded[:data.size]
 
 
 def _read_full(fd: int, view: memoryview, offset: int) -> int:
@@ -379,8 +380,7 @@ def byte_words(b: np.ndarray) -> np.ndarray:
     base = b.base
     if not (isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1
             and base.size >= b.size + WORD_PAD and base.ctypes.data == b.ctypes.data):
-        base = np.zeros(b.size + WORD_PAD, dtype=np.uint8)
-        base[:b.size] = b
+        base = _padded(b, WORD_PAD).base
     # numpy checks that the strided extent (byte len(b) + 6 at most) lies inside ``base``
     return np.ndarray(shape=(b.size,), dtype=np.uint64, buffer=base, strides=(1,))
 

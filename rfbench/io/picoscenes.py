@@ -621,7 +621,7 @@ def read(source, **_ignored) -> HardwareLog:
                 np.array([n, T, R, X], dtype=np.int64))
 
     def metadata() -> None:
-        done["meta"] = _metadata(b, col, h, n)
+        done["meta"] = _metadata(b, words, col, h, n)
 
     # the CSI on this thread (the kernel releases the GIL) while another reads the metadata, for many frames
     on_two_threads(decode, metadata, wanted=n >= SPLIT_MIN_FRAMES)
@@ -722,8 +722,7 @@ def _indices_of(kind: int, packet_format: int, cbw: int, offset: int, tones: int
     return idx
 
 
-def _metadata(b, col, h, n) -> dict:
-    words = byte_words(b)
+def _metadata(b, words, col, h, n) -> dict:
     meta, present = _read_fields(b, words, col["basic"], col["basic_ver"], col["basic_len"], _BASIC_LAYOUT)
     ver = col["basic_ver"]
     old = (ver == 1) | (ver == 2)  # csiread (after rxs_parsing_core): v1/v2 RSSI is relative to the noise floor
