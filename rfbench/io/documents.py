@@ -150,7 +150,11 @@ def _float(text: str) -> float:
 def parse_json_text(text: str, where: str, error: type = FormatError) -> Any:
     """Parse untrusted JSON ``text`` within the bounds of this module (nesting, values, number length, no NaN, no
     repeated key); anything else raises ``error`` with one line naming ``where``."""
-    raw = text.encode("utf-8", "surrogatepass")
+    return _parse_json(text, text.encode("utf-8", "surrogatepass"), where, error)
+
+
+def _parse_json(text: str, raw: bytes, where: str, error: type) -> Any:
+    """:func:`parse_json_text` of ``text``, whose UTF-8 bytes (surrogates passed) are ``raw``."""
     check_nesting(text, where, error=error, raw=raw)
     values = text.count(",") + text.count("[") + text.count("{") + 1
     if values > MAX_JSON_VALUES:
@@ -174,7 +178,7 @@ def parse_json_bytes(data: bytes, where: str, error: type = FormatError) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise error(f"{where}: not UTF-8 text, expected a JSON file") from None
-    return parse_json_text(text, where, error)
+    return _parse_json(text, bytes(data), where, error)  # valid UTF-8: its bytes are the text's
 
 
 def parse_toml_text(text: str, where: str, error: type = FormatError) -> dict:

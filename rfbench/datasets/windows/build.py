@@ -16,6 +16,7 @@ import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -66,7 +67,11 @@ class LabelInfo:
         return LabelSet(self.names).sha256
 
     def index(self) -> dict[str, int]:
-        """Name → class index."""
+        """Name → class index (made once per label set: a side looks up every recording's label in it)."""
+        return self._index
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
 
 
@@ -325,7 +330,7 @@ def _plan_bvp(job: SideJob) -> Plan:
     from rfbench.datasets.windows import bvp
 
     t_max = job.settings.t_max
-    plans, excluded = [], []
+    kept, excluded = [], []
     for rec in job.recordings:
         label = _label_of(job, rec)
         if isinstance(label, Exclusion):
@@ -335,7 +340,9 @@ def _plan_bvp(job: SideJob) -> Plan:
         if isinstance(row, str):
             _exclude(excluded, rec, Exclusion("empty-part", row))
             continue
-        plans.append(RecordingPlan(rec, [row], np.full(1, label, dtype=np.int64)))
+        kept.append((rec, row, label))
+    y = np.array([label for _, _, label in kept], dtype=np.int64)  # each recording's y: a view of its one row
+    plans = [RecordingPlan(rec, [row], y[k:k + 1]) for k, (rec, row, _) in enumerate(kept)]
     return Plan(job, plans, excluded, [], np.dtype(np.int64), (), (t_max, bvp.GRID, bvp.GRID), bvp.X_AXES, [])
 
 
