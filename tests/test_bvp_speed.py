@@ -601,3 +601,26 @@ def test_no_reader_process_inside_a_confined_world(tmp_path, monkeypatch):
     write_windows(tmp_path / "split.json", "test", tmp_path / "out", workers=2)
     assert started == [2]
     assert (tmp_path / "in" / "X.npy").read_bytes() == (tmp_path / "out" / "X.npy").read_bytes()
+
+
+def test_the_evidence_floor_counts_the_tree_it_is_given(tmp_path):
+    """``python -m benchmarks.bench_bvp floor TREE`` (the work no BVP job can leave out, timed alone): every file
+    of the tree counted, the compressed ones found, X sized from the longest T the manifest records, and the floor
+    the sum of its pieces (the reads and hashes twice)."""
+    import json
+
+    from benchmarks.bench_bvp import evidence_floor
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(2, 7), damage=False)
+    manifest = widar_bvp.ingest_bvp(tmp_path / "tree", workers=1)
+    out = evidence_floor(str(tmp_path / "tree"))
+    files = [p for p in (tmp_path / "tree").rglob("*.mat")]
+    assert out["files"] == len(files) == len(manifest.recordings)
+    assert out["compressed"] == sum(p.read_bytes()[128] == 15 for p in files) > 0
+    assert out["t_max"] == max(r["frames"] for r in manifest.recordings)
+    assert out["x_bytes"] == len(files) * out["t_max"] * 20 * 20 * 4
+    pieces = 2 * out["read_sha256_s"] + out["inflate_s"] + out["cast_s"] + out["x_sha256_s"]
+    assert abs(out["floor_cpu_s"] - pieces) <= 0.03  # (each piece rounded to 10 ms)
+    assert json.loads(json.dumps(out)) == out
