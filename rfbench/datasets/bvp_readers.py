@@ -140,10 +140,12 @@ class BvpReaders:
         except OSError:
             self.close()
             return False
-        for proc in self.procs:
-            thread = threading.Thread(target=self._serve, args=(proc,), daemon=True)
-            thread.start()
-            self.threads.append(thread)
+        for proc in self.procs:  # per child a thread sending batches and one receiving the answers
+            inflight: queue.Queue = queue.Queue(maxsize=1)
+            for serve in (self._send, self._receive):
+                thread = threading.Thread(target=serve, args=(proc, inflight), daemon=True)
+                thread.start()
+                self.threads.append(thread)
         return True
 
     def submit(self, batch: Sequence) -> Future:
@@ -151,15 +153,32 @@ class BvpReaders:
         self.work.put((future, [[str(e.path), e.real] for e in batch]))
         return future
 
-    def _serve(self, proc: subprocess.Popen) -> None:
+    def _send(self, proc: subprocess.Popen, inflight: queue.Queue) -> None:
+        """Send batches down the child's input as they come, while it reads earlier ones: the next batch waits in
+        its input, so the child never waits for the parent between two batches. At most three are out (one read
+        by the child, one in its input, one whose future waits for room in ``inflight``)."""
         while True:
             item = self.work.get()
             if item is None:
+                inflight.put(None)
                 return
             future, batch = item
             try:
                 proc.stdin.write(json.dumps(batch).encode() + b"\n")
                 proc.stdin.flush()
+            except BaseException as exc:  # the parent raises it where the batch's results are asked for
+                future.set_exception(exc)
+                continue
+            inflight.put(future)
+
+    def _receive(self, proc: subprocess.Popen, inflight: queue.Queue) -> None:
+        """Fulfil each sent batch's future with the child's answer, in the order the batches were sent (a
+        thread of its own, so the answers are always read while a send waits for room in the child's input)."""
+        while True:
+            future = inflight.get()
+            if future is None:
+                return
+            try:
                 line = proc.stdout.readline()
                 if not line:
                     raise RuntimeError("a BVP reader process ended before answering (see its error above)")
@@ -168,7 +187,7 @@ class BvpReaders:
                 future.set_exception(exc)
 
     def close(self) -> None:
-        for _ in self.threads:
+        for _ in self.procs:  # one for each child's sending thread (which passes it on to the receiving one)
             self.work.put(None)
         for thread in self.threads:
             thread.join()
