@@ -316,6 +316,56 @@ def test_a_large_array_written_around_the_page_cache_is_the_same_file(tmp_path, 
         assert sum(aligned) == w1.bytes // npy.DIRECT_ALIGN * npy.DIRECT_ALIGN  # all but the last partial block
 
 
+def test_borrowed_rows_are_free_once_copied_not_once_hashed(tmp_path, monkeypatch):
+    """Written around the page cache, rows are copied into the writer's blocks, which are hashed from there: a
+    borrowed batch (a reader process's shared slot) is free again as soon as ``write`` returns, even while the
+    hashing thread is held up (on a busy machine it waits for a core, and the readers waited with it), and
+    reusing it at once changes neither the file nor its sha256."""
+    import threading
+
+    import rfbench.datasets.windows.npy as npy
+
+    monkeypatch.setattr(NpyWriter, "DIRECT_MIN_BYTES", 0)
+    monkeypatch.setattr(NpyWriter, "DIRECT_BLOCK", 4096)
+    held = threading.Event()
+    real_run = npy._BackgroundHash._run
+    monkeypatch.setattr(npy._BackgroundHash, "_run", lambda self: (held.wait(), real_run(self))[1])
+    rng = np.random.default_rng(5)
+    slot = np.empty((9, 11), dtype=np.float32)
+    kept = []
+    path = tmp_path / "X.npy"
+    done = []
+
+    def write_all():
+        with NpyWriter(path, np.float32, (11,), n_rows=9 * 6) as w:
+            if w._direct is None:
+                done.append("no direct I/O")
+                held.set()
+                return
+            for _ in range(6):  # more bytes than the writer's blocks hold at once: blocks wait for the hash
+                slot[:] = rng.normal(size=slot.shape)
+                kept.append(slot.copy())
+                w.write(slot, borrowed=True)
+                slot[:] = np.nan  # reused at once
+                if len(kept) == 2:
+                    done.append("returned before hashing")  # the first rows, while no byte was hashed yet
+                    two.set()
+            done.append(w)
+
+    two = threading.Event()
+    thread = threading.Thread(target=write_all, daemon=True)
+    thread.start()
+    two.wait(timeout=10)  # the rows of the first writes fit in the free blocks: no wait for the hash
+    if done == ["no direct I/O"]:
+        pytest.skip("no direct I/O on this file system")
+    assert done[:1] == ["returned before hashing"]
+    held.set()
+    thread.join(timeout=60)
+    w = done[-1]
+    assert np.array_equal(np.load(path), np.concatenate(kept))
+    assert w.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_direct_writes_refused_midway_fall_back_to_ordinary_writes(tmp_path, monkeypatch):
     import errno
 

@@ -93,16 +93,18 @@ class _BackgroundHash:
                 self._error = exc
             finally:
                 if done is not None:
-                    done.set()
+                    done()
             del item, data  # no reference to a borrowed buffer outlives its hashing
 
-    def update(self, data, wait: bool = False) -> None:
+    def update(self, data, wait: bool = False, on_done=None) -> None:
         """Hash ``data`` after the buffers handed over before it; with ``wait``, return only once it is hashed
-        (the caller may then reuse the buffer)."""
-        done = threading.Event() if wait else None
-        self._q.put((data, done))
-        if done is not None:
-            done.wait()
+        (the caller may then reuse the buffer); ``on_done`` is called (on the hashing thread) once it is."""
+        if wait:
+            event = threading.Event()
+            self._q.put((data, event.set))
+            event.wait()
+        else:
+            self._q.put((data, on_done))
 
     def hexdigest(self) -> str:
         self.stop()
@@ -213,10 +215,14 @@ class NpyWriter:
         self._fh = os.fdopen(fd, "wb")
         if self.n_rows is not None:
             header = npy_header(self.dtype, (self.n_rows, *self.row_shape))
-            self._hash = _BackgroundHash(header)
             total = len(header) + self.n_rows * self.dtype.itemsize * _prod(self.row_shape)
             if total >= self.DIRECT_MIN_BYTES:
-                self._direct = _DirectWrites.open(self._tmp, fd, self.DIRECT_BLOCK)
+                self._hash = _BackgroundHash(b"")
+                self._direct = _DirectWrites.open(self._tmp, fd, self.DIRECT_BLOCK, self._hash)
+            if self._direct is None:
+                if self._hash is not None:
+                    self._hash.stop()
+                self._hash = _BackgroundHash(header)
         else:
             header = npy_header(self.dtype, (_LARGEST_ROWS, *self.row_shape))
         if self._direct is None and hasattr(os, "fdatasync"):
@@ -242,11 +248,11 @@ class NpyWriter:
             return
         data = memoryview(batch).cast("B")
         if self._direct is not None:
-            self._direct.write(data)
+            self._direct.write(data)  # copied into its blocks, which it hashes: the rows may change on return
         else:
             self._fh.write(data)
-        if self._hash is not None:
-            self._hash.update(data, wait=borrowed)
+            if self._hash is not None:
+                self._hash.update(data, wait=borrowed)
         if self._writeback is not None:
             self._writeback.written(data.nbytes)
         self.rows += batch.shape[0]
@@ -326,19 +332,30 @@ DIRECT_ALIGN = 4096
 
 
 class _DirectWrites:
-    """A file's bytes written in order around the page cache: gathered in one of two page-aligned buffers; each
-    full buffer is written with ``O_DIRECT`` at its offset by a thread of its own while the other one fills (the
-    writer waits only when both are in use); :meth:`finish` writes what is left — the aligned part directly, the
-    last partial block through ``plain_fd`` (an ordinary descriptor of the same file)."""
+    """A file's bytes written in order around the page cache: gathered in one of :data:`BUFFERS` page-aligned
+    buffers; each full buffer is written with ``O_DIRECT`` at its offset by a thread of its own while the next
+    one fills (the writer waits only when all are in use); :meth:`finish` writes what is left — the aligned part
+    directly, the last partial block through ``plain_fd`` (an ordinary descriptor of the same file).
 
-    def __init__(self, fd: int, plain_fd: int, block: int):
+    With ``hasher`` (a :class:`_BackgroundHash`), every byte is also hashed from the buffers, in file order, on
+    the hasher's thread; a buffer is reused once written and hashed. So the caller's rows are free again as soon
+    as they are copied in — a reader of the rows (``rfbench windows``' reader processes) never waits for their
+    hashing, which on a busy machine waits for a core."""
+
+    #: Buffers of ``block`` bytes each: two being written and hashed while others fill.
+    BUFFERS = 4
+
+    def __init__(self, fd: int, plain_fd: int, block: int, hasher: "_BackgroundHash | None" = None):
         self.fd, self.plain_fd = fd, plain_fd
         self.block = max(DIRECT_ALIGN, block // DIRECT_ALIGN * DIRECT_ALIGN)
-        self.bufs = [mmap.mmap(-1, self.block) for _ in range(2)]  # anonymous: page-aligned
+        self.bufs = [mmap.mmap(-1, self.block) for _ in range(self.BUFFERS)]  # anonymous: page-aligned
         self.views = [memoryview(b) for b in self.bufs]
-        self.free = [threading.Event(), threading.Event()]
+        self.free = [threading.Event() for _ in self.bufs]
         for event in self.free:
             event.set()
+        self.hasher = hasher
+        self._users = [0] * len(self.bufs)  # per buffer: the write and the hash not yet done with it
+        self._users_lock = threading.Lock()
         self.cur = 0
         self.filled = 0
         self.offset = 0  # bytes of the file handed over so far
@@ -348,7 +365,8 @@ class _DirectWrites:
         self._thread.start()
 
     @classmethod
-    def open(cls, path: str, plain_fd: int, block: int) -> "_DirectWrites | None":
+    def open(cls, path: str, plain_fd: int, block: int,
+             hasher: "_BackgroundHash | None" = None) -> "_DirectWrites | None":
         """Direct writes to ``path`` (just created, empty), or None where the system or file system has none."""
         flag = getattr(os, "O_DIRECT", 0)
         if not flag:
@@ -357,7 +375,13 @@ class _DirectWrites:
             fd = os.open(path, os.O_WRONLY | flag | getattr(os, "O_CLOEXEC", 0))
         except OSError:  # EINVAL: a file system without direct I/O (tmpfs)
             return None
-        return cls(fd, plain_fd, block)
+        return cls(fd, plain_fd, block, hasher)
+
+    def _release(self, k: int) -> None:
+        with self._users_lock:
+            self._users[k] -= 1
+            if self._users[k] == 0:
+                self.free[k].set()
 
     def _run(self) -> None:
         while True:
@@ -371,7 +395,7 @@ class _DirectWrites:
             except BaseException as exc:  # raised in the writer's thread at its next write or finish
                 self.error = exc.with_traceback(None)  # its frames would hold views of the buffers
             finally:
-                self.free[k].set()
+                self._release(k)
 
     def _check(self) -> None:
         if self.error is not None:
@@ -387,11 +411,15 @@ class _DirectWrites:
             at += take
             if self.filled == self.block:
                 self._check()
-                self.free[self.cur].clear()
-                self._q.put((self.cur, self.offset))
+                k = self.cur
+                self.free[k].clear()
+                self._users[k] = 1 if self.hasher is None else 2
+                if self.hasher is not None:
+                    self.hasher.update(self.views[k], on_done=lambda k=k: self._release(k))
+                self._q.put((k, self.offset))
                 self.offset += self.block
                 self.filled = 0
-                self.cur ^= 1
+                self.cur = (k + 1) % len(self.bufs)
                 self.free[self.cur].wait()
         self._check()
 
@@ -400,6 +428,8 @@ class _DirectWrites:
             event.wait()
         self._check()
         view = self.views[self.cur]
+        if self.hasher is not None and self.filled:
+            self.hasher.update(view[:self.filled], wait=True)  # after every full buffer (in order)
         aligned = self.filled // DIRECT_ALIGN * DIRECT_ALIGN
         if aligned:
             self._put(self.fd, view[:aligned], self.offset)
