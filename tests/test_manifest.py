@@ -110,3 +110,20 @@ def test_from_arrays_matches_from_recordings():
         RecordingTable.from_arrays(["a", "a"], [1, 1])
     with pytest.raises(ValidationError):
         RecordingTable.from_arrays(["a"], [1], room=[1, 2])
+
+
+def test_sorted_values_is_the_canonical_order():
+    """A table's column values are put in value_sort_key's order; all-string columns take the direct sort,
+    which must be that same order (strings with digits, case, non-ASCII, empty), and mixed ones the key."""
+    import random
+
+    from rfbench.datasets.values import sorted_values, value_sort_key
+
+    rng = random.Random(7)
+    alphabet = "aZ09-_/ é\u00ff\u4e00"
+    for _ in range(300):
+        strings = {"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 30))}
+        assert sorted_values(strings) == sorted(strings, key=value_sort_key)
+        mixed = list(strings) + [rng.randint(-5, 5) for _ in range(3)] + [rng.random(), True]
+        assert sorted_values(mixed) == sorted(mixed, key=value_sort_key)
+    assert sorted_values(["10", "9", 10, 9, 2.5]) == [2.5, 9, 10, "10", "9"]

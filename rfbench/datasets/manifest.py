@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from rfbench._order import listing_key
-from rfbench.datasets.values import value_sort_key
+from rfbench.datasets.values import sorted_values, value_sort_key
 from rfbench.errors import ValidationError
 from rfbench.io.files import check_schema, read_json, schema_id, write_json
 
@@ -419,7 +419,7 @@ class RecordingTable:
         domains: dict[str, DomainColumn] = {}
         for key in keys:
             raw = [r.get(key) for r in recordings]
-            present = sorted({v for v in raw if v is not None}, key=value_sort_key)
+            present = sorted_values({v for v in raw if v is not None})
             if not present:
                 continue
             index = {v: k for k, v in enumerate(present)}

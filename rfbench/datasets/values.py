@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["value_sort_key"]
+__all__ = ["value_sort_key", "sorted_values"]
 
 
 def value_sort_key(value: Any) -> tuple:
@@ -20,3 +20,12 @@ def value_sort_key(value: Any) -> tuple:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return (0, float(value), "")
     return (1, 0.0, str(value))
+
+
+def sorted_values(values) -> list:
+    """``sorted(values, key=value_sort_key)``; values that are all plain strings (a manifest's capture column:
+    one per recording) are sorted directly, which is the same order (their keys differ only in the string)."""
+    values = list(values)
+    if all(type(v) is str for v in values):
+        return sorted(values)
+    return sorted(values, key=value_sort_key)
