@@ -366,6 +366,23 @@ def test_borrowed_rows_are_free_once_copied_not_once_hashed(tmp_path, monkeypatc
     assert w.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def test_an_error_midway_through_hashed_blocks_leaves_nothing(tmp_path, monkeypatch):
+    """An error in the caller while blocks are still being hashed and written: the error itself comes out (not
+    one from the hashing thread or a released buffer), no file is left, and no writer thread stays behind."""
+    import threading
+
+    monkeypatch.setattr(NpyWriter, "DIRECT_MIN_BYTES", 0)
+    monkeypatch.setattr(NpyWriter, "DIRECT_BLOCK", 4096)
+    before = set(threading.enumerate())
+    with pytest.raises(KeyError, match="the caller's"):
+        with NpyWriter(tmp_path / "X.npy", np.float32, (1000,), n_rows=100) as w:
+            for k in range(40):
+                w.write(np.full((2, 1000), k, dtype=np.float32))
+            raise KeyError("the caller's")
+    assert not list(tmp_path.iterdir())
+    assert {t for t in threading.enumerate() if t.name.startswith("rfbench-")} - before == set()
+
+
 def test_direct_writes_refused_midway_fall_back_to_ordinary_writes(tmp_path, monkeypatch):
     import errno
 

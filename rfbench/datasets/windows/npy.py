@@ -266,12 +266,12 @@ class NpyWriter:
         finally:
             if self._writeback is not None:
                 self._writeback.stop()
+            if isinstance(self._hash, _BackgroundHash):
+                self._hash.stop()  # before the direct writer's blocks go: it may still be hashing them
             if self._direct is not None:
                 self._direct.close()
             if self._fh is not None and not self._fh.closed:
                 self._fh.close()
-            if isinstance(self._hash, _BackgroundHash):
-                self._hash.stop()
             if not done:
                 self.discard()
         return False
