@@ -624,3 +624,33 @@ def test_the_evidence_floor_counts_the_tree_it_is_given(tmp_path):
     pieces = 2 * out["read_sha256_s"] + out["inflate_s"] + out["cast_s"] + out["x_sha256_s"]
     assert abs(out["floor_cpu_s"] - pieces) <= 0.03  # (each piece rounded to 10 ms)
     assert json.loads(json.dumps(out)) == out
+
+
+def test_a_stopped_ingest_does_not_read_the_rest_of_the_tree(tmp_path, monkeypatch):
+    """An error (or Ctrl-C) while reader processes read a tree: the batches not yet sent to them are cancelled,
+    not read to the end before the error comes out, and the children end."""
+    from rfbench.datasets import bvp_readers, widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
+    make_widar_bvp_tree(tmp_path / "tree", repetitions=3, frames=(1, 3), damage=False)
+    monkeypatch.setattr(bvp_readers, "MIN_FILES", 1)
+    monkeypatch.setattr(widar_bvp, "READ_BATCH", 4)
+    futures, started = [], []
+    real_submit, real_start = bvp_readers.BvpReaders.submit, bvp_readers.BvpReaders.start
+    monkeypatch.setattr(bvp_readers.BvpReaders, "submit", lambda self, b: futures.append(real_submit(self, b))
+                        or futures[-1])
+
+    def start(self):
+        ok = real_start(self)
+        started.append(list(self.procs))
+        return ok
+
+    monkeypatch.setattr(bvp_readers.BvpReaders, "start", start)
+
+    def stop(_):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        widar_bvp.ingest_bvp(tmp_path / "tree", workers=2, progress=stop)
+    assert len(futures) > 100 and sum(f.cancelled() for f in futures) > len(futures) // 2
+    assert started and started[0] and all(proc.poll() is not None for proc in started[0])  # the children ended

@@ -187,6 +187,15 @@ class BvpReaders:
                 future.set_exception(exc)
 
     def close(self) -> None:
+        """Stop: batches not yet sent are cancelled (an ingest stopped by an error or Ctrl-C does not wait for the
+        rest of the tree to be read), those sent are answered, then the children end."""
+        while True:
+            try:
+                item = self.work.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].cancel()
         for _ in self.procs:  # one for each child's sending thread (which passes it on to the receiving one)
             self.work.put(None)
         for thread in self.threads:
