@@ -622,7 +622,8 @@ def test_the_evidence_floor_counts_the_tree_it_is_given(tmp_path):
     assert out["t_max"] == max(r["frames"] for r in manifest.recordings)
     assert out["x_bytes"] == len(files) * out["t_max"] * 20 * 20 * 4
     pieces = 2 * out["read_sha256_s"] + out["inflate_s"] + out["cast_s"] + out["x_sha256_s"]
-    assert abs(out["floor_cpu_s"] - pieces) <= 0.03  # (each piece rounded to 10 ms)
+    assert out["floor_cpu_s"] == pytest.approx(pieces) and out["floor_cpu_s"] > 0
+    assert out["floor_wall_s"] == pytest.approx(out["floor_cpu_s"] / out["cores"])
     assert json.loads(json.dumps(out)) == out
 
 
