@@ -217,12 +217,11 @@ class NpyWriter:
             header = npy_header(self.dtype, (self.n_rows, *self.row_shape))
             total = len(header) + self.n_rows * self.dtype.itemsize * _prod(self.row_shape)
             if total >= self.DIRECT_MIN_BYTES:
-                self._hash = _BackgroundHash(b"")
-                self._direct = _DirectWrites.open(self._tmp, fd, self.DIRECT_BLOCK, self._hash)
-            if self._direct is None:
-                if self._hash is not None:
-                    self._hash.stop()
-                self._hash = _BackgroundHash(header)
+                self._direct = _DirectWrites.open(self._tmp, fd, self.DIRECT_BLOCK)
+            # written directly, the header is hashed from the direct writer's first block like every other byte
+            self._hash = _BackgroundHash(header if self._direct is None else b"")
+            if self._direct is not None:
+                self._direct.hasher = self._hash
         else:
             header = npy_header(self.dtype, (_LARGEST_ROWS, *self.row_shape))
         if self._direct is None and hasattr(os, "fdatasync"):
@@ -337,15 +336,15 @@ class _DirectWrites:
     one fills (the writer waits only when all are in use); :meth:`finish` writes what is left — the aligned part
     directly, the last partial block through ``plain_fd`` (an ordinary descriptor of the same file).
 
-    With ``hasher`` (a :class:`_BackgroundHash`), every byte is also hashed from the buffers, in file order, on
-    the hasher's thread; a buffer is reused once written and hashed. So the caller's rows are free again as soon
-    as they are copied in — a reader of the rows (``rfbench windows``' reader processes) never waits for their
-    hashing, which on a busy machine waits for a core."""
+    With :attr:`hasher` set (a :class:`_BackgroundHash`, before the first write), every byte is also hashed from
+    the buffers, in file order, on the hasher's thread; a buffer is reused once written and hashed. So the
+    caller's rows are free again as soon as they are copied in — a reader of the rows (``rfbench windows``'
+    reader processes) never waits for their hashing, which on a busy machine waits for a core."""
 
     #: Buffers of ``block`` bytes each: two being written and hashed while others fill.
     BUFFERS = 4
 
-    def __init__(self, fd: int, plain_fd: int, block: int, hasher: "_BackgroundHash | None" = None):
+    def __init__(self, fd: int, plain_fd: int, block: int):
         self.fd, self.plain_fd = fd, plain_fd
         self.block = max(DIRECT_ALIGN, block // DIRECT_ALIGN * DIRECT_ALIGN)
         self.bufs = [mmap.mmap(-1, self.block) for _ in range(self.BUFFERS)]  # anonymous: page-aligned
@@ -353,7 +352,7 @@ class _DirectWrites:
         self.free = [threading.Event() for _ in self.bufs]
         for event in self.free:
             event.set()
-        self.hasher = hasher
+        self.hasher: _BackgroundHash | None = None
         self._users = [0] * len(self.bufs)  # per buffer: the write and the hash not yet done with it
         self._users_lock = threading.Lock()
         self.cur = 0
@@ -365,8 +364,7 @@ class _DirectWrites:
         self._thread.start()
 
     @classmethod
-    def open(cls, path: str, plain_fd: int, block: int,
-             hasher: "_BackgroundHash | None" = None) -> "_DirectWrites | None":
+    def open(cls, path: str, plain_fd: int, block: int) -> "_DirectWrites | None":
         """Direct writes to ``path`` (just created, empty), or None where the system or file system has none."""
         flag = getattr(os, "O_DIRECT", 0)
         if not flag:
@@ -375,7 +373,7 @@ class _DirectWrites:
             fd = os.open(path, os.O_WRONLY | flag | getattr(os, "O_CLOEXEC", 0))
         except OSError:  # EINVAL: a file system without direct I/O (tmpfs)
             return None
-        return cls(fd, plain_fd, block, hasher)
+        return cls(fd, plain_fd, block)
 
     def _release(self, k: int) -> None:
         with self._users_lock:
