@@ -1,17 +1,18 @@
 """Widar3.0 BVP end to end, as whole processes, against the script a user writes today.
 
-The job: a generated BVP tree (``rfbench generate widar --kind bvp``) to model inputs. rfbench's way is four
+The job: a generated BVP tree (``rfbench generate widar --kind bvp``) to model inputs. rfbench's way is three
 commands, each its own process as a user runs them (start-up included): ``rfbench ingest widar TREE`` (every file
 read, parsed and hashed), ``rfbench split MANIFEST -p cross-subject --test user4 --gestures common6`` (assigned
-and audited), and ``rfbench windows SPLIT --side train|test`` (every file re-read, checked against the manifest's
-size and sha256, padded into X). The script a user writes instead (:data:`SCRIPT`): ``os.walk``,
+and audited), and ``rfbench windows SPLIT --side both`` (every file re-read, checked against the manifest's
+size and sha256, padded into X, for the train and the test side; until 2026-12-05 one ``windows`` per side, four
+processes). The script a user writes instead (:data:`SCRIPT`): ``os.walk``,
 ``scipy.io.loadmat`` per file, ``numpy.pad`` to the longest T, ``numpy.save`` of X and y, in one process — no
 hash, no check, no split.
 
 ``track_speedup_vs_script``: the median over :data:`PAIRS` A/B pairs of the script's wall-clock time over
-rfbench's four processes; ``track_cpu_speedup_vs_script`` the same of CPU seconds (steadier on a busy
+rfbench's three processes; ``track_cpu_speedup_vs_script`` the same of CPU seconds (steadier on a busy
 machine). ``track_rfbench_seconds`` / ``track_script_seconds``: the medians themselves.
-``track_windows_peak_mb`` / ``track_script_peak_mb``: peak resident memory of ``rfbench windows`` (train side)
+``track_windows_peak_mb`` / ``track_script_peak_mb``: peak resident memory of ``rfbench windows`` (both sides)
 and of the script (``ru_maxrss`` of the child), which shows the windows job's memory staying bounded (chunks of
 16 MiB of X) while the script holds every profile and X at once.
 
@@ -97,15 +98,13 @@ def _child(argv: list[str]) -> tuple[float, float, float]:
 
 
 def rfbench_job(tree: str, out: str) -> dict[str, tuple[float, float, float]]:
-    """The four rfbench commands, each a process: ``{step: (seconds, peak MB, CPU seconds)}``."""
+    """The three rfbench commands, each a process: ``{step: (seconds, peak MB, CPU seconds)}``."""
     m, s = os.path.join(out, "manifest.json"), os.path.join(out, "split.json")
     steps = {
         "ingest": ["-m", "rfbench", "ingest", "widar", tree, "-o", m, "--json"],
         "split": ["-m", "rfbench", "split", m, "-p", "cross-subject", "--test", "user4", "--gestures", "common6",
                   "-o", s, "--json"],
-        "windows-train": ["-m", "rfbench", "windows", s, "--side", "train", "-o", os.path.join(out, "train"),
-                          "--json"],
-        "windows-test": ["-m", "rfbench", "windows", s, "--side", "test", "-o", os.path.join(out, "test"), "--json"],
+        "windows": ["-m", "rfbench", "windows", s, "--side", "both", "-o", out, "--json"],
     }
     return {name: _child(argv) for name, argv in steps.items()}
 
@@ -156,7 +155,7 @@ class BvpJob:
         return ours, theirs
 
     def track_speedup_vs_script(self, cache, case):
-        """Median over A/B pairs of the script's wall-clock time over rfbench's four processes."""
+        """Median over A/B pairs of the script's wall-clock time over rfbench's three processes."""
         ours, theirs = self._pairs()
         return statistics.median(t[0] / sum(v[0] for v in o.values()) for o, t in zip(ours, theirs))
 
@@ -183,7 +182,7 @@ class BvpJob:
     track_script_seconds.unit = "s"
 
     def track_cpu_over_floor(self, cache, case):
-        """rfbench's CPU seconds (its four processes, one run) over those of the work the chain cannot leave out
+        """rfbench's CPU seconds (its three processes, one run) over those of the work the chain cannot leave out
         (:func:`evidence_floor` of the same tree, timed in this process): how far the chain is from its floor.
         Steadier than the ratios against the script, most of whose time is the kernel's (faulting in the memory
         it holds), which changes from day to day on a virtual machine."""
@@ -195,7 +194,7 @@ class BvpJob:
 
     def track_windows_peak_mb(self, cache, case):
         ours, _ = self._pairs()
-        return max(o["windows-train"][1] for o in ours)
+        return max(o["windows"][1] for o in ours)
 
     track_windows_peak_mb.unit = "MB"
 
@@ -217,7 +216,7 @@ def _print_pair(ours: dict, theirs: tuple) -> tuple[float, float]:
 
 
 def pairs_on_tree(tree: str, folder: str, pairs: int) -> None:
-    """``pairs`` A/B pairs (rfbench's four processes, then the script) on an existing tree, each pair's figures
+    """``pairs`` A/B pairs (rfbench's three processes, then the script) on an existing tree, each pair's figures
     and the medians of the ratios."""
     ratios = []
     for _ in range(pairs):

@@ -83,6 +83,17 @@ def test_settings_of_other_corpora_are_refused(chain):
         write_windows(chain / "split.json", "test", chain / "w-bad", WindowSettings(length=4))
 
 
+def test_both_sides_at_once_are_the_files_of_one_call_per_side(chain, tmp_path):
+    docs = write_windows(chain / "split.json", "both", tmp_path / "both")
+    assert sorted(docs) == ["test", "train"]
+    for side in ("train", "test"):
+        write_windows(chain / "split.json", side, tmp_path / "one" / side)  # the same depth: the same paths
+        for name in ("X.npy", "y.npy", "index.json"):
+            assert (tmp_path / "both" / side / name).read_bytes() == (tmp_path / "one" / side / name).read_bytes()
+    # the test side is padded to the train side's longest T, as when it is built alone
+    assert docs["test"]["settings"]["t_max"] == docs["train"]["settings"]["t_max"]
+
+
 def test_a_changed_file_is_refused(chain, tmp_path):
     import shutil
 

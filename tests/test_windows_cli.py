@@ -68,8 +68,69 @@ def test_existing_outputs_need_force_and_other_files_are_left_alone(runner, case
     assert sorted(os.listdir(out)) == ["X.npy", "index.json", "notes.txt", "y.npy"]
 
 
+def _files(folder):
+    return {name: (folder / name).read_bytes() for name in sorted(os.listdir(folder))}
+
+
+def test_both_sides_are_the_files_of_one_run_per_side_from_one_split_load(runner, case, tmp_path, monkeypatch):
+    _, _, split = case
+    for side in ("train", "test"):
+        assert _run(runner, split, "--side", side, "-o", tmp_path / "one" / side, "--length", "2").exit_code == 0
+    from rfbench.protocols import splitfile
+
+    real, loads = splitfile.load_split, []
+    monkeypatch.setattr(splitfile, "load_split", lambda path: loads.append(path) or real(path))
+    result = _run(runner, split, "--side", "both", "-o", tmp_path / "both", "--length", "2", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(loads) == 1  # the split (and its manifest) loaded and re-checked once, not once per side
+    assert sorted(os.listdir(tmp_path / "both")) == ["test", "train"]
+    for side in ("train", "test"):
+        assert _files(tmp_path / "both" / side) == _files(tmp_path / "one" / side)
+    summary = json.loads(result.stdout)
+    assert sorted(summary) == ["test", "train"]
+    assert summary["train"]["side"] == "train" and summary["train"]["rows"] == 8
+    assert summary["test"]["side"] == "test" and summary["test"]["rows"] == 8
+    assert summary["test"]["index"] == str(tmp_path / "both" / "test" / "index.json")
+    text = _run(runner, split, "--side", "both", "-o", tmp_path / "both", "--length", "2", "--force")
+    assert text.exit_code == 0, text.output
+    assert "train side of" in text.output and "test side of" in text.output
+    assert f"wrote {tmp_path / 'both' / 'test' / 'X.npy'}" in text.output
+
+
+def test_both_sides_are_written_together_or_not_at_all(runner, tmp_path, monkeypatch):
+    _, _, split = mmfi_case(tmp_path)
+    out = tmp_path / "out"
+    real = build_module._read_mmfi_frame
+
+    def failing(job, entry, *args):
+        if job.side == "test":  # the train side is complete (under temporary names) by now
+            from rfbench.errors import FormatError
+
+            raise FormatError(f"{entry['path']}: broken")
+        return real(job, entry, *args)
+
+    monkeypatch.setattr(build_module, "_read_mmfi_frame", failing)
+    result = _run(runner, split, "--side", "both", "-o", out, "--workers", "1")
+    assert result.exit_code == 2
+    _one_error_line(result, "broken")
+    assert not out.exists()  # no train side without its test side, and the folders the run made are gone
+    # outputs already there stay as they were (no temporary file left beside them)
+    monkeypatch.setattr(build_module, "_read_mmfi_frame", real)
+    assert _run(runner, split, "--side", "both", "-o", out).exit_code == 0
+    before = {side: _files(out / side) for side in ("train", "test")}
+    monkeypatch.setattr(build_module, "_read_mmfi_frame", failing)
+    result = _run(runner, split, "--side", "both", "-o", out, "--force", "--length", "2", "--workers", "1")
+    assert result.exit_code == 2
+    assert {side: _files(out / side) for side in ("train", "test")} == before
+    # an existing side needs --force before anything is read
+    monkeypatch.setattr(build_module, "_read_mmfi_frame", real)
+    result = _run(runner, split, "--side", "both", "-o", out, "--length", "2")
+    assert result.exit_code == 2
+    _one_error_line(result, "X.npy already exists; pass --force")
+
+
 @pytest.mark.parametrize("args, code, words", [
-    (["--side", "val"], 2, "--side must be train or test"),
+    (["--side", "val"], 2, "--side must be train, test or both"),
     (["--side", "test", "--resample", "8"], 2, "applies to intel5300"),
     (["--side", "test", "--target", "middle"], 2, "target must be one of last, first, center"),
     (["--side", "test", "--length", "6"], 2, "gives no row"),

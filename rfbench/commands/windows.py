@@ -1,4 +1,4 @@
-"""``rfbench windows SPLIT --side train|test -o DIR``: one side of a split's model inputs, read from the dataset.
+"""``rfbench windows SPLIT --side train|test|both -o DIR``: a split's model inputs, read from the dataset.
 
 The window options are derived from the fields of :class:`rfbench.datasets.windows.WindowSettings` (their help,
 bounds, choices and per-dataset defaults), never spelled here: one option per field.
@@ -20,6 +20,9 @@ from rfbench.datasets.windows.settings import WindowSettings, describe, option_n
 COMMAND_NAME = "windows"
 
 HELP = """Write one side of a split's model inputs (X.npy, y.npy, index.json) straight from the dataset files.
+
+--side both writes the train side into DIR/train and the test side into DIR/test: the same files as one run per
+side, the split and manifest read and re-checked once, all six files put in place only once both are complete.
 
 The split is re-checked (its audit, its manifest's sha256) before anything is read; every dataset file read must
 lie inside the manifest's dataset root, be a regular file and match the size (and sha256 where recorded) ingest
@@ -58,7 +61,8 @@ _FIXED = [
     inspect.Parameter("split", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[Path, typer.Argument(
         help="split.json from rfbench split; its manifest names the dataset files.", show_default=False)]),
     inspect.Parameter("side", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, typer.Option(
-        "--side", help="Which side of the split: train or test.", show_default=False)]),
+        "--side", help="Which side of the split: train, test, or both (into DIR/train and DIR/test).",
+        show_default=False)]),
     inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[Path, typer.Option(
         "--out", "-o", help="Folder to write X.npy, y.npy and index.json into (created if missing).",
         show_default=False)]),
@@ -83,8 +87,8 @@ def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = F
         from rfbench.datasets.windows import write_windows
         from rfbench.errors import ValidationError
 
-        if side not in ("train", "test"):
-            raise ValidationError(f"--side must be train or test, not {side!r}")
+        if side not in ("train", "test", "both"):
+            raise ValidationError(f"--side must be train, test or both, not {side!r}")
         settings = WindowSettings(**{name: values.get(name) for name in _SETTING_NAMES})
         from rfbench.protocols.splitfile import declared_dataset
 
@@ -95,7 +99,15 @@ def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = F
         with bar, sigterm_as_interrupt(), collector_paused():
             doc = write_windows(split, side, out, settings, force=force, workers=workers, progress=bar.advance,
                                 on_total=bar.start)
-    _render(doc, split, Path(out), json_out)
+    if side != "both":
+        _render(doc, split, Path(out), json_out)
+    elif json_out:  # one object: {"train": summary, "test": summary}
+        from rfbench.datasets.windows.index import summary_of
+
+        emit_json({s: summary_of(d, split, Path(out) / s) for s, d in doc.items()})
+    else:
+        for s, d in doc.items():
+            _render(d, split, Path(out) / s, False)
 
 
 def _make_command():

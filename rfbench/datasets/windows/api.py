@@ -250,6 +250,12 @@ def build_windows(split, side: str, settings: WindowSettings | None = None, *, w
     return Windows(x, y, doc)
 
 
+#: ``side`` of :func:`write_windows` for both sides of a split at once (into ``out/train`` and ``out/test``).
+BOTH = "both"
+#: The sides :data:`BOTH` writes, in this order, each into the subfolder of its name.
+BOTH_SIDES = ("train", "test")
+
+
 def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSettings | None = None, *,
                   force: bool = False, workers: int | None = None, progress: Callable[[int], None] | None = None,
                   on_total: Callable[[int], None] | None = None, reading=None) -> dict:
@@ -261,6 +267,10 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     renamed into place only once all are complete, the index last, so an error or an interruption leaves the
     folder as it was.
 
+    ``side`` :data:`BOTH` writes the train side into ``out/train`` and the test side into ``out/test``, the very
+    files two calls (one per side) would write, with the split and manifest loaded and re-checked once; the six
+    files are renamed into place only once both sides are complete. It returns ``{"train": doc, "test": doc}``.
+
     ``reading`` (a :class:`~rfbench.datasets.windows.dataset_files.Reading`) is where the side's decoded files are
     kept and found: a build after the first one under it, of settings that differ in their corruption alone, reads
     no dataset file again (nor the split and manifest) and writes the very bytes it would have written without it.
@@ -268,44 +278,93 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     Returns
     -------
     dict
-        The index document written.
+        The index document written (for :data:`BOTH`, one per side).
     """
+    from rfbench.datasets.windows.build import open_sides
     from rfbench.io.files import check_writable
 
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"{out} exists and is not a folder; give a folder for X.npy, y.npy and index.json")
-    targets = {name: out / name for name in (X_FILE, Y_FILE, INDEX_FILE)}
-    for path in targets.values():
-        check_writable(path, force)
-    job = open_side(split, side, settings, reading=reading)
-    plan = start_plan(job)
-    known = announced_rows(plan)
-    if known == 0 and job.kind in ("mmfi", "bvp"):
-        raise _empty_side(plan)
+    sides = BOTH_SIDES if side == BOTH else (side,)
+    folders = [out / s for s in sides] if side == BOTH else [out]
+    for folder in (out, *folders):
+        if folder.exists() and not folder.is_dir():
+            raise OutputExistsError(f"{folder} exists and is not a folder; give a folder for X.npy, y.npy and "
+                                    "index.json")
+    targets = [{name: folder / name for name in (X_FILE, Y_FILE, INDEX_FILE)} for folder in folders]
+    for side_targets_ in targets:
+        for path in side_targets_.values():
+            check_writable(path, force)
+    jobs = open_sides(split, sides, settings, reading=reading)
+    plans = [start_plan(job) for job in jobs]
+    known = [announced_rows(plan) for plan in plans]
+    for job, plan, n in zip(jobs, plans, known):
+        if n == 0 and job.kind in ("mmfi", "bvp"):
+            raise _empty_side(plan)
     if on_total is not None:
-        on_total(progress_total(plan))
-    created = [d for d in (out, *out.parents) if not d.exists()]  # the folders this run makes, deepest first
-    out.mkdir(parents=True, exist_ok=True)
+        on_total(sum(progress_total(plan) for plan in plans))
+    created = []  # the folders this run makes, deepest first
+    for folder in folders:
+        created += [d for d in (folder, *folder.parents) if not d.exists() and d not in created]
+    created.sort(key=lambda d: len(d.parts), reverse=True)
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    staged: list[_Staged] = []
     try:
         try:
-            return _write(plan, targets, known, force, workers or default_workers(), progress)
-        except _Recount:  # a recording held records of another antenna shape: write again, counting as it goes
-            return _write(start_plan(job), targets, None, force, workers or default_workers(), None)
+            for k, (job, n, t) in enumerate(zip(jobs, known, targets)):
+                plan, plans[k] = plans[k], None  # a side's plan is let go once it is written (its doc is kept)
+                try:
+                    staged.append(_stage(plan, t, n, force, workers or default_workers(), progress))
+                except _Recount:  # a recording held records of another antenna shape: again, counting as it goes
+                    staged.append(_stage(start_plan(job), t, None, force, workers or default_workers(), None))
+                del plan
+            for one in staged:
+                one.commit()
+        finally:
+            for one in staged:
+                one.discard()
     except BaseException:  # an error, Ctrl-C or SIGTERM: remove the folders made for the outputs (if still empty)
         for folder in created:
             try:
                 folder.rmdir()
             except OSError:
-                break
+                pass
         raise
+    if side == BOTH:
+        return {one.doc["side"]: one.doc for one in staged}
+    return staged[0].doc
 
 
 class _Recount(Exception):
     """The rows announced before reading (from the manifest's packet counts) were not the rows read."""
 
 
-def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: int, progress) -> dict:
+class _Staged:
+    """One side's three files complete under temporary names: :meth:`commit` renames them into place (the index
+    last), :meth:`discard` removes whatever was not renamed."""
+
+    def __init__(self, doc: dict, xw, yw, index_tmp: str, index_path: Path):
+        self.doc, self._xw, self._yw, self._index_tmp, self._index_path = doc, xw, yw, index_tmp, index_path
+
+    def commit(self) -> None:
+        self._xw.commit()
+        self._yw.commit()
+        os.replace(self._index_tmp, self._index_path)
+        self._index_tmp = None
+
+    def discard(self) -> None:
+        self._xw.discard()
+        self._yw.discard()
+        if self._index_tmp is not None:
+            try:
+                os.unlink(self._index_tmp)
+            except FileNotFoundError:
+                pass
+            self._index_tmp = None
+
+
+def _stage(plan: Plan, targets: dict, known: int | None, force: bool, workers: int, progress) -> _Staged:
+    """Write one side's X, y and index under temporary names beside ``targets``; nothing is left on an error."""
     from rfbench.datasets.windows.npy import NpyWriter
 
     out = targets[INDEX_FILE].parent
@@ -333,11 +392,8 @@ def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: i
                 fh.write(piece.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
-        xw.commit()
-        yw.commit()
-        os.replace(index_tmp, targets[INDEX_FILE])
-        index_tmp = None
-    finally:
+        return _Staged(doc, xw, yw, index_tmp, targets[INDEX_FILE])
+    except BaseException:
         xw.discard()
         yw.discard()
         if index_tmp is not None:
@@ -345,7 +401,7 @@ def _write(plan: Plan, targets: dict, known: int | None, force: bool, workers: i
                 os.unlink(index_tmp)
             except FileNotFoundError:
                 pass
-    return doc
+        raise
 
 
 def side_targets(split, side: str, settings: WindowSettings | None = None, *,

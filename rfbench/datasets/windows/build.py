@@ -26,8 +26,8 @@ from rfbench.datasets.windows.dataset_files import DatasetFiles, parse_npy
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
-__all__ = ["SideJob", "open_side", "Plan", "plan_side", "start_plan", "side_batches", "announced_rows", "Produced",
-           "dataset_kind", "LabelInfo", "MMFI_JOINTS", "toolbox_fill", "default_workers"]
+__all__ = ["SideJob", "open_side", "open_sides", "Plan", "plan_side", "start_plan", "side_batches", "announced_rows",
+           "Produced", "dataset_kind", "LabelInfo", "MMFI_JOINTS", "toolbox_fill", "default_workers"]
 
 #: MM-Fi ground truth: (frames, 17, 3) joints in metres.
 MMFI_JOINTS = (17, 3)
@@ -138,13 +138,16 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
         A split that does not load, a manifest that changed since the split was made, an unknown side, a side
         with no recording, a recording the manifest lacks, a missing dataset root, a bad label set.
     """
-    from rfbench.datasets.manifest import read_manifest
-    from rfbench.datasets.widar_both import one_release
-    from rfbench.io.files import sha256_file
-    from rfbench.protocols.splitfile import load_split
+    return open_sides(split, (side,), settings, labels, reading)[0]
 
-    if side not in ("train", "test"):
-        raise ValidationError(f"side must be train or test, not {side!r}")
+
+def open_sides(split, sides: Sequence[str], settings: WindowSettings | None = None,
+               labels: "LabelInfo | None" = None, reading=None) -> tuple[SideJob, ...]:
+    """:func:`open_side` for each of ``sides`` (in that order), the split loaded and re-checked once for all of
+    them: the same jobs one :func:`open_side` per side would give."""
+    for side in sides:
+        if side not in ("train", "test"):
+            raise ValidationError(f"side must be train or test, not {side!r}")
     settings = settings or WindowSettings()
     if not isinstance(settings, WindowSettings):
         raise ValidationError("settings must be a WindowSettings")
@@ -153,18 +156,41 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
         from rfbench.datasets.windows.dataset_files import reading_in_use
 
         reading = reading_in_use()
+    jobs: list[SideJob | None] = [None] * len(sides)
     if reading is not None:
-        held = reading.side(split_path, side)
-        if held is not None:
-            again = _reuse_side(held, settings, labels, reading)
-            if again is not None:
-                return again
+        for k, side in enumerate(sides):
+            held = reading.side(split_path, side)
+            if held is not None:
+                jobs[k] = _reuse_side(held, settings, labels, reading)
+    loaded = None
+    for k, side in enumerate(sides):
+        if jobs[k] is None:
+            if loaded is None:
+                loaded = _load_split(split_path)
+            jobs[k] = _side_job(loaded, side, settings, labels, reading)
+            labels = labels or jobs[k].labels  # one label set for both sides: a label-set file is read once
+    return tuple(jobs)
+
+
+def _load_split(split_path: Path) -> tuple:
+    """The split re-checked by ``load_split``, its sha256 and the manifest it was audited on."""
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.io.files import sha256_file
+    from rfbench.protocols.splitfile import load_split
+
     info = load_split(split_path)
     split_sha, _ = sha256_file(split_path)
+    # the manifest load_split recomputed and audited the sides on: the rows are built from what was checked
+    manifest = info.manifest_object if info.manifest_object is not None else read_manifest(info.manifest_file)
+    return split_path, info, split_sha, manifest
+
+
+def _side_job(loaded: tuple, side: str, settings: WindowSettings, labels, reading) -> SideJob:
+    from rfbench.datasets.widar_both import one_release
+
+    split_path, info, split_sha, manifest = loaded
     mpath = info.manifest_file  # load_split checked it is the manifest the split was made from
     manifest_sha = info.manifest["sha256"]
-    # the manifest load_split recomputed and audited the sides on: the rows are built from what was checked
-    manifest = info.manifest_object if info.manifest_object is not None else read_manifest(mpath)
     known = {r["id"] for r in manifest.recordings}
     unknown = sorted(set(info.train if side == "train" else info.test) - known)
     if unknown:
