@@ -469,6 +469,52 @@ def test_reader_processes_write_what_threads_write(tmp_path, monkeypatch):
     assert len(started) == 2
 
 
+def test_both_sides_share_one_reader_pool_and_write_what_threads_write(tmp_path, monkeypatch):
+    """``--side both`` of a large BVP split starts one pool of reader processes for both sides, the test side's
+    runs queued behind the train side's (read while the train side is being finished); each side's files are
+    byte for byte those one run per side writes with threads, and a damaged test-side file stops the run with
+    the threads' error and no side written."""
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.windows import bvp, bvp_procs, write_windows
+    from rfbench.errors import FormatError, ValidationError
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 9), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    monkeypatch.setattr(bvp, "CHUNK_BYTES", 7 * 9 * 1600)  # 7 rows a run: many runs per side, every slot reused
+    started = []
+    real_enter = bvp_procs.BvpReaders.__enter__
+    monkeypatch.setattr(bvp_procs.BvpReaders, "__enter__", lambda self: (started.append(self.n), real_enter(self))[1])
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
+    for side in ("train", "test"):
+        write_windows(tmp_path / "split.json", side, tmp_path / "threads" / side, workers=2)
+    assert started == []
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    write_windows(tmp_path / "split.json", "both", tmp_path / "procs", workers=2)
+    assert started == [2]  # one pool for both sides
+    for side in ("train", "test"):
+        assert _side_files(tmp_path / "procs" / side) == _side_files(tmp_path / "threads" / side), side
+
+    test_ids = set(json.loads((tmp_path / "split.json").read_text())["test"])
+    recs = json.loads((tmp_path / "manifest.json").read_text())["recordings"]
+    victim = tmp_path / "tree" / [r for r in recs if r["id"] in test_ids][-20]["files"][0]["path"]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    errors = []
+    for min_rows in (1, 10**9):
+        monkeypatch.setattr(bvp_procs, "MIN_ROWS", min_rows)
+        with pytest.raises((FormatError, ValidationError)) as info:
+            write_windows(tmp_path / "split.json", "both", tmp_path / f"bad{min_rows}", workers=2)
+        errors.append((type(info.value), str(info.value)))
+        assert not (tmp_path / f"bad{min_rows}").exists()
+    assert errors[0] == errors[1] and victim.name in errors[0][1]
+    assert len(started) == 2
+    assert not list(Path("/dev/shm").glob("rfbench-bvp-*")) if Path("/dev/shm").is_dir() else True
+
+
 def test_without_reader_processes_the_threads_read_the_side(tmp_path, monkeypatch):
     """When no reader process starts (here: no interpreter to start), the threads read the side: same files."""
     from rfbench.datasets import widar_bvp

@@ -14,6 +14,7 @@ from rfbench.datasets.windows.build import (
     Produced,
     SideJob,
     announced_rows,
+    bvp_readers_for,
     default_workers,
     open_side,
     plan_side,
@@ -309,18 +310,22 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     for folder in folders:
         folder.mkdir(parents=True, exist_ok=True)
     staged: list[_Staged] = []
+    workers = workers or default_workers()
+    readers = bvp_readers_for(plans, workers) if len(plans) > 1 else None  # one pool reads both BVP sides
     try:
         try:
             for k, (job, n, t) in enumerate(zip(jobs, known, targets)):
                 plan, plans[k] = plans[k], None  # a side's plan is let go once it is written (its doc is kept)
                 try:
-                    staged.append(_stage(plan, t, n, force, workers or default_workers(), progress))
+                    staged.append(_stage(plan, t, n, force, workers, progress, readers))
                 except _Recount:  # a recording held records of another antenna shape: again, counting as it goes
-                    staged.append(_stage(start_plan(job), t, None, force, workers or default_workers(), None))
+                    staged.append(_stage(start_plan(job), t, None, force, workers, None))
                 del plan
             for one in staged:
                 one.commit()
         finally:
+            if readers is not None:
+                readers.close()
             for one in staged:
                 one.discard()
     except BaseException:  # an error, Ctrl-C or SIGTERM: remove the folders made for the outputs (if still empty)
@@ -363,7 +368,8 @@ class _Staged:
             self._index_tmp = None
 
 
-def _stage(plan: Plan, targets: dict, known: int | None, force: bool, workers: int, progress) -> _Staged:
+def _stage(plan: Plan, targets: dict, known: int | None, force: bool, workers: int, progress,
+           readers=None) -> _Staged:
     """Write one side's X, y and index under temporary names beside ``targets``; nothing is left on an error."""
     from rfbench.datasets.windows.npy import NpyWriter
 
@@ -374,7 +380,7 @@ def _stage(plan: Plan, targets: dict, known: int | None, force: bool, workers: i
     index_tmp = None
     try:
         with xw, yw:
-            for x, y in side_batches(plan, produced, workers, progress, borrow=True):
+            for x, y in side_batches(plan, produced, workers, progress, borrow=True, readers=readers):
                 if known is not None and xw.rows + len(x) > known:
                     raise _Recount
                 xw.write(x, borrowed=produced.borrowed)

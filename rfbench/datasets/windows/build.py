@@ -27,7 +27,8 @@ from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = ["SideJob", "open_side", "open_sides", "Plan", "plan_side", "start_plan", "side_batches", "announced_rows",
-           "Produced", "dataset_kind", "LabelInfo", "MMFI_JOINTS", "toolbox_fill", "default_workers"]
+           "Produced", "dataset_kind", "bvp_readers_for", "LabelInfo", "MMFI_JOINTS", "toolbox_fill",
+           "default_workers"]
 
 #: MM-Fi ground truth: (frames, 17, 3) joints in metres.
 MMFI_JOINTS = (17, 3)
@@ -908,11 +909,12 @@ class Produced:
 
 
 def side_batches(plan: Plan, produced: Produced, workers: int, progress=None,
-                 borrow: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                 borrow: bool = False, readers=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``(x, y)`` batches of consecutive rows of ``plan``'s side, in row order (``x`` float32). An MM-Fi plan
     is complete beforehand; an Intel 5300 plan (from :func:`_intel_plan`) is filled as its recordings are read,
     and complete once the batches are exhausted. With ``borrow``, an ``x`` may be a buffer reused once the next
-    batch is asked for (``produced.borrowed`` says so; the caller copies what it keeps)."""
+    batch is asked for (``produced.borrowed`` says so; the caller copies what it keeps). ``readers``: BVP reader
+    processes this side's runs were queued on (:func:`bvp_readers_for`), taken from in turn."""
     if plan.job.kind == "mmfi":
         layouts: dict = {}
         chunks = list(_mmfi_chunks(plan))
@@ -923,40 +925,61 @@ def side_batches(plan: Plan, produced: Produced, workers: int, progress=None,
             yield x, p.y[a:b]
         return
     if plan.job.kind == "bvp":
-        yield from _bvp_batches(plan, produced, workers, progress, borrow)
+        yield from _bvp_batches(plan, produced, workers, progress, borrow, readers)
         return
     for x in intel_rows(plan, need_x=True, workers=workers, progress=progress):
         yield x, plan.recordings[-1].y
 
 
-def _bvp_batches(plan: Plan, produced: Produced, workers: int, progress,
-                 borrow: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def bvp_readers_for(plans: Sequence[Plan], workers: int):
+    """Reader processes (:class:`~rfbench.datasets.windows.bvp_procs.BvpReaders`, started, every run of every
+    plan queued in turn) for BVP sides of one split read straight from the dataset, when they are worth starting
+    (:data:`~rfbench.datasets.windows.bvp_procs.MIN_ROWS` rows in all, more than one core and worker), else None.
+    The caller closes them; each plan's batches take its own runs (``side_batches(..., readers=...)``)."""
+    from rfbench.datasets.windows import bvp
+    from rfbench.io.world import children_share_it
+
+    if not plans or any(p.job.kind != "bvp" or p.job.files.reading is not None for p in plans):
+        return None
+    recs = [p.rec for plan in plans for p in plan.recordings]
+    if not (workers > 1 and (os.cpu_count() or 1) > 1 and len(recs) >= _bvp_min_rows() and children_share_it()):
+        return None
+    t_max = plans[0].x_row_shape[0]
+    root = plans[0].job.files.root
+    if any(plan.x_row_shape[0] != t_max or plan.job.files.root != root for plan in plans):
+        return None
+    from rfbench.datasets.windows.bvp_procs import BvpReaders
+
+    runs, start = [], 0
+    for plan in plans:
+        runs += [(start + a, start + b) for a, b in bvp.chunks(len(plan.recordings), t_max)]
+        start += len(plan.recordings)
+    readers = BvpReaders(root, recs, t_max, min(workers, os.cpu_count() or 1), max(b - a for a, b in runs))
+    try:
+        readers.__enter__()
+    except (OSError, RuntimeError):  # no reader process could start (rfbench not importable in isolation)
+        readers.close()
+        return None
+    readers.queue(runs)
+    return readers
+
+
+def _bvp_batches(plan: Plan, produced: Produced, workers: int, progress, borrow: bool,
+                 shared=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """A BVP side in runs of rows (:func:`rfbench.datasets.windows.bvp.chunks`): by reader processes for a large
-    side read straight from the dataset (:mod:`rfbench.datasets.windows.bvp_procs`), else by threads."""
+    side read straight from the dataset (:mod:`rfbench.datasets.windows.bvp_procs`; ``shared``: ones its runs
+    are queued on), else by threads."""
     from rfbench.datasets.windows import bvp
 
     recs = plan.recordings
     t_max = plan.x_row_shape[0]
     runs = bvp.chunks(len(recs), t_max)
     files = plan.job.files
-    readers = None
-    from rfbench.io.world import children_share_it
-
-    if (workers > 1 and (os.cpu_count() or 1) > 1 and files.reading is None and len(recs) >= _bvp_min_rows()
-            and children_share_it()):
-        from rfbench.datasets.windows.bvp_procs import BvpReaders
-
-        readers = BvpReaders(files.root, [p.rec for p in recs], t_max, min(workers, os.cpu_count() or 1),
-                             max(b - a for a, b in runs))
-        try:
-            readers.__enter__()
-        except (OSError, RuntimeError):  # no reader process could start (rfbench not importable in isolation)
-            readers.close()
-            readers = None
+    readers = None if shared is not None else bvp_readers_for([plan], workers)
     try:
-        if readers is not None:
+        if shared is not None or readers is not None:
             produced.borrowed = borrow
-            xs = readers.produce(runs, files, borrow)
+            xs = (shared or readers).take(len(runs), files, borrow)
         else:
             xs = _ordered(lambda r: bvp.chunk_x([p.rec for p in recs[r[0]:r[1]]], t_max, files.read), runs, workers)
         for (a, b), x in zip(runs, xs):

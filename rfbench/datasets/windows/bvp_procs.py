@@ -9,7 +9,9 @@ run through :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles` — in
 the manifest's size and sha256, and in a verify re-run only a file verify admitted, exactly as a thread does — and
 fills the rows with :func:`rfbench.datasets.windows.bvp.chunk_x`; it answers with each file's size and sha256 (for
 the index), or with the error it met (its kind and its one line), which the parent raises when that run's rows
-are due: the first damaged file in row order stops the side, as with threads. The parent copies each run out of
+are due: the first damaged file in row order stops the side, as with threads. Both sides of a split written in
+one run (``--side both``) share one pool: the test side's runs are queued behind the train side's, so its first
+files are read while the train side's last rows are still being written. The parent copies each run out of
 its slot in row order and records the files as read. Nothing differs in the output: the same rows, the same
 errors, the same index.
 
@@ -66,6 +68,10 @@ class BvpReaders:
         self.replies: list[queue.Queue] = []
         self._map = None
         self._paths: list[str] = []
+        self._runs: list[tuple[int, int]] = []  # every run queued, in the order they are taken
+        self._sent = 0  # runs handed to a child
+        self._taken = 0  # runs taken whose slots are free again
+        self._holding = False  # the last run taken is still the caller's (its slot not yet free)
 
     def __enter__(self) -> "BvpReaders":
         try:
@@ -128,9 +134,29 @@ class BvpReaders:
         """X of each run ``(a, b)`` of rows, in order: a copy, or with ``borrow`` the shared slot itself (valid
         until the next run is asked for); each file a child read is recorded in ``files`` (a
         :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles`) as read there."""
-        for k, (a, b) in enumerate(runs[:self.n_slots]):
-            self._send(k, k, a, b)
-        for k, (a, b) in enumerate(runs):
+        self.queue(runs)
+        return self.take(len(runs), files, borrow)
+
+    def queue(self, runs: Sequence[tuple[int, int]]) -> None:
+        """Queue runs of rows after those queued before: the children start on them as slots free up (a side's
+        runs queued ahead are read while the side before it is still being written)."""
+        self._runs.extend((int(a), int(b)) for a, b in runs)
+        self._fill()
+
+    def _fill(self) -> None:
+        while self._sent < len(self._runs) and self._sent < self._taken + self.n_slots:
+            k = self._sent
+            self._send(k, k, *self._runs[k])
+            self._sent += 1
+
+    def take(self, count: int, files, borrow: bool = False) -> Iterator[np.ndarray]:
+        """X of the next ``count`` queued runs, in order (as :meth:`produce`); their files recorded in ``files``.
+        A run's slot is given to the next queued run once the run after it is asked for, here or by the next
+        :meth:`take` (a caller that stops asking after the last run it wants never resumes this generator)."""
+        for _ in range(count):
+            self._release()
+            k = self._taken
+            a, b = self._runs[k]
             reply = self._reply(k % self.n)
             for path, size, digest in reply["files"]:
                 files._remember(path, size, digest)
@@ -143,11 +169,17 @@ class BvpReaders:
             slot = k % self.n_slots
             x = np.frombuffer(self._map, dtype=np.float32, count=(b - a) * self.t_max * 400,
                               offset=slot * self.slot_bytes).reshape(b - a, self.t_max, 20, 20)
+            self._holding = True
             yield x if borrow else x.copy()
             del x
-            nxt = k + self.n_slots  # the slot is free again: its next run
-            if nxt < len(runs):
-                self._send(nxt, nxt, *runs[nxt])
+        self._release()
+
+    def _release(self) -> None:
+        """The slot of the last run taken is free again: the next queued run goes to it."""
+        if self._holding:
+            self._holding = False
+            self._taken += 1
+            self._fill()
 
     def _remove_files(self) -> None:
         while self._paths:
