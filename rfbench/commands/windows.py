@@ -70,8 +70,9 @@ _FIXED = [
 _TAIL = [
     inspect.Parameter("workers", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
         Optional[int], typer.Option("--workers", min=1, max=64, help="Threads reading dataset files (default: one "
-                                    "per core, at most 4; a BVP side of 8,000 rows or more is read by as many reader "
-                                    "processes, at most one per core); the output does not depend on it.")]),
+                                    "per core, at most 4; a BVP side of 8,000 rows or more, or both sides with 8,000 "
+                                    "together, is read by as many reader processes, at most one per core); the output "
+                                    "does not depend on it.")]),
     inspect.Parameter("force", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
         bool, typer.Option("--force", help="Replace X.npy, y.npy and index.json if DIR holds them.")]),
     inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
