@@ -287,3 +287,18 @@ def test_raw_features_are_the_nearest_float32_for_every_int8_pair():
     np.testing.assert_array_equal(got[:, 1], np.angle(csi.astype(np.complex128)).astype(np.float32))
     np.testing.assert_array_equal(features(pairs, ("amp",), "all-pairs")[:, 0], _amp(csi))
     np.testing.assert_array_equal(features(csi, ("amp", "phase"), "complex"), got)  # the complex path agrees
+
+
+def test_both_sides_at_once_with_odd_records_are_the_files_of_one_run_per_side(tmp_path):
+    # the test side holds a log with records of another antenna shape: its rows are counted again as it is read
+    def mixed(root):
+        p = next((root / "CSI" / "20181211" / "user1").glob("*-r2.dat"))
+        p.write_bytes(_mixed_log(20, {2, 3, 9}, seed=7))
+    _, _, split = widar_case(tmp_path, edit_tree=mixed, records=(20, 20))
+    settings = WindowSettings(length=4)
+    docs = write_windows(split, "both", tmp_path / "both", settings)
+    assert docs["test"]["dropped"] and not docs["train"]["dropped"]
+    for side in ("train", "test"):
+        write_windows(split, side, tmp_path / "one" / side, settings)
+        for name in ("X.npy", "y.npy", "index.json"):
+            assert (tmp_path / "both" / side / name).read_bytes() == (tmp_path / "one" / side / name).read_bytes()
