@@ -515,6 +515,27 @@ def test_both_sides_share_one_reader_pool_and_write_what_threads_write(tmp_path,
     assert not list(Path("/dev/shm").glob("rfbench-bvp-*")) if Path("/dev/shm").is_dir() else True
 
 
+def test_an_interruption_while_the_shared_pool_starts_leaves_no_folder(tmp_path, monkeypatch):
+    """Ctrl-C while ``--side both`` starts its reader processes: the folders made for the outputs go too."""
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.datasets.windows import bvp_procs, write_windows
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 3), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bvp_procs.BvpReaders, "_start", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_windows(tmp_path / "split.json", "both", tmp_path / "a" / "out", workers=2)
+    assert not (tmp_path / "a").exists()
+
+
 def test_without_reader_processes_the_threads_read_the_side(tmp_path, monkeypatch):
     """When no reader process starts (here: no interpreter to start), the threads read the side: same files."""
     from rfbench.datasets import widar_bvp

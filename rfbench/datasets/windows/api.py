@@ -311,9 +311,10 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
         folder.mkdir(parents=True, exist_ok=True)
     staged: list[_Staged] = []
     workers = workers or default_workers()
-    readers = bvp_readers_for(plans, workers) if len(plans) > 1 else None  # one pool reads both BVP sides
+    readers = None
     try:
         try:
+            readers = bvp_readers_for(plans, workers) if len(plans) > 1 else None  # one pool reads both BVP sides
             for k, (job, n, t) in enumerate(zip(jobs, known, targets)):
                 plan, plans[k] = plans[k], None  # a side's plan is let go once it is written (its doc is kept)
                 try:
