@@ -86,9 +86,10 @@ def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = F
     with guard():
         from rfbench._process import cheap_exit, collector_paused, load_kernels
         from rfbench.datasets.windows import write_windows
+        from rfbench.datasets.windows.api import BOTH, BOTH_SIDES
         from rfbench.errors import ValidationError
 
-        if side not in ("train", "test", "both"):
+        if side not in (*BOTH_SIDES, BOTH):
             raise ValidationError(f"--side must be train, test or both, not {side!r}")
         settings = WindowSettings(**{name: values.get(name) for name in _SETTING_NAMES})
         from rfbench.protocols.splitfile import declared_dataset
@@ -100,7 +101,7 @@ def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = F
         with bar, sigterm_as_interrupt(), collector_paused():
             doc = write_windows(split, side, out, settings, force=force, workers=workers, progress=bar.advance,
                                 on_total=bar.start)
-    if side != "both":
+    if side in BOTH_SIDES:
         _render(doc, split, Path(out), json_out)
     elif json_out:  # one object: {"train": summary, "test": summary}
         from rfbench.datasets.windows.index import summary_of

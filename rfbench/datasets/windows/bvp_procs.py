@@ -55,7 +55,7 @@ def _error_class(name: str):
 
 class BvpReaders:
     """``n`` reader processes for the rows of ``recordings`` (one file each), ``t_max`` steps wide, under the
-    dataset ``root``; use as a context manager, then :meth:`produce`."""
+    dataset ``root``; use as a context manager, then :meth:`queue` runs and :meth:`take` them."""
 
     def __init__(self, root: Path, recordings: Sequence[Mapping], t_max: int, n: int, slot_rows: int):
         self.root, self.recordings, self.t_max, self.n = Path(root), recordings, int(t_max), int(n)
@@ -130,13 +130,6 @@ class BvpReaders:
         pipe.write(f"{task % self.n_slots} {a} {b}\n".encode())
         pipe.flush()
 
-    def produce(self, runs: Sequence[tuple[int, int]], files, borrow: bool = False) -> Iterator[np.ndarray]:
-        """X of each run ``(a, b)`` of rows, in order: a copy, or with ``borrow`` the shared slot itself (valid
-        until the next run is asked for); each file a child read is recorded in ``files`` (a
-        :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles`) as read there."""
-        self.queue(runs)
-        return self.take(len(runs), files, borrow)
-
     def queue(self, runs: Sequence[tuple[int, int]]) -> None:
         """Queue runs of rows after those queued before: the children start on them as slots free up (a side's
         runs queued ahead are read while the side before it is still being written)."""
@@ -150,7 +143,9 @@ class BvpReaders:
             self._sent += 1
 
     def take(self, count: int, files, borrow: bool = False) -> Iterator[np.ndarray]:
-        """X of the next ``count`` queued runs, in order (as :meth:`produce`); their files recorded in ``files``.
+        """X of the next ``count`` queued runs, in order: a copy, or with ``borrow`` the shared slot itself (valid
+        until the next run is asked for); each file a child read is recorded in ``files`` (a
+        :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles`) as read there.
         A run's slot is given to the next queued run once the run after it is asked for, here or by the next
         :meth:`take` (a caller that stops asking after the last run it wants never resumes this generator)."""
         for _ in range(count):
