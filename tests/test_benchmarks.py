@@ -227,6 +227,67 @@ def test_gate_reads_its_base_from_the_file_and_counts_the_commits_since(tmp_path
     assert f"bench-gate: {first} ({first[:8]}, from .ci/bench-base) -> HEAD ({head[:8]}): 1 commit(s)" in proc.stdout
 
 
+def _fake_tools(tmp_path, floors_status=0, measured_status=0):
+    """An ``asv`` and a ``python`` beside it that log their arguments (one call a line) and succeed, except the
+    gate helper's ``measured`` and ``floors`` verdicts, which exit with the statuses given."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    log = tmp_path / "calls.log"
+    (tools / "asv").write_text(f'#!/bin/sh\necho "asv $*" >> {log}\n')
+    (tools / "python").write_text(f'#!/bin/sh\necho "python $*" >> {log}\ncase "$2" in\n'
+                                  f'  measured) exit {measured_status};;\n  floors) exit {floors_status};;\nesac\n')
+    for tool in ("asv", "python"):
+        (tools / tool).chmod(0o755)
+    return tools / "asv", log
+
+
+@pytest.mark.parametrize("changed, compared", [
+    (None, False), ("docs/notes.md", False), ("tests/test_x.py", False),
+    ("rfbench/kernel.py", True), ("pyproject.toml", True),
+])
+def test_gate_compares_only_when_the_installed_code_changed(tmp_path, changed, compared):
+    """asv builds each commit's wheel from rfbench/ and pyproject.toml: a submission that changed neither would
+    time the same code twice, so the gate runs the gated benchmarks once at HEAD (each must run) and the floors,
+    instead of a comparison that could only find noise; any change there gets the full comparison."""
+    run, first, side = _gate_repo(tmp_path)
+    if changed is not None:
+        (tmp_path / changed).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / changed).write_text("x = 1\n")
+        run("add", changed)
+        run("commit", "-q", "-m", "a change")
+    (tmp_path / ".ci" / "bench-base").write_text(f"{first}\n")
+    asv, log = _fake_tools(tmp_path)
+    proc = subprocess.run(["bash", ".ci/bench-gate"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "ASV": str(asv)}, timeout=60)
+    calls = log.read_text().splitlines()
+    asv_calls = [c.split()[1] for c in calls if c.startswith("asv ")]
+    if compared:
+        assert "continuous" in asv_calls, calls
+        assert "nothing is compared" not in proc.stdout
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "continuous" not in asv_calls, calls
+        assert "nothing is compared" in proc.stdout
+        assert proc.stdout.rstrip().endswith("every ratio above its floor).")
+        gated = [c for c in calls if c.startswith("asv run ") and "--set-commit-hash" in c and "time|timeraw|peakmem"
+                 in c]
+        assert len(gated) == 1 and "--quick" in gated[0], calls
+        assert any(c.startswith("python .ci/bench_gate_check.py measured ") for c in calls), calls
+        assert any(c.startswith("python .ci/bench_gate_check.py floors ") for c in calls), calls
+
+
+@pytest.mark.parametrize("measured_status, floors_status", [(1, 0), (0, 1)])
+def test_gate_without_a_comparison_still_fails_on_a_case_that_does_not_run_or_a_floor(tmp_path, measured_status,
+                                                                                      floors_status):
+    run, first, side = _gate_repo(tmp_path)
+    (tmp_path / ".ci" / "bench-base").write_text(f"{first}\n")
+    asv, log = _fake_tools(tmp_path, floors_status=floors_status, measured_status=measured_status)
+    proc = subprocess.run(["bash", ".ci/bench-gate"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "ASV": str(asv)}, timeout=60)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "nothing is compared" in proc.stdout and "passed" not in proc.stdout
+
+
 def test_the_committed_base_is_an_ancestor_of_this_checkout():
     """.ci/bench-base names a commit of this history (CI would refuse it otherwise)."""
     git = shutil.which("git")
