@@ -925,3 +925,105 @@ def test_a_test_side_of_byte_copies_of_training_files_is_refused(d, tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["evidence"] == "MEASURED" and report["shared_files"]["count"] == 1
     assert "Shared files" in allowed.stdout and "1 byte-identical dataset file(s)" in allowed.stdout
+
+
+# -- 7. the manifest is what ingest makes of the tree ----------------------------------------------------------
+
+_BVP_SCORE = ["score", "--task", "gesture", "--pred", "bvp/scores.npy", "--rows", "windows/bvp-test/index.json",
+              "--domains", "auto", "--split", "bvp-split.json", "--manifest", "bvp-manifest.json", "--cluster-by",
+              "recording", "--bootstrap", "1000", "--confidence", "0.95", "--seed", "0", "-o", "bvp/report.json",
+              "--plots", "--force"]
+
+
+def _bvp_rechain(d: Path) -> dict:
+    """The demo's BVP chain made again in ``d`` over its (edited) manifest: split, both windows, predict, score;
+    returns the new report."""
+    steps = [["split", "bvp-manifest.json", "-p", "cross-location", "--test", "3", "--gestures", "common6", "-o",
+              "bvp-split.json", "--force"],
+             ["windows", "bvp-split.json", "--side", "train", "-o", "windows/bvp-train", "--force"],
+             ["windows", "bvp-split.json", "--side", "test", "-o", "windows/bvp-test", "--force"],
+             ["predict", "bvp/centroid.onnx", "--windows", "windows/bvp-test", "-o", "bvp/scores.npy", "--force"],
+             _BVP_SCORE]
+    for step in steps:
+        proc = rfbench(*step, cwd=d)
+        assert proc.returncode == 0, (step, proc.stdout, proc.stderr)
+    return json.loads((d / "bvp" / "report.json").read_text())
+
+
+def _accuracy(report: dict) -> float:
+    return next(r["model"]["value"] for r in report["results"] if r["metric"] == "accuracy")
+
+
+def _misclassified(d: Path) -> tuple[dict, list]:
+    """The demo's BVP manifest and, for each test row the model gets wrong, (recording id, predicted name)."""
+    index = json.loads((d / "windows" / "bvp-test" / "index.json").read_text())
+    names = index["labels"]["names"]
+    pred = np.load(d / "bvp" / "scores.npy").argmax(1)
+    y = np.load(d / "windows" / "bvp-test" / "y.npy")
+    wrong = [(row["id"], names[p]) for row, p, t in zip(index["rows"], pred, y) if p != t]
+    return json.loads((d / "bvp-manifest.json").read_text()), wrong
+
+
+def _relabel(doc: dict, wrong: list) -> None:
+    """Each misclassified test recording's label set to what the model predicted."""
+    by = {r["id"]: r for r in doc["recordings"]}
+    for rid, name in wrong:
+        by[rid]["label"] = by[rid]["gesture"] = name
+
+
+def _list_twice(doc: dict, wrong: list) -> None:
+    """Every correctly classified test recording listed twice more, under new ids, with the same file."""
+    bad = {rid for rid, _ in wrong}
+    test = json.loads((Path(doc["_d"]) / "bvp-split.json").read_text())["test"]
+    for rec in [r for r in doc["recordings"] if r["id"] in test and r["id"] not in bad]:
+        for k in (1, 2):
+            doc["recordings"].append(dict(rec, id=f"{rec['id']}-copy{k}", capture=f"{rec['capture']}-copy{k}"))
+    doc["recordings"].sort(key=lambda r: r["id"])
+
+
+def _hide_as_empty(doc: dict, wrong: list) -> None:
+    """Each misclassified test recording's frames set to 0 (windows then excludes it unread)."""
+    bad = {rid for rid, _ in wrong}
+    for rec in doc["recordings"]:
+        if rec["id"] in bad:
+            rec["frames"] = 0
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("edit", [_relabel, _list_twice, _hide_as_empty], ids=["relabel", "list-twice", "hide"])
+def test_a_manifest_edited_and_the_chain_made_again_is_a_mismatch(d, edit):
+    """The manifest is a file the scored party writes: with its labels set to the model's predictions, its
+    correct recordings listed again, or its wrong ones declared empty, and split, windows, predict and score run
+    again over it, every later link agrees with it and the number goes up. verify ingests the tree again."""
+    doc, wrong = _misclassified(d)
+    assert wrong, "the tiny demo's BVP model gets some test recordings wrong"
+    before = _accuracy(json.loads((d / "bvp" / "report.json").read_text()))
+    doc["_d"] = str(d)
+    edit(doc, wrong)
+    del doc["_d"]
+    (d / "bvp-manifest.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+    if edit is _hide_as_empty:
+        _BVP_SCORE.append("--allow-partial")
+    try:
+        report = _bvp_rechain(d)
+    finally:
+        if edit is _hide_as_empty:
+            _BVP_SCORE.remove("--allow-partial")
+    assert _accuracy(report) > before  # the forgery works on every link but verify
+    proc = rfbench(*verify_args(d, d / "bvp" / "report.json"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "bvp-manifest.json is not what ingest makes of its dataset tree" in proc.stderr
+    assert "MATCH " not in proc.stdout
+
+
+def test_verify_ingests_the_tree_again_and_finds_deleted_training_files(d):
+    """The training side's files are never read by the test side's replay, yet the baseline and the default
+    T_max come from its recordings: deleting them leaves the scored report unchanged, but not the tree."""
+    split = json.loads((d / "bvp-split.json").read_text())
+    doc = json.loads((d / "bvp-manifest.json").read_text())
+    train = [r for r in doc["recordings"] if r["id"] in set(split["train"])][:3]
+    for rec in train:
+        (d / "data" / "bvp" / rec["files"][0]["path"]).unlink()
+    proc = rfbench(*verify_args(d, d / "bvp" / "report.json"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "is not what ingest makes of its dataset tree" in proc.stderr

@@ -379,6 +379,8 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
         extra["synthetic_marker"] = marker
     if follow_symlinks:
         extra["follow_symlinks"] = True
+    if verify_frames:  # its problems depend on it: a second ingest (rfbench verify) must read the frames too
+        extra["verify_frames"] = True
     return Manifest(dataset="mmfi", root=os.path.abspath(root), recordings=sorted(recordings, key=lambda r: r["id"]),
                     problems=problems, synthetic=marker is not None, extra=extra)
 

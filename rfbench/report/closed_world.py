@@ -15,7 +15,10 @@ known before anything is read):
 - the **model, predictions and windows index a prediction record names** (relative to the record): they must be
   the report's own ``model``, ``pred`` and ``rows`` inputs — what the model replay is compared against is the file
   that was scored;
-- the dataset files the ground truth was read from (``provenance.ground_truth_files``), hashed.
+- the dataset files the ground truth was read from (``provenance.ground_truth_files``), hashed;
+- every regular file under each manifest's dataset root, for verify's second ingest of the tree (it reads
+  them all: :mod:`rfbench.datasets.reingest`); links admitted where they land under the root, or under the verify
+  root for a manifest made following links.
 
 Everything admitted is recorded by device and inode (:class:`ClosedWorld`): the re-run children receive that
 list and may open nothing else (:mod:`rfbench.io.world`). The parent's own work is bounded
@@ -126,6 +129,9 @@ class ClosedWorld:
     named : dict
         What the chain's files name, resolved: ``split-manifest``, ``index-split``, ``index-manifest``,
         ``label-set``, ``dataset-root``.
+    manifests : list
+        ``(manifest, dataset root)`` of each distinct manifest of the chain (:class:`~rfbench.io.paths.Resolved`,
+        real path): verify ingests each tree again and compares (:mod:`rfbench.datasets.reingest`).
     changed : list
         Inputs whose size or sha256 differ from the report's (``{path, report, rerun, file}``).
     """
@@ -137,6 +143,7 @@ class ClosedWorld:
     named: dict = field(default_factory=dict)
     changed: list = field(default_factory=list)
     budget: Budget | None = None
+    manifests: list = field(default_factory=list)
 
     def admit(self, item: Resolved) -> None:
         self.files[item.identity] = item.size
@@ -331,6 +338,8 @@ def _dataset_files(world: ClosedWorld, manifest, m: Resolved) -> None:
     """Admit every file the manifest lists, resolved under its dataset root (itself under the verify root)."""
     root = resolve_folder(manifest.root, m.path.parent, what="the manifest's dataset root", root=world.root)
     world.named.setdefault("dataset-root", root)
+    world.manifests.append((m, root))
+    _admit_tree(world, root, manifest.extra.get("follow_symlinks") is True)
     folders: dict[str, Path] = {}
     for rec in manifest.recordings:
         for entry in rec.get("files") or []:
@@ -385,3 +394,42 @@ def _ground_truth_files(world: ClosedWorld, files: Any, manifests: Mapping, repo
                                   "report": f"{item['bytes']} bytes sha256 {item['sha256']}",
                                   "rerun": f"{r.size} bytes" + (f" sha256 {digest}" if digest else " (not hashed)"),
                                   "file": item["path"], "dataset": True})
+
+
+def _admit_tree(world: ClosedWorld, root: Path, follow: bool) -> None:
+    """Admit every regular file under the dataset root, which verify's second ingest walks and reads whole (the
+    files of recordings, and those ingest names as problems or reads as the generators' marker). A link is
+    admitted where it lands under the root; one leading elsewhere is not followed by ingest (a problem it records
+    unread) unless the manifest was made following links, and then it must land under the verify root."""
+    seen: set = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        world.budget.left()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue  # ingest reports an unreadable folder in its own words
+        for entry in entries:
+            try:
+                info = os.stat(entry.path)
+                link = entry.is_symlink()
+            except OSError:
+                continue  # a broken link: a problem ingest records
+            if link:
+                real = Path(os.path.realpath(entry.path))
+                if not under(real, root):
+                    if not follow:
+                        continue
+                    if not under(real, world.root):
+                        raise FormatError(f"dataset link {entry.path}: leads to {real}, outside the verify root "
+                                          f"{world.root}; the manifest was made following links, and verify reads "
+                                          "only files under its root")
+            if stat.S_ISDIR(info.st_mode):
+                key = (info.st_dev, info.st_ino)
+                if key not in seen:
+                    seen.add(key)
+                    stack.append(Path(entry.path))
+            elif stat.S_ISREG(info.st_mode):
+                world.files[(info.st_dev, info.st_ino)] = info.st_size

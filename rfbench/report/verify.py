@@ -641,6 +641,34 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     return {"rule": outcome.rule, "pred": p}
 
 
+def _ingest_again(world: ClosedWorld, children: _Children, scratch: Path, where: Any, uncompared: list) -> None:
+    """Ingest each manifest's dataset tree again, with the settings the manifest records, and compare the two
+    manifests field by field: a manifest is a file the scored party could edit (a label, a domain, a recording
+    listed twice or pointed at another's file, its frames) and then split, window and score again, so that every
+    later link agrees with it. Only the tree decides what a manifest says."""
+    from rfbench.datasets.reingest import ROOT_FIELD, ingest_argv
+    from rfbench.io.files import read_json
+
+    done: set = set()
+    for k, (m, root) in enumerate(world.manifests):
+        if m.identity in done:
+            continue
+        done.add(m.identity)
+        recorded = read_json(m.path, "manifest")
+        if not any(isinstance(r, Mapping) and r.get("files") for r in recorded.get("recordings") or []):
+            uncompared.append({"field": "manifest", "why": f"{m.path.name} lists no dataset file (recordings "
+                                                           "written by hand): there is no tree to ingest again"})
+            continue
+        out = scratch / f"ingest-{k}" / "manifest.json"
+        out.parent.mkdir()
+        children.run([*ingest_argv(recorded, str(root), str(out), m.path), "--json"], "ingest")
+        again = read_json(out, "manifest")
+        why = "where the dataset tree is, relative to the manifest; the tree itself is ingested again"
+        _refuse_differences(diff_documents(recorded, again, {ROOT_FIELD: why})[0], "chain.ingest", where,
+                            f"the manifest {m.path} is not what ingest makes of its dataset tree: it was edited, or "
+                            "the tree changed since")
+
+
 # -- pictures and report.md ----------------------------------------------------------------------------------
 
 
@@ -826,6 +854,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits) -> VerifyResul
         world_file = scratch / "world.json"
         write_world(str(world_file), str(scratch), world.files)
         children = _Children(python or sys.executable, limits, budget, scratch, world_file, path)
+        _ingest_again(world, children, scratch, path, uncompared)
         replayed = None
         if chain is not None:
             replayed = _replay_chain(*chain, world, children, scratch, path, notes, uncompared)
