@@ -870,3 +870,29 @@ def test_the_progress_total_of_a_content_audit_is_what_it_then_reads(leaky_widar
         totals, steps = [], []
         run(totals.append, steps.append)
         assert len(totals) == 1 and totals[0] > 0 and sum(steps) == totals[0]
+
+
+def test_a_bvp_profile_copied_under_another_header_is_a_leak(runner, tmp_path):
+    """A BVP file is fingerprinted by its profile's values, not only by its bytes: a training file copied over a
+    test file with four bytes of its MAT header text changed (another sha256, the same velocity_spectrum_ro) is
+    content both sides share."""
+    def run(*args):
+        return runner.invoke(app, [str(a) for a in args])
+
+    tree = tmp_path / "t"
+    assert run("generate", "widar", tree, "--kind", "bvp", "--clean").exit_code == 0
+    assert run("ingest", "widar", tree, "-o", tmp_path / "m.json").exit_code == 0
+    assert run("split", tmp_path / "m.json", "-p", "cross-location", "--test", "3", "-o",
+               tmp_path / "s.json").exit_code == 0
+    m = json.loads((tmp_path / "m.json").read_text())
+    s = json.loads((tmp_path / "s.json").read_text())
+    by = {r["id"]: r for r in m["recordings"]}
+    test, train = by[s["test"][0]], next(by[i] for i in s["train"] if by[i]["frames"] == by[s["test"][0]]["frames"])
+    data = bytearray((tree / train["files"][0]["path"]).read_bytes())
+    data[60:64] = b"0042"  # inside the 116-byte descriptive text: no value changes
+    (tree / test["files"][0]["path"]).write_bytes(bytes(data))
+    assert run("ingest", "widar", tree, "-o", tmp_path / "m2.json").exit_code == 0
+    result = run("split", tmp_path / "m2.json", "-p", "cross-location", "--test", "3", "--content", "-o",
+                 tmp_path / "s2.json")
+    assert result.exit_code == 1, result.output
+    assert f"train {train['id']} and test {test['id']} share 1 frame(s)" in result.output

@@ -40,9 +40,10 @@ BATCH_FRAMES = 512
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _file_kind(entry: Mapping) -> str:
+def _file_kind(entry: Mapping, bvp: bool = False) -> str:
+    """``bvp``: the file is a Widar3.0 BVP profile (its recording's), fingerprinted by its values as a frame."""
     kind = entry.get("kind")
-    if kind == "wifi-frame":
+    if kind == "wifi-frame" or (bvp and kind is None and str(entry["path"]).lower().endswith(".mat")):
         return FRAME
     if kind in ("intel5300", "bfee"):
         return BFEE
@@ -176,7 +177,9 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
     by_path: dict[str, int] = {}
     by_inode: dict[tuple, int] = {}
     root_text = os.fspath(root)
+    bvp_manifest = m.dataset == "widar3-bvp"
     for k, rec in enumerate(recs):
+        bvp = bvp_manifest or rec.get("release") == "bvp"
         for entry in rec["files"]:
             path = _resolve(root_text, entry["path"], rec["id"])
             f = by_path.get(path)
@@ -188,7 +191,7 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
                 if f is None:
                     by_inode[key] = f = len(files)
                     digest = _recorded_digest(entry)
-                    files.append(_File(entry["path"], path, _file_kind(entry), [], digest, size=st.st_size,
+                    files.append(_File(entry["path"], path, _file_kind(entry, bvp), [], digest, size=st.st_size,
                                        recorded=digest is not None))
                 by_path[path] = f
             if k not in files[f].recordings:

@@ -297,16 +297,21 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
     """The values of an MM-Fi frame that are hashed: ``CSIamp`` then ``CSIphase`` (when present), canonical
     float64 (see :func:`_canonical`), with the frame's status: ``0`` fingerprinted, ``1`` all zero, ``2`` no
     finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3`` not a frame (the reason is returned).
+    A Widar3.0 BVP file (no ``CSIamp``, a ``velocity_spectrum_ro``) is one such unit too, its profile's values
+    hashed: the same profile under another MAT header (a changed text, a compressed element) is the same content.
 
     Returns
     -------
     (values or None, status, reason or None)
     """
-    if "CSIamp" not in mat:
+    if "CSIamp" not in mat and _BVP in mat:
+        parts = [_canonical(mat[_BVP])]
+    elif "CSIamp" not in mat:
         found = ", ".join(sorted(mat)) or "no numeric variable"
         return None, _UNPARSED, f"no CSIamp variable (found: {found})"
-    parts = [_canonical(mat["CSIamp"])]
-    if "CSIphase" in mat:
+    else:
+        parts = [_canonical(mat["CSIamp"])]
+    if "CSIamp" in mat and "CSIphase" in mat:
         parts.append(_canonical(mat["CSIphase"]))
     values = np.concatenate(parts) if len(parts) > 1 else parts[0]
     finite = np.isfinite(values)
@@ -316,4 +321,8 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
 
 
 def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
-    return tuple((k, np.shape(mat[k]), np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase") if k in mat)
+    return tuple((k, np.shape(mat[k]), np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase", _BVP) if k in mat)
+
+
+#: The variable of a Widar3.0 BVP file (rfbench.datasets.bvp_mat.BVP_VARIABLE).
+_BVP = "velocity_spectrum_ro"
