@@ -336,3 +336,37 @@ def test_problems_are_counted_by_kind_on_the_console_and_in_json(tmp_path):
     lines = result.output.splitlines()
     at = lines.index("byte-identical files (1):")
     assert lines[at + 1].startswith("  3_alldata/csi_a1_1.dat: identical to 1_alldata/csi_a1_1.dat")
+
+
+@pytest.mark.parametrize("name", ["widar3", "widar3-bvp", "mmfi"])
+def test_a_template_corpus_may_not_take_a_built_in_dataset_name(runner, tmp_path, name):
+    """A report naming widar3 or mmfi rests on those releases' own naming rules; a template (any field as the
+    label) must not borrow the name, given or taken from its folder's."""
+    wiar_like(tmp_path / name)
+    result = runner.invoke(app, ["ingest", "files", str(tmp_path / name), "--template", WIAR, "--label", "activity",
+                                 "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 2, result.output
+    assert f"dataset name {name!r} is that of rfbench's own ingest" in result.output
+    assert not (tmp_path / "m.json").exists()
+    result = runner.invoke(app, ["ingest", "files", str(tmp_path / name), "--template", WIAR, "--dataset",
+                                 "wiar", "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_generated_tree_ingested_from_a_folder_inside_it_is_synthetic(runner, tmp_path):
+    """The generators' marker sits at the tree's top: a template ingest of one date folder two levels below it
+    (whose own walk never meets the marker) still gives a SYNTHETIC split."""
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.protocols.splitfile import data_provenance
+
+    assert runner.invoke(app, ["generate", "widar", str(tmp_path / "t"), "--repetitions", "1"]).exit_code == 0
+    date = tmp_path / "t" / "CSI" / "20181109"
+    result = runner.invoke(app, ["ingest", "files", str(date), "--template",
+                                 "{user}/{u2}-{gesture}-{location}-{orientation}-{rep}-r{rx}.dat", "--recording-by",
+                                 "user,u2,gesture,location,orientation,rep", "--label", "gesture", "--dataset",
+                                 "dates", "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path / "m.json")
+    assert manifest.synthetic is False  # the walk from the date folder does not see the marker
+    provenance = data_provenance(manifest, tmp_path / "m.json")
+    assert provenance["synthetic"] is True, provenance

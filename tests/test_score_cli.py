@@ -269,3 +269,30 @@ def test_units_not_given_are_declared_unspecified_in_every_label(runner, files, 
     assert mpjpe and all("unspecified" in label for label in mpjpe)
     argv = rep["reproducer"]["argv"]
     assert argv[argv.index("--units") + 1] == "unspecified"
+
+
+def test_a_custom_layout_that_passes_its_own_checks_is_still_not_verified(runner, tmp_path, monkeypatch):
+    """A layout file declares its own plausibility checks, so passing them proves nothing about its names and
+    roles: here the head is called left_hip, so hip-width grows and PCK with it. The report says so."""
+    monkeypatch.chdir(tmp_path)
+    gt = h36m_poses(20, seed=0)
+    np.save(tmp_path / "gt.npy", gt)
+    np.save(tmp_path / "pred.npy", gt + 0.05)
+    joints = ["pelvis", "right_hip", "right_knee", "right_foot", "left_hip", "left_knee", "left_foot", "spine",
+              "thorax", "neck_base", "head", "left_shoulder", "left_elbow", "left_wrist", "right_shoulder",
+              "right_elbow", "right_wrist"]
+    joints[10], joints[4] = "left_hip", "head"  # the head called a hip
+    (tmp_path / "mine.toml").write_text(
+        'name = "mine"\njoints = [' + ", ".join(f'"{j}"' for j in joints) + ']\n[roles]\nleft_hip = "left_hip"\n'
+        'right_hip = "right_hip"\n[[checks]]\nname = "hips apart"\nkind = "spread"\n'
+        'joints = ["left_hip", "right_hip"]\nbound = 100.0\n')
+    args = ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--units", "m", "--norm", "hip-width", "--k", "0.2",
+            "--metrics", "pck", "--json", "--skeleton"]
+    honest = json.loads(run(runner, args + ["h36m17"]).stdout)
+    assert not any(n.startswith("LAYOUT NOT VERIFIED") for n in honest["notes"])
+    result = run(runner, args + ["mine.toml"])
+    assert result.exit_code == 0, result.output
+    forged = json.loads(result.stdout)
+    assert forged["layout_check"]["passed"] is True  # its own check holds
+    assert forged["results"][0]["model"]["value"] > honest["results"][0]["model"]["value"]
+    assert any(n.startswith("LAYOUT NOT VERIFIED: skeleton mine@") and "custom layout" in n for n in forged["notes"])

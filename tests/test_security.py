@@ -1027,3 +1027,16 @@ def test_verify_ingests_the_tree_again_and_finds_deleted_training_files(d):
     proc = rfbench(*verify_args(d, d / "bvp" / "report.json"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "is not what ingest makes of its dataset tree" in proc.stderr
+
+
+def test_max_gb_covers_the_tree_ingested_again(d):
+    """verify ingests the whole dataset tree again: a 50 GB sparse file dropped into it is refused by --max-gb
+    before anything is read, not hashed until the timeout."""
+    big = d / "data" / "mmfi" / "E01" / "big.bin"
+    with open(big, "wb") as fh:
+        fh.truncate(50 << 30)
+    started = time.monotonic()
+    proc = rfbench(*verify_args(d, d / "pose" / "report.json"), "--max-gb", "1", timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "ingested again: verify would hash" in proc.stderr and "more than its limit of 1" in proc.stderr
+    assert time.monotonic() - started < 30

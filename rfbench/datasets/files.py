@@ -43,6 +43,9 @@ __all__ = ["ingest", "check_spec", "ROLES", "RESERVED_FIELDS", "SYNTHETIC_MARKER
 SYNTHETIC_MARKER = "RFBENCH_SYNTHETIC.json"
 #: Roles a template field may be given; each is copied under its own key (``label`` as a string).
 ROLES = ("label", "subject", "location", "room", "orientation")
+#: Dataset names of rfbench's own ingests: a template corpus may not take them (a report naming ``widar3`` would
+#: then rest on labels a template chose).
+BUILTIN_DATASETS = {"widar3": "ingest widar", "widar3-bvp": "ingest widar --kind bvp", "mmfi": "ingest mmfi"}
 #: Recording keys a template field may not be named after (they have fixed meanings).
 RESERVED_FIELDS = ("id", "files", "frames", "label", "receivers", "problems")
 
@@ -154,6 +157,11 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
     if not root.is_dir():
         raise ValidationError(f"{display_path(str(root))}: not a folder; give the folder the template's paths are "
                               "relative to")
+    name = dataset or display_path(Path(os.path.abspath(root)).name) or "files"
+    if name in BUILTIN_DATASETS:
+        raise ValidationError(f"dataset name {name!r} is that of rfbench's own ingest of the release "
+                              f"({BUILTIN_DATASETS[name]}), whose labels and domains follow the release's own rules; "
+                              "a corpus read by a template needs a name of its own (--dataset)")
     walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     problems = walk.problems
     nseg = len(tpl.segments)
@@ -268,6 +276,5 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         extra["follow_symlinks"] = True
     if drop_duplicates:
         extra["drop_duplicates"] = True
-    name = dataset or display_path(Path(os.path.abspath(root)).name) or "files"
     return Manifest(dataset=name, root=os.path.abspath(root), recordings=recordings, problems=problems,
                     synthetic=marker is not None, extra=extra)

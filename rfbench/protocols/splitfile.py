@@ -50,12 +50,13 @@ def data_provenance(manifest, manifest_file: Path | None) -> dict[str, Any]:
     """Where the data comes from, as far as rfbench can tell: ``{synthetic, data}``.
 
     Synthetic when the manifest records the generators' marker (``synthetic: true``, written by ingest) or
-    when the marker file sits in the dataset folder the manifest names (checked without reading it). A
-    manifest edited to drop the flag still loses to the marker in the tree; a marker deleted before ingest
-    cannot be detected (docs/verify.md, threat model).
+    when the marker file sits in the dataset folder the manifest names, its ``CSI`` folder or any folder above
+    it (checked without reading it): a generated tree ingested from a folder inside it (a date folder, by a
+    template) is still generated. A manifest edited to drop the flag still loses to the marker in the tree; a
+    marker deleted before ingest cannot be detected (docs/verify.md, threat model).
     """
     root = manifest.root_dir(manifest_file)
-    found = [p for p in (root, root / "CSI", root.parent) if (p / SYNTHETIC_MARKER).is_file()]
+    found = [p for p in (root, root / "CSI", *root.parents) if (p / SYNTHETIC_MARKER).is_file()]
     if manifest.synthetic:
         return {"synthetic": True, "data": "synthetic: the manifest records the generators' marker "
                                            f"({SYNTHETIC_MARKER}) found by ingest"}

@@ -398,10 +398,12 @@ def _ground_truth_files(world: ClosedWorld, files: Any, manifests: Mapping, repo
 
 def _admit_tree(world: ClosedWorld, root: Path, follow: bool) -> None:
     """Admit every regular file under the dataset root, which verify's second ingest walks and reads whole (the
-    files of recordings, and those ingest names as problems or reads as the generators' marker). A link is
+    files of recordings, and those ingest names as problems or reads as the generators' marker); their bytes
+    count against ``max_gb``, refused before anything is read. A link is
     admitted where it lands under the root; one leading elsewhere is not followed by ingest (a problem it records
     unread) unless the manifest was made following links, and then it must land under the verify root."""
     seen: set = set()
+    total = 0
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -432,4 +434,8 @@ def _admit_tree(world: ClosedWorld, root: Path, follow: bool) -> None:
                     seen.add(key)
                     stack.append(Path(entry.path))
             elif stat.S_ISREG(info.st_mode):
-                world.files[(info.st_dev, info.st_ino)] = info.st_size
+                key = (info.st_dev, info.st_ino)
+                if key not in world.files:
+                    total += info.st_size
+                world.files[key] = info.st_size
+    world.budget.reserve(total, f"the dataset tree {root}, ingested again")  # refused before anything is read

@@ -173,6 +173,10 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     if layout["passed"] is None and plan.layout_dependent:
         notes.append(f"LAYOUT NOT VERIFIED: skeleton {skel.name}'s plausibility check could not be evaluated "
                      f"({layout['reason']}); {', '.join(plan.layout_dependent)} assume its joint order")
+    if layout["passed"] is True and skel.source != "builtin" and plan.layout_dependent:
+        notes.append(f"LAYOUT NOT VERIFIED: skeleton {skel.name} is a custom layout whose plausibility checks are "
+                     f"declared by its own file: passing them does not show that its joint names and roles are "
+                     f"right; {', '.join(plan.layout_dependent)} assume them")
     if overridden:
         notes.append(f"LAYOUT NOT VERIFIED: skeleton {skel.name} did not pass its plausibility check "
                      f"({layout['reason']}) and {', '.join(plan.layout_dependent)} were computed anyway "
