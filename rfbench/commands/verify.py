@@ -40,11 +40,10 @@ def _verify(
     and --memory-mb, killed if verify is stopped, and may open only the files verify checked; nothing found
     beside the report is ever imported and nothing is written beside it. Each manifest's dataset tree is
     ingested again and must give the same manifest (a manifest is not taken on its word). The whole re-run
-    report is compared
-    with the stored one (but a short list of environment fields, docs/verify.md), and report.md must render from
-    report.json. Exit 0: identical. Exit 1: an input or the dataset tree changed, the reproducer is not rfbench's,
-    a re-run failed,
-    a value differs, or report.md was edited (each difference is listed). Exit 2: the report is missing,
+    report is compared with the stored one (but a short list of environment fields, docs/verify.md), and
+    report.md must render from report.json. Exit 0: identical. Exit 1: an input or the dataset tree changed,
+    the reproducer is not rfbench's, a re-run failed, a value differs, or report.md was edited (each difference
+    is listed). Exit 2: the report is missing,
     unreadable or malformed, has no reproducer, or an input is missing, outside the root or not a regular
     file.
     """

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from rfbench.datasets.files import ROLES
 from rfbench.errors import FormatError
 
 __all__ = ["ingest_argv", "ROOT_FIELD"]
@@ -30,9 +31,6 @@ __all__ = ["ingest_argv", "ROOT_FIELD"]
 #: The manifest field a second ingest writes differently by construction (the tree's folder, relative to the
 #: manifest, or absolute): not compared.
 ROOT_FIELD = "root"
-
-_ROLES = ("label", "subject", "location", "room", "orientation")
-
 
 def ingest_argv(doc: Mapping[str, Any], root: str, out: str, where: Any = "manifest") -> list[str]:
     """The ``rfbench ingest …`` arguments (without ``rfbench``) that write manifest ``doc`` again from the tree
@@ -58,9 +56,9 @@ def ingest_argv(doc: Mapping[str, Any], root: str, out: str, where: Any = "manif
                 raise FormatError(f"{where}: template.recording_by is {by!r}, not a list of field names")
             argv.append(f"--recording-by={','.join(by)}")
         roles = doc.get("roles") or {}
-        if not isinstance(roles, Mapping) or set(roles) - set(_ROLES):
-            raise FormatError(f"{where}: roles is {roles!r}, not an object of {', '.join(_ROLES)}")
-        for role in _ROLES:
+        if not isinstance(roles, Mapping) or set(roles) - set(ROLES):
+            raise FormatError(f"{where}: roles is {roles!r}, not an object of {', '.join(ROLES)}")
+        for role in ROLES:
             field = roles.get(role)
             if field is not None:
                 argv.append(f"--{role}={_name(field, where)}")

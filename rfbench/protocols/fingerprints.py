@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from rfbench._jit import njit, njit_parallel, prange, serial_below
+from rfbench.datasets.bvp_mat import BVP_VARIABLE
 from rfbench.errors import ValidationError
 
 #: Bytes of spans below which the kernels run on one thread. One thread hashes several GB/s, so a batch of
@@ -304,8 +305,8 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
     -------
     (values or None, status, reason or None)
     """
-    if "CSIamp" not in mat and _BVP in mat:
-        parts = [_canonical(mat[_BVP])]
+    if "CSIamp" not in mat and BVP_VARIABLE in mat:
+        parts = [_canonical(mat[BVP_VARIABLE])]
     elif "CSIamp" not in mat:
         found = ", ".join(sorted(mat)) or "no numeric variable"
         return None, _UNPARSED, f"no CSIamp variable (found: {found})"
@@ -321,8 +322,6 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
 
 
 def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
-    return tuple((k, np.shape(mat[k]), np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase", _BVP) if k in mat)
+    return tuple((k, np.shape(mat[k]), np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase", BVP_VARIABLE)
+                 if k in mat)
 
-
-#: The variable of a Widar3.0 BVP file (rfbench.datasets.bvp_mat.BVP_VARIABLE).
-_BVP = "velocity_spectrum_ro"

@@ -130,8 +130,9 @@ class ClosedWorld:
         What the chain's files name, resolved: ``split-manifest``, ``index-split``, ``index-manifest``,
         ``label-set``, ``dataset-root``.
     manifests : list
-        ``(manifest, dataset root)`` of each distinct manifest of the chain (:class:`~rfbench.io.paths.Resolved`,
-        real path): verify ingests each tree again and compares (:mod:`rfbench.datasets.reingest`).
+        ``(manifest, dataset root, document)`` of each distinct manifest of the chain
+        (:class:`~rfbench.io.paths.Resolved`, the real path, the document as read): verify ingests each tree
+        again and compares (:mod:`rfbench.datasets.reingest`).
     changed : list
         Inputs whose size or sha256 differ from the report's (``{path, report, rerun, file}``).
     """
@@ -237,7 +238,7 @@ def close_world(report: Mapping, report_path: Path, root: Path, budget: Budget) 
 
 
 def _chain_files(report: Mapping, world: ClosedWorld, report_path: Path) -> None:
-    from rfbench.datasets.manifest import read_manifest
+    from rfbench.datasets.manifest import Manifest
     from rfbench.io.files import read_json
 
     inputs, root = world.inputs, world.root
@@ -262,8 +263,8 @@ def _chain_files(report: Mapping, world: ClosedWorld, report_path: Path) -> None
         _record_files(world, inputs["pred-record"], report_path)
     for m in manifests.values():
         world.budget.left()
-        manifest = read_manifest(m.path)
-        _dataset_files(world, manifest, m)
+        doc = read_json(m.path, "manifest")
+        _dataset_files(world, Manifest.from_dict(doc, str(m.path)), m, doc)
     gt = report.get("provenance")
     if gt is not None and not isinstance(gt, Mapping):
         raise FormatError(f"{report_path}: provenance is not an object")
@@ -334,11 +335,12 @@ def _get(doc: Any, *keys: str) -> Any:
     return doc
 
 
-def _dataset_files(world: ClosedWorld, manifest, m: Resolved) -> None:
-    """Admit every file the manifest lists, resolved under its dataset root (itself under the verify root)."""
+def _dataset_files(world: ClosedWorld, manifest, m: Resolved, doc: Mapping) -> None:
+    """Admit every file the manifest lists, resolved under its dataset root (itself under the verify root);
+    ``doc`` is the manifest's document as read, kept for the second ingest's comparison."""
     root = resolve_folder(manifest.root, m.path.parent, what="the manifest's dataset root", root=world.root)
     world.named.setdefault("dataset-root", root)
-    world.manifests.append((m, root))
+    world.manifests.append((m, root, doc))
     _admit_tree(world, root, manifest.extra.get("follow_symlinks") is True)
     folders: dict[str, Path] = {}
     for rec in manifest.recordings:

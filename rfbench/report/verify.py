@@ -649,12 +649,7 @@ def _ingest_again(world: ClosedWorld, children: _Children, scratch: Path, where:
     from rfbench.datasets.reingest import ROOT_FIELD, ingest_argv
     from rfbench.io.files import read_json
 
-    done: set = set()
-    for k, (m, root) in enumerate(world.manifests):
-        if m.identity in done:
-            continue
-        done.add(m.identity)
-        recorded = read_json(m.path, "manifest")
+    for k, (m, root, recorded) in enumerate(world.manifests):  # one entry per distinct manifest (_chain_files)
         if not any(isinstance(r, Mapping) and r.get("files") for r in recorded.get("recordings") or []):
             uncompared.append({"field": "manifest", "why": f"{m.path.name} lists no dataset file (recordings "
                                                            "written by hand): there is no tree to ingest again"})
