@@ -7,10 +7,12 @@ them (one thread below ``PARALLEL_MIN_BYTES``); ``track_gb_per_s``, and ``track_
 against one, same data, same process.
 
 ``DemoTrees``: :func:`rfbench.protocols.content.fingerprint` over the generated trees of ``rfbench demo``'s
-generators (``rfbench.datasets.synthetic``): a Widar-like tree of bfee logs and an MM-Fi-like tree of ``.mat``
-frames, with the sha256 of every file recorded in the manifest (as ingest records it) or not (then the pass
-computes it); ``track_mb_per_s``, and ``track_fraction_of_ingest``: the pass's time over the time of the
-ingest that made the manifest (``widar.ingest``; ``mmfi.ingest(verify_frames=True)``, which opens every frame).
+generators (``rfbench.datasets.synthetic``, ``synthetic_bvp``): a Widar-like tree of bfee logs, an MM-Fi-like
+tree of ``.mat`` frames and a Widar3.0 BVP tree (306 files at CI size; each file's ``velocity_spectrum_ro``
+values are its one frame unit), with the sha256 of every file recorded in the manifest (as ingest records it) or
+not (then the pass computes it); ``track_mb_per_s``, and ``track_fraction_of_ingest``: the pass's time over the
+time of the ingest that made the manifest (``widar.ingest``; ``mmfi.ingest(verify_frames=True)``, which opens
+every frame; ``ingest_bvp``).
 
 ``RealCorpora``: the same pass over ``../shared/conformance/wiar`` (320 WiAR logs, 17 MB) and
 ``../shared/conformance/gesture5x6`` (180 logs, 21 MB) with hand-built manifests (:func:`conformance_manifest`;
@@ -207,13 +209,21 @@ class Kernels:
 # Whole passes on the demo trees
 # ------------------------------------------------------------------------------------------------------------
 
-_TREES = {"ci": dict(widar=dict(repetitions=1, records=(24, 48)), mmfi=dict(frames=4))}
+_TREES = {"ci": dict(widar=dict(repetitions=1, records=(24, 48)), mmfi=dict(frames=4), bvp=dict(repetitions=1))}
 if LARGE:
-    _TREES["full"] = dict(widar=dict(repetitions=1, records=(800, 1200)), mmfi=dict(frames=60))
+    _TREES["full"] = dict(widar=dict(repetitions=1, records=(800, 1200)), mmfi=dict(frames=60),
+                          bvp=dict(repetitions=13, frames=(2, 38)))
+_CORPORA = ("widar", "mmfi", "bvp")
+
+
+def _ingest_bvp(root):
+    from rfbench.datasets.widar_bvp import ingest_bvp
+
+    return ingest_bvp(root)
 
 
 class DemoTrees:
-    params = [list(_TREES), ["widar", "mmfi"], ["recorded", "computed"]]
+    params = [list(_TREES), list(_CORPORA), ["recorded", "computed"]]
     param_names = ["tree", "corpus", "sha256"]
     timeout = 600
 
@@ -224,17 +234,27 @@ class DemoTrees:
             _content()
         except (ImportError, NotImplementedError):  # an older commit: setup() skips every benchmark
             return {}
+        try:
+            from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+            from rfbench.datasets.widar_bvp import ingest_bvp
+        except ImportError:  # a commit before the BVP release: its cases are skipped
+            make_widar_bvp_tree = None
         out = {}
         for name, kw in _TREES.items():
-            for corpus in ("widar", "mmfi"):
+            for corpus in _CORPORA:
                 root = Path(f"content-{corpus}-{name}").resolve()
                 shutil.rmtree(root, ignore_errors=True)
                 if corpus == "widar":
                     make_widar_tree(root, seed=0, damage=False, **kw["widar"])
                     doc = widar.ingest(root).to_dict()
-                else:
+                elif corpus == "mmfi":
                     make_mmfi_tree(root, seed=0, damage=False, **kw["mmfi"])
                     doc = mmfi.ingest(root).to_dict()
+                elif make_widar_bvp_tree is not None:
+                    make_widar_bvp_tree(root, seed=0, damage=False, **kw["bvp"])
+                    doc = ingest_bvp(root).to_dict()
+                else:
+                    continue
                 out[(name, corpus)] = {"doc": doc, "hashed": _with_sha256(_deep(doc), Path(doc["root"])),
                                        "root": str(root)}
         return out
@@ -243,13 +263,15 @@ class DemoTrees:
         if not cache:
             raise NotImplementedError("no content fingerprinting on this commit")
         content = _content()
+        if (tree, corpus) not in cache:
+            raise NotImplementedError(f"no {corpus} tree on this commit")
         entry = cache[(tree, corpus)]
         self.doc = entry["hashed"] if sha256 == "recorded" else entry["doc"]
         from rfbench.datasets import mmfi, widar
 
         root = entry["root"]
-        self.ingest = (lambda: widar.ingest(root)) if corpus == "widar" else (
-            lambda: mmfi.ingest(root, verify_frames=True))
+        self.ingest = {"widar": lambda: widar.ingest(root), "mmfi": lambda: mmfi.ingest(root, verify_frames=True),
+                       "bvp": lambda: _ingest_bvp(root)}[corpus]
         self.fingerprint = content.fingerprint
         index = self.fingerprint(self.doc)  # kernels compiled or loaded outside the timing
         self.mb = index.counts["bytes"] / 1e6
