@@ -104,10 +104,14 @@ def test_verify_ignores_a_reproducer_cwd_holding_planted_code(d, tmp_path):
 
     report = d / "pose" / "report.json"
     edit_json(report, lambda doc: doc["reproducer"].update(cwd=str(evil)))
-    (d / "pose" / "report.md").write_text(render_markdown(json.loads(report.read_text())))  # kept consistent
+    md = render_markdown(json.loads(report.read_text()))
+    (d / "pose" / "report.md").write_text(md)  # kept consistent
     result = rfbench(*verify_args(d, report))
     assert not sentinel.exists()
     assert result.returncode == 0, result.stdout + result.stderr
+    # a folder nothing checks is shown as such: the reader of report.md is not told the number was made there
+    shown = next(line for line in md.splitlines() if str(evil) in line)
+    assert shown.startswith(f"Recorded as run in `{evil}`") and "nothing checks them" in shown
 
 
 # -- 2. paths chosen by the report -------------------------------------------------------------------------

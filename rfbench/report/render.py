@@ -274,9 +274,11 @@ def _markdown_tail(report: Mapping[str, Any], out: list[str], notes: list[str]) 
     out += ["", "## Reproduce", ""]
     if rep:
         out += _fenced(" ".join(_shell_word(str(a)) for a in rep["argv"])) + [
-            "", f"Run in {_code(rep.get('cwd'))}"
+            "", f"Recorded as run in {_code(rep.get('cwd'))}"
             + ("" if str(rep.get("cwd", "")).startswith("/") else " (relative to this report's folder)")
-            + "; `rfbench verify REPORT.json` re-runs it and compares every number."]
+            + ". That folder and the paths above are as they were typed, and nothing checks them: `rfbench verify "
+              "REPORT.json` re-runs the command on the inputs listed above (each checked by size and sha256) and "
+              "compares every number."]
     else:
         out.append("No reproducer: these numbers are CLAIMED and cannot be re-run.")
     out += ["", f"rfbench {_md(report.get('rfbench_version'))}, schema {_code(report.get('schema'))}", ""]
