@@ -323,3 +323,12 @@ def test_synthetic_split_tags_the_report(tmp_path):
     rep = _report(tmp_path, split_kw={"synthetic": True}, n_boot=0)
     assert rep["evidence"] == "SYNTHETIC" and rep["bootstrap"]["method"] is None
     assert "SYNTHETIC" in render_markdown(rep)
+
+
+def test_a_test_side_of_one_class_is_named_in_the_notes():
+    """A constant model scores 1.0 on a test side of one class; the report must not let that pass as skill."""
+    one = gesture_report(np.array(["b", "b", "b"]), np.array(["b", "b", "b"]), labels=["a", "b"], n_boot=0)
+    assert one["results"][0]["model"]["value"] == 1.0
+    assert any(n.startswith("every scored row is of one class (b)") for n in one["notes"])
+    two = gesture_report(np.array(["b", "b", "b"]), np.array(["a", "b", "b"]), labels=["a", "b"], n_boot=0)
+    assert not any("of one class" in n for n in two["notes"])

@@ -192,6 +192,11 @@ def test_split_windows_predict_score_verify(runner, tmp_path, monkeypatch, fmt, 
     ok(["score", "--task", "gesture", "--pred", "scores.npy", "--rows", "w-test/index.json", "--split", "split.json",
         "-o", "report.json"])
     assert "MATCH" in ok(["verify", "report.json"]).output
+    # the report says which template field the labels are (here the gesture, not the user or the repetition)
+    shown = json.loads((tmp_path / "report.json").read_text())["provenance"]["ground_truth"]
+    assert shown.endswith("labels from the manifest's recordings (their 'label'), which ingest took from the file-name "
+                          "template's field 'gesture'")
+    assert shown in (tmp_path / "report.md").read_text()
     scaled = runner.invoke(app, ["windows", "split.json", "--side", "test", "-o", "w-s", "--antennas", antennas,
                                  "--csi", "scaled"])
     assert scaled.exit_code == 2 and "use --csi raw" in scaled.stderr

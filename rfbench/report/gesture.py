@@ -331,6 +331,10 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     if nowhere:
         notes.append(f"{len(nowhere)} declared class(es) appear in neither the training nor the test labels "
                      f"({', '.join(nowhere)})")
+    present = [e["class"] for e in classes if e["support"] > 0]
+    if len(present) == 1:
+        notes.append(f"every scored row is of one class ({present[0]}): a model that always predicts it scores "
+                     "accuracy 1.0, so these numbers say nothing about telling classes apart")
     confusion = lab.confusion
 
     # Per-domain breakdown.

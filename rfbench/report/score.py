@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from rfbench.errors import ValidationError
 from rfbench.report.settings import (
@@ -458,7 +458,7 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
     arrays = dict(arrays, gt=gt, **{"train-gt": train_gt})
     recordings = dict(split.recordings)
     subjects = {rid: str(r["subject"]) for rid, r in recordings.items() if r.get("subject") is not None}
-    source = GT_FROM_DATASET + ("; labels from the manifest's recordings" if task == "gesture" else "")
+    source = GT_FROM_DATASET + (_label_source(index, split) if task == "gesture" else "")
     release = index.doc["settings"].get("release")
     if release is not None:  # both Widar3.0 releases in the split: the index's release is what it covers
         import dataclasses
@@ -480,6 +480,20 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
     if index.doc["settings"].get("label_set"):
         loaded.label_file = index.folder / index.doc["settings"]["label_set"]
     return loaded
+
+
+def _label_source(index, split) -> str:
+    """Where a gesture index's labels come from, for the report's ground truth: the manifest's field, and for a
+    corpus ingested with a file-name template the template field ``ingest files`` took it from (the reader of a
+    report must be able to see that the "label" was the gesture, not the repetition number)."""
+    key = str((index.doc["labels"] or {}).get("key") or "label")
+    text = f"; labels from the manifest's recordings (their {key!r})"
+    manifest = getattr(split, "manifest_object", None)
+    extra = getattr(manifest, "extra", None) or {}
+    roles = extra.get("roles") if isinstance(extra.get("roles"), Mapping) else {}
+    if key == "label" and extra.get("template") is not None and isinstance(roles.get("label"), str):
+        text += f", which ingest took from the file-name template's field {roles['label']!r}"
+    return text
 
 
 def _prediction_record(inputs: ScoreInputs, files: list, index):
