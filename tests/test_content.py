@@ -896,3 +896,53 @@ def test_a_bvp_profile_copied_under_another_header_is_a_leak(runner, tmp_path):
                  tmp_path / "s2.json")
     assert result.exit_code == 1, result.output
     assert f"train {train['id']} and test {test['id']} share 1 frame(s)" in result.output
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Logs of other CSI hardware (ingest files): fingerprinted by their records' CSI values
+# ---------------------------------------------------------------------------------------------------------
+
+_HW_SUFFIX = {"esp32": "csv", "nexmon": "pcap", "atheros": "dat", "picoscenes": "csi"}
+
+
+def _hw_corpus(root: Path, fmt: str, records: int = 30) -> None:
+    from rfbench.io.writer import make_hardware_log
+    from rfbench.io.writer_settings import HardwareLogSettings
+
+    seed = 0
+    for user in ("ann", "bob"):
+        for rep in (1, 2):
+            seed += 1
+            make_hardware_log(root / f"{user}_push_{rep}.{_HW_SUFFIX[fmt]}",
+                              HardwareLogSettings(format=fmt, seed=seed, records=records))
+
+
+@pytest.mark.parametrize("fmt", sorted(_HW_SUFFIX))
+def test_a_training_log_of_other_hardware_with_one_byte_changed_is_a_leak(runner, tmp_path, fmt):
+    """A train-side ESP32 / nexmon / Atheros / PicoScenes log copied to the test side with its last byte changed
+    is no longer the same file, but every record before the last holds the same CSI: the content check finds
+    the records (it hashed such logs only as whole files before)."""
+    from rfbench.io.parse_files import detect_format, read_hardware
+
+    root = tmp_path / "corpus"
+    _hw_corpus(root, fmt)
+    data = bytearray((root / f"ann_push_1.{_HW_SUFFIX[fmt]}").read_bytes())
+    data[-1] ^= 0x01
+    (root / f"bob_push_3.{_HW_SUFFIX[fmt]}").write_bytes(bytes(data))
+    n = read_hardware(bytes(data), detect_format(bytes(data))).n_records  # the copy still reads as a log
+    assert n >= 29
+    manifest = tmp_path / "m.json"
+    r = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}." + _HW_SUFFIX[fmt],
+                            "--label", "gesture", "--subject", "user", "-o", str(manifest)])
+    assert r.exit_code == 0, r.output
+    ids = [rec["id"] for rec in json.loads(manifest.read_text())["recordings"]]
+    train = [i for i in ids if "ann" in i]
+    test = [i for i in ids if "bob" in i]
+    audit = audit_content(manifest, train, test)
+    assert not audit.passed
+    [leak] = audit.leaks
+    assert (leak["train"], leak["test"]) == (f"ann_push_1.{_HW_SUFFIX[fmt]}", f"bob_push_3.{_HW_SUFFIX[fmt]}")
+    assert leak["files"] == 0 and leak["records"] >= 29
+    assert leak["evidence"][0]["kind"] == "records" and leak["evidence"][0]["count"] == leak["records"]
+    # the logs that are not copies share nothing: a clean split of the same corpus passes
+    assert audit_content(manifest, train, [i for i in test if not i.startswith("bob_push_3")]).passed

@@ -15,13 +15,15 @@ import numpy as np
 
 from rfbench.errors import FormatError, ValidationError
 from rfbench.protocols.content_findings import MAX_LISTED, ContentAudit, _judge
-from rfbench.protocols.content_matches import BFEE, FRAME, WHOLE, _confirm, _File, _Kind, _memberships
+from rfbench.protocols.content_matches import BFEE, FRAME, HWREC, WHOLE, _confirm, _File, _Kind, _memberships
 from rfbench.protocols.fingerprints import (
     _NON_FINITE,
+    _OK,
     _UNPARSED,
     _ZERO,
     _bfee_batch,
     frame_values,
+    hardware_records,
     hash_spans,
 )
 
@@ -200,7 +202,7 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
         on_total(len(files))
     advance = progress or (lambda n=1: None)
 
-    kinds = {BFEE: _Kind(), FRAME: _Kind()}
+    kinds = {BFEE: _Kind(), FRAME: _Kind(), HWREC: _Kind()}
     counts = {"recordings": len(ids), "files": len(files), "bytes": 0, "empty_files": 0, "records": 0,
               "frames": 0, "whole_file_only": 0, "blank": {"records_zero": 0, "frames_zero": 0,
                                                           "frames_non_finite": 0}, "unparsed_frames": 0,
@@ -344,3 +346,34 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
         advance(1)
     flush()
     flush_frames()
+    _hardware_logs(files, kinds[HWREC], counts)
+
+
+def _hardware_logs(files: list[_File], hw, counts: dict) -> None:
+    """Fingerprint, by its records' CSI values, every file that is a log of CSI hardware other than the Intel
+    5300 (told from its bytes, as ``ingest`` tells it): any file the passes above took whole, and any log in which
+    the Intel 5300 kernel found no record. A copy of a log with a byte changed outside the CSI (a time stamp, a
+    header, a record cut short) is no longer the same file, but its records still are."""
+    from rfbench.protocols.content_matches import read_hardware_log
+
+    n_hw = 0
+    for info in files:
+        if not info.size or not (info.kind == WHOLE or (info.kind == BFEE and info.count == 0)):
+            continue
+        log = read_hardware_log(info.path)
+        if log is None or log.n_records == 0:
+            continue
+        records, status = hardware_records(log)
+        values = [v for _, v in records]
+        lengths = np.array([v.nbytes for v in values], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        hashes = hash_spans(np.concatenate(values).view(np.uint8), offsets, lengths)
+        hashes[status != _OK] = 0
+        if info.kind == WHOLE:
+            counts["whole_file_only"] -= 1
+        info.kind, info.start, info.count = HWREC, n_hw, len(records)
+        n_hw += len(records)
+        hw.hashes.append(hashes.astype(np.uint64))
+        hw.status.append(status)
+        counts["records"] += int((status == _OK).sum())
+        counts["blank"]["records_zero"] += int((status == _ZERO).sum())

@@ -13,15 +13,18 @@ from typing import Any, Callable
 import numpy as np
 
 from rfbench.errors import FormatError
-from rfbench.protocols.fingerprints import _OK, _UNPARSED, _frame_shapes, frame_values
+from rfbench.protocols.fingerprints import _OK, _UNPARSED, _frame_shapes, frame_values, hardware_records
 
 #: Content found in more than this many recordings is reported per recording, not per pair.
 WIDESPREAD_RECORDINGS = 32
 #: Bytes of candidate content (records or frames sharing a hash) held at once while confirming matches.
 CONFIRM_BYTES = 256 << 20
 
-# The three kinds of file: Intel 5300 logs (records fingerprinted), MM-Fi frames (arrays), any other (whole).
-BFEE, FRAME, WHOLE = "bfee", "frame", "whole"
+# The kinds of file: Intel 5300 logs (records fingerprinted), logs of other CSI hardware (records: their CSI
+# values), MM-Fi frames and BVP profiles (arrays), any other (whole).
+BFEE, HWREC, FRAME, WHOLE = "bfee", "hardware", "frame", "whole"
+#: The unit each kind's fingerprints are counted and reported as: the records of both kinds of log are "records".
+UNIT_LABEL = {BFEE: "records", HWREC: "records", FRAME: "frames"}
 
 
 @dataclass
@@ -172,12 +175,12 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
 
     starts_of = np.array([f.start for f in files], dtype=np.int64)
     for name, kd in kinds.items():
-        label = "record" if name == BFEE else "frame"
+        label = UNIT_LABEL[name][:-1]
         ok = np.flatnonzero(kd.unit_status == _OK)
         order, runs = _runs(kd.unit_hash[ok])
         occ_unit, occ_class = [], []
         n = 0
-        out[f"{label}_candidates"] = int((runs[:, 1] - runs[:, 0]).sum()) if runs.size else 0
+        out[f"{label}_candidates"] += int((runs[:, 1] - runs[:, 0]).sum()) if runs.size else 0
         for chunk in _chunks(runs, kd, ok, order, files, name):
             contents = _unit_contents(files, name, kd, starts_of, [u for a, b in chunk for u in ok[order[a:b]]])
             for a, b in chunk:
@@ -226,9 +229,9 @@ def _chunks(runs: np.ndarray, kd: _Kind, ok: np.ndarray, order: np.ndarray, file
 
 
 def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, units: list) -> dict:
-    """Unit → the content compared: its record's bytes as stored (bfee), or its arrays' names, shapes and
-    canonical values (frames); None when it cannot be had (the file changed since it was fingerprinted, or a
-    frame no longer parses). Each file is read once."""
+    """Unit → the content compared: its record's bytes as stored (bfee), its record's shape and canonical CSI
+    values (logs of other hardware), or its arrays' names, shapes and canonical values (frames); None when it
+    cannot be had (the file changed since it was fingerprinted, or no longer parses). Each file is read once."""
     from rfbench.io.files import input_errors, read_input_bytes
     from rfbench.io.intel5300 import record_spans
     from rfbench.io.matv5 import read_mat
@@ -250,6 +253,14 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
                 else:
                     out[u] = None
             continue
+        if name == HWREC:
+            log = read_hardware_log(path)
+            records = hardware_records(log)[0] if log is not None else []
+            for u in mine:
+                i = u - int(starts_of[f])
+                out[u] = (repr(records[i][0]).encode() + b"\x00" + records[i][1].tobytes()
+                          if i < len(records) else None)
+            continue
         with input_errors(path):
             try:
                 mat = read_mat(path)
@@ -260,6 +271,30 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
         for u in mine:
             out[u] = content
     return out
+
+
+#: Leading bytes that decide a log's format: the Intel 5300 test looks at up to four records of at most
+#: 3 + 65,535 bytes each, the other formats' at the first 4,096 bytes.
+_HEAD_BYTES = 4 * (3 + 65535)
+
+
+def read_hardware_log(path: str):
+    """The :class:`~rfbench.io.hwlog.HardwareLog` of a file that is a log of CSI hardware other than the Intel
+    5300 (its format told from its bytes, as ``ingest`` tells it), or None for any other file (told from its
+    first bytes, without reading the rest) and for one too large or unreadable as that format."""
+    from rfbench.io.files import input_errors, open_input, read_input_bytes
+    from rfbench.io.parse_files import detect_format, read_hardware
+
+    with input_errors(path), open_input(path, path, "a dataset file") as fh:
+        head = fh.read(_HEAD_BYTES)
+    try:
+        if detect_format(head) == "intel5300":
+            return None
+        with input_errors(path):
+            data = read_input_bytes(path)
+        return read_hardware(data, detect_format(data))
+    except FormatError:  # two formats fit, no record, or larger than any input rfbench reads
+        return None
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -350,20 +385,27 @@ def _memberships(files: list[_File], kinds: dict, n_recordings: int) -> tuple[di
             for r in f.recordings:
                 n_files[r] += 1
     totals["files"] = n_files
-    for name, label in ((BFEE, "records"), (FRAME, "frames")):
-        kd = kinds[name]
-        fo = kd.file_of_unit[kd.occ_unit] if kd.occ_unit.size else np.zeros(0, np.int64)
-        starts = np.array([f.start for f in files], dtype=np.int64)
-        unit_in_file = kd.occ_unit - starts[fo] if fo.size else np.zeros(0, np.int64)
-        units[label] = _units_of(kd.occ_class, fo, unit_in_file, files, n_recordings)
-        per_file = np.zeros(len(files), dtype=np.int64)
-        if kd.unit_status.size:
-            good = kd.unit_status == _OK
-            per_file = np.bincount(kd.file_of_unit[good], minlength=len(files))
+    starts = np.array([f.start for f in files], dtype=np.int64)
+    for label in ("records", "frames"):
+        classes, file_of, in_file = [], [], []
         t = np.zeros(n_recordings, dtype=np.int64)
-        for k, f in enumerate(files):
-            if f.kind == name:
-                for r in f.recordings:
-                    t[r] += per_file[k]
+        offset = 0  # class numbers of the kinds of one label kept apart
+        for name in (n for n in kinds if UNIT_LABEL[n] == label):
+            kd = kinds[name]
+            fo = kd.file_of_unit[kd.occ_unit] if kd.occ_unit.size else np.zeros(0, np.int64)
+            classes.append(kd.occ_class + offset)
+            file_of.append(fo)
+            in_file.append(kd.occ_unit - starts[fo] if fo.size else np.zeros(0, np.int64))
+            offset += kd.n_classes
+            per_file = np.zeros(len(files), dtype=np.int64)
+            if kd.unit_status.size:
+                good = kd.unit_status == _OK
+                per_file = np.bincount(kd.file_of_unit[good], minlength=len(files))
+            for k, f in enumerate(files):
+                if f.kind == name:
+                    for r in f.recordings:
+                        t[r] += per_file[k]
+        units[label] = _units_of(*(np.concatenate(x).astype(np.int64) for x in (classes, file_of, in_file)), files,
+                                 n_recordings)
         totals[label] = t
     return units, totals

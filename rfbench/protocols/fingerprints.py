@@ -321,6 +321,29 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
     return values, _OK, None
 
 
+def hardware_records(log) -> tuple[list, np.ndarray]:
+    """The values of each record of a log of other CSI hardware (a :class:`~rfbench.io.hwlog.HardwareLog`) that
+    are hashed: the record's own tones and antennas (``csi[r, :tones, :rx, :tx]``, the padding to the log's
+    largest record left out, so a record hashes alike in any log), canonical float64 (see :func:`_canonical`),
+    with each record's status: ``0`` fingerprinted, ``1`` all zero.
+
+    Returns
+    -------
+    (list of (shape, values), status ndarray of uint8)
+    """
+    n = log.n_records
+    status = np.zeros(n, dtype=np.uint8)
+    out = []
+    tones, rx, tx = (np.asarray(a, dtype=np.int64) for a in (log.num_tones, log.n_rx, log.n_tx))
+    for r in range(n):
+        shape = (int(tones[r]), int(rx[r]), int(tx[r]))
+        values = _canonical(log.csi[r, :shape[0], :shape[1], :shape[2]])
+        if not np.any(values != 0):
+            status[r] = _ZERO
+        out.append((shape, values))
+    return out, status
+
+
 def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
     return tuple((k, np.shape(mat[k]), np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase", BVP_VARIABLE)
                  if k in mat)
