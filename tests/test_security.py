@@ -931,6 +931,49 @@ def test_a_test_side_of_byte_copies_of_training_files_is_refused(d, tmp_path):
     assert "Shared files" in allowed.stdout and "1 byte-identical dataset file(s)" in allowed.stdout
 
 
+def test_a_test_side_of_near_copies_of_training_logs_is_refused(d, tmp_path):
+    """Every test recording replaced by a training recording of its label, each log with one bit of its first
+    record's time stamp flipped: no file is byte-identical and every id check passes, and score made a MEASURED
+    report of accuracy 1.0 that verified as MATCH. Score now checks the sides' content itself."""
+    import itertools
+
+    tree = tmp_path / "widar"
+    shutil.copytree(d / "data" / "widar" / "CSI", tree / "CSI")  # without the generators' marker: "real" data
+    manifest = json.loads((d / "widar-manifest.json").read_text())
+    split = json.loads((d / "widar-split.json").read_text())
+    recs = {r["id"]: r for r in manifest["recordings"]}
+    pools: dict = {}
+    for rid in split["train"]:
+        pools.setdefault(recs[rid]["label"], []).append(recs[rid])
+    cycle = {label: itertools.cycle(v) for label, v in pools.items()}
+    for rid in split["test"]:
+        source = {f["receiver"]: f["path"] for f in next(cycle[recs[rid]["label"]])["files"]}
+        for f in recs[rid]["files"]:
+            data = bytearray((tree / source[f["receiver"]]).read_bytes())
+            data[3] ^= 1  # the first record's time stamp (after its 2-byte length and 1-byte code)
+            (tree / f["path"]).write_bytes(bytes(data))
+    assert rfbench("ingest", "widar", tree, "-o", tmp_path / "m.json").returncode == 0
+    made = rfbench("split", tmp_path / "m.json", "-p", "cross-room", "--test", "3", "-o", tmp_path / "s.json")
+    assert made.returncode == 0, made.stdout + made.stderr
+    test = json.loads((tmp_path / "s.json").read_text())["test"]
+    labels = {r["id"]: r["label"] for r in json.loads((tmp_path / "m.json").read_text())["recordings"]}
+    np.save(tmp_path / "gt.npy", np.array([labels[t] for t in test]))
+    np.save(tmp_path / "groups.npy", np.array(test))
+    argv = ["score", "--task", "gesture", "--pred", tmp_path / "gt.npy", "--gt", tmp_path / "gt.npy", "--groups",
+            tmp_path / "groups.npy", "--split", tmp_path / "s.json", "-o", tmp_path / "r.json"]
+    result = rfbench(*argv)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "hold the same content under different names" in result.stderr
+    assert not (tmp_path / "r.json").exists()
+    allowed = rfbench(*argv, "--allow-shared-files")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["evidence"] == "MEASURED" and report["split"]["audit"]["passed"] is False
+    assert [c["passed"] for c in report["split"]["audit"]["checks"] if c["name"] == "content-disjoint"] == [False]
+    assert any(n.startswith("content shared across the split's sides") for n in report["notes"])
+    assert "audit FAILED" in (tmp_path / "r.md").read_text()
+
+
 # -- 7. the manifest is what ingest makes of the tree ----------------------------------------------------------
 
 _BVP_SCORE = ["score", "--task", "gesture", "--pred", "bvp/scores.npy", "--rows", "windows/bvp-test/index.json",

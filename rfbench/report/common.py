@@ -268,6 +268,33 @@ def check_shared_files(split: SplitInfo | None, synthetic: bool, allowed: bool) 
     return shared
 
 
+def check_shared_content(split: SplitInfo | None, synthetic: bool, allowed: bool) -> dict | None:
+    """The content check (:mod:`rfbench.protocols.content`) of a split's two sides for a report that would be
+    MEASURED: a test recording holding a training recording's records or frames under another name — a copy
+    with a byte changed, a log re-saved, a profile under another header — measures memory, not generalisation,
+    like a byte copy (:func:`check_shared_files`), and is refused the same way (:class:`~rfbench.errors.
+    LeakageError`, exit 1) unless ``allowed``.
+
+    Returns the check (``{name: "content-disjoint", passed, detail}``) for the report's split audit, or None when
+    it was not run here: generated data, no split or manifest, or a split whose own audit checked content (made
+    with ``--content``: it was checked again when the split was loaded, and a failure refused there)."""
+    from rfbench.errors import LeakageError
+    from rfbench.protocols.content import CHECK_CONTENT, audit_content
+
+    if split is None or synthetic or split.manifest_object is None:
+        return None
+    if any(isinstance(c, Mapping) and c.get("name") == CHECK_CONTENT for c in split.audit.get("checks") or []):
+        return None
+    found = audit_content(split.manifest_object, sorted(split.train), sorted(split.test),
+                          manifest_path=split.manifest_file)
+    if not found.passed and not allowed:
+        raise LeakageError(f"the split's train and test sides hold the same content under different names "
+                           f"({found.detail()}): the test side repeats training data. See them all with rfbench "
+                           f"audit SPLIT --content; drop them from the dataset, or pass `allow_shared_files` to score "
+                           f"anyway (the report then says so)", checks=[found.check()])
+    return found.check()
+
+
 def provenance_section(split: SplitInfo | None, synthetic_declared: bool, ground_truth: str,
                        ground_truth_files: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Where the data and the ground truth come from, as far as rfbench can tell (the report's

@@ -336,10 +336,11 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
     common.update(loaded.provenance)
     if loaded.chain is not None:
         common["chain"] = loaded.chain + [{"step": "score", "argv": argv}]
-    from rfbench.report.common import check_shared_files
+    from rfbench.report.common import check_shared_content, check_shared_files
 
     synthetic = bool(options.synthetic or (loaded.split is not None and loaded.split.provenance.get("synthetic")))
     shared = check_shared_files(loaded.split, synthetic, options.allow_shared_files)
+    content = check_shared_content(loaded.split, synthetic, options.allow_shared_files)
     if task == "pose":
         report = pose_report(loaded.arrays["pred"], loaded.arrays["gt"], loaded.arrays.get("vis"),
                              skeleton=loaded.skeleton, split=loaded.split, groups=loaded.groups,
@@ -352,6 +353,13 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
                                 groups=loaded.groups, train_gt=loaded.arrays.get("train-gt"),
                                 train_groups=loaded.train_groups, recordings=loaded.recordings,
                                 reproducer=reproducer, inputs=loaded.inputs, **spec, **common)
+    if content is not None:  # the split's audit as this report shows it gains the content check made here
+        audit = report["split"]["audit"]
+        audit["checks"].append(content)
+        audit["passed"] = bool(audit["passed"] and content["passed"])
+        if not content["passed"]:
+            report["notes"].append(f"content shared across the split's sides: {content['detail']}; these numbers "
+                                   "partly measure memory of training data (scored anyway: --allow-shared-files)")
     if shared:
         report["shared_files"] = {"count": len(shared), "files": shared, "allowed": bool(options.allow_shared_files)}
         report["notes"].append(f"the split's train and test sides share {len(shared)} byte-identical dataset "

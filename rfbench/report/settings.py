@@ -218,5 +218,6 @@ class ReportOptions(Settings):
     absolute_paths: bool = setting(False, "Record the reproducer's paths and folder as absolute paths (default: "
                                           "relative, so a shared report names no user's folders).")
     allow_shared_files: bool = setting(False, "Score although the split's train and test sides share a "
-                                              "byte-identical dataset file (refused otherwise for a MEASURED "
-                                              "report); the report and its headline name the files.")
+                                              "byte-identical dataset file or the same records or frames under "
+                                              "other names (refused otherwise for a MEASURED report); the report "
+                                              "and its headline say so.")
