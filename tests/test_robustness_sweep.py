@@ -339,3 +339,104 @@ def test_verify_all_re_runs_every_cell_and_a_changed_cell_fails_its_re_run(sweep
     assert one.exit_code == 1 and "cell noise-5-seed0" in one.output and "inputs[pred]" in one.output, one.output
     assert verify("--all").exit_code == 1
     assert verify("--cell", "noise-1-seed0").exit_code == 0
+
+
+def _forge(path: Path, change) -> dict:
+    """Edit a summary as a forger would: the change, then every derived number recomputed with rfbench's own
+    functions, so only the check under test can fail."""
+    from rfbench.report.robustness import aggregate
+
+    doc = json.loads(path.read_text())
+    change(doc)
+    reference = None
+    if doc.get("reference"):
+        reference = json.loads((path.parent / doc["reference"]["path"]).read_text())
+    doc.update(aggregate(doc["metric"]["better"], doc["clean"], doc["cells"], doc["baseline"]["value"], reference))
+    path.write_text(json.dumps(doc))
+    return doc
+
+
+@pytest.mark.long
+def test_verify_ties_each_cell_to_its_corruption_and_the_grid_to_the_settings(sweep, tmp_path):
+    """A cell filed under a corruption it was not built with (the clean report, drop 0), or a cell listed again,
+    verified as MATCH while moving mCE; each is now a MISMATCH naming what differs."""
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    path = copy / "sweep" / "summary.json"
+    honest = path.read_text()
+
+    def clean_as_dead5(doc):
+        doc["cells"][3].update(report="clean/report.json", sha256=doc["clean"]["sha256"], model=doc["clean"]["model"],
+                               drop={"value": 0.0, "low": 0.0, "high": 0.0, "level": 0.95})
+
+    _forge(path, clean_as_dead5)
+    bad = verify()
+    assert bad.exit_code == 1 and "cells[dead-antenna-5-seed0].windows.corrupt" in bad.output, bad.output
+    path.write_text(honest)
+    _forge(path, lambda doc: doc["cells"].insert(0, dict(doc["cells"][1])))
+    bad = verify()
+    assert bad.exit_code == 1 and "not the cells of its settings" in bad.output, bad.output
+    assert "noise-5-seed0 twice" in bad.output
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("field, value, named", [
+    ("notes", ["MEASURED on real hardware"], "notes"),
+    ("metric", {"label": "PCK@0.5 (a kinder threshold)", "better": "higher", "error": "1 − value"}, "metric"),
+    ("task", "gesture", "task"),
+    ("model", {"path": "../pose/ridge.onnx", "sha256": "0" * 64}, "model.sha256"),
+    ("rfbench_version", "0.1.0 independently audited", None),
+])
+def test_verify_compares_every_field_of_the_summary(sweep, tmp_path, field, value, named):
+    """Fields verify did not compare (they verified as MATCH whatever they said): now each is rebuilt from the
+    files and compared, or (the version) must read as a version."""
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    _forge(copy / "sweep" / "summary.json", lambda doc: doc.__setitem__(field, value))
+    bad = verify()
+    if named is None:
+        assert bad.exit_code == 2 and "is not a version" in bad.output, bad.output
+    else:
+        assert bad.exit_code == 1 and named in bad.output, bad.output
+
+
+@pytest.mark.long
+def test_verify_checks_the_reference_sweep_and_the_pictures(sweep, tmp_path):
+    """The reference's values scale CE and mCE: a reference is now checked against its own cells; a picture
+    beside the summary is drawn again and compared; the drops' intervals are named as not compared."""
+    pytest.importorskip("matplotlib")
+    from rfbench.report.robustness import reproducer_argv
+    from rfbench.report.robustness_settings import RobustnessSettings
+
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    shutil.copytree(copy / "sweep", copy / "ref")  # another sweep beside it: the same cells, its own reports
+    ref = copy / "ref" / "summary.json"
+
+    def with_reference(doc):
+        s = doc["settings"]
+        settings = RobustnessSettings(corruptions=tuple(s["corruptions"]),
+                                      severities=",".join(map(str, s["severities"])), seeds=s["seeds"])
+        doc["reference"] = {"path": "../ref/summary.json", "sha256": _sha(ref)}
+        doc["reproducer"]["argv"] = reproducer_argv(doc["model"]["path"], doc["split"]["path"],
+                                                    doc["score_like"]["path"], settings, "../ref/summary.json")
+
+    path = copy / "sweep" / "summary.json"
+    doc = _forge(path, with_reference)
+    assert doc["mce"] == pytest.approx(1.0)
+    honest, honest_ref = path.read_text(), ref.read_text()
+    ok = verify()
+    assert ok.exit_code == 0, ok.output
+    assert "not compared: cells[].drop" in ok.output
+    # a made-up reference: its cells' values changed (and its own aggregate with them)
+    _forge(ref, lambda r: r["cells"][0]["model"].__setitem__("value", 0.0))
+    _forge(path, lambda d: d["reference"].__setitem__("sha256", _sha(ref)))
+    bad = verify()
+    assert bad.exit_code == 1 and "its reference" in bad.output and "cells[noise-1-seed0].model.value" in bad.output
+    # pictures: the two swapped
+    path.write_text(honest)
+    ref.write_text(honest_ref)
+    assert verify().exit_code == 0
+    a, b = copy / "sweep" / "robustness-noise.png", copy / "sweep" / "robustness-dead-antenna.png"
+    data = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(data)
+    bad = verify()
+    assert bad.exit_code == 1 and "pictures.robustness-noise.png" in bad.output, bad.output

@@ -439,17 +439,30 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
         "baseline": {"value": baseline_value},
         "cells": entries,
         **aggregate(better, clean, entries, baseline_value, reference),
-        "reproducer": {"argv": ["rfbench", "robustness", rel(model), "--split", rel(split), "--score-like",
-                                rel(report_path), *settings.argv(show_path=rel), "-o", "."]},
-        "notes": ["drop = clean − cell, in the metric's units; its interval is the paired cluster bootstrap of "
-                  "the cell against clean over the same clusters and draws (the score-like report's bootstrap)",
-                  "each cell is a report of its own with its chain (windows --corrupt → predict → score): rfbench "
-                  "verify checks it like any other",
-                  "every cell's windows were built from the sweep's one verified reading of the test side's dataset "
-                  "files (read, checked against the manifest's sizes and sha256 and parsed once, by the clean run): "
-                  "they are the bytes rfbench windows --corrupt writes alone, and each index names those dataset "
-                  "files and their sha256"],
+        "reproducer": {"argv": reproducer_argv(rel(model), rel(split), rel(report_path), settings,
+                                               None if settings.reference is None else rel(settings.reference))},
+        "notes": list(NOTES),
     }
+
+
+#: The notes of every summary (rfbench's own words: verify checks that a summary's are these).
+NOTES = ("drop = clean − cell, in the metric's units; its interval is the paired cluster bootstrap of the cell "
+         "against clean over the same clusters and draws (the score-like report's bootstrap)",
+         "each cell is a report of its own with its chain (windows --corrupt → predict → score): rfbench verify "
+         "checks it like any other",
+         "every cell's windows were built from the sweep's one verified reading of the test side's dataset files "
+         "(read, checked against the manifest's sizes and sha256 and parsed once, by the clean run): they are the "
+         "bytes rfbench windows --corrupt writes alone, and each index names those dataset files and their sha256")
+
+
+def reproducer_argv(model: str, split: str, score_like_path: str, settings: RobustnessSettings,
+                    reference: str | None) -> list[str]:
+    """The ``rfbench robustness`` command of a sweep, its paths as the summary records them (relative to its
+    folder) and every setting explicit (the severities as the list they give)."""
+    shown = replace(settings, severities=",".join(str(v) for v in settings.severity_list),
+                    reference=None if reference is None else Path(reference))
+    return ["rfbench", "robustness", model, "--split", split, "--score-like", score_like_path,
+            *shown.argv(show_path=lambda p: reference if reference is not None else str(p)), "-o", "."]
 
 
 def read_reference(path: Path) -> dict:

@@ -770,7 +770,7 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         summary = _robustness_summary(Path(path))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
             return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits or Limits()),
-                           VerifyResult, cells=cells, all_cells=all_cells)
+                           VerifyResult, cells=cells, all_cells=all_cells, limits=limits or Limits())
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
         return _verify(Path(path), root, python, limits or Limits())

@@ -1,24 +1,47 @@
 """``rfbench verify DIR/summary.json``: a robustness sweep's summary checked against its cells.
 
-Every cell report (and the clean one) must hash to the sha256 the summary records, hold the value and interval
-the summary copies from its first result, and give the recorded drop from clean; the corruption errors (CE,
-mCE) are recomputed from the cells, and the reference summary, when named, must hash to its recorded sha256.
+What the summary says is checked against the files it names, each resolved under the verify root and hashed
+once within verify's ``timeout`` and ``max_gb``:
+
+- **the grid**: its cells are exactly the cells of its settings (every corruption × severity × seed, none twice,
+  none other), and the settings are ones ``rfbench robustness`` takes;
+- **its inputs**: the model, split and score-like report hash to the sha256 it records;
+- **every cell report** (and the clean one): it hashes to the recorded sha256, was scored on the summary's model
+  and split, over a windows index (hashed as the report recorded it) built with the cell's own corruption,
+  severity and seed (clean: none), with the summary's metric; the value and interval the summary copies from its
+  first result, and its drop from clean, are the report's;
+- **what it derives**: the task and metric (from the clean report), the baseline value (the clean report's),
+  the corruption errors (CE, mCE, recomputed from the cells), the reproducer (the command rfbench writes for
+  the recorded paths and settings), the notes (rfbench's own); the version must read as one;
+- **the reference** sweep, when named: checked the same way (without a reference of its own), so the CE and mCE
+  it scales rest on cell reports too;
+- **the pictures** beside it, when matplotlib is installed: drawn again from the summary and compared byte for
+  byte.
+
 Cells named on request (``cells``: folder names such as ``noise-3-seed0``; ``all_cells``: every one, clean
 included) are then verified as the reports they are: their chain re-run from the dataset, bit for bit.
-The drops' paired intervals are not recomputed here (they need every cell's predictions and the clean ones
-together): a re-run of the sweep (``rfbench robustness`` with the summary's reproducer) reproduces them.
+The drops' paired intervals (``low``, ``high``, ``level``) are not recomputed here (they need every cell's
+predictions and the clean ones together): the verdict names them as not compared, and a re-run of the sweep
+(``rfbench robustness`` with the summary's reproducer) reproduces them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import re
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from rfbench.errors import FormatError, ValidationError, VerificationError
+from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError
 
-__all__ = ["is_summary", "verify_summary"]
+__all__ = ["is_summary", "verify_summary", "NOT_COMPARED"]
+
+#: What verify does not compare in a summary, and why (named in every verdict on a summary).
+NOT_COMPARED = ("cells[].drop.low, .high and .level: the paired bootstrap intervals of each drop need the cell's "
+                "and clean's predictions together; running the summary's reproducer again reproduces them")
+_VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([.+-][0-9A-Za-z.+-]{1,40})?")
 
 
 def is_summary(doc: Any) -> bool:
@@ -33,85 +56,64 @@ def _close(a, b) -> bool:
                                                                                      abs_tol=1e-15))
 
 
+class _Files:
+    """Files resolved under the root and hashed once each (by identity), within the budget."""
+
+    def __init__(self, root: Path, budget):
+        self.root, self.budget, self.digests = root, budget, {}
+
+    def resolve(self, ref: Any, base: Path, what: str):
+        from rfbench.io.paths import resolve
+
+        if not isinstance(ref, str) or not ref:
+            raise FormatError(f"{what}: no path recorded")
+        return resolve(ref, base, what=what, root=self.root)
+
+    def sha256(self, item, what: str) -> str:
+        from rfbench.report.closed_world import hash_resolved
+
+        self.budget.left()
+        digest = self.digests.get(item.identity)
+        if digest is None:
+            digest = self.digests[item.identity] = hash_resolved(item, self.budget, what)
+        return digest
+
+
 def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], Any], result_type, *,
-                   cells: Sequence[str] = (), all_cells: bool = False):
+                   cells: Sequence[str] = (), all_cells: bool = False, limits=None):
     """Check a summary (see the module docstring) and verify the cells asked for with ``verify_cell(report)``.
 
-    Returns ``result_type(report=..., status="match", compared=..., notes=...)``.
+    Returns ``result_type(report=..., status="match", compared=..., notes=..., uncompared=...)``.
 
     Raises
     ------
     FormatError
-        A malformed summary, or a cell report missing or outside the root (exit 2).
+        A malformed summary, or a file it names missing or outside the root (exit 2).
     VerificationError
-        A cell's hash, value or drop, or a recomputed corruption error, differs from the summary; a cell
-        re-run does not match (exit 1).
+        Anything the summary says that its files do not; a cell re-run that does not match (exit 1).
     """
-    from rfbench.io.files import read_json, sha256_file
-    from rfbench.io.paths import resolve
-    from rfbench.report.robustness import aggregate, cell_name, read_reference
+    from rfbench.report.closed_world import Budget
 
-    doc = read_json(path, "robustness")
-    base = path.parent
-    root = Path(os.path.realpath(root if root is not None else base))
+    timeout = getattr(limits, "timeout", 3600.0)
+    max_gb = getattr(limits, "max_gb", 1024.0)
+    files = _Files(Path(os.path.realpath(root if root is not None else path.parent)), Budget(timeout,
+                                                                                            int(max_gb * 2**30)))
+    files.resolve(path.name, path.parent, "the summary")  # the summary too is a file under the root
     try:
-        entries = list(doc["cells"])
-        clean = dict(doc["clean"])
-        better = doc["metric"]["better"]
-        baseline_value = doc["baseline"]["value"]
-    except (KeyError, TypeError) as exc:
-        raise FormatError(f"{path}: not a robustness summary ({type(exc).__name__}: {exc})") from None
-    names = {cell_name(e["corruption"], e["severity"], e["seed"]): e for e in entries}
+        checked = _check(path, files, reference_allowed=True)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        if isinstance(exc, RfbenchError):
+            raise
+        raise FormatError(f"{path}: not a robustness summary rfbench writes ({type(exc).__name__}: "
+                          f"{' '.join(str(exc).split())[:160]})") from None
+    names, reports, compared, version = checked
     unknown = [c for c in cells if c not in names and c != "clean"]
     if unknown:
         raise ValidationError(f"{path}: no cell {unknown[0]!r}; the cells are clean, "
                               + ", ".join(list(names)[:8]) + (" …" if len(names) > 8 else ""))
-    differences: list[dict] = []
-    compared = 0
-    reports: dict[str, Path] = {}
-    clean_value = clean["model"]["value"]
-    for name, entry in [("clean", clean), *names.items()]:
-        where = f"cells[{name}]" if name != "clean" else "clean"
-        real = resolve(entry["report"], base, what=f"the summary's {name} report", root=root).path
-        reports[name] = real
-        digest, _ = sha256_file(real)
-        compared += 1
-        if digest != entry["sha256"]:
-            differences.append({"path": f"{where}.sha256", "report": entry["sha256"], "rerun": digest})
-            continue
-        report = read_json(real, "report")
-        first = report["results"][0]
-        ci = (first.get("ci") or {}).get("model") or {}
-        now = {"value": first["model"]["value"], "low": ci.get("low"), "high": ci.get("high")}
-        for key in ("value", "low", "high"):
-            compared += 1
-            if not _close(entry["model"].get(key), now[key]):
-                differences.append({"path": f"{where}.model.{key}", "report": entry["model"].get(key),
-                                    "rerun": now[key]})
-        if name != "clean":
-            compared += 1
-            drop = None if now["value"] is None or clean_value is None else clean_value - now["value"]
-            if not _close(entry["drop"].get("value"), drop):
-                differences.append({"path": f"{where}.drop.value", "report": entry["drop"].get("value"),
-                                    "rerun": drop})
-    reference = None
-    if doc.get("reference"):
-        ref_real = resolve(doc["reference"]["path"], base, what="the summary's reference", root=root).path
-        compared += 1
-        if sha256_file(ref_real)[0] != doc["reference"]["sha256"]:
-            differences.append({"path": "reference.sha256", "report": doc["reference"]["sha256"],
-                                "rerun": sha256_file(ref_real)[0]})
-        reference = read_reference(ref_real)
-    again = aggregate(better, clean, entries, baseline_value, reference)
-    for key, value in again.items():
-        compared += 1
-        if not _same(doc.get(key), value):
-            differences.append({"path": key, "report": doc.get(key), "rerun": value})
-    if differences:
-        raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its cells (first: "
-                                f"{differences[0]['path']})", differences=differences)
-    notes = [f"{len(entries)} cell(s) and clean: hashes, values, drops and corruption errors agree with the "
-             "cell reports"]
+    notes = [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drops, corruption errors, "
+             "reproducer and pictures agree with the files they name",
+             f"made with rfbench {version}"]
     wanted = ["clean", *names] if all_cells else list(cells)
     for name in wanted:
         try:
@@ -122,7 +124,185 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
         notes.append(f"cell {name} re-run: MATCH ({result.compared} values)")
     if not wanted:
         notes.append("no cell re-run (name cells with --cell, or --all for every one)")
-    return result_type(report=str(path), status="match", compared=compared, notes=notes, markdown="absent")
+    return result_type(report=str(path), status="match", compared=compared, notes=notes, markdown="absent",
+                       uncompared=[{"field": "cells[].drop (interval)", "why": NOT_COMPARED}])
+
+
+def _check(path: Path, files: _Files, reference_allowed: bool):
+    """Every check of the module docstring but the cell re-runs; ``(cell names, cell report paths, values
+    compared, version)``. Raises VerificationError listing every difference found."""
+    from rfbench.io.files import read_json
+    from rfbench.report.robustness import NOTES, aggregate, cell_name, reproducer_argv
+    from rfbench.report.robustness_settings import RobustnessSettings
+
+    doc = read_json(path, "robustness")
+    base = path.parent
+    differences: list[dict] = []
+    compared = 0
+
+    def differ(where: str, recorded, found) -> None:
+        differences.append({"path": where, "report": recorded, "rerun": found})
+
+    version = doc["rfbench_version"]
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise FormatError(f"{path}: rfbench_version {str(version)[:60]!r} is not a version rfbench writes")
+    # the grid
+    s = doc["settings"]
+    if not isinstance(s, Mapping) or not isinstance(s.get("severities"), list):
+        raise FormatError(f"{path}: settings is not the settings of a sweep")
+    try:
+        settings = RobustnessSettings(corruptions=tuple(s["corruptions"]),
+                                      severities=",".join(str(int(v)) for v in s["severities"]),
+                                      seeds=s["seeds"])
+    except (RfbenchError, TypeError, ValueError) as exc:
+        raise FormatError(f"{path}: settings are not ones rfbench robustness takes ({exc})") from None
+    if list(settings.severity_list) != s["severities"] or list(settings.corruptions) != s["corruptions"]:
+        raise FormatError(f"{path}: settings are not written as rfbench robustness writes them")
+    entries = list(doc["cells"])
+    grid = [(e["corruption"], e["severity"], e["seed"]) for e in entries]
+    compared += 1
+    if grid != settings.cells():
+        seen: set = set()
+        twice = [g for g in grid if g in seen or seen.add(g)]
+        differ("cells", f"{len(grid)} cell(s)" + (f", {cell_name(*twice[0])} twice" if twice else ""),
+               f"the {len(settings.cells())} cells of the settings, each once, in sweep order")
+        raise VerificationError(f"{path}: its cells are not the cells of its settings", differences=differences)
+    names = {cell_name(*g): e for g, e in zip(grid, entries)}
+    # its inputs
+    digests = {}
+    for key in ("model", "split", "score_like"):
+        item = files.resolve(doc[key]["path"], base, f"the summary's {key}")
+        digests[key] = files.sha256(item, f"the summary's {key}")
+        compared += 1
+        if digests[key] != doc[key]["sha256"]:
+            differ(f"{key}.sha256", doc[key]["sha256"], digests[key])
+    # every cell report
+    reports: dict[str, Path] = {}
+    clean = dict(doc["clean"])
+    firsts: dict[str, dict] = {}
+    for name, entry in [("clean", clean), *names.items()]:
+        where = f"cells[{name}]" if name != "clean" else "clean"
+        item = files.resolve(entry["report"], base, f"the summary's {name} report")
+        reports[name] = item.path
+        digest = files.sha256(item, f"the summary's {name} report")
+        compared += 1
+        if digest != entry["sha256"]:
+            differ(f"{where}.sha256", entry["sha256"], digest)
+            continue
+        report = read_json(item.path, "report")
+        first = report["results"][0]
+        firsts[name] = first
+        compared += _bind(report, item.path, entry if name != "clean" else None, digests, files, where, differ)
+        ci = (first.get("ci") or {}).get("model") or {}
+        now = {"value": first["model"]["value"], "low": ci.get("low"), "high": ci.get("high")}
+        for key in ("value", "low", "high"):
+            compared += 1
+            if not _close(entry["model"].get(key), now[key]):
+                differ(f"{where}.model.{key}", entry["model"].get(key), now[key])
+        if name == "clean":
+            clean_report = report
+        else:
+            compared += 1
+            clean_value = clean["model"]["value"]
+            drop = None if now["value"] is None or clean_value is None else clean_value - now["value"]
+            if not _close(entry["drop"].get("value"), drop):
+                differ(f"{where}.drop.value", entry["drop"].get("value"), drop)
+    if differences:
+        raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
+                                f"{differences[0]['path']})", differences=differences)
+    # what it derives from them
+    first = firsts["clean"]
+    better = first.get("better")
+    metric = {"label": first.get("label"), "better": better,
+              "error": "1 − value" if better == "higher" else "the value"}
+    derived = {"task": clean_report.get("task"), "metric": metric,
+               "baseline": {"value": (first.get("baseline") or {}).get("value")}, "notes": list(NOTES)}
+    for name, f in firsts.items():
+        compared += 1
+        if (f.get("label"), f.get("better")) != (metric["label"], better):
+            differ(f"cells[{name}].metric", [metric["label"], better], [f.get("label"), f.get("better")])
+    reference = None
+    if doc.get("reference") is not None:
+        if not reference_allowed:
+            raise FormatError(f"{path}: a reference sweep that names a reference of its own; rfbench robustness "
+                              "takes a reference's values from its cells only")
+        item = files.resolve(doc["reference"]["path"], base, "the summary's reference")
+        compared += 1
+        digest = files.sha256(item, "the summary's reference")
+        if digest != doc["reference"]["sha256"]:
+            differ("reference.sha256", doc["reference"]["sha256"], digest)
+        else:
+            try:
+                compared += _check(item.path, files, reference_allowed=False)[2]
+            except VerificationError as exc:
+                raise VerificationError(f"{path}: its reference {item.path}: {exc}",
+                                        differences=exc.differences) from None
+            reference = read_json(item.path, "robustness")
+    derived.update(aggregate(better, clean, entries, derived["baseline"]["value"], reference))
+    ref_path = doc["reference"]["path"] if doc.get("reference") is not None else None
+    derived["reproducer"] = {"argv": reproducer_argv(doc["model"]["path"], doc["split"]["path"],
+                                                     doc["score_like"]["path"], settings, ref_path)}
+    for key, value in derived.items():
+        compared += 1
+        if not _same(doc.get(key), value):
+            differ(key, doc.get(key), value)
+    compared += _pictures(doc, base, files, differ)
+    if differences:
+        raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
+                                f"{differences[0]['path']})", differences=differences)
+    return names, reports, compared, version
+
+
+def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Mapping, files: _Files, where: str,
+          differ) -> int:
+    """A cell report must have been scored on the summary's model and split, over a windows index built with
+    the cell's corruption, severity and seed (``entry``; None: clean, no corruption). Returns values compared."""
+    from rfbench.datasets.windows import load_index
+
+    inputs = {i.get("role"): i for i in report.get("inputs") or [] if isinstance(i, Mapping)}
+    n = 0
+    for role, key in (("model", "model"), ("split", "split")):
+        n += 1
+        if (inputs.get(role) or {}).get("sha256") != digests[key]:
+            differ(f"{where}.inputs.{role}.sha256", (inputs.get(role) or {}).get("sha256"), digests[key])
+    rows = inputs.get("rows")
+    if rows is None:
+        differ(f"{where}.inputs.rows", None, "the windows index the cell was scored on")
+        return n + 1
+    item = files.resolve(rows.get("path"), report_path.parent, f"the windows index of the {where} report")
+    digest = files.sha256(item, f"the windows index of the {where} report")
+    n += 1
+    if digest != rows.get("sha256"):
+        differ(f"{where}.inputs.rows.sha256", rows.get("sha256"), digest)
+        return n
+    settings = load_index(item.path, check_arrays=False).doc.get("settings") or {}
+    want = (None, None) if entry is None else (f"{entry['corruption']}:{entry['severity']}", entry["seed"])
+    got = (settings.get("corrupt"), settings.get("corrupt_seed") if settings.get("corrupt") is not None else None)
+    n += 1
+    if got != want:
+        differ(f"{where}.windows.corrupt", f"{want[0]} seed {want[1]}" if want[0] else "none",
+               f"{got[0]} seed {got[1]}" if got[0] else "none")
+    return n
+
+
+def _pictures(doc: Mapping, base: Path, files: _Files, differ) -> int:
+    """The pictures beside the summary, drawn again from it (when matplotlib is installed) and compared byte for
+    byte. Returns values compared."""
+    import tempfile
+
+    from rfbench.report.plots import have_matplotlib
+    from rfbench.report.robustness import _pictures as draw
+
+    beside = sorted(p.name for p in base.glob("robustness-*.png"))
+    if not beside or not have_matplotlib():
+        return 0
+    with tempfile.TemporaryDirectory(prefix="rfbench-verify-") as tmp:
+        drawn = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in draw(doc, Path(tmp))}
+    for name in beside:
+        item = files.resolve(name, base, "a picture beside the summary")
+        if drawn.get(name) != files.sha256(item, "a picture beside the summary"):
+            differ(f"pictures.{name}", "the picture beside the summary", "not the picture of the summary's values")
+    return len(beside)
 
 
 def _same(a, b) -> bool:
