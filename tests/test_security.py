@@ -931,6 +931,20 @@ def test_a_test_side_of_byte_copies_of_training_files_is_refused(d, tmp_path):
     assert "Shared files" in allowed.stdout and "1 byte-identical dataset file(s)" in allowed.stdout
 
 
+@pytest.mark.parametrize("units", ["mm", "furlongs"])
+def test_pose_units_must_be_those_of_the_ground_truth_read_from_the_dataset(d, tmp_path, units):
+    """MM-Fi's joints, read from the dataset by --rows, are in metres: --units mm named an MPJPE of 53.8 mm
+    "0.0538 mm" (and compare called it the same unit as a published figure in mm) and verified as MATCH."""
+    argv = ["score", "--task", "pose", "--pred", d / "pose" / "pred.npy", "--rows",
+            d / "windows" / "mmfi-test" / "index.json", "--split", d / "mmfi-split.json", "--skeleton", "h36m17",
+            "--metrics", "mpjpe", "--bootstrap", "20", "-o", tmp_path / "r.json"]
+    result = rfbench(*argv, "--units", units)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "is in metres" in result.stderr and "use --units m" in result.stderr
+    assert not (tmp_path / "r.json").exists()
+    assert rfbench(*argv, "--units", "m").returncode == 0
+
+
 def test_a_test_side_of_near_copies_of_training_logs_is_refused(d, tmp_path):
     """Every test recording replaced by a training recording of its label, each log with one bit of its first
     record's time stamp flipped: no file is byte-identical and every id check passes, and score made a MEASURED

@@ -383,6 +383,10 @@ def _places(loaded) -> list[Path]:
     return out
 
 
+#: The units of the pose ground truth rfbench reads from a dataset (MM-Fi's joints: metres).
+DATASET_POSE_UNITS = "m"
+
+
 @dataclass
 class _Loaded:
     arrays: dict
@@ -424,6 +428,10 @@ def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded
     arrays = {role: load_array(path, flag) for role, flag, path in files if path is not None and role in npy_roles}
     split = load_split_input(inputs.split, inputs.manifest, files)
     if inputs.rows is not None:
+        if task == "pose" and settings.units not in (DATASET_POSE_UNITS, "unspecified"):
+            raise ValidationError(f"--units {settings.units!r}: the ground truth --rows reads from the dataset (MM-Fi's "
+                                  f"joints) is in metres, so every distance would be named in the wrong unit; use "
+                                  f"--units {DATASET_POSE_UNITS}")
         return _from_dataset(task, inputs, split, arrays, files, base, skeleton)
     n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
     groups = load_groups(inputs.groups, n_rows, "`groups`") if inputs.groups is not None else None
