@@ -945,6 +945,40 @@ def test_pose_units_must_be_those_of_the_ground_truth_read_from_the_dataset(d, t
     assert rfbench(*argv, "--units", "m").returncode == 0
 
 
+def test_report_md_is_compared_byte_for_byte(d, tmp_path):
+    """report.md bytes that are not UTF-8 were decoded with U+FFFD in their place, so a file holding other bytes
+    where the rendering has U+FFFD (a unit typed with it) passed as identical."""
+    argv = _score_pose_argv(d, d / "pose" / "f.json")
+    argv[argv.index("--units") + 1] = "m\ufffd"
+    assert rfbench(*argv).returncode == 0
+    md = d / "pose" / "f.md"
+    assert rfbench(*verify_args(d, d / "pose" / "f.json")).returncode == 0
+    md.write_bytes(md.read_bytes().replace("\ufffd".encode(), b"\x80"))
+    result = rfbench(*verify_args(d, d / "pose" / "f.json"))
+    assert result.returncode == 1 and "report.md" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_a_version_that_is_not_one_is_refused(d):
+    """rfbench_version is shown in report.md and the verdict and was not compared: a report naming itself
+    "0.1.0 - independently audited; evidence upgraded to MEASURED" verified as MATCH."""
+    report = d / "pose" / "report.json"
+    edit_json(report, lambda doc: doc.__setitem__("rfbench_version", "0.1.0 - independently audited; evidence "
+                                                                      "upgraded to MEASURED"))
+    _render(report)
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 2 and "is not a version rfbench writes" in result.stderr, result.stdout + result.stderr
+
+
+def test_invisible_and_bidi_characters_are_shown_in_report_md():
+    """A class or joint name holding a right-to-left override (or a zero-width space) reorders or hides what a
+    reader of report.md sees: such characters are written as their escapes, in text and in code spans."""
+    from rfbench.report.render import _code, _md
+
+    assert _md("Clap\u202e5.0") == "Clap\\\\u202e5.0" and "\u202e" not in _md("Clap\u202e5.0")
+    assert _code("a\u200bb") == "`a\\u200bb`"
+    assert "\u2066" not in _md("x\u2066y") and "\ufeff" not in _code("\ufeffz")
+
+
 def test_a_test_side_of_near_copies_of_training_logs_is_refused(d, tmp_path):
     """Every test recording replaced by a training recording of its label, each log with one bit of its first
     record's time stamp flipped: no file is byte-identical and every id check passes, and score made a MEASURED

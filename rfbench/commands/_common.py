@@ -48,9 +48,11 @@ def stdout_console():
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 #: What a terminal obeys rather than shows, besides line breaks and tabs: C0 and C1 controls (ESC starts the
-#: sequences that move the cursor or erase lines), DEL, the bidirectional overrides that reorder text, and lone
-#: surrogates (a JSON ``\udc80``), which no terminal encoding can write.
-_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: sequences that move the cursor or erase lines), DEL, the bidirectional overrides and marks that reorder text,
+#: zero-width characters that hide in it, and lone surrogates (a JSON ``\udc80``), which no terminal encoding
+#: can write.
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+                               "\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:

@@ -9,6 +9,7 @@ side so that model, baseline and model − baseline are evaluated on the same dr
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -230,6 +231,16 @@ def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_p
     if dropped:
         out["dropped_by_windows"] = dropped_counts(dropped)
     return out
+
+
+#: What an rfbench version looks like (``0.1.0``, ``1.2.3.dev4+g1a2b3c``): a report, index or summary naming
+#: anything else as its version was not written by rfbench, and verify refuses it (it is shown to readers).
+VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([.+-][0-9A-Za-z.+-]{1,40})?")
+
+
+def is_version(text: Any) -> bool:
+    """Whether ``text`` reads as an rfbench version (:data:`VERSION`)."""
+    return isinstance(text, str) and VERSION.fullmatch(text) is not None
 
 
 def shared_files(split: SplitInfo | None) -> list[dict[str, str]]:

@@ -303,7 +303,18 @@ def _md(text: Any) -> str:
     return _md_plain(line)
 
 
+#: Characters a reader of report.md would not see but that change what is seen: bidirectional overrides and
+#: isolates (which reorder the text around them), zero-width characters and marks; each is written as its escape
+#: (``\u202e``) in free text and code spans alike.
+_INVISIBLE = re.compile("[\u061c\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def _visible(text: str) -> str:
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _INVISIBLE.search(text) else text
+
+
 def _md_plain(line: str) -> str:
+    line = _visible(line)
     out = []
     for ch in line:
         if ch in _MD_HTML:
@@ -318,7 +329,7 @@ def _md_plain(line: str) -> str:
 def _code(text: Any) -> str:
     """Text as an inline code span that no content can close (a fence longer than any backtick run inside);
     on one line, with table pipes escaped."""
-    s = " ".join(str(text).splitlines()).replace("|", "\\|")
+    s = _visible(" ".join(str(text).splitlines())).replace("|", "\\|")
     run = longest = 0
     for ch in s:
         run = run + 1 if ch == "`" else 0

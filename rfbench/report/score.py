@@ -429,9 +429,9 @@ def _load_files(task: str, inputs: ScoreInputs, settings, base: Path) -> _Loaded
     split = load_split_input(inputs.split, inputs.manifest, files)
     if inputs.rows is not None:
         if task == "pose" and settings.units not in (DATASET_POSE_UNITS, "unspecified"):
-            raise ValidationError(f"--units {settings.units!r}: the ground truth --rows reads from the dataset (MM-Fi's "
-                                  f"joints) is in metres, so every distance would be named in the wrong unit; use "
-                                  f"--units {DATASET_POSE_UNITS}")
+            raise ValidationError(f"--units {settings.units!r}: the ground truth --rows reads from the dataset "
+                                  f"(MM-Fi's joints) is in metres, so every distance would be named in the wrong "
+                                  f"unit; use --units {DATASET_POSE_UNITS}")
         return _from_dataset(task, inputs, split, arrays, files, base, skeleton)
     n_rows = arrays["gt"].shape[0] if arrays["gt"].ndim >= 1 else 0
     groups = load_groups(inputs.groups, n_rows, "`groups`") if inputs.groups is not None else None

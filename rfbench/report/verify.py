@@ -190,10 +190,14 @@ def _report_file(path: Path) -> Path:
 
 def _read_report(real: Path, shown: Path) -> dict:
     from rfbench.io.files import read_json
+    from rfbench.report.common import is_version
 
     doc = read_json(real, cap=MAX_REPORT_BYTES)
     report = validate_report(doc, str(shown))
     _check_shapes(report, shown)
+    if not is_version(report.get("rfbench_version")):  # shown in report.md and the verdict: it must be a version
+        raise FormatError(f"{shown}: rfbench_version {str(report.get('rfbench_version'))[:60]!r} is not a version "
+                          "rfbench writes")
     return report
 
 
@@ -698,12 +702,12 @@ def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[st
     if not md_path.exists() and not md_path.is_symlink():
         return "absent", None
     real = resolve(md_path.name, md_path.parent, what="report.md", root=root).path
-    have = read_regular(real, MAX_REPORT_BYTES, "report.md").decode("utf-8", errors="replace")
+    have = read_regular(real, MAX_REPORT_BYTES, "report.md")
     # as write_text stores it: a lone surrogate (a file name that is not UTF-8) as its \udcXX escape
-    want = render_markdown(report).encode("utf-8", "backslashreplace").decode("utf-8")
-    if have == want:
+    want = render_markdown(report).encode("utf-8", "backslashreplace")
+    if have == want:  # byte for byte: bytes that are not UTF-8 are not what rfbench wrote either
         return "identical", None
-    a, b = have.splitlines(), want.splitlines()
+    a, b = have.decode("utf-8", errors="backslashreplace").splitlines(), want.decode("utf-8").splitlines()
     for n, (x, y) in enumerate(zip(a, b), start=1):
         if x != y:
             return "differs", f"line {n}: {x!r} in the file, {y!r} rendered from the report"

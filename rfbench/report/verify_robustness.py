@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -41,7 +40,6 @@ __all__ = ["is_summary", "verify_summary", "NOT_COMPARED"]
 #: What verify does not compare in a summary, and why (named in every verdict on a summary).
 NOT_COMPARED = ("cells[].drop.low, .high and .level: the paired bootstrap intervals of each drop need the cell's "
                 "and clean's predictions together; running the summary's reproducer again reproduces them")
-_VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([.+-][0-9A-Za-z.+-]{1,40})?")
 
 
 def is_summary(doc: Any) -> bool:
@@ -143,8 +141,10 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     def differ(where: str, recorded, found) -> None:
         differences.append({"path": where, "report": recorded, "rerun": found})
 
+    from rfbench.report.common import is_version
+
     version = doc["rfbench_version"]
-    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+    if not is_version(version):
         raise FormatError(f"{path}: rfbench_version {str(version)[:60]!r} is not a version rfbench writes")
     # the grid
     s = doc["settings"]
