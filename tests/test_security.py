@@ -545,6 +545,75 @@ def test_another_environment_changes_only_how_the_predictions_are_compared(d):
     assert "evidence" in result.stdout and "provenance.data" in result.stdout
 
 
+@pytest.mark.long
+def test_under_tolerance_the_whole_report_is_scored_again_from_the_re_run(d):
+    """A model whose scores tie exactly on two classes; predictions forged by 1e-6 (every argmax moves to the
+    other tied class) and a record claiming another onnxruntime, so predictions are compared within tolerance.
+    Only the results were compared when scored again from the re-run's predictions: the per-class table, the
+    confusion matrix and the notes of the forged report verified as MATCH."""
+    import hashlib
+
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    g = d / "gesture"
+    model = onnx.load(str(g / "centroid.onnx"))
+    for k, init in enumerate(model.graph.initializer):
+        if init.name == "place":
+            a = numpy_helper.to_array(init)
+            tied = np.tile(np.array([0.3, 0.3, 0.2, 0.1, 0.1], dtype=a.dtype), (a.shape[0], 1))
+            model.graph.initializer[k].CopyFrom(numpy_helper.from_array(tied, "place"))
+    onnx.save(model, str(g / "centroid.onnx"))
+    score = ["score", "--task", "gesture", "--pred", "gesture/scores.npy", "--rows", "windows/widar-test/index.json",
+             "--split", "widar-split.json", "--bootstrap", "200", "-o", "gesture/report.json", "--plots"]
+    assert rfbench("predict", "gesture/centroid.onnx", "--windows", "windows/widar-test", "-o", "gesture/scores.npy",
+                   "--force", cwd=d).returncode == 0
+    assert rfbench(*score, "--force", cwd=d).returncode == 0
+    assert rfbench(*verify_args(d, g / "report.json")).returncode == 0  # the honest report
+    scores = np.load(g / "scores.npy")
+    scores[:, 1] += 1e-6
+    np.save(g / "scores.npy", scores)
+    data = (g / "scores.npy").read_bytes()
+    edit_json(g / "scores.json", lambda r: (r["runtime"].__setitem__("version", "1.31.0"),
+                                            r["pred"].update(sha256=hashlib.sha256(data).hexdigest(),
+                                                             bytes=len(data))))
+    assert rfbench(*score, "--force", cwd=d).returncode == 0
+    result = rfbench(*verify_args(d, g / "report.json"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "scored from the re-run's own predictions" in result.stdout + result.stderr
+
+
+def test_a_report_naming_another_plotting_version_still_has_its_pictures_compared(d):
+    """A picture swapped for another, its sha256 and size recorded, and its engine set to another matplotlib:
+    the recorded engine turned the re-drawing off and verify said MATCH."""
+    g = d / "gesture"
+    shutil.copy(d / "pose" / "report-pck.png", g / "report-confusion.png")
+    data = (g / "report-confusion.png").read_bytes()
+    edit_json(g / "report.json", lambda r: [p.update(engine="matplotlib 3.9.0", bytes=len(data),
+                                                     sha256=_hash(g / "report-confusion.png")[0])
+                                            for p in r["pictures"] if p["file"] == "report-confusion.png"])
+    _render(g / "report.json")
+    result = rfbench(*verify_args(d, g / "report.json"))
+    assert result.returncode == 1 and "pictures[0]" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_an_index_s_excluded_and_dropped_lists_are_recomputed(d):
+    """Scored from plain predictions (no record, so no chain to replay), an index whose excluded and dropped
+    lists were edited put a made-up exclusion and drop reason into a report that verified."""
+    g = d / "gesture"
+    (g / "scores.json").unlink()
+    index = d / "windows" / "widar-test" / "index.json"
+
+    def edit(doc):
+        doc["excluded"] = [{"id": doc["rows"][1]["id"], "kind": "label", "reason": "reviewed by a third party"}]
+
+    edit_json(index, edit)
+    result = rfbench("score", "--task", "gesture", "--pred", g / "scores.npy", "--rows", index, "--split",
+                     d / "widar-split.json", "-o", d / "r.json")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "excluded list" in result.stderr and not (d / "r.json").exists()
+
+
 # -- 3. what report.md shows is bound ------------------------------------------------------------------------
 
 

@@ -486,8 +486,8 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
         split = dataclasses.replace(split, train=of(split.train), test=of(split.test))
         source += (f"; the {release} release's recordings only (windows --release {release}): the split's {other} "
                    "test recording(s) of the other release are not this report's")
-    provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": index.doc["excluded"],
-                  "dropped": index.doc["dropped"]}
+    provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": truth.excluded,
+                  "dropped": truth.dropped}  # recomputed from the dataset (test_truth checks the index's agree)
     record = _prediction_record(inputs, files, index)
     loaded = _Loaded(arrays, split, truth.ids, train.ids, record_inputs(files, base), skeleton, labels, subjects,
                      recordings, provenance)

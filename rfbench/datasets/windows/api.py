@@ -504,6 +504,10 @@ def test_truth(split, index, *, workers: int | None = None) -> SideTargets:
         raise ValidationError(f"{idx.path}: the index's rows differ from those its settings give on this split "
                               f"({len(idx.rows)} rows in the index, {len(t.rows)} now; first difference at row "
                               f"{diff}); rebuild the index with rfbench windows")
+    for key, found in (("excluded", t.excluded), ("dropped", t.dropped)):  # shown in the report: never taken as read
+        if found != idx.doc[key]:
+            raise ValidationError(f"{idx.path}: the index's {key} list ({len(idx.doc[key])} entries) is not what its "
+                                  f"settings give on this split ({len(found)}); rebuild the index with rfbench windows")
     return t
 
 
