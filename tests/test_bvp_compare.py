@@ -3,6 +3,7 @@ protocol, gestures, metric, leakage status) and what the paper did not state (th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -64,7 +65,38 @@ def test_a_report_without_the_gesture_filter_differs_on_gestures(report):
 
     doc = json.loads(report.read_text())
     del doc["split"]["params"]["gestures"]
+    doc["classes"].append({"class": "Draw-1", "support": 3})  # scored on every gesture: more than the six
     (claim,) = [c for f in load_claims(["claims:widar3-bvp"]) for c in f.claims
                 if c.id == "widar3-bvp-cross-location"]
     parts = {p.name: p for p in _data_parts(doc, claim)}
-    assert parts["gestures"].status == "differs" and parts["gestures"].report == "every gesture of the manifest"
+    assert parts["gestures"].status == "differs"
+    assert parts["gestures"].report.startswith("every gesture of the manifest: ") and "Draw-1" in parts["gestures"].report
+
+
+def test_compare_judges_the_gestures_scored_the_k_the_dataset_and_the_leakage_of_the_report(report):
+    """A probe of compare: a preset two of whose gestures the data did not hold, a top-1 claim beside top-3, a
+    template corpus named like the release, and a report scored with shared files were all called the same as
+    the published figure's."""
+    from rfbench.report.compare import _compare_one, _data_parts
+
+    doc = json.loads(report.read_text())
+    (claim,) = [c for f in load_claims(["claims:widar3-bvp"]) for c in f.claims
+                if c.id == "widar3-bvp-cross-location"]
+    assert {p.name: p for p in _data_parts(doc, claim)}["gestures"].status == "same"
+    four = json.loads(report.read_text())
+    four["classes"] = [c for c in four["classes"] if not str(c["class"]).startswith("Draw")]
+    assert {p.name: p for p in _data_parts(four, claim)}["gestures"].status == "differs"
+    named = json.loads(report.read_text())
+    named["split"]["dataset"] = "Widar3.0 BVP"
+    part = {p.name: p for p in _data_parts(named, claim)}["dataset"]
+    assert part.status == "differs" and "ingest files" in part.report
+    leaky = json.loads(report.read_text())
+    leaky["split"]["audit"]["passed"] = False
+    assert {p.name: p for p in _data_parts(leaky, claim)}["leakage status"].status == "differs"
+    doc["results"] += [{"metric": "top-k", "spec": {"k": k}, "model": {"value": v}} for k, v in ((3, 0.9), (5, 1.0))]
+    top1 = dataclasses.replace(claim, metric="top-k", spec={"k": 1})
+    parts = {p.name: p for p in _compare_one(doc, report, top1, None, {}).parts}
+    assert parts["k"].status == "differs" and (parts["k"].report, parts["k"].claim) == ("3, 5", "1")
+    top5 = dataclasses.replace(claim, metric="top-k", spec={"k": 5})
+    compared = _compare_one(doc, report, top5, None, {})
+    assert {p.name: p for p in compared.parts}["k"].status == "same" and compared.result["spec"]["k"] == 5

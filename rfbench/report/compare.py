@@ -129,31 +129,46 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+#: The datasets rfbench reads itself (``ingest widar``, ``ingest mmfi``), by the names compare shows.
+_BUILTIN_NAMES = {"widar3-bvp": "Widar3.0 BVP", "widar3": "Widar3.0 CSI", "mmfi": "MM-Fi"}
+#: How compare shows a corpus of ``rfbench ingest files`` (its name is the user's choice).
+_OWN_CORPUS = " (a corpus of rfbench ingest files)"
+
+
 def _report_dataset(report: Mapping[str, Any]) -> str:
     split = _mapping(report.get("split"))
     protocol = str(split.get("protocol") or "")
     if protocol.startswith("mmfi-"):
         return "MM-Fi"
-    names = {"widar3-bvp": "Widar3.0 BVP", "widar3": "Widar3.0 CSI", "mmfi": "MM-Fi"}
     dataset = split.get("dataset")
     if isinstance(dataset, str) and dataset:
-        return names.get(dataset, dataset)
+        return _BUILTIN_NAMES.get(dataset, dataset + _OWN_CORPUS)
     return "not recorded in the report"
 
 
+def _same_dataset(report_text: str, claim_text: str) -> bool:
+    """A dataset rfbench reads itself is the claim's when the claim names it (its shown name in the claim's
+    text); a corpus of ``ingest files``, whose name anyone chooses, only when the claim names exactly that name."""
+    if report_text.endswith(_OWN_CORPUS):
+        return report_text[:-len(_OWN_CORPUS)].strip().lower() == claim_text.strip().lower()
+    return report_text.lower() in claim_text.lower()
+
+
 def _report_gestures(report: Mapping[str, Any]) -> str:
-    """The gestures the report's split kept: a preset's name and members, the names listed, or every one."""
+    """The gestures the report scored: those of its test labels (the classes with test support), after the
+    split's filter (a preset's name, or the names listed) when it had one. A preset some of whose gestures the
+    data does not hold is not the preset."""
     split = _mapping(report.get("split"))
     if not split:
         return "unknown (no split given)"
     gestures = _mapping(split.get("params")).get("gestures") if isinstance(split.get("params"), Mapping) else None
+    scored = [str(c.get("class")) for c in report.get("classes") or [] if isinstance(c, Mapping)
+              and isinstance(c.get("support"), int) and c["support"] > 0]
     if gestures is None:
-        return "every gesture of the manifest"
-    from rfbench.datasets.widar_bvp import GESTURE_PRESETS
-
-    if isinstance(gestures, str) and gestures.lower() in GESTURE_PRESETS:
-        return f"{gestures.lower()}: " + ", ".join(GESTURE_PRESETS[gestures.lower()])
-    return ", ".join(str(g) for g in gestures) if isinstance(gestures, list) else str(gestures)
+        return "every gesture of the manifest" + (f": {', '.join(scored)}" if scored else "")
+    name = gestures.lower() if isinstance(gestures, str) else None
+    filtered = ", ".join(str(g) for g in gestures) if isinstance(gestures, list) else str(gestures)
+    return f"{name or filtered} filter, scored: " + ", ".join(scored) if scored else filtered
 
 
 def _same_gestures(report_text: str, claim_text: str) -> bool:
@@ -322,18 +337,31 @@ def _spec_parts(result: Mapping[str, Any], claim: Claim, cs: Mapping[str, Any]) 
     return parts
 
 
+def _report_leakage(report: Mapping[str, Any]) -> Any:
+    """The report's leakage status: its protocol's, unless its split audit failed or it was scored although its
+    sides share files or content (``--allow-shared-files``): then it is leakage-prone whatever the protocol."""
+    split = _mapping(report.get("split"))
+    if not split:
+        return "unknown (no split given)"
+    audit = _mapping(split.get("audit"))
+    shared = _mapping(report.get("shared_files"))
+    if audit.get("passed") is False or shared.get("count"):
+        return "leakage-prone (its split audit failed or its sides share data)"
+    return "leakage-prone" if split.get("leakage_prone") is True else \
+        "not leakage-prone" if split.get("leakage_prone") is False else split.get("leakage_prone")
+
+
 def _data_parts(report: Mapping[str, Any], claim: Claim) -> list[Part]:
     split = _mapping(report.get("split"))
     protocol = split.get("protocol") if split else "none (no split given)"
-    leak = split.get("leakage_prone") if split else "unknown (no split given)"
+    leak = _report_leakage(report)
     parts = [
-        _part("dataset", _report_dataset(report), claim.dataset, lambda a, b: a.lower() in b.lower()),
+        _part("dataset", _report_dataset(report), claim.dataset, _same_dataset),
         _part("protocol", protocol, claim.protocol),
         _part("setting", _report_setting(report), claim.setting),
         *([_part("gestures", _report_gestures(report), claim.gestures, _same_gestures)]
           if claim.task == "gesture" else []),
-        _part("leakage status", "leakage-prone" if leak is True else "not leakage-prone" if leak is False else leak,
-              "leakage-prone" if claim.leakage_prone is True else "not leakage-prone"
+        _part("leakage status", leak, "leakage-prone" if claim.leakage_prone is True else "not leakage-prone"
               if claim.leakage_prone is False else UNKNOWN),
         Part("selection", "not recorded (rfbench scores the predictions it is given)",
              claim.selection, "not recorded"),
@@ -618,10 +646,18 @@ def _compare_one(report, path, claim: Claim, batch_size, loaded, root=None) -> C
                                                                    f"{report.get('task')} report"})
     if claim.task == "gesture":
         candidates = [r for r in report.get("results", []) if r.get("metric") == claim.metric]
+        k_parts = []
+        if claim.metric == "top-k":  # which k is the whole metric: top-1 is accuracy, top-5 is not top-3
+            k = dict(claim.spec).get("k", UNKNOWN)
+            same_k = [r for r in candidates if k != UNKNOWN and _mapping(r.get("spec")).get("k") == k]
+            shown = ", ".join(str(_mapping(r.get("spec")).get("k")) for r in candidates) or "none"
+            k_parts = [Part("k", shown if not same_k else str(k), "unknown" if k == UNKNOWN else str(k),
+                            "unknown" if k == UNKNOWN else "same" if same_k else "differs")]
+            candidates = same_k or candidates
         result = candidates[0] if candidates else None
         metric_part = Part("metric", claim.metric if result else f"no {claim.metric}", claim.metric,
                            "same" if result else "differs")
-        return ClaimComparison(claim, result, [metric_part] + _data_parts(report, claim),
+        return ClaimComparison(claim, result, [metric_part, *k_parts] + _data_parts(report, claim),
                                {"status": "unavailable", "reason": "gesture claims are compared, not re-scored"})
     cs = _claim_spec(claim)
     if claim.metric == UNKNOWN:
