@@ -69,8 +69,9 @@ def test_a_report_without_the_gesture_filter_differs_on_gestures(report):
     (claim,) = [c for f in load_claims(["claims:widar3-bvp"]) for c in f.claims
                 if c.id == "widar3-bvp-cross-location"]
     parts = {p.name: p for p in _data_parts(doc, claim)}
+    shown = parts["gestures"].report
     assert parts["gestures"].status == "differs"
-    assert parts["gestures"].report.startswith("every gesture of the manifest: ") and "Draw-1" in parts["gestures"].report
+    assert shown.startswith("every gesture of the manifest: ") and "Draw-1" in shown
 
 
 def test_compare_judges_the_gestures_scored_the_k_the_dataset_and_the_leakage_of_the_report(report):
