@@ -1048,6 +1048,18 @@ def test_invisible_and_bidi_characters_are_shown_in_report_md():
     assert "\u2066" not in _md("x\u2066y") and "\ufeff" not in _code("\ufeffz")
 
 
+def test_the_terminal_escapes_every_character_report_md_escapes():
+    """One set of invisible characters, declared once: each character report.md writes as an escape is written as
+    one on the terminal too (the soft hyphen was missing there), besides the control characters."""
+    from rfbench.commands._common import clean_text
+    from rfbench.report.render import _md
+
+    hidden = [chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF and f"\\u{c:04x}" in _md(chr(c))]
+    assert "\u00ad" in hidden and "\u202e" in hidden and "\u200b" in hidden
+    assert [ch for ch in hidden if ch in clean_text(ch)] == []
+    assert clean_text("\x1b[2J") == "\\x1b[2J" and clean_text("\ud800") == "\\ud800"
+
+
 def test_a_test_side_of_near_copies_of_training_logs_is_refused(d, tmp_path):
     """Every test recording replaced by a training recording of its label, each log with one bit of its first
     record's time stamp flipped: no file is byte-identical and every id check passes, and score made a MEASURED

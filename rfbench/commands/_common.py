@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import typer
 
 from rfbench.errors import RfbenchError
+from rfbench.report.render import INVISIBLE_CHARS
 from rfbench.settings import finite_float  # noqa: F401 (the float parser: declared with the settings)
 
 __all__ = ["guard", "fail", "emit_json", "stdout_console", "stderr_console", "one_line", "cli_message", "finite_float",
@@ -48,11 +49,10 @@ def stdout_console():
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 #: What a terminal obeys rather than shows, besides line breaks and tabs: C0 and C1 controls (ESC starts the
-#: sequences that move the cursor or erase lines), DEL, the bidirectional overrides and marks that reorder text,
-#: zero-width characters that hide in it, and lone surrogates (a JSON ``\udc80``), which no terminal encoding
-#: can write.
-_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
-                               "\ud800-\udfff]")
+#: sequences that move the cursor or erase lines), DEL, the characters report.md also escapes (bidirectional
+#: overrides and marks that reorder text, zero-width characters that hide in it: ``INVISIBLE_CHARS``), and lone
+#: surrogates (a JSON ``\udc80``), which no terminal encoding can write.
+_TERMINAL_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE_CHARS}\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:

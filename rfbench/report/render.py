@@ -303,10 +303,12 @@ def _md(text: Any) -> str:
     return _md_plain(line)
 
 
-#: Characters a reader of report.md would not see but that change what is seen: bidirectional overrides and
-#: isolates (which reorder the text around them), zero-width characters and marks; each is written as its escape
-#: (``\u202e``) in free text and code spans alike.
-_INVISIBLE = re.compile("[\u061c\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+#: Characters a reader would not see but that change what is seen (a regular-expression class, without its
+#: brackets): bidirectional overrides and isolates (which reorder the text around them), zero-width characters,
+#: marks and the soft hyphen. report.md writes each as its escape (``\u202e``) in free text and code spans alike;
+#: the terminal's set (:func:`rfbench.commands._common.clean_text`) is these and the control characters.
+INVISIBLE_CHARS = "\u061c\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+_INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}]")
 
 
 def _visible(text: str) -> str:
