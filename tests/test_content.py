@@ -946,3 +946,31 @@ def test_a_training_log_of_other_hardware_with_one_byte_changed_is_a_leak(runner
     assert leak["evidence"][0]["kind"] == "records" and leak["evidence"][0]["count"] == leak["records"]
     # the logs that are not copies share nothing: a clean split of the same corpus passes
     assert audit_content(manifest, train, [i for i in test if not i.startswith("bob_push_3")]).passed
+
+
+def test_a_log_of_other_hardware_is_hashed_from_the_bytes_read_for_its_records(runner, tmp_path, monkeypatch):
+    """A manifest that records no sha256: the content pass hashes each log of other hardware from the bytes it
+    reads for the records (it read each such log whole twice before: once to hash it, once for its records),
+    and a byte copy of a log is still found as one shared file."""
+    import rfbench.io.files as io_files
+
+    root = tmp_path / "corpus"
+    _hw_corpus(root, "esp32")
+    shutil.copy(root / "ann_push_1.csv", root / "bob_push_3.csv")
+    manifest = tmp_path / "m.json"
+    r = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}.csv", "--label", "gesture",
+                            "--subject", "user", "-o", str(manifest)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(manifest.read_text())
+    for rec in doc["recordings"]:
+        for entry in rec["files"]:
+            del entry["sha256"]
+    manifest.write_text(json.dumps(doc))
+    streamed = []
+    real = io_files.sha256_file
+    monkeypatch.setattr(io_files, "sha256_file", lambda path, *a, **k: (streamed.append(path), real(path, *a, **k))[1])
+    ids = [rec["id"] for rec in doc["recordings"]]
+    audit = audit_content(manifest, [i for i in ids if "ann" in i], [i for i in ids if "bob" in i])
+    assert streamed == []
+    [leak] = audit.leaks
+    assert (leak["train"], leak["test"], leak["files"]) == ("ann_push_1.csv", "bob_push_3.csv", 1)

@@ -263,14 +263,14 @@ def _count_other(path: str) -> LogCount | None:
     import hashlib
 
     from rfbench.io.files import read_input_bytes
-    from rfbench.io.parse_files import detect_format, read_hardware
+    from rfbench.io.parse_files import other_hardware_format, read_hardware
 
     try:
         data = read_input_bytes(path)
-        fmt = detect_format(data)
     except FormatError:
         return None
-    if fmt == "intel5300":
+    fmt = other_hardware_format(data)
+    if fmt is None:
         return None
     digest = hashlib.sha256(data).hexdigest()
     try:

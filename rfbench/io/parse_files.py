@@ -340,6 +340,21 @@ def detect_format(data) -> str:
     return found[0] if found else "intel5300"
 
 
+#: Leading bytes that decide a log's format (:func:`detect_format` reads no further): the Intel 5300 test looks at
+#: up to four records of at most 3 + 65,535 bytes each, the other formats' at the first 4,096 bytes.
+DETECT_BYTES = 4 * (3 + 65535)
+
+
+def other_hardware_format(data) -> str | None:
+    """The format of a log of CSI hardware other than the Intel 5300, told from its bytes (its first
+    :data:`DETECT_BYTES` suffice), or None for an Intel 5300 log and for bytes that fit no format, or two."""
+    try:
+        fmt = detect_format(data)
+    except FormatError:
+        return None
+    return None if fmt == "intel5300" else fmt
+
+
 def read_hardware(data, fmt: str, options: ParseOptions | None = None, path: str | None = None) -> hwlog.HardwareLog:
     """Read ``data`` (bytes) with the reader of ``fmt``, passing it the options of :data:`READER_OPTIONS` its
     ``read`` takes; a FormatError names ``path``."""

@@ -299,12 +299,9 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
             counts["bytes"] += info.size
             if info.size == 0:
                 counts["empty_files"] += 1
-            else:
+            else:  # read (hashed, and fingerprinted if it is a log) by _hardware_logs
                 counts["whole_file_only"] += 1
-                if info.digest is None:
-                    with input_errors(info.path):
-                        info.digest = sha256_file(info.path)[0]
-                    counts["digests_computed"] += 1
+                continue
             advance(1)
             continue
         # MM-Fi frame: one unit per file
@@ -346,21 +343,33 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
         advance(1)
     flush()
     flush_frames()
-    _hardware_logs(files, kinds[HWREC], counts)
+    _hardware_logs(files, kinds[HWREC], counts, advance)
 
 
-def _hardware_logs(files: list[_File], hw, counts: dict) -> None:
+def _hardware_logs(files: list[_File], hw, counts: dict, advance) -> None:
     """Fingerprint, by its records' CSI values, every file that is a log of CSI hardware other than the Intel
     5300 (told from its bytes, as ``ingest`` tells it): any file the passes above took whole, and any log in which
     the Intel 5300 kernel found no record. A copy of a log with a byte changed outside the CSI (a time stamp, a
-    header, a record cut short) is no longer the same file, but its records still are."""
-    from rfbench.protocols.content_matches import read_hardware_log
+    header, a record cut short) is no longer the same file, but its records still are. A file taken whole is
+    hashed here too (from the bytes read for its records, when it is a log: each file is read once)."""
+    from rfbench.io.files import input_errors, sha256_file
+    from rfbench.protocols.content_matches import read_hardware_bytes
 
     n_hw = 0
     for info in files:
         if not info.size or not (info.kind == WHOLE or (info.kind == BFEE and info.count == 0)):
             continue
-        log = read_hardware_log(info.path)
+        log, data = read_hardware_bytes(info.path)
+        if info.kind == WHOLE:
+            if info.digest is None:
+                if data is not None:
+                    info.digest = hashlib.sha256(data).hexdigest()
+                else:
+                    with input_errors(info.path):
+                        info.digest = sha256_file(info.path)[0]
+                counts["digests_computed"] += 1
+            advance(1)
+        del data
         if log is None or log.n_records == 0:
             continue
         records, status = hardware_records(log)

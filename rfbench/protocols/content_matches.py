@@ -273,28 +273,32 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
     return out
 
 
-#: Leading bytes that decide a log's format: the Intel 5300 test looks at up to four records of at most
-#: 3 + 65,535 bytes each, the other formats' at the first 4,096 bytes.
-_HEAD_BYTES = 4 * (3 + 65535)
-
-
 def read_hardware_log(path: str):
     """The :class:`~rfbench.io.hwlog.HardwareLog` of a file that is a log of CSI hardware other than the Intel
     5300 (its format told from its bytes, as ``ingest`` tells it), or None for any other file (told from its
     first bytes, without reading the rest) and for one too large or unreadable as that format."""
+    return read_hardware_bytes(path)[0]
+
+
+def read_hardware_bytes(path: str) -> tuple:
+    """``(log, data)``: :func:`read_hardware_log`'s log, and the file's bytes when they were read whole (a file
+    whose first bytes are such a log's, not too large), else None."""
     from rfbench.io.files import input_errors, open_input, read_input_bytes
-    from rfbench.io.parse_files import detect_format, read_hardware
+    from rfbench.io.parse_files import DETECT_BYTES, other_hardware_format, read_hardware
 
     with input_errors(path), open_input(path, path, "a dataset file") as fh:
-        head = fh.read(_HEAD_BYTES)
+        fmt = other_hardware_format(fh.read(DETECT_BYTES))
+    if fmt is None:
+        return None, None
     try:
-        if detect_format(head) == "intel5300":
-            return None
         with input_errors(path):
             data = read_input_bytes(path)
-        return read_hardware(data, detect_format(data))
-    except FormatError:  # two formats fit, no record, or larger than any input rfbench reads
-        return None
+    except FormatError:  # larger than any input rfbench reads
+        return None, None
+    try:
+        return read_hardware(data, fmt), data
+    except FormatError:  # no record
+        return None, data
 
 
 # ----------------------------------------------------------------------------------------------------------
