@@ -36,7 +36,7 @@ __all__ = [
     "load_split_input",
     "coverage_section",
     "shared_files",
-    "check_shared_files",
+    "check_shared",
     "provenance_section",
 ]
 
@@ -262,7 +262,16 @@ def shared_files(split: SplitInfo | None) -> list[dict[str, str]]:
     return [{"sha256": d, "train": str(train[d]), "test": str(test[d])} for d in sorted(set(train) & set(test))]
 
 
-def check_shared_files(split: SplitInfo | None, synthetic: bool, allowed: bool) -> list[dict[str, str]]:
+def check_shared(split: SplitInfo | None, synthetic: bool, allowed: bool) -> tuple[list[dict[str, str]], dict | None]:
+    """The leakage checks of a split's two sides that ``score`` makes itself, each refused
+    (:class:`~rfbench.errors.LeakageError`, exit 1) for a report that would be MEASURED unless ``allowed``: byte
+    copies first (:func:`_check_shared_files`: cheap, and they name the files), then shared content
+    (:func:`_check_shared_content`). Returns ``(shared files, content check or None)``."""
+    shared = _check_shared_files(split, synthetic, allowed)
+    return shared, _check_shared_content(split, synthetic, allowed)
+
+
+def _check_shared_files(split: SplitInfo | None, synthetic: bool, allowed: bool) -> list[dict[str, str]]:
     """:func:`shared_files`, refused (:class:`~rfbench.errors.LeakageError`, exit 1) for a report that would be
     MEASURED unless ``allowed``: a test side holding byte copies of training files measures memory, not
     generalisation."""
@@ -279,11 +288,11 @@ def check_shared_files(split: SplitInfo | None, synthetic: bool, allowed: bool) 
     return shared
 
 
-def check_shared_content(split: SplitInfo | None, synthetic: bool, allowed: bool) -> dict | None:
+def _check_shared_content(split: SplitInfo | None, synthetic: bool, allowed: bool) -> dict | None:
     """The content check (:mod:`rfbench.protocols.content`) of a split's two sides for a report that would be
     MEASURED: a test recording holding a training recording's records or frames under another name — a copy
     with a byte changed, a log re-saved, a profile under another header — measures memory, not generalisation,
-    like a byte copy (:func:`check_shared_files`), and is refused the same way (:class:`~rfbench.errors.
+    like a byte copy (:func:`_check_shared_files`), and is refused the same way (:class:`~rfbench.errors.
     LeakageError`, exit 1) unless ``allowed``.
 
     Returns the check (``{name: "content-disjoint", passed, detail}``) for the report's split audit, or None when

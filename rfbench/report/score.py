@@ -336,11 +336,10 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
     common.update(loaded.provenance)
     if loaded.chain is not None:
         common["chain"] = loaded.chain + [{"step": "score", "argv": argv}]
-    from rfbench.report.common import check_shared_content, check_shared_files
+    from rfbench.report.common import check_shared
 
     synthetic = bool(options.synthetic or (loaded.split is not None and loaded.split.provenance.get("synthetic")))
-    shared = check_shared_files(loaded.split, synthetic, options.allow_shared_files)
-    content = check_shared_content(loaded.split, synthetic, options.allow_shared_files)
+    shared, content = check_shared(loaded.split, synthetic, options.allow_shared_files)
     if task == "pose":
         report = pose_report(loaded.arrays["pred"], loaded.arrays["gt"], loaded.arrays.get("vis"),
                              skeleton=loaded.skeleton, split=loaded.split, groups=loaded.groups,

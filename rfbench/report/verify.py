@@ -771,14 +771,15 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     >>> result.status, result.markdown
     ('match', 'identical')
     """
+    limits = limits or Limits()
     try:
         summary = _robustness_summary(Path(path))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
-            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits or Limits()),
-                           VerifyResult, cells=cells, all_cells=all_cells, limits=limits or Limits())
+            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits), VerifyResult,
+                           cells=cells, all_cells=all_cells, limits=limits)
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
-        return _verify(Path(path), root, python, limits or Limits())
+        return _verify(Path(path), root, python, limits)
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
         # a report, or a file of its chain, malformed in a way no check above names: still one line, exit 2
         if isinstance(exc, RfbenchError):
