@@ -1038,6 +1038,27 @@ def test_a_version_that_is_not_one_is_refused(d):
     assert result.returncode == 2 and "is not a version rfbench writes" in result.stderr, result.stdout + result.stderr
 
 
+def test_a_zero_written_as_minus_zero_is_a_mismatch(d):
+    """-0.0 == 0.0 in Python, so a report whose zeros were rewritten as -0.0 (report.md then shows -0.0000, a
+    model "below" a baseline that is not) verified as MATCH."""
+    report = d / "gesture" / "report.json"
+    edit_json(report, lambda doc: doc["domains"]["keys"][1]["values"][0]["model"].__setitem__("accuracy", -0.0))
+    assert json.loads(report.read_text())["domains"]["keys"][1]["values"][0]["model"]["accuracy"] == 0.0
+    _render(report)
+    assert "-0.0000" in report.with_suffix(".md").read_text()
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 1 and "-0.0 in the report, 0.0 now" in result.stderr, result.stdout + result.stderr
+
+
+def test_a_robustness_summary_value_of_minus_zero_is_not_its_rebuilt_zero():
+    """The summary's rebuilt fields are compared by ``_close``, which took -0.0 for 0.0 as ``==`` does."""
+    from rfbench.report.verify import same_value
+    from rfbench.report.verify_robustness import _close
+
+    assert not _close(-0.0, 0.0) and not _close(0.0, -0.0) and _close(-0.0, -0.0) and _close(0.5, 0.5 + 1e-16)
+    assert not same_value(-0.0, 0.0) and same_value(0.0, 0.0) and not same_value(1, 1.0) and not same_value(True, 1)
+
+
 def test_invisible_and_bidi_characters_are_shown_in_report_md():
     """A class or joint name holding a right-to-left override (or a zero-width space) reorders or hides what a
     reader of report.md sees: such characters are written as their escapes, in text and in code spans."""

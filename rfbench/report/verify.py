@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -483,9 +484,17 @@ def _walk(a: Any, b: Any, path: str, out: list, skip) -> int:
         for i, (x, y) in enumerate(zip(a, b)):
             n += _walk(x, y, f"{path}[{i}]", out, skip)
         return n
-    if type(a) is not type(b) or a != b:
+    if not same_value(a, b):
         out.append({"path": path, "report": _short(a), "rerun": _short(b)})
     return 1
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two JSON leaves are the same value: equal and of one type, and floats of one sign (``-0.0 == 0.0``
+    in Python, but report.md shows ``-0.0000``)."""
+    if type(a) is not type(b) or a != b:
+        return False
+    return type(a) is not float or math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def diff_documents(a: Mapping, b: Mapping, environment: Mapping[str, str] = ()) -> tuple[list[dict], int]:

@@ -50,6 +50,8 @@ def is_summary(doc: Any) -> bool:
 def _close(a, b) -> bool:
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(a, float) and isinstance(b, float) and math.copysign(1.0, a) != math.copysign(1.0, b):
+        return False  # -0.0 == 0.0, but report.md shows -0.0000
     return a == b or (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-12,
                                                                                      abs_tol=1e-15))
 
