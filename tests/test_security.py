@@ -1059,6 +1059,31 @@ def test_a_robustness_summary_value_of_minus_zero_is_not_its_rebuilt_zero():
     assert not same_value(-0.0, 0.0) and same_value(0.0, 0.0) and not same_value(1, 1.0) and not same_value(True, 1)
 
 
+def test_a_report_reached_through_a_symbolic_link_is_refused(d):
+    """pose/report.json a link to pose/.real/report.json (its inputs one folder further up): verify checked the
+    report.md and pictures beside the link's target, while a reader opens those beside the link — a forged
+    report.md there verified as MATCH."""
+    pose = d / "pose"
+    real = pose / ".real"
+    real.mkdir()
+    doc = json.loads((pose / "report.json").read_text())
+    for item in doc["inputs"]:
+        item["path"] = "../" + item["path"]
+    (real / "report.json").write_text(json.dumps(doc, indent=2, sort_keys=True))
+    _render(real / "report.json")
+    for picture in doc.get("pictures") or []:
+        shutil.copy(pose / picture["file"], real / picture["file"])
+    md = (pose / "report.md").read_text()
+    value = f"{doc['results'][0]['model']['value']:.4f}"
+    assert value in md
+    (pose / "report.md").write_text(md.replace(value, "0.9900", 1))
+    (pose / "report.json").unlink()
+    (pose / "report.json").symlink_to(".real/report.json")
+    assert rfbench(*verify_args(d, real / "report.json")).returncode == 0  # the real file, with its own report.md
+    result = rfbench(*verify_args(d, pose / "report.json"))
+    assert result.returncode == 2 and "a symbolic link" in result.stderr, result.stdout + result.stderr
+
+
 def test_invisible_and_bidi_characters_are_shown_in_report_md():
     """A class or joint name holding a right-to-left override (or a zero-width space) reorders or hides what a
     reader of report.md sees: such characters are written as their escapes, in text and in code spans."""

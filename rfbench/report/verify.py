@@ -821,6 +821,10 @@ def _verify(path: Path, root, python: str | None, limits: Limits) -> VerifyResul
     if not root.is_dir():
         raise FormatError(f"verify root {root}: not a folder")
     resolve(path.name, path.parent, what="report", root=root)  # the report too is a file under the root
+    if os.path.islink(path):  # report.md and the pictures are checked beside the real file: a reader opening
+        # those beside the link would see files verify never looked at
+        raise FormatError(f"{path}: a symbolic link to {report_real}; verify the report file itself (its report.md "
+                          "and pictures are those beside it)")
     report = _read_report(report_real, path)
     try:
         world = close_world(report, report_real, root, budget)
