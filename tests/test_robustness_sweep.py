@@ -334,11 +334,44 @@ def test_verify_all_re_runs_every_cell_and_a_changed_cell_fails_its_re_run(sweep
     changed = np.load(pred)
     changed.flat[0] += 1.0
     np.save(pred, changed)
-    assert verify().exit_code == 0  # the summary and the reports agree: only a re-run looks at the predictions
+    assert verify().exit_code == 1  # every cell is re-run by default: the re-run finds the predictions changed
     one = verify("--cell", "noise-5-seed0")
     assert one.exit_code == 1 and "cell noise-5-seed0" in one.output and "inputs[pred]" in one.output, one.output
     assert verify("--all").exit_code == 1
-    assert verify("--cell", "noise-1-seed0").exit_code == 0
+    other = verify("--cell", "noise-1-seed0")  # the summary and the reports agree; the cells left out are named
+    assert other.exit_code == 0 and "not compared: cells clean, noise-5-seed0, dead-antenna-1-seed0, " \
+        "dead-antenna-5-seed0 (4 of 5): not re-run" in " ".join(other.output.split()), other.output
+
+
+@pytest.mark.long
+def test_a_cell_report_forged_with_its_sha256_recorded_is_a_mismatch_by_default(sweep, tmp_path):
+    """A cell report's number changed, its report.md rendered again, its new sha256 and value written into the
+    summary, every derived number and picture made again: the summary agrees with every file it names, and verify
+    without --cell or --all said MATCH. Every cell is now re-run unless --cell names some."""
+    import hashlib
+
+    from rfbench.report.render import render_markdown
+    from rfbench.report.robustness import _pictures
+
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    path = copy / "sweep" / "summary.json"
+    report = path.parent / json.loads(path.read_text())["cells"][1]["report"]
+    doc = json.loads(report.read_text())
+    doc["results"][0]["model"]["value"] = 0.8
+    report.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    report.with_suffix(".md").write_text(render_markdown(doc), encoding="utf-8")
+
+    def forged(summary):
+        summary["cells"][1]["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
+        summary["cells"][1]["model"]["value"] = 0.8
+        summary["cells"][1]["drop"]["value"] = summary["clean"]["model"]["value"] - 0.8
+
+    _pictures(_forge(path, forged), path.parent)
+    one = verify("--cell", "clean")  # the summary's own checks pass: only a re-run of the cell finds it
+    assert one.exit_code == 0 and "noise-5-seed0" in one.output.split("not compared: cells ")[1], one.output
+    bad = verify()
+    assert bad.exit_code == 1 and "cell noise-5-seed0" in bad.output and "0.8 in the report" in bad.output, \
+        bad.output
 
 
 def _forge(path: Path, change) -> dict:
@@ -422,7 +455,7 @@ def test_verify_checks_the_reference_sweep_and_the_pictures(sweep, tmp_path):
     doc = _forge(path, with_reference)
     assert doc["mce"] == pytest.approx(1.0)
     honest, honest_ref = path.read_text(), ref.read_text()
-    ok = verify()
+    ok = verify("--cell", "clean")  # the summary's own checks (every cell re-run: above)
     assert ok.exit_code == 0, ok.output
     assert "not compared: cells[].drop" in ok.output
     # a made-up reference: its cells' values changed (and its own aggregate with them)
@@ -433,7 +466,7 @@ def test_verify_checks_the_reference_sweep_and_the_pictures(sweep, tmp_path):
     # pictures: the two swapped
     path.write_text(honest)
     ref.write_text(honest_ref)
-    assert verify().exit_code == 0
+    assert verify("--cell", "clean").exit_code == 0
     a, b = copy / "sweep" / "robustness-noise.png", copy / "sweep" / "robustness-dead-antenna.png"
     data = a.read_bytes()
     a.write_bytes(b.read_bytes())

@@ -22,10 +22,12 @@ def _verify(
     = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     cell: Annotated[Optional[list[str]], typer.Option("--cell", help="With a robustness summary (summary.json): "
-                                                      "re-run this cell as a report too (e.g. noise-3-seed0, "
-                                                      "clean); repeat for more.", show_default=False)] = None,
-    all_cells: Annotated[bool, typer.Option("--all", help="With a robustness summary: re-run every cell.")]
-    = False,
+                                                      "re-run only this cell as a report (e.g. noise-3-seed0, "
+                                                      "clean); repeat for more. The cells left out are named "
+                                                      "as not compared. Default: every cell.",
+                                                      show_default=False)] = None,
+    all_cells: Annotated[bool, typer.Option("--all", help="With a robustness summary: re-run every cell (the "
+                                            "default unless --cell names some).")] = False,
     **limit_values,
 ) -> None:
     """Re-run REPORT's reproducer and compare every number, hash and setting exactly.

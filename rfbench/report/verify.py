@@ -744,8 +744,8 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         The whole command's wall time, the re-runs' CPU time and address space, the bytes verify hashes.
     cells, all_cells : optional
         For a robustness summary (``rfbench robustness``'s summary.json, checked by
-        :mod:`rfbench.report.verify_robustness`): the cells to re-run as reports (``noise-3-seed0``, ``clean``),
-        or every one.
+        :mod:`rfbench.report.verify_robustness`): the cells to re-run as reports (``noise-3-seed0``, ``clean``);
+        every one (the default) unless ``cells`` names some, and ``all_cells`` re-runs every one in any case.
 
     Returns
     -------

@@ -18,8 +18,10 @@ once within verify's ``timeout`` and ``max_gb``:
 - **the pictures** beside it, when matplotlib is installed: drawn again from the summary and compared byte for
   byte.
 
-Cells named on request (``cells``: folder names such as ``noise-3-seed0``; ``all_cells``: every one, clean
-included) are then verified as the reports they are: their chain re-run from the dataset, bit for bit.
+Then every cell, clean included, is verified as the report it is: its chain re-run from the dataset, bit for
+bit. Until every cell is re-run, a cell's numbers rest on its report's sha256 alone — and whoever edits a cell
+report can record its new sha256 — so that is the default. ``cells`` (folder names such as ``noise-3-seed0``)
+narrows the re-runs to those named; every cell left out is then named in the verdict as not compared.
 The drops' paired intervals (``low``, ``high``, ``level``) are not recomputed here (they need every cell's
 predictions and the clean ones together): the verdict names them as not compared, and a re-run of the sweep
 (``rfbench robustness`` with the summary's reproducer) reproduces them.
@@ -114,7 +116,8 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
     notes = [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drops, corruption errors, "
              "reproducer and pictures agree with the files they name",
              f"made with rfbench {version}"]
-    wanted = ["clean", *names] if all_cells else list(cells)
+    every = ["clean", *names]
+    wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
     for name in wanted:
         try:
             result = verify_cell(reports[name])
@@ -122,10 +125,15 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
             raise VerificationError(f"{path}: cell {name}: {exc}", differences=exc.differences) from None
         compared += result.compared
         notes.append(f"cell {name} re-run: MATCH ({result.compared} values)")
-    if not wanted:
-        notes.append("no cell re-run (name cells with --cell, or --all for every one)")
+    skipped = [name for name in every if name not in wanted]
+    uncompared = [{"field": "cells[].drop (interval)", "why": NOT_COMPARED}]
+    if skipped:
+        uncompared.append({"field": f"cells {', '.join(skipped[:8])}{' …' if len(skipped) > 8 else ''} "
+                                    f"({len(skipped)} of {len(every)})",
+                           "why": "not re-run (--cell named others): their numbers rest on their reports' sha256, "
+                                  "not on a re-run; leave out --cell to re-run every cell"})
     return result_type(report=str(path), status="match", compared=compared, notes=notes, markdown="absent",
-                       uncompared=[{"field": "cells[].drop (interval)", "why": NOT_COMPARED}])
+                       uncompared=uncompared)
 
 
 def _check(path: Path, files: _Files, reference_allowed: bool):
