@@ -644,14 +644,17 @@ def run_demo(out: str | os.PathLike, *, force: bool = False, size: str = "standa
         except VerificationError as exc:
             return {"status": "mismatch", "error": str(exc)}
 
-    if sweep is not None:  # the summary against its cells (each cell is a report like the two above)
-        sweep["verify"] = check({"report": sweep["summary"]})
-
     from concurrent.futures import ThreadPoolExecutor
 
-    with rerun_guard(), ThreadPoolExecutor(max_workers=len(reports)) as pool:  # each re-run is its own process
-        for r, v in zip(reports, pool.map(check, reports)):
-            r["verify"] = v
+    # each re-run is its own process; the summary is checked against its cells and every cell re-run (each a
+    # report like the others), beside the reports' re-runs
+    jobs = reports + ([{"report": sweep["summary"]}] if sweep is not None else [])
+    with rerun_guard(), ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        verdicts = list(pool.map(check, jobs))
+    for r, v in zip(reports, verdicts):
+        r["verify"] = v
+    if sweep is not None:
+        sweep["verify"] = verdicts[-1]
     lay = inputs.layout
     root = lay.root
     commands = [

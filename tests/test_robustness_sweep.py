@@ -473,3 +473,12 @@ def test_verify_checks_the_reference_sweep_and_the_pictures(sweep, tmp_path):
     b.write_bytes(data)
     bad = verify()
     assert bad.exit_code == 1 and "pictures.robustness-noise.png" in bad.output, bad.output
+
+
+@pytest.mark.long
+def test_the_timeout_bounds_the_whole_verify_of_a_summary_its_cells_included(sweep, tmp_path):
+    """--timeout is the whole command's: each cell's re-run was given the whole timeout afresh, so a summary of
+    n cells could run n times as long (five re-runs of three processes each cannot all fit in 3 s)."""
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    bad = verify("--timeout", "3")
+    assert bad.exit_code == 1 and "did not finish within 3 s" in bad.output, bad.output

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -781,11 +782,12 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     ('match', 'identical')
     """
     limits = limits or Limits()
+    deadline = time.monotonic() + limits.timeout  # the whole command's, a robustness summary's cells included
     try:
         summary = _robustness_summary(Path(path))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
-            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits), VerifyResult,
-                           cells=cells, all_cells=all_cells, limits=limits)
+            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits, deadline),
+                           VerifyResult, cells=cells, all_cells=all_cells, limits=limits)
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
         return _verify(Path(path), root, python, limits)
@@ -810,12 +812,15 @@ def _robustness_summary(path: Path):
     return verify_summary if is_summary(doc) else None
 
 
-def _verify(path: Path, root, python: str | None, limits: Limits) -> VerifyResult:
+def _verify(path: Path, root, python: str | None, limits: Limits, deadline: float | None = None) -> VerifyResult:
     from rfbench import __version__
     from rfbench.io.files import read_json
     from rfbench.io.world import write_world
 
     budget = Budget(limits.timeout, int(limits.max_gb * 2**30))
+    if deadline is not None:  # a cell of a summary: within what is left of the whole command's time
+        budget.deadline = min(budget.deadline, deadline)
+        budget.left()
     report_real = _report_file(path)
     root = Path(os.path.realpath(root if root is not None else report_real.parent))
     if not root.is_dir():
