@@ -10,6 +10,7 @@ import pytest
 
 import predict_models as pm
 from predict_models import TensorProto, helper, numpy_helper
+from rfbench.cli import app
 from rfbench.errors import FormatError, SchemaError, ValidationError, VerificationError
 from rfbench.nn import onnx_file
 from rfbench.nn import predict as P
@@ -684,6 +685,44 @@ def test_windows_files_must_be_regular_files(tmp_path, pose):
     (folder / "index.json").unlink()
     os.mkfifo(folder / "index.json")
     assert "not a regular file" in error_of(FormatError, P.open_windows, folder)
+
+
+def _npy_bytes(header: str, data: bytes = b"", version: tuple = (1, 0)) -> bytes:
+    """An .npy file of ``header`` (its dict's text) and ``data``, as a forger writes one."""
+    import struct
+
+    text = header.encode("latin1")
+    if version == (1, 0):
+        pad = 64 - (10 + len(text) + 1) % 64
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text) + pad + 1) + text + b" " * pad + b"\n" + data
+    pad = 64 - (12 + len(text) + 1) % 64
+    return b"\x93NUMPY" + bytes(version) + struct.pack("<I", len(text) + pad + 1) + text + b" " * pad + b"\n" + data
+
+
+@pytest.mark.parametrize("name, header, version, needle", [
+    # a shape written with 5,000 minus signs: NumPy's header parser raised RecursionError, a traceback
+    ("deep", "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "-" * 5000 + "4, 5), }", (1, 0),
+     "not a plain .npy array"),
+    # no array of this shape can be made, zero rows or not: np.empty raised "array is too big"
+    ("huge", "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 9223372036854775807, 9223372036854775807), }",
+     (1, 0), "impossible shape"),
+    # format 3.0 was read with a private NumPy helper the installed NumPy no longer has
+    ("v3", "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }", (3, 0), "format version 3.0"),
+])
+def test_a_forged_npy_header_is_one_line_and_exit_2(runner, tmp_path, pose, name, header, version, needle):
+    """X.npy of a windows folder with a forged header: one FormatError from the one reader of .npy headers, and
+    from predict one line, exit 2 — never a traceback."""
+    from rfbench.io.files import parse_npy_header
+
+    folder, _ = pose
+    (folder / "X.npy").write_bytes(_npy_bytes(header, version=version))
+    with open(folder / "X.npy", "rb") as fh:
+        with pytest.raises(FormatError, match=needle):
+            parse_npy_header(fh, "X.npy")
+    assert needle in error_of(FormatError, P.open_windows, folder)
+    model, _, _ = lin_model(tmp_path)
+    result = runner.invoke(app, ["predict", str(model), "--windows", str(folder), "-o", str(tmp_path / "p.npy")])
+    assert result.exit_code == 2 and needle in result.output and "Traceback" not in result.output, result.output
 
 
 @pytest.mark.parametrize("edit,needle", [

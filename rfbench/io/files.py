@@ -541,27 +541,32 @@ def _size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-def _npy_header(fh, where: str):
-    """``(shape, fortran_order, dtype)`` from the ``.npy`` header at the stream's position (no data read)."""
+def parse_npy_header(fh, where: str):
+    """``(shape, fortran_order, dtype)`` from the ``.npy`` header at the stream's position (no data read): the one
+    reader of untrusted ``.npy`` headers (any failure to parse one, a deeply nested shape's RecursionError
+    included, is a FormatError naming ``where``; format 3.0, whose only use is non-Latin-1 field names of a
+    structured dtype, is refused; so are negative dimensions and Python objects)."""
     from numpy.lib import format as npy_format
 
     magic = fh.read(8)
     if len(magic) < 8 or magic[:6] != b"\x93NUMPY":  # said without echoing the file's bytes
         raise FormatError(f"{where}: not a plain .npy array (no NumPy header)")
     version = (magic[6], magic[7])
+    if version not in ((1, 0), (2, 0)):
+        raise FormatError(f"{where}: not a plain .npy array (format version {version[0]}.{version[1]}; rfbench reads "
+                          "1.0 and 2.0)")
     try:
-        if version == (1, 0):
-            shape, fortran, dtype = npy_format.read_array_header_1_0(fh)
-        elif version == (2, 0):
-            shape, fortran, dtype = npy_format.read_array_header_2_0(fh)
-        elif version == (3, 0):  # UTF-8 field names; numpy reads it with a private helper only
-            shape, fortran, dtype = npy_format._read_array_header(fh, version)
-        else:
-            raise ValueError(f"unknown .npy format version {version[0]}.{version[1]}")
+        read = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
+        shape, fortran, dtype = read(fh)
     except Exception as exc:  # any failure to parse an untrusted header means the same thing  # noqa: BLE001
         raise FormatError(f"{where}: not a plain .npy array ({_reason(exc)})") from None
     if any(d < 0 for d in shape):
         raise FormatError(f"{where}: not a plain .npy array (negative dimension in shape {shape})")
+    nonzero = 1
+    for d in shape:
+        nonzero *= d or 1
+    if nonzero * dtype.itemsize >= 1 << 62:  # no array of it could be made, even with a zero dimension
+        raise FormatError(f"{where}: not a plain .npy array (its header declares an impossible shape {shape})")
     if dtype.hasobject:
         raise FormatError(f"{where}: not a plain .npy array (it holds Python objects, dtype {dtype}; rfbench "
                           "reads no pickles)")
@@ -577,7 +582,7 @@ def _read_npy_data(fh, where: str, available: int, max_rows: int | None, inflate
     ``available`` data bytes and :func:`max_array_bytes`; with ``max_rows``, only the first rows are read."""
     import numpy as np
 
-    shape, fortran, dtype = _npy_header(fh, where)
+    shape, fortran, dtype = parse_npy_header(fh, where)
     available -= fh.tell()
     count = 1
     for d in shape:

@@ -86,18 +86,11 @@ def _open_npy(path: Path, what: str) -> np.ndarray:
     """A plain ``.npy`` array memory-mapped read-only, opened through the safe opener (a regular file: a FIFO or
     a device is refused unread) and checked before it is mapped: the size its header declares must be the
     data the file holds, and it may hold no Python objects."""
-    from rfbench.io.files import input_errors, open_input
+    from rfbench.io.files import input_errors, open_input, parse_npy_header
 
     where = f"{what} {path}"
     with input_errors(path, what, expected="a .npy file"), open_input(path, where, "a .npy file") as fh:
-        try:
-            major, _ = np.lib.format.read_magic(fh)
-            read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
-            shape, fortran, dtype = read(fh)
-        except (ValueError, OSError, EOFError, SyntaxError) as exc:
-            raise FormatError(f"{where}: not a plain .npy array ({exc})") from None
-        if dtype.hasobject:
-            raise FormatError(f"{where}: not a plain .npy array (it holds Python objects; rfbench reads no pickles)")
+        shape, fortran, dtype = parse_npy_header(fh, where)  # no Python objects, no negative dimension
         offset, size = fh.tell(), os.fstat(fh.fileno()).st_size
         count = int(np.prod(shape, dtype=np.int64)) if shape else 1
         if offset + count * dtype.itemsize != size:

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rfbench.errors import OutputExistsError, ValidationError
-from rfbench.io.files import new_temporary
+from rfbench.errors import FormatError, OutputExistsError, ValidationError
+from rfbench.io.files import new_temporary, parse_npy_header
 
 __all__ = ["NpyWriter", "npy_header", "read_npy_header"]
 
@@ -57,15 +57,12 @@ def npy_header(dtype, shape, total: int | None = None) -> bytes:
 
 
 def read_npy_header(path: str | os.PathLike) -> tuple[tuple[int, ...], np.dtype, int]:
-    """``(shape, dtype, data offset)`` of an ``.npy`` file, from its header only."""
+    """``(shape, dtype, data offset)`` of an ``.npy`` file, from its header only (read by
+    :func:`rfbench.io.files.parse_npy_header`: anything else than a plain C-ordered array is a FormatError)."""
     with open(path, "rb") as fh:
-        major, _ = np.lib.format.read_magic(fh)
-        if major == 1:
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-        else:
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        shape, fortran, dtype = parse_npy_header(fh, str(path))
         if fortran:
-            raise ValueError("Fortran-ordered array")
+            raise FormatError(f"{path}: a Fortran-ordered array; rfbench writes and reads C order")
         return tuple(int(s) for s in shape), dtype, fh.tell()
 
 
