@@ -435,17 +435,10 @@ def parse_npy(buf, where: str) -> np.ndarray:
         Not a ``.npy`` file, a header past :data:`NPY_MAX_HEADER_BYTES`, a dtype that is not plain numbers, or a
         size that does not match the file.
     """
+    from rfbench.io.files import parse_npy_header
+
     fh = io.BytesIO(memoryview(buf)[:NPY_MAX_HEADER_BYTES + 16])
-    try:
-        major, _ = np.lib.format.read_magic(fh)
-        if major == 1:
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh, max_header_size=NPY_MAX_HEADER_BYTES)
-        elif major in (2, 3):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh, max_header_size=NPY_MAX_HEADER_BYTES)
-        else:
-            raise ValueError(f"unsupported .npy version {major}")
-    except Exception as exc:  # NumPy raises ValueError, EOFError, SyntaxError or tokenize errors for bad headers
-        raise FormatError(f"{where}: not a readable .npy file ({exc.__class__.__name__}: {exc})") from None
+    shape, fortran, dtype = parse_npy_header(fh, where)
     if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
         raise FormatError(f"{where}: .npy dtype {dtype} is not plain numbers")
     count = 1
