@@ -131,6 +131,18 @@ def test_split_with_failed_audit_or_shared_recording_is_refused(tmp_path):
     assert ok.protocol == "random" and ok.audit["passed"] is True
 
 
+@pytest.mark.parametrize("side", ["train", "test"])
+def test_a_split_listing_a_recording_twice_is_refused(tmp_path, side):
+    """An id appended again to one side: the sides as sets are still the protocol's, so the split was scored and
+    verified as MATCH, while its audit counted the copy ("32 train rows" of 31). rfbench lists each id once."""
+    path = write_split(tmp_path / "s.json", ["a", "b"], ["c", "d"])
+    doc = json.loads(path.read_text())
+    doc[side].append(doc[side][0])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(LeakageError, match=f"1 recording id\\(s\\) are listed again on the {side} side"):
+        sf.load_split(path)
+
+
 def test_split_flags_are_derived_not_read(tmp_path):
     """synthetic, leakage_prone, claims and audit in the file are ignored; the manifest and the protocol decide."""
     path = write_split(tmp_path / "s.json", ["a", "c"], ["b"], synthetic=True)

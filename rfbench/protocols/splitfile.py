@@ -267,6 +267,10 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     both = len(set(train) & set(test))
     if both:
         differences.insert(0, f"{both} recording(s) are listed on both sides")
+    for side, ids in (("test", test), ("train", train)):  # rfbench lists each once: the audit would count copies
+        again = len(ids) - len(set(ids))
+        if again:
+            differences.insert(0, f"{again} recording id(s) are listed again on the {side} side")
     claimed = list(dict.fromkeys(list(a.claims) + list(claims)))
     audit = audit_rows(table, rows, sides, claims=claimed)
     detail = (f"the file's sides are what {a.protocol} with seed {a.seed} and its parameters give on this manifest"
