@@ -1084,6 +1084,21 @@ def test_a_report_reached_through_a_symbolic_link_is_refused(d):
     assert result.returncode == 2 and "a symbolic link" in result.stderr, result.stdout + result.stderr
 
 
+def test_a_report_padded_with_made_up_keys_is_a_mismatch_listing_a_bounded_number(d):
+    """Millions of made-up keys in a section (50 MB, under the report's size cap) made verify list every one as a
+    difference, well past --timeout; the comparison now stops after MAX_DIFFERENCES and checks the deadline."""
+    from rfbench.report.verify import MAX_DIFFERENCES
+
+    report = d / "pose" / "report.json"
+    edit_json(report, lambda doc: doc["coverage"].update({f"k{i}": i for i in range(3 * MAX_DIFFERENCES)}))
+    _render(report)
+    result = rfbench(*verify_args(d, report), "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert len(verdict["differences"]) == MAX_DIFFERENCES + 1
+    assert verdict["differences"][-1]["report"] == f"more than {MAX_DIFFERENCES} differences"
+
+
 def test_invisible_and_bidi_characters_are_shown_in_report_md():
     """A class or joint name holding a right-to-left override (or a zero-width space) reorders or hides what a
     reader of report.md sees: such characters are written as their escapes, in text and in code spans."""

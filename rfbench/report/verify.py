@@ -498,16 +498,39 @@ def same_value(a: Any, b: Any) -> bool:
     return type(a) is not float or math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
-def diff_documents(a: Mapping, b: Mapping, environment: Mapping[str, str] = ()) -> tuple[list[dict], int]:
-    """Every difference between two documents except the fields ``environment`` names (``key``,
-    ``key.sub``, ``list[].key``), and how many values were compared."""
-    patterns = [_pattern(k) for k in environment]
+#: Most differences one comparison lists: past them it stops (a document padded with millions of made-up keys
+#: differs already, and listing every one would outlast ``timeout``), and the list ends with one entry saying so.
+MAX_DIFFERENCES = 1000
 
-    def skip(path: str) -> bool:
+
+class _Enough(Exception):
+    pass
+
+
+def diff_documents(a: Mapping, b: Mapping, environment: Mapping[str, str] = (), budget: Budget | None = None) \
+        -> tuple[list[dict], int]:
+    """Every difference between two documents except the fields ``environment`` names (``key``,
+    ``key.sub``, ``list[].key``), at most :data:`MAX_DIFFERENCES`, and how many values were compared; within
+    ``budget``'s deadline when one is given."""
+    patterns = [_pattern(k) for k in environment]
+    out: list = []
+    seen = 0
+
+    def skip(path: str) -> bool:  # asked of every value before it is compared
+        nonlocal seen
+        seen += 1
+        if not seen & 4095 and budget is not None:
+            budget.left()
+        if len(out) >= MAX_DIFFERENCES:
+            raise _Enough
         return any(p.match(path) for p in patterns)
 
-    out: list = []
-    n = _walk(dict(a), dict(b), "", out, skip)
+    try:
+        n = _walk(dict(a), dict(b), "", out, skip)
+    except _Enough:
+        out.append({"path": "…", "report": f"more than {MAX_DIFFERENCES} differences",
+                    "rerun": f"the comparison stopped after the first {MAX_DIFFERENCES}"})
+        n = seen
     return out, n
 
 
@@ -518,11 +541,12 @@ def _by_role(report: Mapping) -> dict:
     return doc
 
 
-def diff_reports(report: Mapping, rerun: Mapping, environment: Mapping[str, str] | None = None) \
-        -> tuple[list[dict[str, Any]], int]:
+def diff_reports(report: Mapping, rerun: Mapping, environment: Mapping[str, str] | None = None,
+                 budget: Budget | None = None) -> tuple[list[dict[str, Any]], int]:
     """Differences between a stored and a re-run report: every field but :data:`ENVIRONMENT` (inputs matched by
-    role), and how many values were compared."""
-    return diff_documents(_by_role(report), _by_role(rerun), ENVIRONMENT if environment is None else environment)
+    role), and how many values were compared (see :func:`diff_documents`)."""
+    return diff_documents(_by_role(report), _by_role(rerun), ENVIRONMENT if environment is None else environment,
+                          budget)
 
 
 def _label(report: Mapping, path: str) -> str:
@@ -624,7 +648,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     split = world.inputs["split"].path if "split" in world.inputs else world.named["index-split"].path
     children.run(["windows", str(split), "--side", "test", "-o", str(w), *settings.to_argv(), "--json"], "windows")
     again = read_json(w / "index.json", "windows")
-    _refuse_differences(diff_documents(index.doc, again, INDEX_ENVIRONMENT)[0], "chain.windows", where,
+    _refuse_differences(diff_documents(index.doc, again, INDEX_ENVIRONMENT, world.budget)[0], "chain.windows", where,
                         "the windows built again from the dataset differ from those the predictions were made over")
     from rfbench.nn.prediction_record import record_path_for
 
@@ -650,7 +674,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
                             "pred.bytes": "the predictions are compared within tolerance"})
         uncompared.append({"field": "predictions", "why": f"compared within tolerance, not bit for bit: "
                                                           f"{outcome.detail}"})
-    _refuse_differences(diff_documents(record.doc, rerun_doc, environment)[0], "chain.predict", where,
+    _refuse_differences(diff_documents(record.doc, rerun_doc, environment, world.budget)[0], "chain.predict", where,
                         "the model run again gives another prediction record")
     notes.append(f"chain replayed: windows rebuilt from the dataset and the model run again ({outcome.detail})")
     return {"rule": outcome.rule, "pred": p}
@@ -674,7 +698,7 @@ def _ingest_again(world: ClosedWorld, children: _Children, scratch: Path, where:
         children.run([*ingest_argv(recorded, str(root), str(out), m.path), "--json"], "ingest")
         again = read_json(out, "manifest")
         why = "where the dataset tree is, relative to the manifest; the tree itself is ingested again"
-        _refuse_differences(diff_documents(recorded, again, {ROOT_FIELD: why})[0], "chain.ingest", where,
+        _refuse_differences(diff_documents(recorded, again, {ROOT_FIELD: why}, world.budget)[0], "chain.ingest", where,
                             f"the manifest {m.path} is not what ingest makes of its dataset tree: it was edited, or "
                             "the tree changed since")
 
@@ -878,7 +902,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
         args = plan.argv(world, out, draw)
         children.run(args, "score")
         rerun = read_json(out, "report")
-        diffs, compared = diff_reports(report, rerun, environment)
+        diffs, compared = diff_reports(report, rerun, environment, budget)
         if replayed is not None and replayed["rule"] != "identical bits":
             out2 = scratch / "score-rerun-predictions" / "report.json"
             kept = scratch / "rerun-predictions" / "pred.npy"  # without its record: scored as plain predictions
@@ -890,7 +914,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             # domains, the notes): all but what differs by construction between the two scorings
             skip = ("chain", "inputs", "pictures", "reproducer")
             more, n = diff_documents({k: v for k, v in report.items() if k not in skip},
-                                     {k: v for k, v in again.items() if k not in skip})
+                                     {k: v for k, v in again.items() if k not in skip}, budget=budget)
             for d in more:
                 d["path"] = f"{d['path']} (scored from the re-run's own predictions)"
             diffs += more
