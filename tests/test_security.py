@@ -1099,6 +1099,35 @@ def test_a_report_padded_with_made_up_keys_is_a_mismatch_listing_a_bounded_numbe
     assert verdict["differences"][-1]["report"] == f"more than {MAX_DIFFERENCES} differences"
 
 
+def test_a_model_that_reads_its_answers_off_the_batch_is_refused(d, tmp_path):
+    """A model holding the test side's labels as a table, cut to its batch's row count (its input unused): predict
+    ran it, score gave accuracy 1.0 and verify, replaying the recorded batch size, said MATCH. A row's output must
+    now be the model's answer to that row alone, in predict and so in verify's replay of it."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    windows = d / "windows" / "widar-test"
+    x = np.load(windows / "X.npy", mmap_mode="r")
+    y = np.load(windows / "y.npy")
+    k = len(json.loads((windows / "index.json").read_text())["labels"]["names"])
+    table = np.zeros((len(y), k), np.float32)
+    table[np.arange(len(y)), y] = 1.0
+    zero, axis = numpy_helper.from_array(np.array([0], np.int64), "zero"), numpy_helper.from_array(
+        np.array([0], np.int64), "axis")
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["shape"], end=1),
+         helper.make_node("Slice", ["table", "zero", "shape", "axis"], ["scores"])],
+        "table", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", *x.shape[1:]])],
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N", k])],
+        [numpy_helper.from_array(table, "table"), zero, axis])
+    model = tmp_path / "table.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), model)
+    result = rfbench("predict", model, "--windows", windows, "-o", tmp_path / "scores.npy")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "depends on the other rows of its batch" in result.stderr, result.stderr
+    assert not (tmp_path / "scores.npy").exists()
+
+
 def test_invisible_and_bidi_characters_are_shown_in_report_md():
     """A class or joint name holding a right-to-left override (or a zero-width space) reorders or hides what a
     reader of report.md sees: such characters are written as their escapes, in text and in code spans."""

@@ -566,7 +566,7 @@ def parse_npy_header(fh, where: str):
     for d in shape:
         nonzero *= d or 1
     if nonzero * dtype.itemsize >= 1 << 62:  # no array of it could be made, even with a zero dimension
-        raise FormatError(f"{where}: not a plain .npy array (its header declares an impossible shape {shape})")
+        raise FormatError(f"{where}: its header declares shape {shape}, which no array can have")
     if dtype.hasobject:
         raise FormatError(f"{where}: not a plain .npy array (it holds Python objects, dtype {dtype}; rfbench "
                           "reads no pickles)")

@@ -5,7 +5,8 @@ first; every graph and function walked; no external data, no custom operators, n
 operator, no random operator unless allowed), checks its input against ``X`` and its output against ``y``'s
 row shape or the index's class count (:mod:`rfbench.nn.model_check`), then feeds ``X`` batch by batch to
 onnxruntime sessions that run in bounded child processes (:mod:`rfbench.nn.sandbox`: address space, CPU
-time, wall-clock time; :mod:`rfbench.nn.runtime`: the session settings) and returns a :class:`Prediction`.
+time, wall-clock time; :mod:`rfbench.nn.runtime`: the session settings), checks that each row's output is the
+model's answer to that row alone (:meth:`_Runner.check_rows_independent`) and returns a :class:`Prediction`.
 The other jobs of ``rfbench predict`` live beside it, and their public names are importable from here too:
 
 - :mod:`rfbench.nn.windows_folder`: :func:`open_windows`, the windows folder read and checked;
@@ -179,14 +180,7 @@ class _Runner:
 
     def run_one(self, session, start: int):
         stop, feed, copied = self.batch(start)
-        try:
-            (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed}, self.run_options)
-        except ValidationError:  # a limit hit, or the child running the model ended: already one line
-            raise
-        except Exception as exc:
-            raise ValidationError(f"{self.where}: onnxruntime failed on rows {start}-{stop - 1}: "
-                                  f"{_first_line(exc)}") from None
-        out = np.asarray(out)
+        out = self._run(session, feed, f"rows {start}-{stop - 1}")
         rows = stop - start
         if out.ndim < 1 or out.shape[0] != feed.shape[0]:
             raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape {list(out.shape)} for a "
@@ -200,12 +194,49 @@ class _Runner:
         elif row != self.row_shape:
             raise ValidationError(f"{self.where}: output {self.plan.output.name!r} rows changed shape from "
                                   f"{self.row_shape} to {row} between batches")
-        block = out[:rows]
-        self.pred[start:stop] = block.reshape((rows,) + self.pred.shape[1:])
+        self.pred[start:stop] = out[:rows].reshape((rows,) + self.pred.shape[1:])
         with self.lock:
             self.copied += copied
             self.padded += feed.shape[0] - rows
             self.advance(rows)
+
+    def _run(self, session, feed: np.ndarray, what: str) -> np.ndarray:
+        try:
+            (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed}, self.run_options)
+        except ValidationError:  # a limit hit, or the child running the model ended: already one line
+            raise
+        except Exception as exc:
+            raise ValidationError(f"{self.where}: onnxruntime failed on {what}: {_first_line(exc)}") from None
+        return np.asarray(out)
+
+    def check_rows_independent(self) -> None:
+        """Each row's output must be the model's answer to that row alone: the first batch's rows are run again
+        in reverse order, and the first few one at a time (a model of a fixed batch size: reversed only), and
+        must give what they gave (within :data:`ROW_TOLERANCE` of the largest output for floats; integers
+        exactly). A model that reads its answers off a row's place in the batch or the batch's size (a table of
+        the test labels cut to the batch: its input unused) gave a perfect score that a re-run reproduced."""
+        k = min(self.plan.batch_rows, self.n)
+        probes = [np.arange(k)[::-1]]
+        if not self.plan.fixed_batch:
+            probes += [np.array([i]) for i in sorted({*range(min(k, _SINGLE_ROWS)), k - 1})]
+        for rows in probes:
+            feed = np.ascontiguousarray(self.x[rows])
+            if self.plan.fixed_batch and len(rows) < self.plan.batch_rows:
+                padded = np.zeros((self.plan.batch_rows,) + self.x.shape[1:], dtype=self.x.dtype)
+                padded[:len(rows)] = feed
+                feed = padded
+            what = "row " + str(int(rows[0])) + " alone" if len(rows) == 1 else f"rows 0-{k - 1} in reverse order"
+            out = self._run(self.sessions[0], feed, what)
+            if out.ndim < 1 or out.shape[0] != feed.shape[0] or tuple(out.shape[1:]) != self.row_shape:
+                raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape {list(out.shape)} "
+                                      f"for {what} ({feed.shape[0]} rows); it must give one row per input row")
+            got = out[:len(rows)].reshape((len(rows),) + self.pred.shape[1:])
+            want = self.pred[rows]
+            if not _same_rows(got, want):
+                raise ValidationError(f"{self.where}: its output for a row depends on the other rows of its batch "
+                                      f"(run again as {what}, row {int(rows[_first_differing(got, want)])} gave "
+                                      f"another output); rfbench scores models that answer each row from that "
+                                      f"row alone")
 
     def _first(self, row: tuple):
         allowed = self.plan.allowed
@@ -246,6 +277,32 @@ class _Runner:
             t.join()
         if errors:
             raise errors[0]
+
+
+#: Rows run one at a time by :meth:`_Runner.check_rows_independent`, besides the last of the first batch.
+_SINGLE_ROWS = 4
+#: How far a row's float output may move when its batch changes (onnxruntime's kernels may sum in another order
+#: for another batch size), relative to the largest output of the rows compared.
+ROW_TOLERANCE = 1e-4
+
+
+def _same_rows(got: np.ndarray, want: np.ndarray) -> bool:
+    if got.dtype.kind != "f":
+        return bool(np.array_equal(got, want))
+    finite = np.isfinite(want)
+    if not np.array_equal(np.isfinite(got), finite) or not np.array_equal(got[~finite], want[~finite],
+                                                                           equal_nan=True):
+        return False
+    scale = float(np.abs(want[finite]).max()) if finite.any() else 0.0
+    return bool((np.abs(got[finite].astype(np.float64) - want[finite]) <= ROW_TOLERANCE * max(scale, 1.0)).all())
+
+
+def _first_differing(got: np.ndarray, want: np.ndarray) -> int:
+    """The first row (of those compared) whose output differs."""
+    for i in range(got.shape[0]):
+        if not _same_rows(got[i:i + 1], want[i:i + 1]):
+            return i
+    return 0
 
 
 def _array_sha256(x: np.ndarray, block_bytes: int = 1 << 23) -> str:
@@ -377,10 +434,11 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         t0 = time.perf_counter()
         try:
             runner.run()
+            seconds = time.perf_counter() - t0
+            runner.check_rows_independent()
         finally:
             if hasher is not None:
                 hasher.join()
-        seconds = time.perf_counter() - t0
         version = box.version
     if folder is None:
         x_info["sha256"] = hasher.digest
