@@ -1011,8 +1011,9 @@ def naive_xxh64(data: bytes, seed: int = 0) -> int:
 
 def naive_record_fingerprints(data: bytes) -> list:
     """Per valid bfee record of a log (naive_read_bfee's framing and validity rules, in file order): None when
-    all its CSI values are zero (decoded with read_bfee.c's formula), else XXH64 of its body as stored — the 20
-    header bytes and calc_len payload bytes (bytes field_len claims beyond them are not part of it)."""
+    all its CSI values are zero (decoded with read_bfee.c's formula), else XXH64 of its calc_len payload bytes as
+    stored (bytes field_len claims beyond them are not part of it; the 20 header bytes are left out), seeded with
+    its shape (Nrx - 1) * 3 + (Ntx - 1)."""
     out = []
     pos = 0
     n = len(data)
@@ -1048,7 +1049,7 @@ def naive_record_fingerprints(data: bytes) -> list:
                 values.append(((payload[index // 8 + 1] >> remainder) | (payload[index // 8 + 2] << (8 - remainder)))
                               & 0xFF)
                 index += 16
-        out.append(None if not any(values) else naive_xxh64(body[:20 + length]))
+        out.append(None if not any(values) else naive_xxh64(payload, (nrx - 1) * 3 + (ntx - 1)))
     return out
 
 

@@ -185,15 +185,19 @@ def test_blank_records_are_those_whose_values_are_all_zero():
     assert bfee_fingerprints(LogBuilder().bfee(one).to_bytes()).blank.tolist() == [False]
 
 
-def test_a_record_hash_covers_its_header_and_not_the_bytes_beyond_its_payload():
+def test_a_record_hash_covers_its_csi_not_its_header_nor_the_bytes_beyond_its_payload():
+    """The CSI payload and its shape are the content: a record copied with its timestamp, packet counter, RSSI or
+    AGC changed is the same record (a training log copied under a test name with every timestamp moved by 1 µs
+    passed the content check when the header was hashed too)."""
     rng = np.random.default_rng(6)
     csi = _csi(3, 1, rng)
     a = LogBuilder().bfee(csi, timestamp_low=1).to_bytes()
-    b = LogBuilder().bfee(csi, timestamp_low=2).to_bytes()
+    b = LogBuilder().bfee(csi, timestamp_low=2, bfee_count=9, rssi_a=40, agc=30).to_bytes()
     extra = encode_record(0xBB, a[3:] + b"\x01\x02")
-    ha, hb, he = (int(bfee_fingerprints(x).hashes[0]) for x in (a, b, extra))
-    assert ha != hb  # same CSI, another timestamp: another record
-    assert ha == he == naive.naive_xxh64(a[3:])
+    other = LogBuilder().bfee(_csi(3, 1, rng), timestamp_low=1).to_bytes()
+    ha, hb, he, ho = (int(bfee_fingerprints(x).hashes[0]) for x in (a, b, extra, other))
+    assert ha == hb == he == naive.naive_xxh64(a[3 + 20:], (3 - 1) * 3 + (1 - 1))
+    assert ho != ha  # other CSI values
 
 
 def test_record_spans_are_the_records_read_returns():
@@ -364,6 +368,31 @@ def test_a_log_copied_under_another_user_is_a_leak_naming_both_recordings(widar_
     recs = [e for e in leak["evidence"] if e["kind"] == "records"]
     assert sum(e["count"] for e in recs) == n and all(e["first"] == [0, 0] for e in recs)
     assert A in found.detail() and "20181211/user9-1-1-2-1" in found.detail()
+
+
+def test_a_log_copied_under_another_user_with_every_timestamp_moved_is_a_leak(widar_tree, tmp_path):
+    """Every record of the copies has its timestamp moved by 1 µs: no file and no record body is byte-identical
+    to the original's, but every CSI payload is. Hashing the whole body let this through (audit passed, MEASURED,
+    verify MATCH); the CSI is the content."""
+    root = _copy(widar_tree, tmp_path)
+    src = root / "CSI/20181109/user1"
+    dst = root / "CSI/20181211/user9"
+    dst.mkdir()
+    n = 0
+    for r in range(1, 7):
+        data = bytearray((src / f"user1-1-1-2-1-r{r}.dat").read_bytes())
+        spans = record_spans(bytes(data))
+        for off in spans.offsets.tolist():  # timestamp_low: the body's first 4 bytes, little-endian
+            data[off:off + 4] = ((int.from_bytes(data[off:off + 4], "little") + 1) % 2**32).to_bytes(4, "little")
+        n += len(spans)
+        (dst / f"user9-1-1-2-1-r{r}.dat").write_bytes(bytes(data))
+    assert read(bytes(data)).csi.tobytes() == read((src / "user1-1-1-2-1-r6.dat").read_bytes()).csi.tobytes()
+    m = widar.ingest(root)
+    found = audit_content(m, *_cross_room(m))
+    assert not found.passed
+    [leak] = found.leaks
+    assert leak["train"] == A and leak["test"] == "20181211/user9-1-1-2-1"
+    assert leak["files"] == 0 and leak["records"] == n
 
 
 def _cut(path: Path, first: int | None = None, last: int | None = None) -> bytes:

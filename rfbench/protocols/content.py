@@ -41,8 +41,9 @@ Verdict
 -------
 Two recordings on opposite sides **leak** when they share a file (identical bytes, any file) or at least
 ``min_shared`` records or frames (distinct contents present in both). The default, 1
-(:data:`DEFAULT_MIN_SHARED`), is justified in ``docs/content-leakage.md``: a bfee body holds a µs timestamp,
-a packet counter and at least 60 noisy 8-bit CSI values, an MM-Fi frame 6,840 float64 values; degenerate ones
+(:data:`DEFAULT_MIN_SHARED`), is justified in ``docs/content-leakage.md``: a bfee record's CSI payload (what
+is hashed: not its header, whose timestamp a copier can move) holds at least 60 noisy 8-bit CSI values, an
+MM-Fi frame 6,840 float64 values; degenerate ones
 are excluded; so one shared record is already a copy, not chance, and one MM-Fi frame is one scored sample.
 Shares below the threshold are listed as information. Content shared by two recordings of one side (or twice
 inside one recording) is reported under ``within`` — it inflates sample counts and narrows bootstrap

@@ -133,7 +133,9 @@ def _fingerprint_bfee(b, offsets, lengths, shape, masks, seed, out, blank):
     """For each bfee record body ``b[offsets[i]:offsets[i] + lengths[i]]`` (20 header bytes, then the payload):
     ``blank[i] = 1`` when every CSI value is zero — no payload bit under the value mask ``masks[shape[i]]`` (the
     bits of the record's Nrx×Ntx values, without the 3 unused bits before each subcarrier group) is set — and
-    ``out[i] = 0``; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64 of the whole body with ``seed``."""
+    ``out[i] = 0``; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64 of the CSI payload with ``seed + shape[i]``
+    (its Nrx×Ntx: the same bytes read as another shape are other values). The header is left out: a record copied
+    with its timestamp, packet counter, RSSI or AGC changed holds the same CSI."""
     for i in prange(offsets.shape[0]):
         payload = offsets[i] + _BODY_HEADER
         m = shape[i]
@@ -147,7 +149,7 @@ def _fingerprint_bfee(b, offsets, lengths, shape, masks, seed, out, blank):
             out[i] = 0
         else:
             blank[i] = 0
-            out[i] = _xxh64(b, offsets[i], lengths[i], seed)
+            out[i] = _xxh64(b, payload, lengths[i] - _BODY_HEADER, seed + np.uint64(m))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -266,8 +268,10 @@ def _bfee_batch(buf: np.ndarray, bounds: Sequence[int]) -> tuple[list, np.ndarra
 def bfee_fingerprints(source) -> BfeeFingerprints:
     """Fingerprint every valid bfee record of a log (a path, bytes or a 1-D uint8 array).
 
-    Each record's body as stored (20 header bytes and the CSI payload, before any antenna permutation) is hashed
-    with XXH64; records whose CSI values are all zero are flagged ``blank`` and get hash 0.
+    Each record's CSI payload as stored (before any antenna permutation) is hashed with XXH64, seeded with its
+    Nrx×Ntx shape; its 20 header bytes (timestamp, packet counter, RSSI, noise, AGC, ...) are left out, so a record
+    copied with them changed is the same content. Records whose CSI values are all zero are flagged ``blank`` and
+    get hash 0.
 
     Raises
     ------
