@@ -138,6 +138,27 @@ def test_clean_cross_room_assignment_passes():
     assert shared == {"subject": 1, "location": 3, "orientation": 1}
 
 
+@pytest.mark.parametrize("train_name, test_name", [
+    ("KQ", "kq"),  # case
+    ("jos\u00e9", "jose\u0301"),  # composed and decomposed é
+    ("kq\u200b", "kq"),  # a zero-width space
+    ("kq ", "kq"),  # a trailing space
+])
+def test_one_subject_under_two_names_a_reader_cannot_tell_apart_fails_the_audit(train_name, test_name):
+    """A person filed as 'KQ' in training and 'kq' in test (or é composed and decomposed): the values differ as
+    text, so the subject-disjoint check passed while one person sat on both sides."""
+    recs = recordings()
+    for rec, subject in zip(recs, [train_name, train_name, "u2", test_name, test_name, "u3"]):
+        rec["subject"] = subject
+    result = audit_sides(RecordingTable.from_recordings(recs), [0, 0, 0, 1, 1, 1], claims=["subject"])
+    check = by_name(result)["subject-disjoint"]
+    assert not check["passed"] and not result.passed
+    assert "a reader cannot tell apart" in check["detail"] and repr(train_name) in check["detail"], check
+    for rec in recs[3:5]:  # another person's name: the same assignment passes
+        rec["subject"] = "kz"
+    assert audit_sides(RecordingTable.from_recordings(recs), [0, 0, 0, 1, 1, 1], claims=["subject"]).passed
+
+
 def test_leak_same_recording_on_both_sides():
     result = audit_document({"train": ["a", "b"], "test": ["b", "d"]}, table())
     checks = by_name(result)

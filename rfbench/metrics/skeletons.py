@@ -281,16 +281,6 @@ def load_skeleton(path: str | Path) -> Skeleton:
     return skeleton_from_dict(data, source=f"layout file ({kind}, sha256 {digest})", digest=digest)
 
 
-def _plain_name(name: str) -> str:
-    """A layout name as a reader sees it: Unicode compatibility forms folded (NFKC), case folded, and every
-    space, format or control character removed — ``"h36m17 "``, ``"H36M17"`` and ``"h36m\u200b17"`` are all
-    ``h36m17``."""
-    import unicodedata
-
-    folded = unicodedata.normalize("NFKC", name).casefold()
-    return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch)[0] not in "CZ")
-
-
 def skeleton_from_dict(data: Mapping[str, Any], source: str = "dict", digest: str | None = None) -> Skeleton:
     """Build a :class:`Skeleton` from the mapping described in :func:`load_skeleton`.
 
@@ -304,8 +294,10 @@ def skeleton_from_dict(data: Mapping[str, Any], source: str = "dict", digest: st
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValidationError(f"{where}: 'name' must be a non-empty string")
-    plain = _plain_name(name)
-    if plain in {_plain_name(b) for b in BUILTIN} or not plain:
+    from rfbench.names import plain_name
+
+    plain = plain_name(name)
+    if plain in {plain_name(b) for b in BUILTIN} or not plain:
         raise ValidationError(f"{where}: name {name!r} reads as the built-in layout {plain!r}; give the custom "
                               f"layout its own name")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}", name.strip()):

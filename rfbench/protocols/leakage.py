@@ -226,6 +226,11 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
         problems.append(f"{key} on both sides: " + _names(
             [f"{col.values[v]} (train {train_n[v]}, test {test_n[v]} recordings)" for v in shared[:_SHOW]],
             shared.size))
+    alike = _alike_across(col.values, train_n, test_n)
+    if alike:
+        problems.append(f"{key} values a reader cannot tell apart (they differ only by case, Unicode form, spaces "
+                        f"or invisible characters) on both sides: "
+                        + _names([f"{a!r} (train) and {b!r} (test)" for a, b in alike[:_SHOW]], len(alike)))
     if missing:
         problems.append(f"{missing} assigned recording(s) have no {key}, so disjointness cannot be shown")
     if problems:
@@ -233,6 +238,23 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
     return {"name": name, "passed": True,
             "detail": f"{int(np.count_nonzero(train_n))} train and {int(np.count_nonzero(test_n))} test "
                       f"{key} value(s), none shared"}
+
+
+def _alike_across(values, train_n: np.ndarray, test_n: np.ndarray) -> list[tuple]:
+    """``(train value, test value)`` pairs of distinct text values, one only on the train side and one only on
+    the test side, that read as one name (:func:`rfbench.names.plain_name`): ``kq`` and ``KQ`` are one person."""
+    from rfbench.names import plain_name
+
+    train_only, test_only = {}, {}
+    for v, value in enumerate(values):
+        if not isinstance(value, str):
+            continue
+        if train_n[v] > 0 and test_n[v] == 0:
+            train_only.setdefault(plain_name(value), []).append(value)
+        elif test_n[v] > 0 and train_n[v] == 0:
+            test_only.setdefault(plain_name(value), []).append(value)
+    return [(a, b) for plain in sorted(set(train_only) & set(test_only))
+            for a in train_only[plain] for b in test_only[plain]]
 
 
 def _capture_check(table: RecordingTable, has_train: np.ndarray, has_test: np.ndarray) -> dict:
