@@ -117,6 +117,8 @@ def _save(tmp_path, name, arr):
     ("skeleton", "--skeleton applies to --task pose only"),
     ("domain-key", "unknown domain key 'user'"),
     ("duplicate-name", "class 'Sweep' appears twice in the label set"),
+    # composed and decomposed é: two classes every table showed alike
+    ("names-alike", "classes 'lev\u00e9' and 'leve\u0301' read as one name"),
     ("missing-label-set", "--label-set nothing.txt: no such file"),
     ("groups-length", "--groups: expected one recording id per row (9 rows)"),
     ("train-from-test", "'r5' is on the split's test side"),
@@ -164,6 +166,9 @@ def test_bad_input_is_one_line_and_exit_2(runner, files, tmp_path, case, message
     elif case == "duplicate-name":
         (tmp_path / "dup.txt").write_text("Sweep\nClap\nSweep\n")
         swap["--label-set"] = "dup.txt"
+    elif case == "names-alike":
+        (tmp_path / "alike.txt").write_text("lev\u00e9\nClap\nleve\u0301\n", encoding="utf-8")
+        swap["--label-set"] = "alike.txt"
     elif case == "missing-label-set":
         swap["--label-set"] = "nothing.txt"
     elif case == "groups-length":
