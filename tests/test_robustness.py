@@ -511,19 +511,30 @@ def _lodo_manifest(tmp_path, rooms):
     return path
 
 
+def test_leave_one_domain_out_of_values_that_read_alike_fails_its_audit(runner, tmp_path):
+    """Rooms 'Alice' and 'alice' read as one: a fold holding out one keeps the other on the train side, and the
+    audit says so (their fold files got distinct names, and each fold passed, before)."""
+    manifest = _lodo_manifest(tmp_path, ["Alice", "alice", "c"])
+    result = runner.invoke(app, ["split", str(manifest), "-p", "leave-one-domain-out", "--domain", "room", "-o",
+                                 str(tmp_path / "folds")])
+    assert result.exit_code == 1, result.output
+    assert "a reader cannot tell apart" in result.output and "'alice' (train) and 'Alice' (test)" in " ".join(
+        result.output.split()), result.output
+
+
 def test_leave_one_domain_out_file_names_never_collide(runner, tmp_path):
     import hashlib
 
     def h8(value):  # the documented suffix: SHA-256 of the value's JSON text, 8 hex digits
         return hashlib.sha256(json.dumps(value).encode()).hexdigest()[:8]
 
-    manifest = _lodo_manifest(tmp_path, ["a/b", "a_b", "c", "Alice", "alice"])
+    manifest = _lodo_manifest(tmp_path, ["a/b", "a_b", "c", "d"])
     out = tmp_path / "folds"
     argv = ["split", str(manifest), "-p", "leave-one-domain-out", "--domain", "room", "-o", str(out), "--json"]
     result = runner.invoke(app, argv)
     assert result.exit_code == 0, result.output
     expected = {f"split-room-a_b-{h8('a/b')}.json": "a/b", "split-room-a_b.json": "a_b", "split-room-c.json": "c",
-                f"split-room-Alice-{h8('Alice')}.json": "Alice", f"split-room-alice-{h8('alice')}.json": "alice"}
+                "split-room-d.json": "d"}
     assert {p.name for p in out.iterdir()} == set(expected)
     for name, value in expected.items():
         assert json.loads((out / name).read_text())["held_out"] == [value]
