@@ -353,6 +353,32 @@ def test_a_template_corpus_may_not_take_a_built_in_dataset_name(runner, tmp_path
     assert result.exit_code == 0, result.output
 
 
+def test_a_template_that_picks_a_subset_of_the_tree_is_named_in_the_provenance(runner, tmp_path):
+    """A template fixing one repetition takes 1 file of each 2 (the rest left out as problems): the report said
+    nothing of it (Coverage: 3 of 3), only the manifest did. The provenance a report carries now names the
+    template and how many of the tree's files it matched."""
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.protocols.splitfile import data_provenance
+
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for k, user in enumerate(("ann", "bob")):
+        for rep in (1, 2):
+            (root / f"{user}_push_{rep}.dat").write_bytes(synthetic_log(3, seed=10 * k + rep))
+    result = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_1.dat", "--label",
+                                 "gesture", "--subject", "user", "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path / "m.json")
+    data = data_provenance(manifest, tmp_path / "m.json")["data"]
+    assert "recordings named by the template '{user}_{gesture}_1.dat'" in data, data
+    assert "2 of the tree's 4 files matched" in data and "2 problem(s) recorded by ingest" in data, data
+    whole = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}.dat", "--label",
+                                "gesture", "--subject", "user", "-o", str(tmp_path / "all.json")])
+    assert whole.exit_code == 0, whole.output
+    data = data_provenance(read_manifest(tmp_path / "all.json"), tmp_path / "all.json")["data"]
+    assert "4 of the tree's 4 files matched" in data and "problem" not in data, data
+
+
 def test_a_generated_tree_ingested_from_a_folder_inside_it_is_synthetic(runner, tmp_path):
     """The generators' marker sits at the tree's top: a template ingest of one date folder two levels below it
     (whose own walk never meets the marker) still gives a SYNTHETIC split."""

@@ -57,14 +57,33 @@ def data_provenance(manifest, manifest_file: Path | None) -> dict[str, Any]:
     """
     root = manifest.root_dir(manifest_file)
     found = [p for p in (root, root / "CSI", *root.parents) if (p / SYNTHETIC_MARKER).is_file()]
+    chosen = _selection(manifest)
     if manifest.synthetic:
         return {"synthetic": True, "data": "synthetic: the manifest records the generators' marker "
-                                           f"({SYNTHETIC_MARKER}) found by ingest"}
+                                           f"({SYNTHETIC_MARKER}) found by ingest" + chosen}
     if found:
         return {"synthetic": True, "data": f"synthetic: the generators' marker ({SYNTHETIC_MARKER}) is in the "
-                                           "dataset folder, although the manifest does not record it"}
+                                           "dataset folder, although the manifest does not record it" + chosen}
     return {"synthetic": False, "data": f"no generators' marker recorded at ingest or present in the dataset "
-                                        f"folder ({manifest.dataset} manifest)"}
+                                        f"folder ({manifest.dataset} manifest)" + chosen}
+
+
+def _selection(manifest) -> str:
+    """Which of the tree's files the manifest holds, when ingest did not take them all: the template that named
+    the recordings (``ingest files``), how many of the tree's files it matched, and how many problems ingest
+    recorded (files left out, or flagged). A template can pick a subset of a corpus (one repetition of each
+    gesture), and the report must say so, not only its manifest."""
+    template, tree = manifest.extra.get("template"), manifest.extra.get("tree")
+    parts = []
+    if isinstance(template, Mapping) and isinstance(template.get("text"), str):
+        parts.append(f"recordings named by the template {template['text']!r}")
+    if isinstance(tree, Mapping) and all(isinstance(tree.get(k), int) and not isinstance(tree.get(k), bool)
+                                         for k in ("files", "matched")):
+        parts.append(f"{tree['matched']} of the tree's {tree['files']} files matched")
+    if manifest.problems:
+        parts.append(f"{len(manifest.problems)} problem(s) recorded by ingest (files left out or flagged, listed "
+                     f"in the manifest)")
+    return "; " + ", ".join(parts) if parts else ""
 
 
 @dataclass(frozen=True)
