@@ -1106,7 +1106,7 @@ def test_a_model_that_reads_its_answers_off_the_batch_is_refused(d, tmp_path):
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
-    windows = d / "windows" / "widar-test"
+    windows = d / "windows" / "bvp-test"  # 102 rows of 6 classes: no random draw of 8 keeps every label
     x = np.load(windows / "X.npy", mmap_mode="r")
     y = np.load(windows / "y.npy")
     k = len(json.loads((windows / "index.json").read_text())["labels"]["names"])

@@ -46,6 +46,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from rfbench._rerun import ENV as RERUN_ENV
 from rfbench.errors import ValidationError
 from rfbench.nn.model_check import _check_model, _expected_text, _Plan, _row_text
 from rfbench.nn.onnx_file import ModelFile, TensorInfo, load_model, random_refusal
@@ -209,27 +210,34 @@ class _Runner:
             raise ValidationError(f"{self.where}: onnxruntime failed on {what}: {_first_line(exc)}") from None
         return np.asarray(out)
 
-    def check_rows_independent(self) -> None:
-        """Each row's output must be the model's answer to that row alone: the first batch's rows are run again
-        in reverse order, and the first few one at a time (a model of a fixed batch size: reversed only), and
-        must give what they gave (within :data:`ROW_TOLERANCE` of the largest output for floats; integers
-        exactly). A model that reads its answers off a row's place in the batch or the batch's size (a table of
-        the test labels cut to the batch: its input unused) gave a perfect score that a re-run reproduced."""
-        k = min(self.plan.batch_rows, self.n)
-        probes = [np.arange(k)[::-1]]
-        if not self.plan.fixed_batch:
-            probes += [np.array([i]) for i in sorted({*range(min(k, _SINGLE_ROWS)), k - 1})]
-        for rows in probes:
+    def check_rows_independent(self, every_row: bool = False) -> None:
+        """Each row's output must be the model's answer to that row alone: rows are run again in another batch —
+        :data:`_PROBE_ROWS` rows drawn at random, in random order, as one batch (``every_row``: every row, in a
+        random order, in batches one row smaller; a model of a fixed batch size: batches of that size, padded as
+        before) — and must give what they gave (within :data:`ROW_TOLERANCE` of the largest output for floats;
+        integers exactly). The draw is the operating system's, never recorded, so no model can know it. A model
+        that reads its answers off a row's place in the batch (a table of the test labels cut to the batch: its
+        input unused) gave a perfect score that a re-run reproduced; one that answers from the batch's statistics
+        gives other answers for another batch."""
+        n, batch = self.n, self.plan.batch_rows
+        if n < 2:
+            return
+        rng = np.random.default_rng()
+        order = rng.permutation(n) if every_row else rng.choice(n, size=min(n, _PROBE_ROWS), replace=False)
+        size = batch if self.plan.fixed_batch else (max(1, min(batch, n) - 1) if every_row else len(order))
+        for a in range(0, len(order), size):
+            rows = order[a:a + size]
             feed = np.ascontiguousarray(self.x[rows])
-            if self.plan.fixed_batch and len(rows) < self.plan.batch_rows:
-                padded = np.zeros((self.plan.batch_rows,) + self.x.shape[1:], dtype=self.x.dtype)
+            if self.plan.fixed_batch and len(rows) < batch:
+                padded = np.zeros((batch,) + self.x.shape[1:], dtype=self.x.dtype)
                 padded[:len(rows)] = feed
                 feed = padded
-            what = "row " + str(int(rows[0])) + " alone" if len(rows) == 1 else f"rows 0-{k - 1} in reverse order"
+            what = f"{len(rows)} row(s) in another batch, in another order"
             out = self._run(self.sessions[0], feed, what)
             if out.ndim < 1 or out.shape[0] != feed.shape[0] or tuple(out.shape[1:]) != self.row_shape:
-                raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape {list(out.shape)} "
-                                      f"for {what} ({feed.shape[0]} rows); it must give one row per input row")
+                raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape "
+                                      f"{list(out.shape)} for {what} ({feed.shape[0]} rows); it must give one row "
+                                      f"per input row")
             got = out[:len(rows)].reshape((len(rows),) + self.pred.shape[1:])
             want = self.pred[rows]
             if not _same_rows(got, want):
@@ -279,8 +287,8 @@ class _Runner:
             raise errors[0]
 
 
-#: Rows run one at a time by :meth:`_Runner.check_rows_independent`, besides the last of the first batch.
-_SINGLE_ROWS = 4
+#: Rows :meth:`_Runner.check_rows_independent` runs again outside a verify re-run (one extra onnxruntime call).
+_PROBE_ROWS = 8
 #: How far a row's float output may move when its batch changes (onnxruntime's kernels may sum in another order
 #: for another batch size), relative to the largest output of the rows compared.
 ROW_TOLERANCE = 1e-4
@@ -436,7 +444,8 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
             runner.run()
             seconds = time.perf_counter() - t0
             if not model.random:  # a model drawing random numbers (--allow-random) answers differently each run
-                runner.check_rows_independent()
+                # every row when verify re-runs the chain (the variable only ever tightens what a run does)
+                runner.check_rows_independent(every_row=os.environ.get(RERUN_ENV) is not None)
         finally:
             if hasher is not None:
                 hasher.join()
