@@ -212,7 +212,8 @@ class _Runner:
 
     def check_rows_independent(self, every_row: bool = False) -> None:
         """Each row's output must be the model's answer to that row alone: rows are run again in another batch —
-        :data:`_PROBE_ROWS` rows drawn at random, in random order, as one batch (``every_row``: every row, in a
+        :data:`_PROBE_ROWS` rows (an eighth of them, if fewer) drawn at random, in random order, as one batch
+        (``every_row``: every row, in a
         random order, in batches one row smaller; a model of a fixed batch size: batches of that size, padded as
         before) — and must give what they gave (within :data:`ROW_TOLERANCE` of the largest output for floats;
         integers exactly). The draw is the operating system's, never recorded, so no model can know it. A model
@@ -223,7 +224,8 @@ class _Runner:
         if n < 2:
             return
         rng = np.random.default_rng()
-        order = rng.permutation(n) if every_row else rng.choice(n, size=min(n, _PROBE_ROWS), replace=False)
+        probe = min(_PROBE_ROWS, max(1, n // 8))  # an eighth of the rows at most: a small run stays about as fast
+        order = rng.permutation(n) if every_row else rng.choice(n, size=probe, replace=False)
         size = batch if self.plan.fixed_batch else (max(1, min(batch, n) - 1) if every_row else len(order))
         for a in range(0, len(order), size):
             rows = order[a:a + size]
