@@ -172,12 +172,16 @@ class _Runner:
         view = self.x[start:stop]
         copied = False
         if self.plan.fixed_batch and stop - start < self.plan.batch_rows:
-            padded = np.zeros((self.plan.batch_rows,) + self.x.shape[1:], dtype=self.x.dtype)
-            padded[:stop - start] = view
-            view, copied = padded, True
+            view, copied = self._padded(view), True
         elif not self.contiguous:
             view, copied = np.ascontiguousarray(view), True
         return stop, view, copied
+
+    def _padded(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` followed by zero rows up to a fixed batch size (a copy)."""
+        padded = np.zeros((self.plan.batch_rows,) + self.x.shape[1:], dtype=self.x.dtype)
+        padded[:len(rows)] = rows
+        return padded
 
     def run_one(self, session, start: int):
         stop, feed, copied = self.batch(start)
@@ -213,13 +217,12 @@ class _Runner:
     def check_rows_independent(self, every_row: bool = False) -> None:
         """Each row's output must be the model's answer to that row alone: rows are run again in another batch —
         :data:`_PROBE_ROWS` rows (an eighth of them, if fewer) drawn at random, in random order, as one batch
-        (``every_row``: every row, in a
-        random order, in batches one row smaller; a model of a fixed batch size: batches of that size, padded as
-        before) — and must give what they gave (within :data:`ROW_TOLERANCE` of the largest output for floats;
-        integers exactly). The draw is the operating system's, never recorded, so no model can know it. A model
-        that reads its answers off a row's place in the batch (a table of the test labels cut to the batch: its
-        input unused) gave a perfect score that a re-run reproduced; one that answers from the batch's statistics
-        gives other answers for another batch."""
+        (``every_row``: every row, in a random order, in batches one row smaller; a model of a fixed batch size:
+        batches of that size, padded as before) — and must give what they gave (within :data:`ROW_TOLERANCE` of
+        the largest output for floats; integers exactly). The draw is the operating system's, never recorded, so
+        no model can know it. A model that reads its answers off a row's place in the batch (a table of the test
+        labels cut to the batch: its input unused) gave a perfect score that a re-run reproduced; one that
+        answers from the batch's statistics gives other answers for another batch."""
         n, batch = self.n, self.plan.batch_rows
         if n < 2:
             return
@@ -231,9 +234,7 @@ class _Runner:
             rows = order[a:a + size]
             feed = np.ascontiguousarray(self.x[rows])
             if self.plan.fixed_batch and len(rows) < batch:
-                padded = np.zeros((batch,) + self.x.shape[1:], dtype=self.x.dtype)
-                padded[:len(rows)] = feed
-                feed = padded
+                feed = self._padded(feed)
             what = f"{len(rows)} row(s) in another batch, in another order"
             out = self._run(self.sessions[0], feed, what)
             if out.ndim < 1 or out.shape[0] != feed.shape[0] or tuple(out.shape[1:]) != self.row_shape:
