@@ -289,3 +289,22 @@ def test_renderings_show_tag_warnings_and_labels(tmp_path):
     text = console.export_text()
     assert "Evidence: MEASURED" in text and "WARNING: LEAKAGE-PRONE" in text
     assert "PCK@0.20 torso(left_shoulder–right_hip) coco17 <= micro" in text
+
+
+def test_split_line_names_what_was_held_out_and_the_gestures_kept(tmp_path):
+    from rfbench.report.render import headline
+
+    split = {"protocol": "cross-subject", "seed": 0, "params": {"domain": "subject", "test": ["user4"],
+                                                                 "gestures": "common6"},
+             "held_out": {"key": "subject", "values": ["user4"]}, "audit": {"passed": True, "checks": []},
+             "train_recordings": 10, "test_recordings": 2}
+    line = dict(headline({"split": split}))["Split"]
+    assert line.startswith("protocol cross-subject (subject user4 held out), gestures common6, seed 0")
+    split["params"]["gestures"] = ["Push&Pull", "Clap"]
+    split["held_out"] = {"key": None, "values": []}  # in-domain: nothing held out
+    assert dict(headline({"split": split}))["Split"].startswith("protocol cross-subject, gestures Push&Pull, Clap,")
+    # the values come from the manifest: the Markdown rendering escapes them as it does every cell
+    pred, gt, groups = _arrays()
+    rep = pose_report(pred, gt, skeleton="coco17", units="m", split=_split(tmp_path), groups=groups, n_boot=0)
+    rep["split"]["held_out"] = {"key": "subject", "values": ["a|b"]}
+    assert "(subject a\\|b held out)" in render_markdown(rep)

@@ -45,6 +45,20 @@ def _level(report: Mapping) -> str:
     return f"{100 * lv:g}% CI" if isinstance(lv, (int, float)) and b.get("method") else "CI"
 
 
+def _held_out(split: Mapping) -> str:
+    """What a split held out and the gestures it kept, as the Split line shows them after the protocol's name:
+    `` (subject user4 held out), gestures common6``; empty for a split that holds out no domain value."""
+    held = split.get("held_out") if isinstance(split.get("held_out"), Mapping) else {}
+    values = held.get("values") if isinstance(held.get("values"), list) else []
+    text = f" ({held.get('key')} {', '.join(map(str, values))} held out)" if held.get("key") and values else ""
+    gestures = split.get("params").get("gestures") if isinstance(split.get("params"), Mapping) else None
+    if isinstance(gestures, list):
+        text += ", gestures " + ", ".join(map(str, gestures))
+    elif gestures is not None:
+        text += f", gestures {gestures}"
+    return text
+
+
 def headline(report: Mapping) -> list[tuple[str, str]]:
     """``(field, text)`` lines summarising the context of the numbers."""
     rows = []
@@ -52,7 +66,7 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
     if split:
         audit = split.get("audit") or {}
         checks = audit.get("checks") or []
-        text = (f"protocol {split.get('protocol')}, seed {split.get('seed')}, audit "
+        text = (f"protocol {split.get('protocol')}{_held_out(split)}, seed {split.get('seed')}, audit "
                 f"{'passed' if audit.get('passed') else 'FAILED'} ({len(checks)} checks), "
                 f"{split.get('train_recordings')} train / {split.get('test_recordings')} test recordings")
         if split.get("leakage_prone"):
