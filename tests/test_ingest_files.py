@@ -370,13 +370,20 @@ def test_a_template_that_picks_a_subset_of_the_tree_is_named_in_the_provenance(r
     assert result.exit_code == 0, result.output
     manifest = read_manifest(tmp_path / "m.json")
     data = data_provenance(manifest, tmp_path / "m.json")["data"]
-    assert "recordings named by the template '{user}_{gesture}_1.dat'" in data, data
+    assert "recordings named by the template '{user}_{gesture}_1.dat' (label from its field 'gesture', subject " \
+           "from its field 'user')" in data, data
     assert "2 of the tree's 4 files matched" in data and "2 problem(s) recorded by ingest" in data, data
     whole = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}.dat", "--label",
                                 "gesture", "--subject", "user", "-o", str(tmp_path / "all.json")])
     assert whole.exit_code == 0, whole.output
     data = data_provenance(read_manifest(tmp_path / "all.json"), tmp_path / "all.json")["data"]
     assert "4 of the tree's 4 files matched" in data and "problem" not in data, data
+    # the subject taken from the repetition number (every person on both sides of a cross-subject split) is shown
+    swapped = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}.dat", "--label",
+                                  "gesture", "--subject", "rep", "-o", str(tmp_path / "swapped.json")])
+    assert swapped.exit_code == 0, swapped.output
+    data = data_provenance(read_manifest(tmp_path / "swapped.json"), tmp_path / "swapped.json")["data"]
+    assert "subject from its field 'rep'" in data, data
 
 
 def test_a_generated_tree_ingested_from_a_folder_inside_it_is_synthetic(runner, tmp_path):

@@ -1306,3 +1306,81 @@ def test_max_gb_covers_the_tree_ingested_again(d):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "ingested again: verify would hash" in proc.stderr and "more than its limit of 1" in proc.stderr
     assert time.monotonic() - started < 30
+
+
+# -- 8. which dataset: the manifest's root is the scored party's word -------------------------------------------
+
+
+def test_verify_names_the_dataset_tree_and_holds_it_to_the_one_given(d, tmp_path):
+    report = d / "bvp" / "report.json"
+    plain = rfbench(*verify_args(d, report))
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert f"dataset tree: {d / 'data' / 'bvp'} (" in " ".join(plain.stdout.split()), plain.stdout
+    assert "pin it with --dataset DIR" in " ".join(plain.stdout.split())
+    pinned = rfbench(*verify_args(d, report), "--dataset", d / "data" / "bvp", "--json")
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    (tree,) = json.loads(pinned.stdout)["datasets"]
+    assert tree["tree"] == str(d / "data" / "bvp") and tree["pinned"] is True and tree["files"] > 0
+    # another folder, a subfolder of the real one included, is not the tree the chain rests on
+    for other in (d / "data" / "widar", d / "data" / "bvp" / "BVP"):
+        proc = rfbench(*verify_args(d, report), "--dataset", other)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "not the one given" in proc.stderr and "MATCH " not in proc.stdout
+    # a report scored from arrays (no split, no manifest) rests on no tree: it cannot be held to one
+    import rfbench as rb
+
+    plain_dir = d / "arrays"
+    plain_dir.mkdir()
+    gt = np.random.default_rng(0).normal(size=(8, 17, 2))
+    np.save(plain_dir / "gt.npy", gt)
+    np.save(plain_dir / "pred.npy", gt + 0.001)
+    rb.score_pose(plain_dir / "pred.npy", plain_dir / "gt.npy", out=plain_dir / "report.json",
+                  settings=rb.PoseSettings(skeleton="coco17", units="m", norm=("bbox",), k=(0.2,), metrics=("pck",)))
+    assert rfbench(*verify_args(d, plain_dir / "report.json")).returncode == 0
+    proc = rfbench(*verify_args(d, plain_dir / "report.json"), "--dataset", d / "data" / "mmfi")
+    assert proc.returncode == 1 and "rests on no dataset tree" in proc.stderr, proc.stdout + proc.stderr
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for bad, message in ((outside, "outside the verify root"), (d / "bvp-manifest.json", "not a folder")):
+        proc = rfbench(*verify_args(d, report), "--dataset", bad)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stdout + proc.stderr
+
+
+@pytest.mark.long
+def test_a_doctored_copy_of_the_dataset_handed_over_beside_it_is_named_and_refused_under_dataset(d):
+    """The scored party copies the corpus beside the real one, renames each test file the model gets wrong to
+    the gesture it predicted, points the manifest at the copy and makes the chain again: every link agrees with
+    the copy, the accuracy goes up, and verify MATCHed without saying which tree it had ingested."""
+    doc, wrong = _misclassified(d)
+    assert wrong, "the tiny demo's BVP model gets some test recordings wrong"
+    before = _accuracy(json.loads((d / "bvp" / "report.json").read_text()))
+    copy = d / "data" / ".copy"
+    shutil.copytree(d / "data" / "bvp", copy)
+    number = {(r["date"], r["gesture"]): r["gesture_number"] for r in doc["recordings"]}
+    by = {r["id"]: r for r in doc["recordings"]}
+    taken = {f["path"] for r in doc["recordings"] for f in r["files"]}
+    renamed = 0
+    for rid, name in wrong:
+        rec = by[rid]
+        if (rec["date"], name) not in number:
+            continue
+        folder, _, base = rec["files"][0]["path"].rpartition("/")
+        parts = base.split("-")  # user, gesture, location, orientation, repetition, parameters..., link
+        parts[1] = str(number[rec["date"], name])
+        for rep in [parts[4], *map(str, range(90, 100))]:
+            new = f"{folder}/{'-'.join(parts[:4] + [rep] + parts[5:])}"
+            if new not in taken:
+                break
+        taken.add(new)
+        (copy / rec["files"][0]["path"]).rename(copy / new)
+        renamed += 1
+    assert renamed
+    proc = rfbench("ingest", "widar", "data/.copy", "-o", "bvp-manifest.json", "--force", cwd=d)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _accuracy(_bvp_rechain(d)) > before  # the forgery holds on every link
+    plain = rfbench(*verify_args(d, d / "bvp" / "report.json"))
+    assert plain.returncode == 0, plain.stdout + plain.stderr  # the chain does follow from the copy...
+    assert f"dataset tree: {copy} (" in " ".join(plain.stdout.split()), plain.stdout  # ...and the verdict says so
+    held = rfbench(*verify_args(d, d / "bvp" / "report.json"), "--dataset", d / "data" / "bvp")
+    assert held.returncode == 1, held.stdout + held.stderr
+    assert f"names the dataset tree {copy}, not the one given" in held.stderr and "MATCH " not in held.stdout

@@ -28,6 +28,12 @@ def _verify(
                                                       show_default=False)] = None,
     all_cells: Annotated[bool, typer.Option("--all", help="With a robustness summary: re-run every cell (the "
                                             "default unless --cell names some).")] = False,
+    dataset: Annotated[Optional[list[Path]], typer.Option("--dataset", help="Your own copy of the dataset tree "
+                                                          "(a folder under --root; repeat for more): every "
+                                                          "manifest of the chain must name it, else MISMATCH. "
+                                                          "Without it the re-run ingests the folder the manifest "
+                                                          "names, which the verdict shows.",
+                                                          show_default=False)] = None,
     **limit_values,
 ) -> None:
     """Re-run REPORT's reproducer and compare every number, hash and setting exactly.
@@ -41,11 +47,12 @@ def _verify(
     rfbench (python -I -m rfbench) in an empty temporary folder, in their own process group under --cpu-seconds
     and --memory-mb, killed if verify is stopped, and may open only the files verify checked; nothing found
     beside the report is ever imported and nothing is written beside it. Each manifest's dataset tree is
-    ingested again and must give the same manifest (a manifest is not taken on its word). The whole re-run
+    ingested again and must give the same manifest (a manifest is not taken on its word); the verdict names
+    each tree, and --dataset DIR holds the chain to your own copy of the data. The whole re-run
     report is compared with the stored one (but a short list of environment fields, docs/verify.md), and
     report.md must render from report.json. Exit 0: identical. Exit 1: an input or the dataset tree changed,
-    the reproducer is not rfbench's, a re-run failed, a value differs, or report.md was edited (each difference
-    is listed). Exit 2: the report is missing,
+    the reproducer is not rfbench's, a re-run failed, a value differs, report.md was edited, or a manifest names
+    another tree than --dataset (each difference is listed). Exit 2: the report is missing,
     unreadable or malformed, has no reproducer, or an input is missing, outside the root or not a regular
     file.
     """
@@ -58,7 +65,7 @@ def _verify(
         try:
             with rerun_guard():
                 result = verify_report(report, root=root, limits=limits, cells=tuple(cell or ()),
-                                       all_cells=all_cells)
+                                       all_cells=all_cells, datasets=tuple(dataset or ()))
         except VerificationError as exc:
             _mismatch(report, exc, json_out)
             raise
@@ -75,6 +82,9 @@ def _verify(
     version = f" (made with rfbench {result.made_with}, re-run with {__version__})" if result.made_with else ""
     console.print(f"[bold green]MATCH[/] {escape(str(report))}: {result.compared} values identical on "
                   f"re-run{version}{md}")
+    for t in result.datasets:
+        how = "your --dataset" if t["pinned"] else "the folder the manifest names; pin it with --dataset DIR"
+        console.print(f"dataset tree: {escape(t['tree'])} ({t['files']} files ingested again; {how})")
     for note in result.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
     for item in result.uncompared:  # the fixed environment fields are listed by --json and docs/verify.md

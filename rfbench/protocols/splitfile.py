@@ -70,13 +70,21 @@ def data_provenance(manifest, manifest_file: Path | None) -> dict[str, Any]:
 
 def _selection(manifest) -> str:
     """Which of the tree's files the manifest holds, when ingest did not take them all: the template that named
-    the recordings (``ingest files``), how many of the tree's files it matched, and how many problems ingest
+    the recordings (``ingest files``) and which of its fields gave each role (subject, label, ...), how many of
+    the tree's files it matched, and how many problems ingest
     recorded (files left out, or flagged). A template can pick a subset of a corpus (one repetition of each
     gesture), and the report must say so, not only its manifest."""
     template, tree = manifest.extra.get("template"), manifest.extra.get("tree")
     parts = []
     if isinstance(template, Mapping) and isinstance(template.get("text"), str):
-        parts.append(f"recordings named by the template {template['text']!r}")
+        roles = manifest.extra.get("roles")
+        roles = {k: v for k, v in roles.items() if isinstance(k, str) and isinstance(v, str)} \
+            if isinstance(roles, Mapping) else {}
+        # which field is the subject (or the label, the room...) is the ingesting party's choice: the report shows
+        # it, so a subject taken from the repetition number reads as one
+        said = f" ({', '.join(f'{role} from its field {field!r}' for role, field in sorted(roles.items()))})" \
+            if roles else ""
+        parts.append(f"recordings named by the template {template['text']!r}{said}")
     if isinstance(tree, Mapping) and all(isinstance(tree.get(k), int) and not isinstance(tree.get(k), bool)
                                          for k in ("files", "matched")):
         parts.append(f"{tree['matched']} of the tree's {tree['files']} files matched")

@@ -11,7 +11,9 @@ Steps:
    label set a windows index names, the model and predictions a prediction record names (which must be the
    report's own inputs) — each a regular file whose size is checked before it is read; each distinct file is
    hashed once, within a wall-clock deadline (``timeout`` covers the whole command) and a cap on the bytes
-   hashed (``max_gb``). A changed input → exit 1, nothing re-run.
+   hashed (``max_gb``). A changed input → exit 1, nothing re-run. Each manifest's dataset tree is the folder its
+   ``root`` names: the scored party's word, so the verdict names it, and ``datasets`` (``--dataset DIR``) holds
+   it to the verifier's own copy — a chain whose tree is any other folder is a MISMATCH (exit 1).
 3. **Rebuild the command**: the reproducer is parsed against ``rfbench score``'s own option table; an unknown,
    repeated or non-canonical option, ``--``, ``--help``, ``--json`` or ``--force`` is a MISMATCH (exit 1) and
    never run. The re-run's argv is rfbench's: built from the parsed settings, each input option pointing at the
@@ -144,7 +146,8 @@ class VerifyResult:
 
     ``uncompared`` lists what verify did not compare and why (:data:`ENVIRONMENT`, and whatever this run could
     not compare: pictures when no plotting library is installed, predictions compared within tolerance);
-    ``made_with`` is the rfbench version the report names when it is not this one."""
+    ``made_with`` is the rfbench version the report names when it is not this one; ``datasets`` the dataset
+    trees the chain was ingested again from."""
 
     report: str
     status: str
@@ -156,11 +159,15 @@ class VerifyResult:
     markdown: str = "identical"
     uncompared: list[dict] = field(default_factory=list)
     made_with: str | None = None
+    #: each dataset tree the chain was ingested again from: ``{tree, manifest, files, pinned}`` (``pinned``: it is
+    #: one of the folders given as ``datasets``)
+    datasets: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"report": self.report, "status": self.status, "compared": self.compared, "notes": self.notes,
                 "differences": [], "rerun_argv": self.argv, "root": self.root, "limits": self.limits,
-                "markdown": self.markdown, "uncompared": self.uncompared, "made_with": self.made_with}
+                "markdown": self.markdown, "uncompared": self.uncompared, "made_with": self.made_with,
+                "datasets": self.datasets}
 
 
 class Interrupted(RfbenchError):
@@ -753,7 +760,8 @@ def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[st
 
 
 def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = None, python: str | None = None,
-                  limits: Limits | None = None, cells: Sequence[str] = (), all_cells: bool = False) -> VerifyResult:
+                  limits: Limits | None = None, cells: Sequence[str] = (), all_cells: bool = False,
+                  datasets: Sequence[str | os.PathLike] = ()) -> VerifyResult:
     """Re-run a report in a closed world and compare everything (see the module docstring for every step).
 
     Parameters
@@ -771,6 +779,10 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         For a robustness summary (``rfbench robustness``'s summary.json, checked by
         :mod:`rfbench.report.verify_robustness`): the cells to re-run as reports (``noise-3-seed0``, ``clean``);
         every one (the default) unless ``cells`` names some, and ``all_cells`` re-runs every one in any case.
+    datasets : sequence of path-like, optional
+        The verifier's own copies of the dataset trees (folders under the root): the tree of every manifest of
+        the chain must be one of them, and a chain with no dataset tree is refused. Without them the re-run
+        ingests whatever folder each manifest names (the result names it).
 
     Returns
     -------
@@ -781,10 +793,11 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     ------
     FormatError
         Missing, unreadable or malformed report, no reproducer, a missing input, an input outside the root or
-        not a regular file (exit 2).
+        not a regular file, a ``datasets`` folder that is not a folder under the root (exit 2).
     VerificationError
         An input's size or hash changed, the reproducer is not the command rfbench records, a re-run failed, a
-        value differs, or report.md does not render from the report (exit 1); ``differences`` lists them.
+        value differs, report.md does not render from the report, or a dataset tree is not one of ``datasets``
+        (exit 1); ``differences`` lists them.
 
     Examples
     --------
@@ -810,11 +823,11 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     try:
         summary = _robustness_summary(Path(path))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
-            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits, deadline),
+            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits, deadline, datasets),
                            VerifyResult, cells=cells, all_cells=all_cells, limits=limits)
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
-        return _verify(Path(path), root, python, limits)
+        return _verify(Path(path), root, python, limits, None, datasets)
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
         # a report, or a file of its chain, malformed in a way no check above names: still one line, exit 2
         if isinstance(exc, RfbenchError):
@@ -836,7 +849,8 @@ def _robustness_summary(path: Path):
     return verify_summary if is_summary(doc) else None
 
 
-def _verify(path: Path, root, python: str | None, limits: Limits, deadline: float | None = None) -> VerifyResult:
+def _verify(path: Path, root, python: str | None, limits: Limits, deadline: float | None = None,
+            datasets: Sequence[str | os.PathLike] = ()) -> VerifyResult:
     from rfbench import __version__
     from rfbench.io.files import read_json
     from rfbench.io.world import write_world
@@ -850,6 +864,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
     if not root.is_dir():
         raise FormatError(f"verify root {root}: not a folder")
     resolve(path.name, path.parent, what="report", root=root)  # the report too is a file under the root
+    pinned = _pinned_datasets(datasets, root)
     if os.path.islink(path):  # report.md and the pictures are checked beside the real file: a reader opening
         # those beside the link would see files verify never looked at
         raise FormatError(f"{path}: a symbolic link to {report_real}; verify the report file itself (its report.md "
@@ -872,6 +887,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             f"{path}: {len(world.changed)} input(s) changed since the report was made ("
             + ", ".join(f"{d['path']} {d['file']}" for d in world.changed) + "); numbers not re-computed",
             differences=world.changed)
+    trees = _dataset_trees(world, pinned, path)
     plan = rerun_plan(report, path)
     chain = _check_chain(report, world, path)
     _check_reproducible(chain, path)
@@ -934,7 +950,53 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
     if md_status == "absent":
         notes.append("no report.md beside the report: only the JSON was checked")
     return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status,
-                        uncompared, made_with)
+                        uncompared, made_with, trees)
+
+
+def _pinned_datasets(datasets: Sequence[str | os.PathLike], root: Path) -> list[Path] | None:
+    """The real folders of ``datasets`` (None when none was given): each a folder under the verify root."""
+    if not datasets:
+        return None
+    from rfbench.io.paths import under
+
+    out = []
+    for d in datasets:
+        real = Path(os.path.realpath(d))
+        if not real.is_dir():
+            raise FormatError(f"--dataset {d}: not a folder")
+        if not under(real, root):
+            raise FormatError(f"--dataset {d}: outside the verify root {root} (nothing outside it is read); give a "
+                              "--root that holds it")
+        out.append(real)
+    return out
+
+
+def _dataset_trees(world: ClosedWorld, pinned: list[Path] | None, where: Any) -> list[dict]:
+    """Each manifest's dataset tree, as the verdict names it; with ``pinned`` (the verifier's own copies), each
+    must be one of them — the manifest's ``root`` is the scored party's word, and a copy of the corpus beside
+    the real one (its test files renamed to other labels, or a subfolder of it) ingests again to the same
+    manifest."""
+    trees = []
+    for m, tree, doc in world.manifests:
+        files = sum(len(r.get("files") or []) for r in doc.get("recordings") or [] if isinstance(r, Mapping))
+        trees.append({"tree": str(tree), "manifest": str(m.path), "files": files,
+                      "pinned": pinned is not None and tree in pinned})
+    if pinned is None:
+        return trees
+    given = ", ".join(str(p) for p in pinned)
+    if not trees:
+        raise _mismatch(where, f"the report rests on no dataset tree (no manifest in its chain), so it cannot be "
+                        f"held to --dataset {given}", "chain.ingest.tree", None, given)
+    for t in trees:
+        if not t["pinned"]:
+            raise _mismatch(where, f"the manifest {t['manifest']} names the dataset tree {t['tree']}, not the one "
+                            f"given (--dataset {given}): the numbers rest on another copy of the data",
+                            "chain.ingest.tree", t["tree"], given)
+        if not t["files"]:
+            raise _mismatch(where, f"the manifest {t['manifest']} lists no file of the dataset tree {t['tree']} "
+                            "(recordings written by hand): nothing in it rests on --dataset", "chain.ingest.files",
+                            0, "the files of the dataset tree")
+    return trees
 
 
 def _check_reproducible(chain, where: Any) -> None:

@@ -118,6 +118,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
              f"made with rfbench {version}"]
     every = ["clean", *names]
     wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
+    trees: dict = {}
     for name in wanted:
         try:
             result = verify_cell(reports[name])
@@ -125,6 +126,8 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
             raise VerificationError(f"{path}: cell {name}: {exc}", differences=exc.differences) from None
         compared += result.compared
         notes.append(f"cell {name} re-run: MATCH ({result.compared} values)")
+        for t in result.datasets:  # the cells share the clean run's chain: each tree named once
+            trees.setdefault((t["tree"], t["manifest"]), t)
     skipped = [name for name in every if name not in wanted]
     uncompared = [{"field": "cells[].drop (interval)", "why": NOT_COMPARED}]
     if skipped:
@@ -133,7 +136,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
                            "why": "not re-run (--cell named others): their numbers rest on their reports' sha256, "
                                   "not on a re-run; leave out --cell to re-run every cell"})
     return result_type(report=str(path), status="match", compared=compared, notes=notes, markdown="absent",
-                       uncompared=uncompared)
+                       uncompared=uncompared, datasets=list(trees.values()))
 
 
 def _check(path: Path, files: _Files, reference_allowed: bool):
