@@ -353,3 +353,60 @@ def test_a_dataset_folder_whose_path_is_not_utf8_is_one_line_exit_2(runner, tmp_
                             "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["manifest"].endswith("caf\\xe9.json") and out.exists()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a tree deeper than Python's recursion limit
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def deep_chain():
+    """Makes ``top``/d/d/.../d (1,100 folders, past the interpreter's recursion limit) holding an empty x.dat,
+    and removes it after the test one level at a time (shutil.rmtree, which cleans pytest's temporary folders,
+    recurses once per level too)."""
+    made = []
+
+    def make(top: Path, levels: int = 1100) -> Path:
+        folder = str(top)
+        os.makedirs(folder, exist_ok=True)
+        for _ in range(levels):  # one at a time: os.makedirs itself recurses once per level
+            folder += "/d"
+            os.mkdir(folder)
+        leaf = Path(folder) / "x.dat"
+        leaf.write_bytes(b"")
+        made.append((leaf, levels))
+        return leaf
+
+    yield make
+    for leaf, levels in made:
+        leaf.unlink()
+        folder = str(leaf.parent)
+        for _ in range(levels):
+            os.rmdir(folder)
+            folder = os.path.dirname(folder)
+
+
+@pytest.mark.parametrize("kind", list(INGESTS))
+def test_a_folder_chain_past_the_recursion_limit_is_walked(runner, tmp_path, kind, deep_chain):
+    """A thousand nested folders anywhere in the tree were a RecursionError traceback (the walk, counting a
+    left-out folder's files, recursed once per level); now the folder is one problem like any other."""
+    root = INGESTS[kind][0](tmp_path / "tree")
+    where = {"widar": "CSI/20181109/", "mmfi": "E01/S01/"}.get(kind, "")  # inside the folders each walks
+    deep_chain(root / where)
+    out = tmp_path / "m.json"
+    r = runner.invoke(app, ["ingest", kind, str(root), "-o", str(out), "--json"] + INGESTS[kind][2])
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output and out.exists()
+    problems = read_manifest(out).problems
+    assert any(p["path"].startswith(where + "d") for p in problems), problems
+
+
+def test_parse_walks_a_folder_chain_past_the_recursion_limit(runner, tmp_path, deep_chain):
+    """``rfbench parse FOLDER`` used os.walk, which recurses once per level: one line for the empty log at the
+    bottom, not a traceback."""
+    deep_chain(tmp_path / "logs")
+    put(tmp_path / "logs" / "a.dat", synthetic_log(4, seed=1))
+    r = runner.invoke(app, ["parse", str(tmp_path / "logs"), "-o", str(tmp_path / "out")])
+    assert "RecursionError" not in r.output and not isinstance(r.exception, RecursionError), r.output
+    assert "x.dat: empty file" in r.output and (tmp_path / "out" / "a.npz").exists(), r.output

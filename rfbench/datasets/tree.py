@@ -212,11 +212,16 @@ class TreeWalk:
         return out
 
     def files(self, folder: Path, real_folder: str | None = None) -> list[Entry]:
-        """Every usable file under ``folder``, depth first in name order."""
+        """Every usable file under ``folder``, depth first in name order. Walked with a stack of its own, not by
+        recursion: a tree's depth is the tree's choice (a chain of a thousand folders is one mkdir loop)."""
         out = []
-        for e in self.entries(folder, real_folder):
-            if e.is_dir:
-                out.extend(self.files(e.path, e.real))
+        pending = [iter(self.entries(folder, real_folder))]
+        while pending:
+            e = next(pending[-1], None)
+            if e is None:
+                pending.pop()
+            elif e.is_dir:
+                pending.append(iter(self.entries(e.path, e.real)))
             else:
                 out.append(e)
         return out

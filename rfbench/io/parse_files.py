@@ -167,6 +167,32 @@ def _ours(name: str) -> bool:
     return name.endswith(".npz") or (name.startswith(".") and ".npz." in name and name.endswith(".tmp"))
 
 
+
+def _walk(top: Path):
+    """``(folder, file names)`` of ``top`` and every folder under it, top-down in name order, as ``os.walk``
+    with sorted names gives them (a link to a folder is neither descended nor a file) — but with a stack of its
+    own: ``os.walk`` recurses once per level, and a chain of a thousand folders is a RecursionError."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                items = list(it)
+        except OSError:
+            continue
+        dirs, files = [], []
+        for e in items:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                files.append(e.name)
+            elif not e.is_symlink():
+                dirs.append(e.name)
+        yield folder, sorted(files)
+        stack.extend(folder / name for name in sorted(dirs, reverse=True))
+
 def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS, sniffed: Iterable[str] = ()) -> Inputs:
     """Turn files and folders into the files to parse.
 
@@ -193,10 +219,8 @@ def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS, sniff
         item = Path(item)
         if item.is_dir():
             found, other = [], []
-            for dirpath, dirnames, filenames in os.walk(item):
-                dirnames.sort()
-                base = Path(dirpath)
-                for name in sorted(filenames):
+            for base, filenames in _walk(item):
+                for name in filenames:
                     path = base / name
                     rel = PurePosixPath(path.relative_to(item).as_posix())
                     if _matches(rel, patterns):
