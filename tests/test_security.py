@@ -869,6 +869,18 @@ def test_a_key_given_twice_is_refused(d):
     assert audit.returncode == 2 and "'protocol' appears twice" in audit.stderr, audit.stdout + audit.stderr
 
 
+def test_a_short_number_past_the_float_range_is_refused_not_read_as_infinity():
+    """``1e999`` is five characters, yet read as a float it is infinity: the value the reader refuses when it is
+    written ``Infinity``. It read as inf (and every check downstream had to catch it)."""
+    from rfbench.errors import FormatError
+    from rfbench.io.documents import parse_json_text
+
+    for text in ('{"seed": 1e999}', '[-1E+400]', '{"a": [0.5, 2.5e308]}'):
+        with pytest.raises(FormatError, match="too large for a float"):
+            parse_json_text(text, "x.json")
+    assert parse_json_text('[1e308, 2e-999, 0.25]', "x.json") == [1e308, 0.0, 0.25]  # finite: as written
+
+
 def test_a_five_thousand_digit_number_is_one_line(d):
     report = d / "pose" / "report.json"
     edit_json(report, lambda r: r["bootstrap"].__setitem__("seed", 0))

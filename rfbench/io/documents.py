@@ -141,10 +141,20 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or an exponent, which must be finite: ``1e999`` is a short number whose
+    float is infinity (the value ``Infinity`` the reader refuses by name)."""
+    value = float(text)
+    if value - value != 0:
+        raise _Refused(f"the number {text[:24]} is too large for a float (it would read as infinity); rfbench "
+                       "reads finite numbers only")
+    return value
+
+
 def _float(text: str) -> float:
     if len(text) > MAX_NUMBER_CHARS:
         raise _Refused(f"a number of {len(text)} characters; rfbench reads numbers of at most {MAX_NUMBER_CHARS}")
-    return float(text)
+    return _finite(text)
 
 
 def parse_json_text(text: str, where: str, error: type = FormatError) -> Any:
@@ -159,7 +169,8 @@ def _parse_json(text: str, raw: bytes, where: str, error: type) -> Any:
     values = text.count(",") + text.count("[") + text.count("{") + 1
     if values > MAX_JSON_VALUES:
         raise error(f"{where}: holds up to {values} JSON values; rfbench reads at most {MAX_JSON_VALUES} in one file")
-    hooks: dict[str, Any] = {"object_pairs_hook": _unique_keys, "parse_constant": _no_constant}
+    hooks: dict[str, Any] = {"object_pairs_hook": _unique_keys, "parse_constant": _no_constant,
+                             "parse_float": _finite}  # (a manifest or index holds few floats: integers stay in C)
     if _has_long_digits(raw):  # only then are numbers measured one by one (the common case stays at C speed)
         hooks.update(parse_int=_int, parse_float=_float)
     try:
