@@ -158,10 +158,14 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         raise ValidationError(f"{display_path(str(root))}: not a folder; give the folder the template's paths are "
                               "relative to")
     name = dataset or display_path(Path(os.path.abspath(root)).name) or "files"
-    if name in BUILTIN_DATASETS:
-        raise ValidationError(f"dataset name {name!r} is that of rfbench's own ingest of the release "
-                              f"({BUILTIN_DATASETS[name]}), whose labels and domains follow the release's own rules; "
-                              "a corpus read by a template needs a name of its own (--dataset)")
+    from rfbench.names import plain_name
+
+    builtin = next((b for b in BUILTIN_DATASETS if plain_name(b) == plain_name(name)), None)
+    if builtin is not None:  # `Widar3`, `mmfi ` or a Cyrillic і read as the name itself
+        said = "" if builtin == name else f" (it reads as {builtin!r})"
+        raise ValidationError(f"dataset name {name!r}{said} is that of rfbench's own ingest of the release "
+                              f"({BUILTIN_DATASETS[builtin]}), whose labels and domains follow the release's own "
+                              "rules; a corpus read by a template needs a name of its own (--dataset)")
     walk = TreeWalk(root, follow_symlinks=follow_symlinks)
     problems = walk.problems
     nseg = len(tpl.segments)
