@@ -300,6 +300,11 @@ def test_split_line_names_what_was_held_out_and_the_gestures_kept(tmp_path):
              "train_recordings": 10, "test_recordings": 2}
     line = dict(headline({"split": split}))["Split"]
     assert line.startswith("protocol cross-subject (subject user4 held out), gestures common6, seed 0")
+    assert "on both sides" not in line
+    # what the protocol does not hold out, from the audit rfbench ran: the same rooms on both sides
+    split["audit"]["shared"] = [{"key": "room", "shared": 3, "values": 3}, {"key": "date", "shared": 1, "values": 5}]
+    assert dict(headline({"split": split}))["Split"].endswith(
+        "2 test recordings; on both sides: room 3/3, date 1/5")
     split["params"]["gestures"] = ["Push&Pull", "Clap"]
     split["held_out"] = {"key": None, "values": []}  # in-domain: nothing held out
     assert dict(headline({"split": split}))["Split"].startswith("protocol cross-subject, gestures Push&Pull, Clap,")
@@ -308,3 +313,15 @@ def test_split_line_names_what_was_held_out_and_the_gestures_kept(tmp_path):
     rep = pose_report(pred, gt, skeleton="coco17", units="m", split=_split(tmp_path), groups=groups, n_boot=0)
     rep["split"]["held_out"] = {"key": "subject", "values": ["a|b"]}
     assert "(subject a\\|b held out)" in render_markdown(rep)
+
+
+def test_the_report_carries_what_the_split_shares_across_its_sides(tmp_path):
+    """The split's audit lists the domains on both sides that its protocol does not claim (the report had only
+    the checks): a cross-location split with every subject on both sides now says so in report.json and
+    report.md."""
+    rooms = {"r1": {"room": "A"}, "r2": {"room": "B"}, "r3": {"room": "A"}, "r4": {"room": "C"}}
+    split = sf.load_split(write_split(tmp_path / "split.json", ["r1", "r2"], ["r3", "r4"], extra=rooms))
+    pred, gt, groups = _arrays()
+    rep = pose_report(pred, gt, skeleton="coco17", units="m", split=split, groups=groups, n_boot=0)
+    assert rep["split"]["audit"]["shared"] == [{"key": "room", "shared": 1, "values": 3}]
+    assert "; on both sides: room 1/3 |" in render_markdown(rep)

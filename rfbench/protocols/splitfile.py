@@ -131,7 +131,10 @@ class SplitInfo:
             "seed": self.seed,
             "params": dict(self.params),
             "leakage_prone": self.leakage_prone,
-            "audit": {"passed": bool(self.audit.get("passed")), "checks": list(self.audit.get("checks", []))},
+            "audit": {"passed": bool(self.audit.get("passed")), "checks": list(self.audit.get("checks", [])),
+                      # the domains the protocol does not hold out, on both sides (from the audit rfbench ran)
+                      "shared": [{"key": x["key"], "shared": x["shared"], "values": x["values"]}
+                                 for x in self.audit.get("shared", []) if x.get("shared")]},
             "synthetic": self.synthetic,
             "train_recordings": len(self.train),
             "test_recordings": len(self.test),

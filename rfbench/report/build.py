@@ -9,7 +9,7 @@ A report is a JSON object::
     reproducer       {argv, cwd} or null (null only for CLAIMED)
     inputs           [{role, path, bytes, sha256, option}]   paths relative to the report's folder
     rfbench_version  "x.y.z"
-    split            {protocol, seed, params, leakage_prone, audit: {passed, checks}, synthetic, ...} or null
+    split            {protocol, seed, params, leakage_prone, audit: {passed, checks, shared}, synthetic, ...} or null
     baseline         {kind, ...} when a baseline was built, else {kind: null, reason}
     bootstrap        {method, replicates, level, seed, cluster_by, clusters} or {method: null, reason}
     results          [{metric, spec, label, better, model, baseline, delta, ci}]

@@ -73,6 +73,10 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
             text += ", LEAKAGE-PRONE"
         if split.get("synthetic"):
             text += ", synthetic corpus"
+        shared = [x for x in audit.get("shared") or [] if isinstance(x, Mapping)]
+        if shared:  # what the protocol does not hold out: a reader sees the same person on both sides
+            text += "; on both sides: " + ", ".join(f"{x.get('key')} {x.get('shared')}/{x.get('values')}"
+                                                   for x in shared)
         rows.append(("Split", text))
     else:
         rows.append(("Split", "none given"))
