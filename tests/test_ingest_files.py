@@ -361,7 +361,8 @@ def test_a_template_corpus_may_not_take_a_built_in_dataset_name(runner, tmp_path
 def test_a_template_that_picks_a_subset_of_the_tree_is_named_in_the_provenance(runner, tmp_path):
     """A template fixing one repetition takes 1 file of each 2 (the rest left out as problems): the report said
     nothing of it (Coverage: 3 of 3), only the manifest did. The provenance a report carries now names the
-    template and how many of the tree's files it matched."""
+    template, how many of the tree's files it matched and the tree's folder (a subfolder of a corpus, each of
+    whose files matched, must not read as the corpus)."""
     from rfbench.datasets.manifest import read_manifest
     from rfbench.protocols.splitfile import data_provenance
 
@@ -377,12 +378,12 @@ def test_a_template_that_picks_a_subset_of_the_tree_is_named_in_the_provenance(r
     data = data_provenance(manifest, tmp_path / "m.json")["data"]
     assert "recordings named by the template '{user}_{gesture}_1.dat' (label from its field 'gesture', subject " \
            "from its field 'user')" in data, data
-    assert "2 of the tree's 4 files matched" in data and "2 problem(s) recorded by ingest" in data, data
+    assert "2 of the 4 files of the tree 'corpus' matched" in data and "2 problem(s) recorded by ingest" in data, data
     whole = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}.dat", "--label",
                                 "gesture", "--subject", "user", "-o", str(tmp_path / "all.json")])
     assert whole.exit_code == 0, whole.output
     data = data_provenance(read_manifest(tmp_path / "all.json"), tmp_path / "all.json")["data"]
-    assert "4 of the tree's 4 files matched" in data and "problem" not in data, data
+    assert "4 of the 4 files of the tree 'corpus' matched" in data and "problem" not in data, data
     # the subject taken from the repetition number (every person on both sides of a cross-subject split) is shown
     swapped = runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}.dat", "--label",
                                   "gesture", "--subject", "rep", "-o", str(tmp_path / "swapped.json")])

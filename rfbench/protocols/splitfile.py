@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
 import numpy as np
@@ -87,7 +87,12 @@ def _selection(manifest) -> str:
         parts.append(f"recordings named by the template {template['text']!r}{said}")
     if isinstance(tree, Mapping) and all(isinstance(tree.get(k), int) and not isinstance(tree.get(k), bool)
                                          for k in ("files", "matched")):
-        parts.append(f"{tree['matched']} of the tree's {tree['files']} files matched")
+        # the tree's own folder name: a manifest whose root is a subfolder of a corpus (one distance of WiAR) has
+        # every file of its tree matched, and must not read as the whole corpus
+        name = PurePosixPath(str(manifest.root).replace("\\", "/")).name if isinstance(manifest.root, str) else ""
+        of = f"the {tree['files']} files of the tree {name!r}" if name and name not in (".", "..") else \
+            f"the tree's {tree['files']} files"
+        parts.append(f"{tree['matched']} of {of} matched")
     if manifest.problems:
         parts.append(f"{len(manifest.problems)} problem(s) recorded by ingest (files left out or flagged, listed "
                      f"in the manifest)")
