@@ -482,3 +482,54 @@ def test_the_timeout_bounds_the_whole_verify_of_a_summary_its_cells_included(swe
     copy, verify = _copied_sweep(sweep, tmp_path)
     bad = verify("--timeout", "3")
     assert bad.exit_code == 1 and "did not finish within 3 s" in bad.output, bad.output
+
+
+@pytest.mark.long
+def test_a_reference_cell_forged_with_its_sha256_recorded_is_a_mismatch_by_default(sweep, tmp_path):
+    """The reference sweep's cells scale CE and mCE, but they were only checked against the reference summary:
+    a reference cell's number changed, its sha256 and the reference's aggregate recorded again, then the
+    summary's reference sha256 and its CE and mCE — verify said MATCH on a made-up mCE. The reference's cells are
+    now re-run like the summary's own, and named as not compared when --cell narrows the re-runs."""
+    import hashlib
+
+    from rfbench.report.render import render_markdown
+    from rfbench.report.robustness import reproducer_argv
+    from rfbench.report.robustness_settings import RobustnessSettings
+
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    shutil.copytree(copy / "sweep", copy / "ref")
+    ref = copy / "ref" / "summary.json"
+    report = ref.parent / json.loads(ref.read_text())["cells"][1]["report"]
+    doc = json.loads(report.read_text())
+    doc["results"][0]["model"]["value"] = 0.01
+    report.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    report.with_suffix(".md").write_text(render_markdown(doc), encoding="utf-8")
+
+    def forged_ref(r):
+        r["cells"][1]["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
+        r["cells"][1]["model"]["value"] = 0.01
+        r["cells"][1]["drop"]["value"] = r["clean"]["model"]["value"] - 0.01
+
+    ref_doc = _forge(ref, forged_ref)
+    if any(p.suffix == ".png" for p in ref.parent.iterdir()):  # its pictures drawn again from the forged values
+        pytest.importorskip("rfbench.report.robustness")._pictures(ref_doc, ref.parent)
+
+    def with_reference(d):
+        s = d["settings"]
+        settings = RobustnessSettings(corruptions=tuple(s["corruptions"]),
+                                      severities=",".join(map(str, s["severities"])), seeds=s["seeds"])
+        d["reference"] = {"path": "../ref/summary.json", "sha256": _sha(ref)}
+        d["reproducer"]["argv"] = reproducer_argv(d["model"]["path"], d["split"]["path"], d["score_like"]["path"],
+                                                  settings, "../ref/summary.json")
+
+    path = copy / "sweep" / "summary.json"
+    pictures = pytest.importorskip("rfbench.report.robustness")._pictures
+    summary = _forge(path, with_reference)
+    if any(p.suffix == ".png" for p in path.parent.iterdir()):
+        pictures(summary, path.parent)
+    narrow = verify("--cell", "clean")  # every check of the summary and its reference holds
+    assert narrow.exit_code == 0, narrow.output
+    assert "not compared: reference cells" in " ".join(narrow.output.split()), narrow.output
+    bad = verify()
+    assert bad.exit_code == 1, bad.output
+    assert "reference cell noise-5-seed0" in bad.output and "0.01 in the report" in bad.output, bad.output

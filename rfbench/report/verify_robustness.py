@@ -13,15 +13,16 @@ once within verify's ``timeout`` and ``max_gb``:
 - **what it derives**: the task and metric (from the clean report), the baseline value (the clean report's),
   the corruption errors (CE, mCE, recomputed from the cells), the reproducer (the command rfbench writes for
   the recorded paths and settings), the notes (rfbench's own); the version must read as one;
-- **the reference** sweep, when named: checked the same way (without a reference of its own), so the CE and mCE
-  it scales rest on cell reports too;
+- **the reference** sweep, when named: checked the same way (without a reference of its own), and its cells
+  re-run with the summary's own (below), so the CE and mCE it scales rest on re-run cells too;
 - **the pictures** beside it, when matplotlib is installed: drawn again from the summary and compared byte for
   byte.
 
-Then every cell, clean included, is verified as the report it is: its chain re-run from the dataset, bit for
-bit. Until every cell is re-run, a cell's numbers rest on its report's sha256 alone — and whoever edits a cell
-report can record its new sha256 — so that is the default. ``cells`` (folder names such as ``noise-3-seed0``)
-narrows the re-runs to those named; every cell left out is then named in the verdict as not compared.
+Then every cell, clean included, and every cell of the reference is verified as the report it is: its chain
+re-run from the dataset, bit for bit. Until every cell is re-run, a cell's numbers rest on its report's sha256
+alone — and whoever edits a cell report can record its new sha256 — so that is the default. ``cells`` (folder
+names such as ``noise-3-seed0``) narrows the re-runs to those named; every cell left out, and the reference's
+cells, are then named in the verdict as not compared.
 The drops' paired intervals (``low``, ``high``, ``level``) are not recomputed here (they need every cell's
 predictions and the clean ones together): the verdict names them as not compared, and a re-run of the sweep
 (``rfbench robustness`` with the summary's reproducer) reproduces them.
@@ -108,7 +109,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
             raise
         raise FormatError(f"{path}: not a robustness summary rfbench writes ({type(exc).__name__}: "
                           f"{' '.join(str(exc).split())[:160]})") from None
-    names, reports, compared, version = checked
+    names, reports, compared, version, reference_cells = checked
     unknown = [c for c in cells if c not in names and c != "clean"]
     if unknown:
         raise ValidationError(f"{path}: no cell {unknown[0]!r}; the cells are clean, "
@@ -118,14 +119,19 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
              f"made with rfbench {version}"]
     every = ["clean", *names]
     wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
+    # the reference's cells decide the CE and mCE this summary scales by: re-run with the summary's own (a cell
+    # not re-run rests on its report's sha256 alone, which whoever edits the report can record again)
+    runs = [(name, reports[name], "cell") for name in wanted]
+    if all_cells or not cells:
+        runs += [(name, report, "reference cell") for name, report in reference_cells.items()]
     trees: dict = {}
-    for name in wanted:
+    for name, report, kind in runs:
         try:
-            result = verify_cell(reports[name])
+            result = verify_cell(report)
         except VerificationError as exc:
-            raise VerificationError(f"{path}: cell {name}: {exc}", differences=exc.differences) from None
+            raise VerificationError(f"{path}: {kind} {name}: {exc}", differences=exc.differences) from None
         compared += result.compared
-        notes.append(f"cell {name} re-run: MATCH ({result.compared} values)")
+        notes.append(f"{kind} {name} re-run: MATCH ({result.compared} values)")
         for t in result.datasets:  # the cells share the clean run's chain: each tree named once
             trees.setdefault((t["tree"], t["manifest"]), t)
     skipped = [name for name in every if name not in wanted]
@@ -135,6 +141,11 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
                                     f"({len(skipped)} of {len(every)})",
                            "why": "not re-run (--cell named others): their numbers rest on their reports' sha256, "
                                   "not on a re-run; leave out --cell to re-run every cell"})
+    if reference_cells and not (all_cells or not cells):
+        uncompared.append({"field": f"reference cells ({len(reference_cells)})",
+                           "why": "not re-run (--cell named cells of the summary): the CE and mCE rest on the "
+                                  "reference's cell reports' sha256, not on a re-run; leave out --cell to re-run "
+                                  "them"})
     return result_type(report=str(path), status="match", compared=compared, notes=notes, markdown="absent",
                        uncompared=uncompared, datasets=list(trees.values()))
 
@@ -235,6 +246,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         if (f.get("label"), f.get("better")) != (metric["label"], better):
             differ(f"cells[{name}].metric", [metric["label"], better], [f.get("label"), f.get("better")])
     reference = None
+    reference_cells: dict = {}  # the reference's cell reports, clean first: verify re-runs them too
     if doc.get("reference") is not None:
         if not reference_allowed:
             raise FormatError(f"{path}: a reference sweep that names a reference of its own; rfbench robustness "
@@ -246,7 +258,9 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
             differ("reference.sha256", doc["reference"]["sha256"], digest)
         else:
             try:
-                compared += _check(item.path, files, reference_allowed=False)[2]
+                ref_names, ref_reports, ref_compared, _, _ = _check(item.path, files, reference_allowed=False)
+                compared += ref_compared
+                reference_cells = {name: ref_reports[name] for name in ["clean", *ref_names]}
             except VerificationError as exc:
                 raise VerificationError(f"{path}: its reference {item.path}: {exc}",
                                         differences=exc.differences) from None
@@ -263,7 +277,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     if differences:
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
                                 f"{differences[0]['path']})", differences=differences)
-    return names, reports, compared, version
+    return names, reports, compared, version, reference_cells
 
 
 def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Mapping, files: _Files, where: str,
