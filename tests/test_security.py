@@ -507,6 +507,31 @@ def test_score_refuses_a_record_that_is_a_dangling_link(d, tmp_path):
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.parametrize("field,value", [("model.path", "a" * 300), ("pred.file", "loop/x"),
+                                         ("model.path", "pred.npy/x")], ids=["too-long", "link-loop", "not-a-folder"])
+def test_a_record_naming_an_unopenable_path_is_one_line_exit_2(d, tmp_path, field, value):
+    """A model path of 300 characters or one through a link loop raised OSError (ENAMETOOLONG, ELOOP) through
+    score: a traceback and exit 1, which reads as a failed check."""
+    (d / "pose" / "loop").symlink_to("loop")
+    key, sub = field.split(".")
+    edit_json(d / "pose" / "pred.json", lambda r: r[key].__setitem__(sub, value))
+    result = rfbench(*_score_rows_argv(d, tmp_path / "r.json"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    _one_error_line(result)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_score_refuses_a_record_naming_another_windows_index(d, tmp_path):
+    """A record whose windows index is a copy elsewhere (or nothing at all) was scored, and verify, which replays
+    the chain from the index the record names, then refused the report (exit 2)."""
+    shutil.copytree(d / "windows" / "mmfi-test", d / "windows" / "elsewhere")
+    edit_json(d / "pose" / "pred.json",
+              lambda r: r["windows"]["index"].__setitem__("path", "../windows/elsewhere/index.json"))
+    result = rfbench(*_score_rows_argv(d, tmp_path / "r.json"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the record names the windows index" in result.stderr and not (tmp_path / "r.json").exists()
+
+
 def test_verify_replays_the_model_against_the_very_file_that_was_scored(d, tmp_path):
     """A report assembled by hand: the forged predictions' numbers, with the honest run's chain, model and record
     (whose pred.file names the hidden honest file). Verify replayed the model against the record's file

@@ -105,6 +105,9 @@ def guard() -> Iterator[None]:
         raise fail(f"{exc.filename or ''}: is a directory", 2) from None
     except FileNotFoundError as exc:
         raise fail(f"{exc.filename or ''}: no such file or directory", 2) from None
+    except OSError as exc:  # a name too long, a link loop, an I/O error: a path someone gave, one line
+        what = (exc.strerror or str(exc)).lower()
+        raise fail(f"{exc.filename}: {what}" if exc.filename else what, 2) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
 

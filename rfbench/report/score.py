@@ -529,6 +529,11 @@ def _prediction_record(inputs: ScoreInputs, files: list, index):
         raise ValidationError(f"{path}: the record describes the predictions {record.pred_path}, not `pred` "
                               f"({inputs.pred}); score the file rfbench predict wrote (or move the record away to "
                               "score other predictions without a chain)")
+    if record.index_path is not None and not (os.path.exists(record.index_path)
+                                              and os.path.samefile(record.index_path, inputs.rows)):
+        # verify replays the chain from the index the record names: it must be `rows` itself, not a copy
+        raise ValidationError(f"{path}: the record names the windows index {record.index_path}, not `rows` "
+                              f"({inputs.rows}); score with the index rfbench predict read")
     recorded = (record.doc.get("windows") or {}).get("index", {}).get("sha256")
     if recorded != sha256_file(inputs.rows)[0]:
         raise ValidationError(f"{path}: the predictions were made over another windows index than `rows` "
