@@ -1352,7 +1352,7 @@ def test_verify_names_the_dataset_tree_and_holds_it_to_the_one_given(d, tmp_path
     report = d / "bvp" / "report.json"
     plain = rfbench(*verify_args(d, report))
     assert plain.returncode == 0, plain.stdout + plain.stderr
-    assert f"dataset tree: {d / 'data' / 'bvp'} (" in " ".join(plain.stdout.split()), plain.stdout
+    assert f"dataset tree: {d / 'data' / 'bvp'} (ingested again: " in " ".join(plain.stdout.split()), plain.stdout
     assert "pin it with --dataset DIR" in " ".join(plain.stdout.split())
     pinned = rfbench(*verify_args(d, report), "--dataset", d / "data" / "bvp", "--json")
     assert pinned.returncode == 0, pinned.stdout + pinned.stderr
@@ -1376,6 +1376,14 @@ def test_verify_names_the_dataset_tree_and_holds_it_to_the_one_given(d, tmp_path
     assert rfbench(*verify_args(d, plain_dir / "report.json")).returncode == 0
     proc = rfbench(*verify_args(d, plain_dir / "report.json"), "--dataset", d / "data" / "mmfi")
     assert proc.returncode == 1 and "rests on no dataset tree" in proc.stderr, proc.stdout + proc.stderr
+    # ground truth the scored party supplied (--gt) rests on their file, not on the tree
+    gt_report = d / "pose" / "gt-report.json"
+    made = rfbench(*_score_pose_argv(d, gt_report))
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert rfbench(*verify_args(d, gt_report)).returncode == 0  # it does verify: from their own files
+    proc = rfbench(*verify_args(d, gt_report), "--dataset", d / "data" / "mmfi")
+    assert proc.returncode == 1 and "a file the scored party supplied (--gt)" in proc.stderr, \
+        proc.stdout + proc.stderr
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     for bad, message in ((outside, "outside the verify root"), (d / "bvp-manifest.json", "not a folder")):
@@ -1421,3 +1429,27 @@ def test_a_doctored_copy_of_the_dataset_handed_over_beside_it_is_named_and_refus
     held = rfbench(*verify_args(d, d / "bvp" / "report.json"), "--dataset", d / "data" / "bvp")
     assert held.returncode == 1, held.stdout + held.stderr
     assert f"names the dataset tree {copy}, not the one given" in held.stderr and "MATCH " not in held.stdout
+
+
+def test_under_dataset_a_tree_ingested_following_links_is_refused(tmp_path):
+    """A manifest ingested with --follow-symlinks admits link targets anywhere under the verify root: under
+    --dataset they are data outside the verifier's copy. (The flag is the manifest's own, but the tree is ingested
+    again with it and compared, so it is what ingest did; it cannot be held to one folder.)"""
+    from types import SimpleNamespace
+
+    from rfbench.errors import VerificationError
+    from rfbench.report.closed_world import ClosedWorld
+    from rfbench.report.verify import _dataset_trees
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    doc = {"recordings": [{"id": "a", "files": [{"path": "a.dat"}]}], "problems": [{"path": "x", "reason": "r"}]}
+    world = ClosedWorld(root=tmp_path)
+    world.manifests = [(SimpleNamespace(path=tmp_path / "m.json"), tree, doc)]
+    (held,) = _dataset_trees(world, [tree], "r.json", {"inputs": []})
+    assert held == {"tree": str(tree), "manifest": str(tmp_path / "m.json"), "files": 1, "left_out": 1,
+                    "pinned": True}
+    doc["follow_symlinks"] = True
+    assert _dataset_trees(world, None, "r.json", {"inputs": []})[0]["pinned"] is False  # named, unpinned
+    with pytest.raises(VerificationError, match="ingested following links"):
+        _dataset_trees(world, [tree], "r.json", {"inputs": []})

@@ -84,7 +84,9 @@ def _verify(
                   f"re-run{version}{md}")
     for t in result.datasets:
         how = "your --dataset" if t["pinned"] else "the folder the manifest names; pin it with --dataset DIR"
-        console.print(f"dataset tree: {escape(t['tree'])} ({t['files']} files ingested again; {how})")
+        left = f", {t['left_out']} left out as problems" if t.get("left_out") else ""
+        console.print(f"dataset tree: {escape(t['tree'])} (ingested again: {t['files']} files in the manifest"
+                      f"{left}; {how})")
     for note in result.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
     for item in result.uncompared:  # the fixed environment fields are listed by --json and docs/verify.md

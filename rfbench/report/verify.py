@@ -887,7 +887,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             f"{path}: {len(world.changed)} input(s) changed since the report was made ("
             + ", ".join(f"{d['path']} {d['file']}" for d in world.changed) + "); numbers not re-computed",
             differences=world.changed)
-    trees = _dataset_trees(world, pinned, path)
+    trees = _dataset_trees(world, pinned, path, report)
     plan = rerun_plan(report, path)
     chain = _check_chain(report, world, path)
     _check_reproducible(chain, path)
@@ -971,23 +971,36 @@ def _pinned_datasets(datasets: Sequence[str | os.PathLike], root: Path) -> list[
     return out
 
 
-def _dataset_trees(world: ClosedWorld, pinned: list[Path] | None, where: Any) -> list[dict]:
-    """Each manifest's dataset tree, as the verdict names it; with ``pinned`` (the verifier's own copies), each
-    must be one of them — the manifest's ``root`` is the scored party's word, and a copy of the corpus beside
-    the real one (its test files renamed to other labels, or a subfolder of it) ingests again to the same
-    manifest."""
+def _dataset_trees(world: ClosedWorld, pinned: list[Path] | None, where: Any, report: Mapping) -> list[dict]:
+    """Each manifest's dataset tree, as the verdict names it (``files``: the files the manifest lists;
+    ``left_out``: the problems ingest recorded, files of the tree the manifest does not take); with ``pinned``
+    (the verifier's own copies), each must be one of them — the manifest's ``root`` is the scored party's word,
+    and a copy of the corpus beside the real one (its test files renamed to other labels, or a subfolder of it)
+    ingests again to the same manifest. Under ``pinned`` the numbers must rest on the tree: ground truth the
+    scored party supplied (``--gt``, ``--train-gt``) and a tree ingested following links (which may lead out of
+    it) are refused."""
     trees = []
     for m, tree, doc in world.manifests:
         files = sum(len(r.get("files") or []) for r in doc.get("recordings") or [] if isinstance(r, Mapping))
         trees.append({"tree": str(tree), "manifest": str(m.path), "files": files,
-                      "pinned": pinned is not None and tree in pinned})
+                      "left_out": len(doc.get("problems") or []), "pinned": pinned is not None and tree in pinned})
     if pinned is None:
         return trees
     given = ", ".join(str(p) for p in pinned)
     if not trees:
         raise _mismatch(where, f"the report rests on no dataset tree (no manifest in its chain), so it cannot be "
                         f"held to --dataset {given}", "chain.ingest.tree", None, given)
-    for t in trees:
+    supplied = sorted({i.get("role") for i in report.get("inputs") or [] if isinstance(i, Mapping)}
+                      & {"gt", "train-gt"})
+    if supplied:
+        raise _mismatch(where, f"its ground truth is a file the scored party supplied (--{supplied[0]}), not read "
+                        f"from --dataset {given}: score with --rows to have it read from the dataset",
+                        "inputs.gt", supplied[0], "read from the dataset (--rows)")
+    for t, (_, _, doc) in zip(trees, world.manifests):
+        if doc.get("follow_symlinks") is True:
+            raise _mismatch(where, f"the manifest {t['manifest']} was ingested following links, which may lead "
+                            f"out of --dataset {given}; ingest without --follow-symlinks to hold it to the tree",
+                            "chain.ingest.follow_symlinks", True, False)
         if not t["pinned"]:
             raise _mismatch(where, f"the manifest {t['manifest']} names the dataset tree {t['tree']}, not the one "
                             f"given (--dataset {given}): the numbers rest on another copy of the data",
