@@ -348,30 +348,38 @@ def test_a_cell_report_forged_with_its_sha256_recorded_is_a_mismatch_by_default(
     """A cell report's number changed, its report.md rendered again, its new sha256 and value written into the
     summary, every derived number and picture made again: the summary agrees with every file it names, and verify
     without --cell or --all said MATCH. Every cell is now re-run unless --cell names some."""
-    import hashlib
 
-    from rfbench.report.render import render_markdown
     from rfbench.report.robustness import _pictures
 
     copy, verify = _copied_sweep(sweep, tmp_path)
     path = copy / "sweep" / "summary.json"
-    report = path.parent / json.loads(path.read_text())["cells"][1]["report"]
-    doc = json.loads(report.read_text())
-    doc["results"][0]["model"]["value"] = 0.8
-    report.write_text(json.dumps(doc, indent=2, sort_keys=True))
-    report.with_suffix(".md").write_text(render_markdown(doc), encoding="utf-8")
-
-    def forged(summary):
-        summary["cells"][1]["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
-        summary["cells"][1]["model"]["value"] = 0.8
-        summary["cells"][1]["drop"]["value"] = summary["clean"]["model"]["value"] - 0.8
-
-    _pictures(_forge(path, forged), path.parent)
+    _pictures(_forge(path, _forged_cell(path, 1, 0.8)), path.parent)
     one = verify("--cell", "clean")  # the summary's own checks pass: only a re-run of the cell finds it
     assert one.exit_code == 0 and "noise-5-seed0" in one.output.split("not compared: cells ")[1], one.output
     bad = verify()
     assert bad.exit_code == 1 and "cell noise-5-seed0" in bad.output and "0.8 in the report" in bad.output, \
         bad.output
+
+
+def _forged_cell(path: Path, k: int, value: float):
+    """Cell ``k``'s report of the summary at ``path`` given the number ``value`` (its report.md rendered again),
+    and the change that records its new sha256, value and drop in the summary (for :func:`_forge`)."""
+    import hashlib
+
+    from rfbench.report.render import render_markdown
+
+    report = path.parent / json.loads(path.read_text())["cells"][k]["report"]
+    doc = json.loads(report.read_text())
+    doc["results"][0]["model"]["value"] = value
+    report.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    report.with_suffix(".md").write_text(render_markdown(doc), encoding="utf-8")
+
+    def forged(summary):
+        summary["cells"][k]["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
+        summary["cells"][k]["model"]["value"] = value
+        summary["cells"][k]["drop"]["value"] = summary["clean"]["model"]["value"] - value
+
+    return forged
 
 
 def _forge(path: Path, change) -> dict:
@@ -490,27 +498,14 @@ def test_a_reference_cell_forged_with_its_sha256_recorded_is_a_mismatch_by_defau
     a reference cell's number changed, its sha256 and the reference's aggregate recorded again, then the
     summary's reference sha256 and its CE and mCE — verify said MATCH on a made-up mCE. The reference's cells are
     now re-run like the summary's own, and named as not compared when --cell narrows the re-runs."""
-    import hashlib
 
-    from rfbench.report.render import render_markdown
     from rfbench.report.robustness import reproducer_argv
     from rfbench.report.robustness_settings import RobustnessSettings
 
     copy, verify = _copied_sweep(sweep, tmp_path)
     shutil.copytree(copy / "sweep", copy / "ref")
     ref = copy / "ref" / "summary.json"
-    report = ref.parent / json.loads(ref.read_text())["cells"][1]["report"]
-    doc = json.loads(report.read_text())
-    doc["results"][0]["model"]["value"] = 0.01
-    report.write_text(json.dumps(doc, indent=2, sort_keys=True))
-    report.with_suffix(".md").write_text(render_markdown(doc), encoding="utf-8")
-
-    def forged_ref(r):
-        r["cells"][1]["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
-        r["cells"][1]["model"]["value"] = 0.01
-        r["cells"][1]["drop"]["value"] = r["clean"]["model"]["value"] - 0.01
-
-    ref_doc = _forge(ref, forged_ref)
+    ref_doc = _forge(ref, _forged_cell(ref, 1, 0.01))
     if any(p.suffix == ".png" for p in ref.parent.iterdir()):  # its pictures drawn again from the forged values
         pytest.importorskip("rfbench.report.robustness")._pictures(ref_doc, ref.parent)
 
