@@ -410,3 +410,15 @@ def test_parse_walks_a_folder_chain_past_the_recursion_limit(runner, tmp_path, d
     r = runner.invoke(app, ["parse", str(tmp_path / "logs"), "-o", str(tmp_path / "out")])
     assert "RecursionError" not in r.output and not isinstance(r.exception, RecursionError), r.output
     assert "x.dat: empty file" in r.output and (tmp_path / "out" / "a.npz").exists(), r.output
+
+
+def test_an_output_that_is_a_dangling_link_is_refused_without_force(runner, tmp_path):
+    """``-o`` a link to nothing read as absent (Path.exists follows the link): the user's link was replaced
+    without --force."""
+    root = files_tree(tmp_path / "tree")
+    out = tmp_path / "m.json"
+    out.symlink_to(tmp_path / "not-yet.json")
+    r = runner.invoke(app, ["ingest", "files", str(root), "-o", str(out)] + INGESTS["files"][2])
+    assert r.exit_code == 2 and "already exists" in r.output, r.output
+    assert out.is_symlink() and os.readlink(out) == str(tmp_path / "not-yet.json")
+    assert not (tmp_path / "not-yet.json").exists()

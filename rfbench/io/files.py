@@ -79,7 +79,7 @@ _MAX_DEFLATE_RATIO = 1032
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     """Refuse an existing ``path`` unless ``force``; return it as a Path. Call before doing expensive work."""
     path = Path(path)
-    if path.exists() and not force:
+    if os.path.lexists(path) and not force:  # a link to nothing is the user's too: not absent
         raise OutputExistsError(f"{path} already exists; pass `force` to overwrite it")
     if path.exists() and path.is_dir():
         raise OutputExistsError(f"{path} is a directory, not a file")
