@@ -528,3 +528,22 @@ def test_a_reference_cell_forged_with_its_sha256_recorded_is_a_mismatch_by_defau
     bad = verify()
     assert bad.exit_code == 1, bad.output
     assert "reference cell noise-5-seed0" in bad.output and "0.01 in the report" in bad.output, bad.output
+
+
+def test_a_sweep_never_writes_into_a_folder_of_the_user_s(sweep, tmp_path):
+    """Only summary.json and clean/ were checked: a user's cells/noise-1-seed0/report.json and pictures in the
+    folder were overwritten without --force, and with --force a folder that never held a sweep was written into.
+    Now the folder must be new or empty, or (--force) hold a summary rfbench wrote."""
+    d, _ = sweep
+    mine = tmp_path / "mine"
+    (mine / "cells" / "noise-1-seed0").mkdir(parents=True)
+    (mine / "cells" / "noise-1-seed0" / "report.json").write_text("my notes")
+    (mine / "summary.json").write_text('{"my": "own"}')
+    argv = ["robustness", str(d / "pose" / "ridge.onnx"), "--split", str(d / "mmfi-split.json"), "--score-like",
+            str(d / "pose" / "like.json"), "--corruptions", "noise", "--severities", "1", "-o", str(mine)]
+    for extra, message in (([], "is not empty"), (["--force"], "no robustness summary rfbench wrote")):
+        result = CliRunner().invoke(app, argv + extra)
+        assert result.exit_code == 2 and message in result.output, result.output
+    assert (mine / "cells" / "noise-1-seed0" / "report.json").read_text() == "my notes"
+    assert (mine / "summary.json").read_text() == '{"my": "own"}'
+    assert sorted(p.name for p in mine.rglob("*")) == ["cells", "noise-1-seed0", "report.json", "summary.json"]

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from rfbench.csi.corruption_table import corruption
-from rfbench.errors import OutputExistsError, ValidationError
+from rfbench.errors import OutputExistsError, RfbenchError, ValidationError
 from rfbench.report.robustness_settings import RobustnessSettings, cell_name, parse_severities
 from rfbench.settings import _kind, flag_of, options_of
 
@@ -264,6 +264,34 @@ def _kept_reading(out: Path) -> Iterator:
                 break
 
 
+def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> None:
+    """A sweep writes many files in ``out`` (each cell's windows, predictions and report, the pictures): without
+    ``force`` the folder must be new or empty; with it, it must hold a sweep rfbench wrote (its summary.json a
+    robustness summary) or be empty — a folder of the user's is never written into file by file."""
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise OutputExistsError(f"{out} exists and is not a folder")
+    try:
+        held = os.listdir(out) if os.path.isdir(out) else []
+    except OSError as exc:
+        raise OutputExistsError(f"{out}: cannot list it ({exc.strerror or exc})") from None
+    if not held:
+        return
+    if not force:
+        raise OutputExistsError(f"{out} is not empty; give an empty or new folder, or --force to replace a sweep "
+                                "rfbench wrote there")
+    from rfbench.io.files import read_json
+    from rfbench.report.verify_robustness import is_summary
+
+    try:
+        ours = os.path.isfile(summary_path) and not os.path.islink(summary_path) and \
+            is_summary(read_json(summary_path, "robustness"))
+    except RfbenchError:
+        ours = False
+    if not ours:
+        raise OutputExistsError(f"{out} holds files but no robustness summary rfbench wrote ({SUMMARY_FILE}); "
+                                "--force replaces a sweep, never a folder of your own: give an empty or new folder")
+
+
 def run_robustness(model, split, score_like_report, out, settings: RobustnessSettings | None = None, *,
                    force: bool = False, workers: int | None = None,
                    on_total: Callable[[int], None] | None = None,
@@ -291,7 +319,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     Sweep
     """
     from rfbench.datasets.windows import write_windows
-    from rfbench.io.files import check_writable, write_json
+    from rfbench.io.files import write_json
     from rfbench.nn.onnx_file import load_model
     from rfbench.nn.predict import predict
     from rfbench.nn.prediction_record import write_prediction
@@ -304,9 +332,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     cells = settings.cells()
     out = Path(out)
     summary_path = out / SUMMARY_FILE
-    check_writable(summary_path, force)
-    if not force and (out / "clean").exists():
-        raise OutputExistsError(f"{out / 'clean'} exists; give an empty folder, or --force to replace the sweep")
+    _check_sweep_folder(out, summary_path, force)
     like = score_like(score_like_report)
     reference = read_reference(settings.reference) if settings.reference is not None else None
     model_file = load_model(model)
