@@ -220,3 +220,13 @@ def test_awkward_features_zero_frames_and_two_frames():
     two = np.array([[1.0, 0.0], [0.0, 1.0]])
     total, tc, ent = A.objective(two, np.zeros((2, 1)), np.zeros((1, 2)), np.eye(2), 1.0, 0.0)
     assert tc == 0.0 and total == 0.0
+
+
+def test_cli_a_fifo_source_is_refused_unread(runner, tmp_path):
+    """The source was sniffed with a plain open before any check: a FIFO blocked the command forever."""
+    import os
+
+    fifo = tmp_path / "src.npy"
+    os.mkfifo(fifo)
+    result = runner.invoke(app, ["adapt", str(fifo)])
+    assert result.exit_code == 2 and "not a regular file" in result.output, result.output

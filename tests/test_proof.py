@@ -226,3 +226,18 @@ def test_a_mismatch_names_differing_library_versions(default_run, tmp_path):
     verdict = P.judge(default_run, baseline)
     assert verdict.verdict == "FAIL"
     assert "the baseline was made with numpy=1.0 numba=0.1 llvmlite=0.1; this run used numpy=" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_hash_file_that_is_no_regular_file_is_refused_unread(runner, tmp_path, kind):
+    """--hash-file was read with Path.read_text: a FIFO blocked both modes forever, /dev/zero filled memory."""
+    import os
+
+    path = tmp_path / "base.sha256"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    for extra in ([], ["--generate-hash"]):
+        result = _invoke(runner, "--steps", "2", "--samples", "4", "--hash-file", str(path), *extra)
+        assert result.exit_code == 2 and "not a regular file" in result.output, result.output

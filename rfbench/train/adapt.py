@@ -293,9 +293,18 @@ def load_amplitude(path, max_frames: int) -> np.ndarray:
         raise FormatError(f"{path} is a folder; give one .npz archive or .npy file")
     if not path.exists():
         raise FormatError(f"{path}: no such file")
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(6)
+    import os
+
+    from rfbench.io.files import NotRegularFile, open_regular
+
+    try:  # sniffed through the safe opener: a FIFO is refused unread, never waited on
+        fd = open_regular(path, True)
+        try:
+            head = os.read(fd, 6)
+        finally:
+            os.close(fd)
+    except NotRegularFile:
+        raise FormatError(f"{path}: not a regular file; give one .npz archive or .npy file") from None
     except OSError as exc:
         raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if head == b"\x93NUMPY":

@@ -305,6 +305,10 @@ class Baseline:
     problem: str | None = None
 
 
+#: A baseline file is a few lines of digests and comments.
+MAX_BASELINE_BYTES = 1 << 20
+
+
 def read_baseline(path: str | Path) -> Baseline | None:
     """Parse a baseline file; ``None`` when it does not exist or holds nothing but blanks and comments.
 
@@ -315,10 +319,15 @@ def read_baseline(path: str | Path) -> Baseline | None:
     path = Path(path)
     if path.is_dir():
         raise ValidationError(f"{path} is a folder; `hash_file` needs a file path")
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    from rfbench.io.files import NotRegularFile, read_regular
+
+    try:  # a regular file of at most 1 MiB (a FIFO or /dev/zero is refused unread, never waited on or filled)
+        text = read_regular(path, MAX_BASELINE_BYTES, "a proof baseline", ValidationError,
+                            follow=True).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        raise ValidationError(f"{path}: not a regular file; `hash_file` needs a file path") from None
     comments, entries = [], {}
     problem = None
     for number, raw in enumerate(text.splitlines(), 1):
