@@ -100,6 +100,13 @@ def test_unknown_fields_are_marked_unknown_never_guessed():
     ("schema = 'rfbench.claims/2'\n[[claim]]\nvalue = 1\nsource = { citation = 'x' }\n", "this rfbench reads"),
     ("claims = []\n", "unknown top-level key 'claims'"),
     ("[[claim]\nvalue = 1\n", "not valid TOML"),
+    # a number the metric cannot take: a PCK of 500 % or 7.5 as a fraction, a negative error
+    ("[[claim]]\nvalue = 500\nmetric = 'pck'\nvalue_scale = 'percent'\nsource = { citation = 'x' }\n",
+     "'value' 500.0 is past 100, the most a pck can be as a percent"),
+    ("[[claim]]\nvalue = 7.5\nmetric = 'pck'\nvalue_scale = 'fraction'\nsource = { citation = 'x' }\n",
+     "'value' 7.5 is past 1, the most a pck can be as a fraction"),
+    ("[[claim]]\ntask = 'gesture'\nvalue = [90, 101]\nsource = { citation = 'x' }\n", "'value' 101.0 is past 100"),
+    ("[[claim]]\nvalue = -3\nmetric = 'mpjpe'\nsource = { citation = 'x' }\n", "'value' -3.0 is negative"),
 ])
 def test_a_bad_claims_file_is_one_format_error(text, message):
     with pytest.raises(FormatError, match=re.escape(message)):
@@ -321,3 +328,15 @@ def test_a_gesture_report_is_compared_with_gesture_claims(runner, tmp_path, monk
     assert {p["part"]: p["status"] for p in c["parts"]}["metric"] == "same"
     assert c["comparable"] is False and "protocol" in c["differs"]
     assert c["rescore"] == {"status": "unavailable", "reason": "gesture claims are compared, not re-scored"}
+
+
+def test_a_claim_s_dataset_is_the_report_s_only_by_its_name():
+    """A substring test made "XRF55 (this is not MM-Fi)" the same dataset as an MM-Fi report, and a BVP claim
+    ("Widar3.0 BVP (...)") the same as a Widar3.0 CSI report; the name before any remark must be the report's."""
+    from rfbench.report.compare import _OWN_CORPUS, _same_dataset
+
+    assert _same_dataset("MM-Fi", "MM-Fi") and _same_dataset("MM-Fi", "mm-fi (the release's WiFi frames)")
+    assert _same_dataset("Widar3.0 BVP", "Widar3.0 BVP (the release's velocity profiles, BVP/<date>-VS)")
+    assert not _same_dataset("MM-Fi", "XRF55 (this is not MM-Fi)")
+    assert not _same_dataset("Widar3.0", "Widar3.0 BVP (the release's velocity profiles)")
+    assert _same_dataset("wiar" + _OWN_CORPUS, "WiAR") and not _same_dataset("wiar" + _OWN_CORPUS, "WiAR v2")

@@ -241,6 +241,7 @@ def _claim(raw: Any, where: str, default_id: str) -> Claim:
     scale = raw.get("value_scale", UNKNOWN)
     if scale != UNKNOWN and scale not in _SCALES:
         raise _fail(where, f"'value_scale' must be fraction, percent or \"unknown\", got {scale!r}")
+    _check_range(value, task, metric, scale, where)
     convention = raw.get("convention", UNKNOWN)
     if convention != UNKNOWN:
         if task != "pose" or convention not in NAMES:
@@ -255,6 +256,22 @@ def _claim(raw: Any, where: str, default_id: str) -> Claim:
                  units=text["units"], dataset=text["dataset"], protocol=text["protocol"], setting=text["setting"],
                  gestures=text["gestures"], leakage_prone=leak, selection=text["selection"],
                  notes=raw.get("notes", "") and text["notes"])
+
+
+def _check_range(value, task: str, metric: str, scale: str, where: str) -> None:
+    """A published number the metric cannot take is refused: every metric here is >= 0, and the bounded ones
+    (PCK, its AUC, OKS, every gesture metric) are at most 1 as a fraction and 100 as a percent (100 when the
+    scale is unknown)."""
+    values = value if isinstance(value, tuple) else (value,)
+    if any(v < 0 for v in values):
+        raise _fail(where, f"'value' {values[0] if len(values) == 1 else list(values)} is negative; no metric here "
+                           "takes a negative value")
+    bounded = task == "gesture" or metric in ("pck", "pck-auc", "oks")
+    top = 1.0 if scale == "fraction" else 100.0
+    if bounded and any(v > top for v in values):
+        raise _fail(where, f"'value' {max(values)} is past {top:g}, the most a{'n' if metric[:1] in 'aeiou' else ''} "
+                           f"{metric if metric != UNKNOWN else task + ' metric'} can be as a "
+                           f"{scale if scale != UNKNOWN else 'percent'}")
 
 
 def parse_claims(text: str, where: str = "claims") -> ClaimsFile:

@@ -147,11 +147,14 @@ def _report_dataset(report: Mapping[str, Any]) -> str:
 
 
 def _same_dataset(report_text: str, claim_text: str) -> bool:
-    """A dataset rfbench reads itself is the claim's when the claim names it (its shown name in the claim's
-    text); a corpus of ``ingest files``, whose name anyone chooses, only when the claim names exactly that name."""
+    """A dataset rfbench reads itself is the claim's when the claim names it (its shown name, then at most a
+    remark in parentheses); a corpus of ``ingest files``, whose name anyone chooses, only when the claim names
+    exactly that name."""
     if report_text.endswith(_OWN_CORPUS):
         return report_text[:-len(_OWN_CORPUS)].strip().lower() == claim_text.strip().lower()
-    return report_text.lower() in claim_text.lower()
+    # the name itself, before any remark in parentheses: "MM-Fi" is not "XRF55 (this is not MM-Fi)", and
+    # "Widar3.0" (the CSI release) is not "Widar3.0 BVP (...)"
+    return report_text.strip().lower() == claim_text.split("(")[0].strip().lower()
 
 
 def _report_gestures(report: Mapping[str, Any]) -> str:
