@@ -635,7 +635,14 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
     loaded: dict = {}
     for cf in claims:
         for claim in cf.claims:
-            out.items.append(_compare_one(report, path, claim, batch_size, loaded, root))
+            try:
+                out.items.append(_compare_one(report, path, claim, batch_size, loaded, root))
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+                if isinstance(exc, RfbenchError):
+                    raise
+                # a field of a hand-edited report of another type than rfbench writes (a k of "0.2x"): one line
+                raise FormatError(f"{path}: a result's fields are not what rfbench score writes "
+                                  f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})") from None
             if on_claim is not None:
                 on_claim()
     return out
