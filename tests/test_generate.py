@@ -371,3 +371,25 @@ def test_generate_page_runs_as_written(tmp_path):
     assert ran >= 20
     assert not failures, "\n\n".join(failures)
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_sigterm_while_a_tree_is_written_leaves_no_staging_folder(tmp_path):
+    """SIGTERM (not only Ctrl-C) while the tree is written: the hidden staging folder beside DIR, a partial tree,
+    was left behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-I", "-m", "rfbench", "generate", "widar", "--repetitions", "2",
+                             str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(p.name.endswith(".tmp") for p in tmp_path.iterdir()) and proc.poll() is None:
+        assert time.monotonic() < deadline, "no staging folder appeared"
+        time.sleep(0.005)
+    if proc.poll() is not None:
+        pytest.skip("the tree was written before the signal could be sent")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert [p.name for p in tmp_path.iterdir()] == [], list(tmp_path.iterdir())

@@ -46,7 +46,9 @@ _TREE_FORCE = ("Replace a tree generated in DIR before (it holds RFBENCH_SYNTHET
 def _guard():
     """:func:`guard`, and a write that fails for lack of space (or any other OS reason) as one line too: a
     generator writes many files."""
-    with guard():
+    from rfbench.commands._progress import sigterm_as_interrupt
+
+    with guard(), sigterm_as_interrupt():  # SIGTERM cleans up the staging folder as Ctrl-C does
         try:
             yield
         except (PermissionError, IsADirectoryError, FileNotFoundError):
