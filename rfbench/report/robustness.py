@@ -279,14 +279,14 @@ def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> None:
     if not force:
         raise OutputExistsError(f"{out} is not empty; give an empty or new folder, or --force to replace a sweep "
                                 "rfbench wrote there")
-    from rfbench.io.files import read_json
-    from rfbench.report.verify_robustness import is_summary
+    from rfbench.io.files import read_json, schema_id
 
     try:
-        ours = os.path.isfile(summary_path) and not os.path.islink(summary_path) and \
-            is_summary(read_json(summary_path, "robustness"))
+        doc = read_json(summary_path, "robustness") if os.path.isfile(summary_path) and \
+            not os.path.islink(summary_path) else None
     except RfbenchError:
-        ours = False
+        doc = None
+    ours = isinstance(doc, dict) and doc.get("schema") == schema_id("robustness")
     if not ours:
         raise OutputExistsError(f"{out} holds files but no robustness summary rfbench wrote ({SUMMARY_FILE}); "
                                 "--force replaces a sweep, never a folder of your own: give an empty or new folder")
