@@ -167,7 +167,6 @@ def _ours(name: str) -> bool:
     return name.endswith(".npz") or (name.startswith(".") and ".npz." in name and name.endswith(".tmp"))
 
 
-
 def _walk(top: Path):
     """``(folder, file names)`` of ``top`` and every folder under it, top-down in name order, as ``os.walk``
     with sorted names gives them (a link to a folder is neither descended nor a file) — but with a stack of its
@@ -192,6 +191,7 @@ def _walk(top: Path):
                 dirs.append(e.name)
         yield folder, sorted(files)
         stack.extend(folder / name for name in sorted(dirs, reverse=True))
+
 
 def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS, sniffed: Iterable[str] = ()) -> Inputs:
     """Turn files and folders into the files to parse.

@@ -159,8 +159,8 @@ class VerifyResult:
     markdown: str = "identical"
     uncompared: list[dict] = field(default_factory=list)
     made_with: str | None = None
-    #: each dataset tree the chain was ingested again from: ``{tree, manifest, files, pinned}`` (``pinned``: it is
-    #: one of the folders given as ``datasets``)
+    #: each dataset tree the chain was ingested again from: ``{tree, manifest, files, left_out, pinned}``
+    #: (``pinned``: it is one of the folders given as ``datasets``)
     datasets: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -957,18 +957,9 @@ def _pinned_datasets(datasets: Sequence[str | os.PathLike], root: Path) -> list[
     """The real folders of ``datasets`` (None when none was given): each a folder under the verify root."""
     if not datasets:
         return None
-    from rfbench.io.paths import under
+    from rfbench.io.paths import resolve_folder
 
-    out = []
-    for d in datasets:
-        real = Path(os.path.realpath(d))
-        if not real.is_dir():
-            raise FormatError(f"--dataset {d}: not a folder")
-        if not under(real, root):
-            raise FormatError(f"--dataset {d}: outside the verify root {root} (nothing outside it is read); give a "
-                              "--root that holds it")
-        out.append(real)
-    return out
+    return [resolve_folder(d, None, what="--dataset", root=root) for d in datasets]
 
 
 def _dataset_trees(world: ClosedWorld, pinned: list[Path] | None, where: Any, report: Mapping) -> list[dict]:
