@@ -20,9 +20,11 @@ __all__ = [
     "LeakageError",
     "VerificationError",
     "for_cli",
+    "malformed_as_format_error",
 ]
 
 import re as _re
+from contextlib import contextmanager as _contextmanager
 
 _PARAM = _re.compile(r"`([a-z][a-z0-9_]*)`")
 
@@ -93,3 +95,23 @@ class VerificationError(CheckFailed):
     def __init__(self, message: str, differences: list | None = None):
         super().__init__(message)
         self.differences = list(differences or [])
+        #: the dataset trees the chain was being checked against, when verify had named them (as on a match)
+        self.datasets: list[dict] = []
+
+
+#: What Python raises when a document's field has another type or shape than the code reading it expects
+MALFORMED = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+
+
+@_contextmanager
+def malformed_as_format_error(what: str, limit: int = 160):
+    """Inside it, a document malformed in a way no check names (a field of another type, a missing key) is one
+    line, exit 2: :data:`MALFORMED` becomes ``FormatError("WHAT (TypeError: ...)")``, the error's text folded
+    to one line of at most ``limit`` characters. rfbench's own errors (a ``ValidationError`` is also a
+    ``ValueError``) pass unchanged."""
+    try:
+        yield
+    except MALFORMED as exc:
+        if isinstance(exc, RfbenchError):
+            raise
+        raise FormatError(f"{what} ({type(exc).__name__}: {' '.join(str(exc).split())[:limit]})") from None

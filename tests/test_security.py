@@ -1363,6 +1363,13 @@ def test_verify_names_the_dataset_tree_and_holds_it_to_the_one_given(d, tmp_path
         proc = rfbench(*verify_args(d, report), "--dataset", other)
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert "not the one given" in proc.stderr and "MATCH " not in proc.stdout
+        # the MISMATCH names the tree the chain rests on, as a MATCH does (--json too)
+        assert f"dataset tree: {d / 'data' / 'bvp'} (" in " ".join(proc.stdout.split()), proc.stdout
+    proc = rfbench(*verify_args(d, report), "--dataset", d / "data" / "widar", "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["status"] == "mismatch" and [t["tree"] for t in out["datasets"]] == [str(d / "data" / "bvp")]
+    assert out["datasets"][0]["pinned"] is False and out["datasets"][0]["files"] == tree["files"]
     # a report scored from arrays (no split, no manifest) rests on no tree: it cannot be held to one
     import rfbench as rb
 

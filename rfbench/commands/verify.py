@@ -82,11 +82,7 @@ def _verify(
     version = f" (made with rfbench {result.made_with}, re-run with {__version__})" if result.made_with else ""
     console.print(f"[bold green]MATCH[/] {escape(str(report))}: {result.compared} values identical on "
                   f"re-run{version}{md}")
-    for t in result.datasets:
-        how = "your --dataset" if t["pinned"] else "the folder the manifest names; pin it with --dataset DIR"
-        left = f", {t['left_out']} left out as problems" if t.get("left_out") else ""
-        console.print(f"dataset tree: {escape(t['tree'])} (ingested again: {t['files']} files in the manifest"
-                      f"{left}; {how})")
+    _print_trees(console, result.datasets)
     for note in result.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
     for item in result.uncompared:  # the fixed environment fields are listed by --json and docs/verify.md
@@ -102,9 +98,21 @@ def verify(**values) -> None:
 
 with_settings(verify, _verify, Limits)
 
+def _print_trees(console, trees: list[dict], again: bool = True) -> None:
+    """The verdict's line for each dataset tree (``again``: the chain was ingested again from it, on a match)."""
+    from rich.markup import escape
+
+    for t in trees:
+        how = "your --dataset" if t["pinned"] else "the folder the manifest names; pin it with --dataset DIR"
+        left = f", {t['left_out']} left out as problems" if t.get("left_out") else ""
+        lead = "ingested again: " if again else ""
+        console.print(f"dataset tree: {escape(t['tree'])} ({lead}{t['files']} files in the manifest{left}; {how})")
+
+
 def _mismatch(report: Path, exc, json_out: bool) -> None:
     if json_out:
-        emit_json({"report": str(report), "status": "mismatch", "error": str(exc), "differences": exc.differences})
+        emit_json({"report": str(report), "status": "mismatch", "error": str(exc), "differences": exc.differences,
+                   "datasets": exc.datasets})
         return
     from rich.markup import escape
     from rich.table import Table
@@ -121,4 +129,5 @@ def _mismatch(report: Path, exc, json_out: bool) -> None:
     console.print(table)
     if len(exc.differences) > 200:
         console.print(f"... and {len(exc.differences) - 200} more")
+    _print_trees(console, exc.datasets, again=False)
 

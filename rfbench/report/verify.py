@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from rfbench._rerun import ENV as LIMITS_ENV
-from rfbench.errors import FormatError, RfbenchError, VerificationError
+from rfbench.errors import FormatError, RfbenchError, VerificationError, malformed_as_format_error
 from rfbench.io.paths import resolve
 from rfbench.report.build import validate_report
 from rfbench.report.closed_world import Budget, ClosedWorld, close_world
@@ -820,7 +820,8 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     """
     limits = limits or Limits()
     deadline = time.monotonic() + limits.timeout  # the whole command's, a robustness summary's cells included
-    try:
+    # a report, or a file of its chain, malformed in a way no check names: still one line, exit 2
+    with malformed_as_format_error(f"{path}: the report or a file of its chain is malformed"):
         summary = _robustness_summary(Path(path))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
             return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits, deadline, datasets),
@@ -828,12 +829,6 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
         return _verify(Path(path), root, python, limits, None, datasets)
-    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
-        # a report, or a file of its chain, malformed in a way no check above names: still one line, exit 2
-        if isinstance(exc, RfbenchError):
-            raise
-        raise FormatError(f"{path}: the report or a file of its chain is malformed ({type(exc).__name__}: "
-                          f"{' '.join(str(exc).split())[:160]})") from None
 
 
 def _robustness_summary(path: Path):
@@ -887,70 +882,76 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             f"{path}: {len(world.changed)} input(s) changed since the report was made ("
             + ", ".join(f"{d['path']} {d['file']}" for d in world.changed) + "); numbers not re-computed",
             differences=world.changed)
-    trees = _dataset_trees(world, pinned, path, report)
-    plan = rerun_plan(report, path)
-    chain = _check_chain(report, world, path)
-    _check_reproducible(chain, path)
-    notes: list[str] = []
-    uncompared = [{"field": k, "why": v} for k, v in ENVIRONMENT.items()]
-    made_with = report["rfbench_version"] if report["rfbench_version"] != __version__ else None
-    stored_pictures = report.get("pictures") or []
-    engine = _plot_engine() if stored_pictures else None
-    draw = bool(stored_pictures) and engine is not None
-    environment = dict(ENVIRONMENT)
-    if stored_pictures:
-        _stored_pictures(report, report_real, root, budget)
-        if engine is None:  # (the engine a report records is its own word: it never turns the comparison off)
-            why = "the plotting library is not installed here"
-            environment.update({"pictures[].sha256": why, "pictures[].bytes": why, "pictures[].engine": why,
-                                "pictures": why})
-            uncompared.append({"field": "pictures", "why": f"not compared with a re-drawing: {why}; the stored PNG "
-                                                          "files still hash to the report's sha256"})
-    with _scratch() as scratch:
-        world_file = scratch / "world.json"
-        write_world(str(world_file), str(scratch), world.files)
-        children = _Children(python or sys.executable, limits, budget, scratch, world_file, path)
-        _ingest_again(world, children, scratch, path, uncompared)
-        replayed = None
-        if chain is not None:
-            replayed = _replay_chain(*chain, world, children, scratch, path, notes, uncompared)
-        out = scratch / "score" / "report.json"
-        args = plan.argv(world, out, draw)
-        children.run(args, "score")
-        rerun = read_json(out, "report")
-        diffs, compared = diff_reports(report, rerun, environment, budget)
-        if replayed is not None and replayed["rule"] != "identical bits":
-            out2 = scratch / "score-rerun-predictions" / "report.json"
-            kept = scratch / "rerun-predictions" / "pred.npy"  # without its record: scored as plain predictions
-            kept.parent.mkdir()
-            shutil.copyfile(replayed["pred"], kept)
-            children.run(plan.argv(world, out2, False, pred=kept), "score")
-            again = read_json(out2, "report")
-            # every section the predictions decide, not only the results (the classes, the confusion matrix, the
-            # domains, the notes): all but what differs by construction between the two scorings
-            skip = ("chain", "inputs", "pictures", "reproducer")
-            more, n = diff_documents({k: v for k, v in report.items() if k not in skip},
-                                     {k: v for k, v in again.items() if k not in skip}, budget=budget)
-            for d in more:
-                d["path"] = f"{d['path']} (scored from the re-run's own predictions)"
-            diffs += more
-            compared += n
-            notes.append("predictions re-run under another environment agree within the recorded tolerance; every "
-                         "number also came out identical when scored from the re-run's own predictions")
-    for d in diffs:
-        d["path"] = _label(report, d["path"])
-    version = f" (made with rfbench {made_with}, re-run with {__version__})" if made_with else ""
-    if diffs:
-        raise VerificationError(f"{path}: {len(diffs)} value(s) differ on re-run{version} (first: {diffs[0]['path']}: "
-                                f"{diffs[0]['report']!r} in the report, {diffs[0]['rerun']!r} now)", differences=diffs)
-    md_status, where = _markdown_difference(report, report_real.with_suffix(".md"), root)
-    if md_status == "differs":
-        raise _mismatch(path, f"report.md does not render from report.json ({where}); it was edited{version}",
-                        "report.md", "rendered from report.json", where)
-    if md_status == "absent":
-        notes.append("no report.md beside the report: only the JSON was checked")
-    return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status,
-                        uncompared, made_with, trees)
+    trees = _dataset_trees(world)
+    try:  # a mismatch from here on names the trees too (verify --json lists them on a MISMATCH as on a MATCH)
+        _hold_to_pinned(trees, world, pinned, path, report)
+        plan = rerun_plan(report, path)
+        chain = _check_chain(report, world, path)
+        _check_reproducible(chain, path)
+        notes: list[str] = []
+        uncompared = [{"field": k, "why": v} for k, v in ENVIRONMENT.items()]
+        made_with = report["rfbench_version"] if report["rfbench_version"] != __version__ else None
+        stored_pictures = report.get("pictures") or []
+        engine = _plot_engine() if stored_pictures else None
+        draw = bool(stored_pictures) and engine is not None
+        environment = dict(ENVIRONMENT)
+        if stored_pictures:
+            _stored_pictures(report, report_real, root, budget)
+            if engine is None:  # (the engine a report records is its own word: it never turns the comparison off)
+                why = "the plotting library is not installed here"
+                environment.update({"pictures[].sha256": why, "pictures[].bytes": why, "pictures[].engine": why,
+                                    "pictures": why})
+                uncompared.append({"field": "pictures", "why": f"not compared with a re-drawing: {why}; the stored PNG "
+                                                              "files still hash to the report's sha256"})
+        with _scratch() as scratch:
+            world_file = scratch / "world.json"
+            write_world(str(world_file), str(scratch), world.files)
+            children = _Children(python or sys.executable, limits, budget, scratch, world_file, path)
+            _ingest_again(world, children, scratch, path, uncompared)
+            replayed = None
+            if chain is not None:
+                replayed = _replay_chain(*chain, world, children, scratch, path, notes, uncompared)
+            out = scratch / "score" / "report.json"
+            args = plan.argv(world, out, draw)
+            children.run(args, "score")
+            rerun = read_json(out, "report")
+            diffs, compared = diff_reports(report, rerun, environment, budget)
+            if replayed is not None and replayed["rule"] != "identical bits":
+                out2 = scratch / "score-rerun-predictions" / "report.json"
+                kept = scratch / "rerun-predictions" / "pred.npy"  # without its record: scored as plain predictions
+                kept.parent.mkdir()
+                shutil.copyfile(replayed["pred"], kept)
+                children.run(plan.argv(world, out2, False, pred=kept), "score")
+                again = read_json(out2, "report")
+                # every section the predictions decide, not only the results (the classes, the confusion matrix, the
+                # domains, the notes): all but what differs by construction between the two scorings
+                skip = ("chain", "inputs", "pictures", "reproducer")
+                more, n = diff_documents({k: v for k, v in report.items() if k not in skip},
+                                         {k: v for k, v in again.items() if k not in skip}, budget=budget)
+                for d in more:
+                    d["path"] = f"{d['path']} (scored from the re-run's own predictions)"
+                diffs += more
+                compared += n
+                notes.append("predictions re-run under another environment agree within the recorded tolerance; every "
+                             "number also came out identical when scored from the re-run's own predictions")
+        for d in diffs:
+            d["path"] = _label(report, d["path"])
+        version = f" (made with rfbench {made_with}, re-run with {__version__})" if made_with else ""
+        if diffs:
+            first = diffs[0]
+            raise VerificationError(f"{path}: {len(diffs)} value(s) differ on re-run{version} (first: {first['path']}: "
+                                    f"{first['report']!r} in the report, {first['rerun']!r} now)", differences=diffs)
+        md_status, where = _markdown_difference(report, report_real.with_suffix(".md"), root)
+        if md_status == "differs":
+            raise _mismatch(path, f"report.md does not render from report.json ({where}); it was edited{version}",
+                            "report.md", "rendered from report.json", where)
+        if md_status == "absent":
+            notes.append("no report.md beside the report: only the JSON was checked")
+        return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status,
+                            uncompared, made_with, trees)
+    except VerificationError as exc:
+        exc.datasets = exc.datasets or trees
+        raise
 
 
 def _pinned_datasets(datasets: Sequence[str | os.PathLike], root: Path) -> list[Path] | None:
@@ -962,21 +963,29 @@ def _pinned_datasets(datasets: Sequence[str | os.PathLike], root: Path) -> list[
     return [resolve_folder(d, None, what="--dataset", root=root) for d in datasets]
 
 
-def _dataset_trees(world: ClosedWorld, pinned: list[Path] | None, where: Any, report: Mapping) -> list[dict]:
+def _dataset_trees(world: ClosedWorld) -> list[dict]:
     """Each manifest's dataset tree, as the verdict names it (``files``: the files the manifest lists;
-    ``left_out``: the problems ingest recorded, files of the tree the manifest does not take); with ``pinned``
-    (the verifier's own copies), each must be one of them — the manifest's ``root`` is the scored party's word,
-    and a copy of the corpus beside the real one (its test files renamed to other labels, or a subfolder of it)
-    ingests again to the same manifest. Under ``pinned`` the numbers must rest on the tree: ground truth the
-    scored party supplied (``--gt``, ``--train-gt``) and a tree ingested following links (which may lead out of
-    it) are refused."""
+    ``left_out``: the problems ingest recorded, files of the tree the manifest does not take; ``pinned`` filled
+    in by :func:`_hold_to_pinned`)."""
     trees = []
     for m, tree, doc in world.manifests:
         files = sum(len(r.get("files") or []) for r in doc.get("recordings") or [] if isinstance(r, Mapping))
         trees.append({"tree": str(tree), "manifest": str(m.path), "files": files,
-                      "left_out": len(doc.get("problems") or []), "pinned": pinned is not None and tree in pinned})
+                      "left_out": len(doc.get("problems") or []), "pinned": False})
+    return trees
+
+
+def _hold_to_pinned(trees: list[dict], world: ClosedWorld, pinned: list[Path] | None, where: Any,
+                    report: Mapping) -> None:
+    """With ``pinned`` (the verifier's own copies), each tree must be one of them — the manifest's ``root`` is
+    the scored party's word, and a copy of the corpus beside the real one (its test files renamed to other
+    labels, or a subfolder of it) ingests again to the same manifest. Under ``pinned`` the numbers must rest on
+    the tree: ground truth the scored party supplied (``--gt``, ``--train-gt``) and a tree ingested following
+    links (which may lead out of it) are refused."""
     if pinned is None:
-        return trees
+        return
+    for t, (_, tree, _) in zip(trees, world.manifests):
+        t["pinned"] = tree in pinned
     given = ", ".join(str(p) for p in pinned)
     if not trees:
         raise _mismatch(where, f"the report rests on no dataset tree (no manifest in its chain), so it cannot be "
@@ -1000,7 +1009,6 @@ def _dataset_trees(world: ClosedWorld, pinned: list[Path] | None, where: Any, re
             raise _mismatch(where, f"the manifest {t['manifest']} lists no file of the dataset tree {t['tree']} "
                             "(recordings written by hand): nothing in it rests on --dataset", "chain.ingest.files",
                             0, "the files of the dataset tree")
-    return trees
 
 
 def _check_reproducible(chain, where: Any) -> None:

@@ -36,7 +36,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError
+from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError, malformed_as_format_error
 
 __all__ = ["is_summary", "verify_summary", "NOT_COMPARED"]
 
@@ -102,13 +102,8 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
     files = _Files(Path(os.path.realpath(root if root is not None else path.parent)), Budget(timeout,
                                                                                             int(max_gb * 2**30)))
     files.resolve(path.name, path.parent, "the summary")  # the summary too is a file under the root
-    try:
+    with malformed_as_format_error(f"{path}: not a robustness summary rfbench writes"):
         checked = _check(path, files, reference_allowed=True)
-    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
-        if isinstance(exc, RfbenchError):
-            raise
-        raise FormatError(f"{path}: not a robustness summary rfbench writes ({type(exc).__name__}: "
-                          f"{' '.join(str(exc).split())[:160]})") from None
     names, reports, compared, version, reference_cells = checked
     unknown = [c for c in cells if c not in names and c != "clean"]
     if unknown:
