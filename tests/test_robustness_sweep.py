@@ -439,6 +439,55 @@ def test_verify_compares_every_field_of_the_summary(sweep, tmp_path, field, valu
         assert bad.exit_code == 1 and named in bad.output, bad.output
 
 
+def _extra_key(where: str):
+    def change(doc):
+        {"top": doc, "settings": doc["settings"], "clean": doc["clean"], "cell": doc["cells"][0],
+         "cell-model": doc["cells"][0]["model"], "drop": doc["cells"][0]["drop"], "inputs": doc["model"]}[where][
+            "evidence"] = "MEASURED"
+    return change
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("where", ["top", "settings", "clean", "cell", "cell-model", "drop", "inputs"])
+def test_a_key_rfbench_does_not_write_anywhere_in_the_summary_is_a_mismatch(sweep, tmp_path, where):
+    """Only a fixed list of fields was compared: a summary carrying `"evidence": "MEASURED"` at its top, in its
+    settings or in a cell entry (or a headline, a note) verified as MATCH with every cell re-run."""
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    _forge(copy / "sweep" / "summary.json", _extra_key(where))
+    bad = verify("--cell", "clean")
+    assert bad.exit_code == 1 and "evidence" in bad.output and "MATCH " not in bad.output, bad.output
+
+
+@pytest.mark.long
+def test_a_cell_entry_naming_another_report_path_is_a_mismatch(sweep, tmp_path):
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    report = copy / "sweep" / sweep[1]["cells"][0]["report"]
+    shutil.copyfile(report, report.with_name("copy.json"))  # (beside it: its relative paths still resolve)
+    _forge(copy / "sweep" / "summary.json",
+           lambda doc: doc["cells"][0].update(report=doc["cells"][0]["report"].replace("report.json", "copy.json")))
+    bad = verify("--cell", "clean")
+    assert bad.exit_code == 1 and "cells[0].report" in " ".join(bad.output.split()), bad.output
+
+
+@pytest.mark.long
+def test_the_score_like_report_must_be_the_one_the_cells_were_scored_like(sweep, tmp_path):
+    """A summary whose score_like (and reproducer) names another report of the same model, scored under another
+    metric (the demo's pose report: PCK@0.05, two averagings), its sha256 recorded: a MATCH whose reproducer would
+    not make its numbers."""
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    other = copy / "pose" / "report.json"
+
+    def swap(doc):
+        doc["score_like"] = {"path": "../pose/report.json", "sha256": _sha(other)}
+        doc["reproducer"]["argv"] = ["../pose/report.json" if a == "../pose/like.json" else a
+                                     for a in doc["reproducer"]["argv"]]
+
+    doc = _forge(copy / "sweep" / "summary.json", swap)
+    assert "../pose/report.json" in doc["reproducer"]["argv"]
+    bad = verify("--cell", "clean")
+    assert bad.exit_code == 1 and "score_like" in bad.output and "MATCH " not in bad.output, bad.output
+
+
 @pytest.mark.long
 def test_verify_checks_the_reference_sweep_and_the_pictures(sweep, tmp_path):
     """The reference's values scale CE and mCE: a reference is now checked against its own cells; a picture

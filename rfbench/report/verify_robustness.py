@@ -15,6 +15,10 @@ once within verify's ``timeout`` and ``max_gb``:
   the recorded paths and settings), the notes (rfbench's own); the version must read as one;
 - **the reference** sweep, when named: checked the same way (without a reference of its own), and its cells
   re-run with the summary's own (below), so the CE and mCE it scales rest on re-run cells too;
+- **the score-like report** is the one the cells were scored like (the clean cell's score settings and windows
+  settings, but the corruption, are its);
+- **the whole summary**, every key at every level, is the document rfbench writes for what the checks above
+  found: a key it does not write, or a cell report file other than ``cells/NAME/report.json``, is a difference;
 - **the pictures** beside it, when matplotlib is installed: drawn again from the summary and compared byte for
   byte.
 
@@ -241,6 +245,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         if (f.get("label"), f.get("better")) != (metric["label"], better):
             differ(f"cells[{name}].metric", [metric["label"], better], [f.get("label"), f.get("better")])
     reference = None
+    reference_digest = None
     reference_cells: dict = {}  # the reference's cell reports, clean first: verify re-runs them too
     if doc.get("reference") is not None:
         if not reference_allowed:
@@ -248,7 +253,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
                               "takes a reference's values from its cells only")
         item = files.resolve(doc["reference"]["path"], base, "the summary's reference")
         compared += 1
-        digest = files.sha256(item, "the summary's reference")
+        digest = reference_digest = files.sha256(item, "the summary's reference")
         if digest != doc["reference"]["sha256"]:
             differ("reference.sha256", doc["reference"]["sha256"], digest)
         else:
@@ -268,11 +273,131 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         compared += 1
         if not _same(doc.get(key), value):
             differ(key, doc.get(key), value)
+    compared += _whole(doc, settings, digests, reference_digest, firsts, derived, differ)
+    compared += _score_like_binds(doc, base, files, clean_report, differ)
     compared += _pictures(doc, base, files, differ)
     if differences:
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
                                 f"{differences[0]['path']})", differences=differences)
     return names, reports, compared, version, reference_cells
+
+
+def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, firsts: Mapping, derived: Mapping,
+           differ) -> int:
+    """The whole summary, every key at every level, against the document rfbench robustness writes for what the
+    checks above found (the paths it records, the files' digests, each cell's first result, what is derived):
+    a key rfbench does not write (an ``evidence`` tag, a headline, a note in the settings) or a value of a cell
+    entry no check above names is a difference. Only the drops' paired intervals are the summary's own
+    (:data:`NOT_COMPARED`). Returns values compared."""
+    from rfbench.report.robustness import cell_name
+
+    def first(name: str) -> dict:
+        r = firsts[name]
+        ci = ((r.get("ci") or {}).get("model")) or {}
+        return {"value": r["model"]["value"], "low": ci.get("low"), "high": ci.get("high")}
+
+    def entry(e: Mapping, name: str) -> dict:
+        drop = e["drop"] if isinstance(e.get("drop"), Mapping) else {}
+        kept = {k: drop[k] for k in ("low", "high", "level") if k in drop}  # the intervals: not recomputed here
+        clean_value = firsts["clean"]["model"]["value"]
+        value = first(name)["value"]
+        return {"corruption": e["corruption"], "severity": e["severity"], "seed": e["seed"],
+                "report": f"cells/{name}/report.json", "sha256": e["sha256"], "model": first(name),
+                "drop": {"value": None if value is None or clean_value is None else clean_value - value, **kept}}
+
+    ref = doc.get("reference")
+    expected = {
+        "schema": doc.get("schema"), "rfbench_version": doc.get("rfbench_version"),
+        **{key: {"path": doc[key]["path"], "sha256": digests[key]} for key in ("model", "split", "score_like")},
+        "settings": {"corruptions": list(settings.corruptions), "severities": list(settings.severity_list),
+                     "seeds": settings.seeds},
+        "reference": None if ref is None else {"path": ref["path"], "sha256": reference_digest},
+        "clean": {"report": "clean/report.json", "sha256": doc["clean"]["sha256"], "model": first("clean")},
+        "cells": [entry(e, cell_name(e["corruption"], e["severity"], e["seed"])) for e in doc["cells"]],
+        **derived,
+    }
+    return _differ_tree("", doc, expected, differ)
+
+
+def _differ_tree(where: str, found: Any, expected: Any, differ) -> int:
+    """Each place ``found`` differs from ``expected``, named by its path (``cells[2].drop.evidence``); a key
+    ``expected`` lacks is "not written by rfbench". Returns values compared."""
+    if isinstance(found, Mapping) and isinstance(expected, Mapping):
+        n = 0
+        for key in sorted(set(found) | set(expected), key=str):
+            at = f"{where}.{key}" if where else str(key)
+            if key not in expected:
+                differ(at, _shown(found[key]), "no such key in a summary rfbench writes")
+                n += 1
+            elif key not in found:
+                differ(at, None, _shown(expected[key]))
+                n += 1
+            else:
+                n += _differ_tree(at, found[key], expected[key], differ)
+        return n
+    if isinstance(found, list) and isinstance(expected, list) and len(found) == len(expected):
+        return sum(_differ_tree(f"{where}[{i}]", a, b, differ) for i, (a, b) in enumerate(zip(found, expected)))
+    if not _same(found, expected):
+        differ(where, _shown(found), _shown(expected))
+    return 1
+
+
+def _shown(value: Any) -> Any:
+    text = repr(value)
+    return value if len(text) <= 200 else text[:200] + " …"
+
+
+def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Mapping, differ) -> int:
+    """The score-like report the summary names is the one the cells were scored like: the clean cell's score
+    settings (metric, bootstrap, report options, parsed from its reproducer) are the score-like report's, and its
+    windows (but the corruption) are built as the score-like report's were. (The sweep takes them from it: a
+    summary naming another report would carry a reproducer that does not make its numbers.) Returns values
+    compared."""
+    from dataclasses import replace
+
+    from rfbench.datasets.windows import load_index
+    from rfbench.io.files import read_json
+    from rfbench.report.robustness import _parse_score_argv
+
+    item = files.resolve(doc["score_like"]["path"], base, "the summary's score_like")
+    like = read_json(item.path, "report")
+
+    def settings_of(report: Mapping, report_path: Path, what: str):
+        argv = (report.get("reproducer") or {}).get("argv")
+        if not isinstance(argv, list) or argv[:2] != ["rfbench", "score"]:
+            return None, None
+        inputs = {i.get("role"): i for i in report.get("inputs") or [] if isinstance(i, Mapping)}
+        rows = inputs.get("rows")
+        windows = None
+        if rows is not None:
+            index = files.resolve(rows.get("path"), report_path.parent, f"the windows index of {what}")
+            files.sha256(index, f"the windows index of {what}")
+            windows = replace(load_index(index.path, check_arrays=False).window_settings(), corrupt=None,
+                              corrupt_seed=None)
+        try:
+            return _parse_score_argv(argv, str(report.get("task"))), windows
+        except RfbenchError:
+            return None, windows
+
+    clean_path = files.resolve(doc["clean"]["report"], base, "the summary's clean report").path
+    (like_spec, like_windows), (clean_spec, clean_windows) = (settings_of(like, item.path, "the score-like report"),
+                                                              settings_of(clean_report, clean_path, "clean"))
+    if like.get("task") != clean_report.get("task") or like_spec is None or like_spec != clean_spec:
+        differ("score_like", f"{doc['score_like']['path']} (scored {like.get('task')!r}, "
+               f"{_spec_text(like_spec)})", f"a report scored as the cells were ({_spec_text(clean_spec)})")
+    if like_windows != clean_windows:
+        differ("score_like.windows", f"{doc['score_like']['path']}'s windows index settings",
+               "the clean cell's windows settings (but the corruption)")
+    return 2
+
+
+def _spec_text(spec) -> str:
+    if spec is None:
+        return "no rfbench score reproducer"
+    from dataclasses import asdict
+
+    shown = ("k", "norm", "averaging", "metrics", "top_k", "domains")
+    return ", ".join(f"{k}={v}" for k, v in asdict(spec[0]).items() if k in shown)
 
 
 def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Mapping, files: _Files, where: str,
