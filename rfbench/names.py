@@ -10,13 +10,20 @@ Greek letters (and the dotless ``ı``) that print as a Latin letter in common fo
 case kept, before the case is folded (Greek ``Η`` reads as ``H``, its small ``η`` as no Latin letter). Letters
 that only resemble one in some fonts (Cyrillic small ``в``, ``н``, ``т``, which are small capitals) and
 look-alike digits (Cyrillic ``З`` for ``3``) are left alone: a name written in those scripts keeps its meaning.
+
+A table is never complete (Armenian ``օ``, the IPA ``ɡ`` and ``ɑ``, small capitals ``ᴏ``, Cherokee ``Ꭺ`` print as
+Latin letters too), so where a look-alike could forge something — two values on the two sides of a split, two
+classes, a name beside a built-in one — :func:`read_alike` also takes any letter of the scripts and blocks that
+hold Latin look-alikes (:data:`_LOOK_ALIKE_BLOCKS`) for any letter or digit at its place. ASCII names are compared
+as they are: ``I`` and ``l``, ``0`` and ``O`` are distinct characters a monospaced terminal shows apart (and
+Widar3.0's gestures include both ``Draw-O`` and ``Draw-0``).
 """
 
 from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["LOOK_ALIKE", "plain_name"]
+__all__ = ["LOOK_ALIKE", "alike_pairs", "plain_name", "read_alike"]
 
 #: Letter -> the Latin letter it prints as (pairs from Unicode's confusables data, restricted to whole-letter
 #: look-alikes of the Latin alphabet in the Cyrillic and Greek blocks).
@@ -46,3 +53,61 @@ def plain_name(name: str) -> str:
     # read before NFKC too: it turns the lunate sigma (which prints as c) into a sigma (which does not)
     folded = unicodedata.normalize("NFKC", name.translate(_LOOK_ALIKE)).translate(_LOOK_ALIKE).casefold()
     return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch)[0] not in "CZ")
+
+
+#: Unicode blocks whose letters include look-alikes of Latin letters (first, last code point): Latin-1 and the
+#: Latin Extended blocks with IPA, Greek and Coptic, Cyrillic (and its supplements), Armenian, Cherokee, the
+#: phonetic extensions, Latin Extended Additional, letterlike symbols, Coptic, Lisu and Cherokee small letters.
+_LOOK_ALIKE_BLOCKS = ((0x00C0, 0x02AF), (0x0370, 0x058F), (0x13A0, 0x13FF), (0x1C80, 0x1C8F), (0x1D00, 0x1DBF),
+                      (0x1E00, 0x1EFF), (0x2100, 0x214F), (0x2C60, 0x2CFF), (0xA4D0, 0xA4FF), (0xA640, 0xA69F),
+                      (0xA720, 0xA7FF), (0xAB30, 0xABBF))
+
+
+def _may_pass_for_latin(ch: str) -> bool:
+    o = ord(ch)
+    return o > 0x7F and ch.isalpha() and any(lo <= o <= hi for lo, hi in _LOOK_ALIKE_BLOCKS)
+
+
+def _skeleton(name: str) -> str:
+    """``name`` as plain_name reads it but for the look-alike table (each letter stays in its script), without
+    the marks a decomposition leaves (``é`` as ``e``)."""
+    folded = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", name).casefold())
+    return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch)[0] not in "CZM")
+
+
+def read_alike(a: str, b: str) -> bool:
+    """Whether a reader may take ``a`` and ``b`` for one name: their :func:`plain_name` agree, or, marks left
+    out, they have the same length and agree at every place but where one of them has a letter of a script that
+    holds Latin look-alikes and the other a letter or digit (``bob`` and ``bօb``, Armenian ``օ``; ``gina`` and
+    ``ɡina``; ``josé`` and ``jose``). Two names only a non-ASCII letter tells apart are not names to audit by."""
+    if plain_name(a) == plain_name(b):
+        return True
+    x, y = _skeleton(a), _skeleton(b)
+    if len(x) != len(y) or x == y and x.isascii():
+        return x == y
+    for p, q in zip(x, y):
+        if p == q:
+            continue
+        if not ((_may_pass_for_latin(p) and q.isalnum()) or (_may_pass_for_latin(q) and p.isalnum())):
+            return False
+    return True
+
+
+def alike_pairs(left, right) -> list[tuple[str, str]]:
+    """Every ``(a, b)``, ``a`` of ``left`` and ``b`` of ``right``, ``a != b``, that :func:`read_alike`; in the
+    order of ``left``, then ``right``. Names equal in :func:`plain_name` are paired through one table; only a
+    name with a non-ASCII letter left is held against the other side's names of its length."""
+    left, right = list(dict.fromkeys(left)), list(dict.fromkeys(right))
+    plain_right: dict = {}
+    by_length: dict = {}
+    for b in right:
+        plain_right.setdefault(plain_name(b), []).append(b)
+        by_length.setdefault(len(_skeleton(b)), []).append((b, b.isascii()))
+    out = []
+    for a in left:
+        found = [b for b in plain_right.get(plain_name(a), ()) if b != a]
+        ascii_a = a.isascii()  # two ASCII names read alike only when their plain names agree
+        found += [b for b, ascii_b in by_length.get(len(_skeleton(a)), ()) if b != a and not (ascii_a and ascii_b)
+                  and b not in found and read_alike(a, b)]
+        out += [(a, b) for b in sorted(found, key=right.index)]
+    return out

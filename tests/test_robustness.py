@@ -533,6 +533,38 @@ def test_leave_one_domain_out_of_look_alike_letters_fails_its_audit(runner, tmp_
     assert "a reader cannot tell apart" in result.output, result.output
 
 
+@pytest.mark.parametrize("alike", ["b\u0585b", "\u0261ina", "t\u1d0fm", "\u0251dam", "al\u0269", "jos\u00e9"])
+def test_a_look_alike_letter_no_table_lists_still_fails_the_audit(runner, tmp_path, alike):
+    """Armenian օ, the IPA ɡ and ɑ, a small capital ᴏ, the Latin iota ɩ print as Latin letters too: a fold holding
+    out 'bօb' kept 'bob' on the train side and passed (the table held Cyrillic and Greek only)."""
+    plain = {"b\u0585b": "bob", "\u0261ina": "gina", "t\u1d0fm": "tom", "\u0251dam": "adam", "al\u0269": "ali",
+             "jos\u00e9": "jose"}[alike]
+    manifest = _lodo_manifest(tmp_path, [plain, alike, "c"])
+    result = runner.invoke(app, ["split", str(manifest), "-p", "leave-one-domain-out", "--domain", "room", "-o",
+                                 str(tmp_path / "folds")])
+    assert result.exit_code == 1, result.output
+    assert "a reader cannot tell apart" in result.output, result.output
+
+
+def test_read_alike_holds_non_ascii_letters_against_any_but_keeps_ascii_and_other_scripts_apart():
+    from rfbench.names import alike_pairs, read_alike
+
+    for a, b in [("bob", "b\u0585b"), ("user", "\u057dser"), ("kyle", "k\u028fle"), ("S01", "S\u041e1"),
+                 ("soren", "s\u00f8ren"), ("A1", "\u13aa1"), ("bob", "BOB")]:
+        assert read_alike(a, b) and read_alike(b, a), (a, b)
+    for a, b in [("user1", "user2"), ("userI", "userl"), ("Draw-O", "Draw-0"), ("\u7528\u62371", "ab1"),
+                 ("bob", "b\u0585bb"), ("abc", "xyz")]:
+        assert not read_alike(a, b), (a, b)
+    assert alike_pairs(["bob", "c", "d"], ["b\u0585b", "C", "e"]) == [("bob", "b\u0585b"), ("c", "C")]
+    assert alike_pairs(["x"], ["x"]) == []
+    from rfbench.errors import ValidationError
+    from rfbench.metrics.labelset import LabelSet
+
+    with pytest.raises(ValidationError, match="'Clap' and 'Cl\u0251p' read as one name"):
+        LabelSet(("Clap", "Slide", "Cl\u0251p"))
+    assert LabelSet(("Draw-O", "Draw-0")).size == 2
+
+
 def test_plain_name_reads_look_alike_letters_as_latin():
     from rfbench.names import plain_name
 

@@ -158,9 +158,9 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         raise ValidationError(f"{display_path(str(root))}: not a folder; give the folder the template's paths are "
                               "relative to")
     name = dataset or display_path(Path(os.path.abspath(root)).name) or "files"
-    from rfbench.names import plain_name
+    from rfbench.names import read_alike
 
-    builtin = next((b for b in BUILTIN_DATASETS if plain_name(b) == plain_name(name)), None)
+    builtin = next((b for b in BUILTIN_DATASETS if read_alike(b, name)), None)
     if builtin is not None:  # `Widar3`, `mmfi ` or a Cyrillic і read as the name itself
         said = "" if builtin == name else f" (it reads as {builtin!r})"
         raise ValidationError(f"dataset name {name!r}{said} is that of rfbench's own ingest of the release "

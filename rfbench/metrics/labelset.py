@@ -47,15 +47,15 @@ class LabelSet:
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
             raise ValidationError(f"class {dup!r} appears twice in the label set; each name once")
-        from rfbench.names import plain_name
+        from rfbench.names import alike_pairs
 
-        seen: dict = {}
-        for n in names:  # two classes shown alike in every table would be two rows no reader can tell apart
-            other = seen.setdefault(plain_name(n), n)
-            if other != n:
-                raise ValidationError(f"classes {other!r} and {n!r} read as one name (they differ only by case, "
-                                      f"Unicode form, spaces or invisible characters); give each class a name a "
-                                      f"reader can tell apart")
+        # two classes shown alike in every table would be two rows no reader can tell apart
+        alike = alike_pairs(names, names)
+        if alike:
+            other, n = alike[0]
+            raise ValidationError(f"classes {other!r} and {n!r} read as one name (they differ only by case, "
+                                  f"Unicode form, spaces, invisible characters or look-alike letters); give each "
+                                  f"class a name a reader can tell apart")
         if self.source not in ("declared", "inferred"):
             raise ValidationError(f"label set source must be declared or inferred, got {self.source!r}")
 

@@ -228,8 +228,8 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
             shared.size))
     alike = _alike_across(col.values, train_n, test_n)
     if alike:
-        problems.append(f"{key} values a reader cannot tell apart (they differ only by case, Unicode form, spaces "
-                        f"or invisible characters) on both sides: "
+        problems.append(f"{key} values a reader cannot tell apart (they differ only by case, Unicode form, spaces, "
+                        f"invisible characters or look-alike letters) on both sides: "
                         + _names([f"{a!r} (train) and {b!r} (test)" for a, b in alike[:_SHOW]], len(alike)))
     if missing:
         problems.append(f"{missing} assigned recording(s) have no {key}, so disjointness cannot be shown")
@@ -242,19 +242,19 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
 
 def _alike_across(values, train_n: np.ndarray, test_n: np.ndarray) -> list[tuple]:
     """``(train value, test value)`` pairs of distinct text values, one only on the train side and one only on
-    the test side, that read as one name (:func:`rfbench.names.plain_name`): ``kq`` and ``KQ`` are one person."""
-    from rfbench.names import plain_name
+    the test side, that read as one name (:func:`rfbench.names.read_alike`): ``kq`` and ``KQ`` are one person, and so
+    are ``bob`` and ``bօb`` (Armenian ``օ``)."""
+    from rfbench.names import alike_pairs
 
-    train_only, test_only = {}, {}
+    train_only, test_only = [], []
     for v, value in enumerate(values):
         if not isinstance(value, str):
             continue
         if train_n[v] > 0 and test_n[v] == 0:
-            train_only.setdefault(plain_name(value), []).append(value)
+            train_only.append(value)
         elif test_n[v] > 0 and train_n[v] == 0:
-            test_only.setdefault(plain_name(value), []).append(value)
-    return [(a, b) for plain in sorted(set(train_only) & set(test_only))
-            for a in train_only[plain] for b in test_only[plain]]
+            test_only.append(value)
+    return alike_pairs(sorted(train_only), sorted(test_only))
 
 
 def _capture_check(table: RecordingTable, has_train: np.ndarray, has_test: np.ndarray) -> dict:
