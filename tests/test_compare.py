@@ -185,7 +185,36 @@ def test_a_claim_stating_the_same_spec_and_split_is_comparable(runner, scored):
     assert c["rescore"]["still_differs"] == []
     text = runner.invoke(app, ["compare", "report.json", "full.toml"])
     assert text.exit_code == 0 and "COMPARABLE with PCK@0.20 torso" in text.output
-    assert "re-scored: " in text.output and "(MEASURED) beside 50% (CLAIMED)" in text.output
+    assert "re-scored: " in text.output and "(MEASURED, unverified) beside 50% (CLAIMED)" in text.output
+    assert "(MEASURED)" not in text.output  # not verified: never the bare tag
+
+
+@pytest.mark.long
+def test_compare_calls_a_report_s_tag_its_own_word_until_verify_re_makes_it(runner, tiny_demo, tmp_path):
+    """A demo report edited to read MEASURED (its results too) was lined up with claims as MEASURED, and its
+    re-score tagged MEASURED: the tag is a field nobody's hash covers. Now compare shows it as unverified, and
+    --verify re-runs the report first: the edited report is a MISMATCH (exit 1), the honest one its own tag."""
+    import shutil
+
+    d = tmp_path / "d"
+    shutil.copytree(tiny_demo, d)
+    report = d / "pose" / "report.json"
+    honest = runner.invoke(app, ["compare", str(report), "--builtin", "--root", str(d), "--verify", "--json"])
+    assert honest.exit_code == 0, honest.output
+    doc = json.loads(honest.stdout)
+    assert doc["verified"] is True and doc["evidence"] == "SYNTHETIC"
+    text = runner.invoke(app, ["compare", str(report), "--builtin", "--root", str(d), "--verify"])
+    assert text.exit_code == 0 and "(SYNTHETIC)" in text.output and "unverified" not in text.output, text.output
+    forged = json.loads(report.read_text())
+    forged["evidence"] = "MEASURED"
+    for r in forged["results"]:
+        r["model"]["value"] = 0.99
+    report.write_text(json.dumps(forged))
+    plain = runner.invoke(app, ["compare", str(report), "--builtin", "--root", str(d)])
+    assert plain.exit_code == 0, plain.output
+    assert "(MEASURED, unverified)" in plain.output and "(MEASURED)" not in plain.output, plain.output
+    bad = runner.invoke(app, ["compare", str(report), "--builtin", "--root", str(d), "--verify"])
+    assert bad.exit_code == 1 and "MISMATCH" in bad.output and "COMPARABLE" not in bad.output, bad.output
 
 
 def test_every_differing_part_is_listed_and_nothing_comparable_exits_0(runner, scored):

@@ -25,6 +25,9 @@ def compare(
     root: Annotated[Optional[Path], typer.Option("--root", help="Read the report's inputs from under this folder "
                                                  "(default: the report's folder), as rfbench verify --root does.",
                                                  show_default=False)] = None,
+    verify: Annotated[bool, typer.Option("--verify", help="Verify REPORT first, as rfbench verify does (same "
+                                         "--root): its evidence tag and the fields compared are then re-made from "
+                                         "its chain, not taken on its word; a MISMATCH exits 1.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Compare REPORT with published numbers: per claim, comparable or not, point by point.
@@ -34,8 +37,10 @@ def compare(
     protocol, setting, leakage status, selection. A part one side does not state is 'unknown', never guessed.
     Where the report's inputs are beside it (same files, same sha256), its predictions are re-scored under the
     claim's convention or spec: your number in the claim's terms (MEASURED, or SYNTHETIC for generated data)
-    beside the claim (CLAIMED). Inputs are read inside the report's folder, or --root. Exit 0 whatever the verdict
-    (nothing comparable is an answer); 2 for an unreadable report or a bad claims file.
+    beside the claim (CLAIMED). Without --verify the evidence tag and the fields compared are the report's own
+    word, shown as unverified. Inputs are read inside the report's folder, or --root. Exit 0 whatever the verdict
+    (nothing comparable is an answer); 1 when --verify finds a MISMATCH; 2 for an unreadable report or a bad
+    claims file.
     """
     with guard():
         from rfbench.errors import ValidationError
@@ -48,7 +53,8 @@ def compare(
         files = load_claims(claims or [], builtin=builtin)
         total = sum(len(cf.claims) for cf in files)
         with progress(total, "comparing", enabled=not json_out) as advance:
-            result = compare_report(report, files, batch_size=batch_size, root=root, on_claim=advance)
+            result = compare_report(report, files, batch_size=batch_size, root=root, on_claim=advance,
+                                    verify=verify)
     if json_out:
         emit_json(result.to_dict())
         return
@@ -67,8 +73,11 @@ def _value(v, scale) -> str:
 
 def render_comparison(doc: dict) -> list[str]:
     """The terminal lines of a comparison (from its ``to_dict()``)."""
-    out = [f"rfbench compare {doc['report']} ({doc['evidence']}): {doc['claims']} claim(s), "
-           f"{doc['comparable']} comparable"]
+    tag = doc["evidence"] if doc.get("verified") else f"{doc['evidence']}, unverified"
+    out = [f"rfbench compare {doc['report']} ({tag}): {doc['claims']} claim(s), {doc['comparable']} comparable"]
+    if not doc.get("verified"):
+        out.append("  unverified: the report's evidence tag and the fields compared are its own word; --verify "
+                   "re-runs it first (rfbench verify)")
     for c in doc["comparisons"]:
         claim = c["claim"]
         src = claim["source"]
@@ -80,7 +89,7 @@ def render_comparison(doc: dict) -> list[str]:
         if res is not None:
             value = res["value"]
             shown = "unscoreable" if value is None else f"{value:.4g}"
-            out.append(f"  {verdict} with {res['label']} = {shown} ({doc['evidence']})")
+            out.append(f"  {verdict} with {res['label']} = {shown} ({tag})")
         else:
             out.append(f"  {verdict}: the report has no result to line it up with")
         width = max((len(p["part"]) for p in c["parts"]), default=0)
@@ -93,7 +102,8 @@ def render_comparison(doc: dict) -> list[str]:
             out.append(f"    same: {', '.join(same)}")
         r = c["rescore"]
         if r["status"] == "done":
-            line = (f"  re-scored: {_value(r['value_in_claim_scale'], r['claim_scale'])} ({r['evidence']}) beside "
+            ev = r["evidence"] if doc.get("verified") else f"{r['evidence']}, unverified"
+            line = (f"  re-scored: {_value(r['value_in_claim_scale'], r['claim_scale'])} ({ev}) beside "
                     f"{c['claim_value']} (CLAIMED) — {r['label']}")
             out.append(line)
             if r.get("assumed"):

@@ -11,8 +11,11 @@ every other part is ``same``.
 
 Where the report's inputs allow, the report's predictions are **re-scored under the claim's convention or
 spec** (``rescore``): the user's number in the claim's terms, tagged with the report's evidence (MEASURED for
-real data) beside the claim's value (CLAIMED). Spec pieces the claim does not give are taken at rfbench's
-defaults and listed as assumptions; a claim without its normalization (PCK) cannot be re-scored.
+real data) beside the claim's value (CLAIMED). The tag, and every report field a part reads, are the report's own
+word unless the report is verified first (``verify``): a report edited to read MEASURED, or with its
+``shared_files`` deleted, says so only until then, and the comparison shows it as unverified. Spec pieces the
+claim does not give are taken at rfbench's defaults and listed as assumptions; a claim without its
+normalization (PCK) cannot be re-scored.
 
 Inputs are read under the rules ``rfbench verify`` follows: a path the report records is resolved inside the
 report's folder, or a ``root`` given (absolute paths, escapes and symlinks leading out are refused), it must be a
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from rfbench.errors import FormatError, RfbenchError, malformed_as_format_error
+from rfbench.errors import FormatError, RfbenchError, VerificationError, malformed_as_format_error
 from rfbench.io.files import NotRegularFile, read_json, read_regular
 from rfbench.report.build import validate_report
 from rfbench.report.claims import UNKNOWN, Claim, ClaimsFile
@@ -96,13 +99,16 @@ class Comparison:
     task: str
     items: list[ClaimComparison] = field(default_factory=list)
     claims_files: list[str] = field(default_factory=list)
+    #: whether the report was verified (re-run, MATCH) before the comparison; if not, its evidence tag and the
+    #: fields the parts read (its split, audit, leakage status, results) are the report's own word
+    verified: bool = False
 
     @property
     def comparable(self) -> int:
         return sum(1 for c in self.items if c.comparable)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"report": self.report, "evidence": self.evidence, "task": self.task,
+        return {"report": self.report, "evidence": self.evidence, "verified": self.verified, "task": self.task,
                 "claims_files": list(self.claims_files), "claims": len(self.items), "comparable": self.comparable,
                 "comparisons": [c.to_dict() for c in self.items]}
 
@@ -603,7 +609,7 @@ def _relevant(key: str, metric: str) -> bool:
 
 def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile], *,
                    batch_size: int | None = None, root: str | os.PathLike | None = None,
-                   on_claim=None) -> Comparison:
+                   on_claim=None, verify: bool = False, limits=None) -> Comparison:
     """Compare a report with claims: per claim the closest result, the parts, the verdict and the re-score.
 
     Parameters
@@ -620,6 +626,12 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
         again (the files its provenance records), so the dataset must lie under it too.
     on_claim : callable, optional
         Called once after each claim (a progress hook: the command's progress bar).
+    verify : bool
+        Verify the report first (:func:`rfbench.report.verify.verify_report`, under ``root`` and ``limits``):
+        its evidence tag and the fields the comparison reads are then re-made from its chain, not taken on its
+        word (``Comparison.verified``). Without it, they are the report's own word, and say so.
+    limits : rfbench.report.verify.Limits, optional
+        Verify's limits (default: its defaults).
 
     Raises
     ------
@@ -630,8 +642,16 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
         raise FormatError(f"the batch size for re-scoring must be a positive integer, got {batch_size!r}")
     path = Path(report_path)
     report = validate_report(read_json(path, "report"), str(path))
+    if verify:  # a MISMATCH raises VerificationError (exit 1): nothing is lined up with a claim
+        from rfbench.report.verify import verify_report
+
+        try:
+            verify_report(path, root=root, limits=limits)
+        except VerificationError as exc:
+            raise VerificationError(f"verify: MISMATCH, nothing compared: {exc}", exc.differences) from None
+        report = validate_report(read_json(path, "report"), str(path))  # (as verified: read again)
     out = Comparison(str(path), str(report.get("evidence")), str(report.get("task")),
-                     claims_files=[cf.where for cf in claims])
+                     claims_files=[cf.where for cf in claims], verified=verify)
     loaded: dict = {}
     for cf in claims:
         for claim in cf.claims:
