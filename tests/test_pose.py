@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -270,7 +271,7 @@ def test_bad_inputs_raise_validation_errors():
         value("mpjpe", ok, units=" ")
     with pytest.raises(ValidationError, match="comparison"):
         value("pck", ok, normalization="bbox", k=0.2, comparison="=<")
-    with pytest.raises(ValidationError, match="k must be a finite"):
+    with pytest.raises(ValidationError, match="k must be a number in 0..100"):
         value("pck", ok, normalization="bbox", k=float("nan"))
 
 
@@ -532,3 +533,17 @@ def test_pa_mpjpe_survives_an_svd_that_does_not_converge(monkeypatch):
     keep = np.arange(4) != 2
     assert value("pa_mpjpe", pred[keep], gt[keep]).value == pytest.approx(
         np.mean([e for i, f in enumerate(frames) if i != 2 for e in f]), rel=1e-10)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(metrics=["pck"], ks=(0.2, 1e308)), "threshold k must be a number in 0..100"),
+    (dict(metrics=["pck"], ks=(101,)), "threshold k must be a number in 0..100"),
+    (dict(metrics=["pck-auc"], auc_max=1e308), "k_max in (0, 100]"),
+])
+def test_a_threshold_past_any_body_is_refused(kw, message):
+    """k = 1e308 scored 1.0 for model and baseline alike under a 309-digit label (PCK@1000000…00.00)."""
+    gt = GT
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        pose.evaluate_pose(gt, gt, skeleton="coco17", units="m", normalizations=["bbox"], **kw)
+    ev = pose.evaluate_pose(gt, gt, skeleton="coco17", units="m", metrics=["pck"], normalizations=["bbox"], ks=(100,))
+    assert ev.scores[0].value == 1.0

@@ -27,6 +27,9 @@ PA_FITS = ("visible", "all")
 MAX_COORDINATE = 1e100
 #: Most PCK-AUC thresholds a spec may ask for (mmpose uses 20).
 MAX_AUC_N = 1000
+#: Largest PCK threshold k and PCK-AUC k_max, fractions of the normalizer (0.05-0.5 in the literature; past
+#: 100 times a torso every prediction is within, and a k of 1e308 only printed a 309-digit label).
+MAX_K = 100.0
 #: Classification metrics.
 CLASSIFY_METRICS = ("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1", "top-k")
 #: Default top-k thresholds (those below the class count are used).

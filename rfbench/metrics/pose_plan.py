@@ -22,6 +22,7 @@ from rfbench.metrics.limits import (
     AVERAGINGS,
     COMPARISONS,
     MAX_AUC_N,
+    MAX_K,
     PA_FITS,
     PRECISIONS,
     VISIBILITIES,
@@ -297,16 +298,17 @@ class PosePlan:
                 raise ValidationError(f"thresholds k must be numbers, got {ks!r}") from None
             if not kvals:
                 raise ValidationError("PCK needs at least one threshold k")
-            if not all(math.isfinite(k) and k >= 0 for k in kvals):
-                raise ValidationError("every threshold k must be a finite number >= 0 (a fraction: 0.2 for PCK@0.2)")
+            if not all(math.isfinite(k) and 0 <= k <= MAX_K for k in kvals):
+                raise ValidationError(f"every threshold k must be a number in 0..{MAX_K:g} (a fraction of the "
+                                      "normalizer: 0.2 for PCK@0.2)")
             if len(set(kvals)) != len(kvals):
                 raise ValidationError("a threshold k is listed twice")
         if "pck-auc" in metrics:
             if isinstance(auc_n, bool) or not isinstance(auc_n, (int, np.integer)) or not 1 <= auc_n <= MAX_AUC_N:
                 raise ValidationError(f"PCK-AUC needs an integer number of thresholds in 1..{MAX_AUC_N}, got "
                                       f"{auc_n!r}")
-            if not (isinstance(auc_max, (int, float)) and math.isfinite(auc_max) and auc_max > 0):
-                raise ValidationError(f"PCK-AUC needs a positive k_max, got {auc_max!r}")
+            if not (isinstance(auc_max, (int, float)) and math.isfinite(auc_max) and 0 < auc_max <= MAX_K):
+                raise ValidationError(f"PCK-AUC needs a k_max in (0, {MAX_K:g}], got {auc_max!r}")
         if conv is not None:
             if conv.own_skeleton is not None and conv.own_skeleton != skeleton.name and pck_names:
                 joints = {n[0]: n[5] for n in norms}

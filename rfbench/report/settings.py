@@ -13,7 +13,15 @@ from typing import Optional
 
 from rfbench.errors import ValidationError
 from rfbench.metrics.conventions import NAMES as CONVENTIONS
-from rfbench.metrics.limits import ALL_AVERAGINGS, AVERAGINGS, CLASSIFY_METRICS, MAX_AUC_N, MAX_REPLICATES, POSE_METRICS
+from rfbench.metrics.limits import (
+    ALL_AVERAGINGS,
+    AVERAGINGS,
+    CLASSIFY_METRICS,
+    MAX_AUC_N,
+    MAX_K,
+    MAX_REPLICATES,
+    POSE_METRICS,
+)
 from rfbench.settings import Settings, setting
 
 __all__ = ["TASKS", "ScoreInputs", "PoseSettings", "GestureSettings", "BootstrapSettings", "ReportOptions",
@@ -110,7 +118,7 @@ class PoseSettings(Settings):
     norm: tuple = setting(("torso",), "pose: PCK normalizations, comma-separated: hip-width, torso, bbox, "
                                       "bbox-max-side, abs:T.", kind="strs", tasks=("pose",))
     k: tuple = setting((0.05, 0.1, 0.2, 0.5), "pose: PCK thresholds (fractions of the normalizer), comma-separated.",
-                       kind="floats", min=0.0, tasks=("pose",))
+                       kind="floats", min=0.0, max=MAX_K, tasks=("pose",))
     comparison: str = setting("<=", "pose: a joint is correct when distance/normalizer <= k ('<=' or 'le') or < k "
                                     "('<' or 'lt').", choices=("<=", "<"), aliases=COMPARISON_ALIASES,
                               tasks=("pose",))
@@ -119,7 +127,7 @@ class PoseSettings(Settings):
                                            "code does.", kind="strs", choices=ALL_AVERAGINGS, tasks=("pose",))
     auc_n: int = setting(20, "pose: PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.", min=1, max=MAX_AUC_N,
                          tasks=("pose",))
-    auc_max: float = setting(1.0, "pose: PCK-AUC: k_max.", min=0.0, min_open=True, tasks=("pose",))
+    auc_max: float = setting(1.0, "pose: PCK-AUC: k_max.", min=0.0, min_open=True, max=MAX_K, tasks=("pose",))
     oks_area: str = setting("bbox", "pose: OKS area: bbox (0.53 x box w x h) or a constant in units².",
                             tasks=("pose",))
     metrics: Optional[tuple] = setting(None, "Comma-separated subset; pose: pck, pck-auc, oks, mpjpe, pa-mpjpe;",
