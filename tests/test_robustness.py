@@ -511,6 +511,25 @@ def _lodo_manifest(tmp_path, rooms):
     return path
 
 
+def test_leave_one_domain_out_over_the_classes_is_refused(runner, tmp_path):
+    """Holding out each gesture in turn made folds whose test side held a class the model never trained on (an
+    accuracy of 0 by construction); it was accepted."""
+    from rfbench.datasets.manifest import Manifest
+
+    recs = [{"id": f"r{i}", "subject": f"s{i % 2}", "gesture": g, "frames": 10, "files": [{"path": "x.dat",
+                                                                                            "bytes": 1}]}
+            for i, g in enumerate(["Push", "Clap", "Push", "Clap"])]
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(Manifest("toy", "/w", recs).to_dict()))
+    result = runner.invoke(app, ["split", str(path), "-p", "leave-one-domain-out", "--domain", "gesture", "-o",
+                                 str(tmp_path / "folds")])
+    assert result.exit_code == 2 and "holds out a class" in result.output, result.output
+    assert not (tmp_path / "folds").exists()
+    ok = runner.invoke(app, ["split", str(path), "-p", "leave-one-domain-out", "--domain", "subject", "-o",
+                             str(tmp_path / "folds")])
+    assert ok.exit_code == 0, ok.output
+
+
 def test_leave_one_domain_out_of_values_that_read_alike_fails_its_audit(runner, tmp_path):
     """Rooms 'Alice' and 'alice' read as one: a fold holding out one keeps the other on the train side, and the
     audit says so (their fold files got distinct names, and each fold passed, before)."""

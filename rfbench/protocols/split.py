@@ -387,6 +387,11 @@ def _assign_lodo(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, 
         raise ValidationError("leave-one-domain-out needs `domain` KEY (subject, room, location, orientation, …)")
     if test_fraction is not None:
         raise ValidationError("leave-one-domain-out holds out each value in turn; `test_fraction` does not apply")
+    classes = next((k for k in ("label", "gesture") if k in table.domains), None)  # what a classifier is taught
+    if domain == classes:
+        raise ValidationError(f"leave-one-domain-out over `{domain}` holds out a class: each fold's test side would "
+                              f"hold only a {domain} the model never saw in training, which no classifier can "
+                              "name; hold out a domain of the recordings (subject, room, location, orientation, …)")
     col = table.column(domain)
     if len(col.values) < 2:
         raise ValidationError(f"leave-one-domain-out needs at least 2 values of {domain}; found {len(col.values)}")
