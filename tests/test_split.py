@@ -132,7 +132,7 @@ def test_leakage_prone_protocols_need_allow_leaky():
     ("cross-room", {"actions": "p1"}, "`actions` applies only"),
     ("cross-gesture", {}, "unknown protocol"),
     ("leave-one-domain-out", {}, "`domain`"),
-    ("leave-one-domain-out", {"domain": "gesture"}, "at least 2 values"),
+    ("leave-one-domain-out", {"domain": "gesture"}, "holds out a class"),
     ("leave-one-domain-out", {"domain": "action"}, "no recording in the manifest has a 'action'"),
     ("mmfi-s2", {}, "`actions`"),
 ])
@@ -140,6 +140,12 @@ def test_bad_arguments_are_validation_errors(protocol, kw, match):
     t = RecordingTable.from_recordings(widar_like())
     with pytest.raises(ValidationError, match=match):
         assign(t, protocol, **kw)
+
+
+def test_leave_one_domain_out_needs_two_values():
+    t = RecordingTable.from_recordings(widar_like(rooms=(1,)))
+    with pytest.raises(ValidationError, match="at least 2 values of room"):
+        assign(t, "leave-one-domain-out", domain="room")
 
 
 def test_leave_one_domain_out_makes_one_fold_per_value():
