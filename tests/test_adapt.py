@@ -230,3 +230,18 @@ def test_cli_a_fifo_source_is_refused_unread(runner, tmp_path):
     os.mkfifo(fifo)
     result = runner.invoke(app, ["adapt", str(fifo)])
     assert result.exit_code == 2 and "not a regular file" in result.output, result.output
+
+
+def test_a_wide_input_is_refused_before_any_work(runner, tmp_path, monkeypatch):
+    """64 frames of 3,000 dims: the finite differences evaluate the whole objective 12,000 times a step (about
+    1.4e12 operations for the default 5 steps, an hour here), with no progress; now one line, exit 2, at once."""
+    np.save(tmp_path / "wide.npy", A.synthetic_features(64, 3000, 0))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["adapt", "wide.npy", "--json"])
+    assert result.exit_code == 2, result.output
+    assert "64 frames of 3000 dims" in result.output and "--max-frames" in result.output, result.output
+    assert A.adapt_work(64, 3000, A.AdaptSettings()) > A.MAX_ADAPT_WORK
+    # the default on real CSI (64 frames of 90 amplitudes) is well inside, so is one step of the wide input
+    assert A.adapt_work(64, 90, A.AdaptSettings()) < A.MAX_ADAPT_WORK / 100
+    ok = runner.invoke(app, ["adapt", "wide.npy", "--steps", "0", "--json"])
+    assert ok.exit_code == 0, ok.output

@@ -49,10 +49,18 @@ __all__ = [
     "fd_gradient",
     "adapt",
     "adapt_file",
+    "adapt_work",
+    "MAX_ADAPT_WORK",
 ]
 
 #: Largest feature magnitude adapted on: standardising squares the values, which overflows beyond ~1e154.
 MAX_FEATURE = 1e100
+
+#: Most arithmetic an adaptation may take, in the units of :func:`adapt_work` (about 1.4e9 a second on one core
+#: of the reference machine: some 6 minutes). The work grows with frames² × dims² (each of the 2·dims·rank
+#: parameters' finite difference evaluates the whole objective, whose temporal term compares every pair of
+#: frames): a wide input must be refused, not run for hours.
+MAX_ADAPT_WORK = 5e11
 
 NO_POSE_GAIN = ("No pose gain is claimed: adaptation lowers a self-supervised proxy objective "
                 "(temporal-contrastive + entropy), which says nothing about pose accuracy.")
@@ -474,6 +482,15 @@ def fd_gradient(features, a, b, prototypes, temperature: float, entropy_weight: 
     return grad[: a.size].reshape(a.shape), grad[a.size:].reshape(b.shape)
 
 
+def adapt_work(frames: int, dims: int, settings: "AdaptSettings") -> float:
+    """The arithmetic an adaptation of ``frames`` × ``dims`` features takes at most: per step, the objective at
+    both sides of each of the ``2 · dims · rank`` parameters, and up to ``max_halvings + 1`` trials; an objective
+    is about ``frames · dims · (2 rank + 1 + frames + prototypes)`` operations."""
+    s = settings
+    per_objective = float(frames) * dims * (2 * s.rank + 1 + frames + min(s.prototypes, frames))
+    return s.steps * (4.0 * dims * s.rank + s.max_halvings + 1) * per_objective + per_objective
+
+
 def adapt(features, settings: AdaptSettings = AdaptSettings(), advance=None) -> AdaptResult:
     """Fit a low-rank adapter to ``features`` by descending the proxy objective (see the module docstring).
 
@@ -496,6 +513,12 @@ def adapt(features, settings: AdaptSettings = AdaptSettings(), advance=None) -> 
     n_t, d = f.shape
     if s.rank > d:
         raise ValidationError(f"adapt rank {s.rank} exceeds the feature dimension {d}; use rank <= {d}")
+    work = adapt_work(n_t, d, s)
+    if work > MAX_ADAPT_WORK:
+        raise ValidationError(f"adapting {n_t} frames of {d} dims at rank {s.rank} for {s.steps} step(s) is about "
+                              f"{work:.1e} operations, past the {MAX_ADAPT_WORK:.0e} adapt takes (minutes grow to "
+                              f"hours with frames² × dims²); lower `max_frames`, `rank` or `steps`, or give fewer "
+                              f"feature dims")
     protos = choose_prototypes(f, min(s.prototypes, n_t))
     rng = np.random.default_rng(s.seed)
     a0 = rng.uniform(-1.0, 1.0, (d, s.rank)) / math.sqrt(d)
