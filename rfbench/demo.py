@@ -202,7 +202,8 @@ def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
         raise OutputExistsError(f"{root} exists and is not a folder; choose another `out`")
     if root.exists() and any(root.iterdir()):
         if not force:
-            raise OutputExistsError(f"{root} is not empty; pass `force` to replace the demo's files there, or "
+            why = " (it holds an interrupted demo run: its outputs are partial)" if _stopped(root) else ""
+            raise OutputExistsError(f"{root} is not empty{why}; pass `force` to replace the demo's files there, or "
                                     f"choose another `out`")
         if (root / MARKER).exists() or (root / MARKER).is_symlink():
             files, folders = _read_marker(root)
@@ -231,9 +232,9 @@ def demo_folder(root: str | os.PathLike, force: bool = False):
     before = _entries(lay.root)
     try:
         yield lay
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(Exception):  # the run's own error is the one to report
-            _write_marker(lay.root, before)
+            _write_marker(lay.root, before, stopped=type(exc).__name__)
         raise
     _write_marker(lay.root, before)
 
@@ -272,7 +273,10 @@ def _entries(root: Path) -> dict[str, bool]:
     return out
 
 
-def _write_marker(root: Path, before: dict[str, bool]) -> None:
+def _write_marker(root: Path, before: dict[str, bool], stopped: str | None = None) -> None:
+    """The list of what the run created; ``stopped``: the run did not finish (the exception that stopped it:
+    ``KeyboardInterrupt`` for Ctrl-C or SIGTERM), and the list says so (``complete``: false), so an interrupted
+    folder does not read as a finished demo."""
     from rfbench.io.files import write_json
 
     now = _entries(root)
@@ -281,9 +285,26 @@ def _write_marker(root: Path, before: dict[str, bool]) -> None:
         "schema": _MARKER_SCHEMA,
         "about": "Written by rfbench demo: the files and folders it created in this folder. `rfbench demo --force` "
                  "removes exactly these (folders only when empty) and leaves everything else alone.",
+        "complete": stopped is None,
+        **({"stopped_by": stopped, "note": "this run did not finish: its outputs are partial; `rfbench demo "
+                                           "--force` replaces them"} if stopped else {}),
         "files": sorted(rel for rel, is_dir in created.items() if not is_dir),
         "folders": sorted(rel for rel, is_dir in created.items() if is_dir),
     }, force=True)
+
+
+def _stopped(root: Path) -> bool:
+    """Whether ``root``'s marker says its run did not finish (False when it cannot be read: the run's checks
+    say what is wrong with it)."""
+    import json
+
+    from rfbench.errors import RfbenchError
+    from rfbench.io.files import read_regular
+
+    try:  # (no link followed, never a FIFO's wait, at most 1 MiB)
+        return json.loads(read_regular(root / MARKER, 1 << 20, "the demo file list")).get("complete") is False
+    except (OSError, ValueError, AttributeError, RfbenchError):
+        return False
 
 
 def _read_marker(root: Path) -> tuple[list[str], list[str]]:

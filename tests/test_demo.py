@@ -316,3 +316,25 @@ def test_a_report_that_does_not_verify_makes_the_demo_exit_1(runner, tmp_path, m
     assert errors == [f"error: demo-out/{t}: 1 value(s) differ on re-run (made up for this test)"
                       for t in ("pose/report.json", "gesture/report.json", "bvp/report.json",
                                 "pose/robustness/summary.json")]
+
+
+def test_an_interrupted_demo_s_folder_says_it_did_not_finish(tmp_path):
+    """Ctrl-C (or SIGTERM) mid-run left a marker like a finished run's: the folder read as a complete demo."""
+    from rfbench.demo import MARKER, demo_folder
+    from rfbench.errors import OutputExistsError
+
+    out = tmp_path / "demo-out"
+    with pytest.raises(KeyboardInterrupt):
+        with demo_folder(out) as lay:
+            (lay.root / "widar-manifest.json").write_text("{}")
+            raise KeyboardInterrupt
+    marker = json.loads((out / MARKER).read_text())
+    assert marker["complete"] is False and marker["stopped_by"] == "KeyboardInterrupt"
+    assert marker["files"] == ["widar-manifest.json"]
+    with pytest.raises(OutputExistsError, match="interrupted demo run"):
+        with demo_folder(out):
+            pass
+    with demo_folder(out, force=True) as lay:
+        (lay.root / "widar-manifest.json").write_text("{}")
+    marker = json.loads((out / MARKER).read_text())
+    assert marker["complete"] is True and "stopped_by" not in marker
