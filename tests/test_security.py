@@ -1446,17 +1446,23 @@ def test_under_dataset_a_tree_ingested_following_links_is_refused(tmp_path):
 
     from rfbench.errors import VerificationError
     from rfbench.report.closed_world import ClosedWorld
-    from rfbench.report.verify import _dataset_trees
+    from rfbench.report.verify import _dataset_trees, _hold_to_pinned
 
     tree = tmp_path / "tree"
     tree.mkdir()
     doc = {"recordings": [{"id": "a", "files": [{"path": "a.dat"}]}], "problems": [{"path": "x", "reason": "r"}]}
     world = ClosedWorld(root=tmp_path)
     world.manifests = [(SimpleNamespace(path=tmp_path / "m.json"), tree, doc)]
-    (held,) = _dataset_trees(world, [tree], "r.json", {"inputs": []})
+
+    def held_to(pinned):
+        trees = _dataset_trees(world)
+        _hold_to_pinned(trees, world, pinned, "r.json", {"inputs": []})
+        return trees
+
+    (held,) = held_to([tree])
     assert held == {"tree": str(tree), "manifest": str(tmp_path / "m.json"), "files": 1, "left_out": 1,
                     "pinned": True}
     doc["follow_symlinks"] = True
-    assert _dataset_trees(world, None, "r.json", {"inputs": []})[0]["pinned"] is False  # named, unpinned
+    assert held_to(None)[0]["pinned"] is False  # named, unpinned
     with pytest.raises(VerificationError, match="ingested following links"):
-        _dataset_trees(world, [tree], "r.json", {"inputs": []})
+        held_to([tree])
