@@ -1466,3 +1466,40 @@ def test_under_dataset_a_tree_ingested_following_links_is_refused(tmp_path):
     assert held_to(None)[0]["pinned"] is False  # named, unpinned
     with pytest.raises(VerificationError, match="ingested following links"):
         held_to([tree])
+
+
+# -- 9. time of check, time of use: a file rewritten in place while verify runs ------------------------------------
+
+
+def test_a_re_run_reads_the_bytes_verify_hashed_or_nothing(tmp_path, monkeypatch):
+    """A file rewritten in place keeps its device, inode and size, the world's whole identity check: a watcher
+    writing forged predictions into pred.npy while the re-run read it, and the honest bytes back before verify's
+    own reads, gave a forged accuracy of 1.0 with MATCH. A re-run child now reads a private copy of the bytes,
+    checked against the sha256 verify hashed, or refuses the file."""
+    import hashlib
+
+    import rfbench.io.world as world_module
+    from rfbench.datasets.windows.dataset_files import DatasetFiles
+    from rfbench.io.files import open_input, open_regular, read_regular
+    from rfbench.io.world import NotAdmitted, World
+
+    path = tmp_path / "pred.npy"
+    path.write_bytes(b"honest!!")
+    info = os.stat(path)
+    key = (info.st_dev, info.st_ino)
+    monkeypatch.setattr(world_module, "_active", World(str(tmp_path / "scratch"), {key: 8},
+                                                       {key: hashlib.sha256(b"honest!!").hexdigest()}))
+    fd = open_regular(path)
+    fh = open_input(path, "pred", "an array")
+    with open(path, "r+b") as w:  # in place: the same inode and size
+        w.write(b"forged!!")
+    assert os.stat(path).st_ino == info.st_ino
+    assert os.read(fd, 100) == b"honest!!" and fh.read() == b"honest!!"  # what was opened stays what was hashed
+    os.close(fd)
+    fh.close()
+    with pytest.raises(NotAdmitted, match="changed since verify hashed"):
+        read_regular(path, 100, "pred")
+    with pytest.raises(NotAdmitted, match="changed since verify hashed"):
+        DatasetFiles(tmp_path).read({"path": "pred.npy", "bytes": 8})
+    path.write_bytes(b"honest!!")  # the bytes verify hashed again: read (a copy)
+    assert read_regular(path, 100, "pred") == b"honest!!"

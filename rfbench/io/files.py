@@ -448,9 +448,9 @@ def open_regular(path: str | os.PathLike, follow: bool = False) -> int:
     try:
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
         if regular:
-            admit(fd, path)
+            fd = admit(fd, path)  # (in a verify re-run, maybe a checked copy of the bytes verify hashed)
     except BaseException:
-        os.close(fd)
+        os.close(fd)  # (the file opened: admit leaves it open when it raises)
         raise
     if not regular:
         os.close(fd)
@@ -468,10 +468,10 @@ def open_input(path: str | os.PathLike, where: str, expected: str, error: type =
     fd = os.open(os.path.realpath(path), READ_FLAGS)
     try:
         check_regular(os.fstat(fd), where, expected, error)
-        admit(fd, path)
+        fd = admit(fd, path)  # (in a verify re-run, maybe a checked copy of the bytes verify hashed)
         return os.fdopen(fd, "rb")
     except BaseException:
-        os.close(fd)
+        os.close(fd)  # (the file opened: admit leaves it open when it raises)
         raise
 
 

@@ -905,7 +905,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                                                               "files still hash to the report's sha256"})
         with _scratch() as scratch:
             world_file = scratch / "world.json"
-            write_world(str(world_file), str(scratch), world.files)
+            write_world(str(world_file), str(scratch), world.files, world.digests)
             children = _Children(python or sys.executable, limits, budget, scratch, world_file, path)
             _ingest_again(world, children, scratch, path, uncompared)
             replayed = None

@@ -176,11 +176,10 @@ class DatasetFiles:
         that it is a file verify checked: :func:`rfbench.io.world.admit`)."""
         fd = self._open_unchecked(rel)
         try:
-            admit(fd, rel)
+            return admit(fd, rel)
         except BaseException:
-            os.close(fd)
+            os.close(fd)  # (the file opened: admit leaves it open when it raises)
             raise
-        return fd
 
     def _open_unchecked(self, rel: str) -> int:
         parent, name = _split(rel)
