@@ -428,3 +428,21 @@ def test_a_file_name_that_is_not_utf8_is_shown_not_a_crash(runner, tmp_path):
     result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "caf\ufffd.dat" in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_skip_existing_never_waits_on_or_reads_an_output_that_is_not_a_file(runner, tmp_path, kind):
+    """An existing output that is a FIFO hung `parse --skip-existing` (a worker blocked in its open, SIGTERM
+    ignored); a link to /dev/zero was read without end until the memory ran out. A hostile dataset folder plants
+    either beside a log (archives are written beside the inputs by default)."""
+    log = tmp_path / "a.dat"
+    log.write_bytes(synthetic_log(5, seed=1))
+    planted = tmp_path / "a.npz"
+    if kind == "fifo":
+        os.mkfifo(planted)
+    else:
+        planted.symlink_to("/dev/zero")
+    proc = subprocess.run([sys.executable, "-m", "rfbench", "parse", str(log), "--skip-existing"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "records no source input" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

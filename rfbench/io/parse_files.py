@@ -403,11 +403,18 @@ def read_hardware(data, fmt: str, options: ParseOptions | None = None, path: str
 
 def recorded_source(archive: Path) -> tuple[str, int] | None:
     """``(source_sha256, source_bytes)`` recorded in an existing archive, or None when it records none (an
-    archive from an older rfbench, or not an archive). Reads only those two members, each bounded."""
+    archive from an older rfbench, or not an archive: a link, a FIFO or a device too, never followed, waited on or
+    read). Reads only those two members, each bounded."""
     import zipfile
 
+    from rfbench.io.files import open_regular
+
     try:
-        with zipfile.ZipFile(archive) as zf:
+        fh = os.fdopen(open_regular(archive), "rb")
+    except OSError:
+        return None
+    try:
+        with fh, zipfile.ZipFile(fh) as zf:
             values = []
             for name in ("source_sha256.npy", "source_bytes.npy"):
                 info = zf.getinfo(name)
