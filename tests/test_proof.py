@@ -135,10 +135,27 @@ def test_unreadable_or_partial_baseline_fails(runner, tmp_path, content):
     assert any("unreadable" in r or "differs" in r for r in report["reasons"])
 
 
-def test_bare_digest_of_the_weights_is_accepted(runner, tmp_path, default_run):
+def test_a_baseline_without_its_data_digest_is_never_a_pass(runner, tmp_path, default_run):
+    """A baseline holding only the weights digest (bare or labelled) passed, the data sha256 'not compared': a
+    change to the data generator went unseen, though a PASS is documented as both hashes equal."""
     path = tmp_path / "expected.sha256"
-    path.write_text(default_run.weights_sha256 + "\n")
+    for text in (default_run.weights_sha256 + "\n", default_run.weights_sha256 + "  weights\n"):
+        path.write_text(text)
+        result = _invoke(runner, "--hash-file", str(path), "--json")
+        assert result.exit_code == 1, result.output
+        assert any("no data digest" in r for r in json.loads(result.stdout)["reasons"])
+    path.write_text(default_run.weights_sha256 + "\n" + default_run.data_sha256 + "  data\n")  # bare = weights
     assert _invoke(runner, "--hash-file", str(path)).exit_code == 0
+
+
+@pytest.mark.parametrize("content", ["# my notes\n# keep them\n", ""])
+def test_generate_hash_never_replaces_an_existing_file_without_force(runner, tmp_path, content):
+    """A file of comments only (or empty) read as 'no baseline', so --generate-hash wrote over it unasked."""
+    path = tmp_path / "notes.conf"
+    path.write_text(content)
+    result = _invoke(runner, "--generate-hash", "--hash-file", str(path))
+    assert result.exit_code == 2 and "already exists" in result.output, result.output
+    assert path.read_text() == content
 
 
 def test_changed_data_generator_is_named(default_run, tmp_path):

@@ -312,9 +312,9 @@ MAX_BASELINE_BYTES = 1 << 20
 def read_baseline(path: str | Path) -> Baseline | None:
     """Parse a baseline file; ``None`` when it does not exist or holds nothing but blanks and comments.
 
-    Format: ``#`` comment lines, then ``<sha256 hex>  weights`` and optionally ``<sha256 hex>  data``
-    (a line with a bare digest is the weights digest). Anything else makes the baseline unreadable, which
-    the verdict treats as a mismatch, never as a pass.
+    Format: ``#`` comment lines, then ``<sha256 hex>  weights`` and ``<sha256 hex>  data`` (a line with a bare
+    digest is the weights digest). Anything else — a line of another form, or a digest missing — makes the
+    baseline unreadable, which the verdict treats as a mismatch, never as a pass.
     """
     path = Path(path)
     if path.is_dir():
@@ -347,6 +347,8 @@ def read_baseline(path: str | Path) -> Baseline | None:
         return None
     if "weights" not in entries and problem is None:
         problem = "it holds no weights digest"
+    if "data" not in entries and problem is None:  # a PASS needs both: a data generator change would go unseen
+        problem = "it holds no data digest (a PASS compares both the weights and the data)"
     return Baseline(path, entries.get("weights"), entries.get("data"), tuple(comments), problem)
 
 
@@ -520,8 +522,9 @@ def prove(hash_file: str | os.PathLike | None = None, *, generate: bool = False,
 
     path = Path(hash_file) if hash_file is not None else DEFAULT_HASH_FILE
     baseline = read_baseline(path)
-    if generate and baseline is not None and not force:
-        raise OutputExistsError(f"{path} already holds a baseline; pass `force` to replace it")
+    if generate and not force and (baseline is not None or os.path.lexists(path)):
+        # (any file: one of comments only, or empty, is still a file rfbench did not write)
+        raise OutputExistsError(f"{path} already exists; pass `force` to replace it with a baseline")
     run = run_proof(seed=seed, steps=steps, lr=lr, samples=samples, advance=advance)
     if not generate:
         v = judge(run, baseline)
