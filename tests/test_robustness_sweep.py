@@ -459,6 +459,23 @@ def test_a_key_rfbench_does_not_write_anywhere_in_the_summary_is_a_mismatch(swee
 
 
 @pytest.mark.long
+@pytest.mark.parametrize("change, named", [
+    (lambda doc: doc["cells"][3]["drop"].update(high="\u001b[2J 99.9", level="approved", low=[]), "drop.high"),
+    (lambda doc: doc["corruptions"][1]["levels"][0].update(severity=True), "severity"),
+])
+def test_what_verify_does_not_recompute_is_still_what_rfbench_writes(sweep, tmp_path, change, named):
+    """The drop intervals (not recomputed) took any value — text with a terminal escape, a list — and a severity
+    of `true` read as 1: both MATCHed."""
+    copy, verify = _copied_sweep(sweep, tmp_path)
+    path = copy / "sweep" / "summary.json"
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+    bad = verify("--cell", "clean")
+    assert bad.exit_code == 1 and named in bad.output and "MATCH " not in bad.output, bad.output
+
+
+@pytest.mark.long
 def test_a_cell_entry_naming_another_report_path_is_a_mismatch(sweep, tmp_path):
     copy, verify = _copied_sweep(sweep, tmp_path)
     report = copy / "sweep" / sweep[1]["cells"][0]["report"]

@@ -316,7 +316,16 @@ def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, firsts: M
         "cells": [entry(e, cell_name(e["corruption"], e["severity"], e["seed"])) for e in doc["cells"]],
         **derived,
     }
-    return _differ_tree("", doc, expected, differ)
+    n = _differ_tree("", doc, expected, differ)
+    for i, e in enumerate(doc["cells"]):  # the intervals are not recomputed, but they are what rfbench writes
+        drop = e.get("drop") if isinstance(e, Mapping) else None
+        for key in ("low", "high", "level"):
+            value = drop.get(key) if isinstance(drop, Mapping) else None
+            n += 1
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value) or (key == "level" and not 0 < value < 1)):
+                differ(f"cells[{i}].drop.{key}", _shown(value), "a finite number or null (a level in (0, 1))")
+    return n
 
 
 def _differ_tree(where: str, found: Any, expected: Any, differ) -> int:
@@ -453,6 +462,8 @@ def _pictures(doc: Mapping, base: Path, files: _Files, differ) -> int:
 
 
 def _same(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):  # true is not 1 (Python's == says it is)
+        return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
         return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
