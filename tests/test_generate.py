@@ -8,6 +8,7 @@ import contextlib
 import doctest
 import errno
 import json
+import os
 from dataclasses import fields
 from pathlib import Path
 
@@ -55,8 +56,12 @@ def test_widar_tree_is_the_library_s_tree_with_its_marker(runner, tmp_path, monk
     made = make_widar_tree(tmp_path / "lib", seed=4, records=(2, 3))
     assert tree_bytes(tmp_path / "cli") == tree_bytes(tmp_path / "lib")
     assert doc == dict(made.to_dict(), root="cli")
-    # The marker, byte for byte as the generators have always written it (ingest and split read it).
-    assert (tmp_path / "cli" / MARKER).read_text() == (
+    # The marker (ingest and split read it): the generator, its parameters, and every file it wrote
+    marker = json.loads((tmp_path / "cli" / MARKER).read_text())
+    files = sorted(p.relative_to(tmp_path / "cli").as_posix() for p in (tmp_path / "cli").rglob("*")
+                   if p.is_file() and p.name != MARKER)
+    assert marker.pop("files") == files
+    assert json.dumps(marker, indent=2, sort_keys=True) + "\n" == (
         '{\n  "generator": "rfbench.datasets.synthetic.make_widar_tree",\n  "params": {\n    "damage": true,\n'
         '    "records": [\n      2,\n      3\n    ],\n    "repetitions": 1,\n    "seed": 4\n  },\n'
         '  "synthetic": true\n}\n')
@@ -76,6 +81,7 @@ def test_mmfi_tree_line_and_marker(runner, tmp_path, monkeypatch):
     assert result.stdout.strip() == ("wrote a synthetic MM-Fi-like tree to m: 4 recordings, 8 WiFi frames, 0 "
                                      "planted problem(s); marked SYNTHETIC")
     marker = json.loads((tmp_path / "m" / MARKER).read_text())
+    assert len(marker.pop("files")) == 4 * (1 + 2)  # a ground truth and 2 frames a recording
     assert marker == {"generator": "rfbench.datasets.synthetic.make_mmfi_tree", "synthetic": True,
                       "params": {"seed": 0, "subjects": ["S01", "S40"], "actions": ["A01", "A02"], "frames": 2,
                                  "damage": False}}
@@ -246,7 +252,14 @@ def test_an_empty_folder_becomes_the_tree(runner, tmp_path):
 def test_force_replaces_a_generated_tree_as_a_whole(runner, tmp_path):
     root = tmp_path / "w"
     assert runner.invoke(app, ["generate", "widar", str(root), "--records", "2,2", "--repetitions", "2"]).exit_code == 0
+    # a file added to a generated tree is the user's: --force removed it with the tree; now it is refused
     (root / "CSI" / "added-by-hand.txt").write_text("inside a generated tree")
+    result = runner.invoke(app, ["generate", "widar", str(root), "--records", "2,2", "--clean", "--force"])
+    assert result.exit_code == 2 and "holds CSI/added-by-hand.txt, which rfbench generate did not write" in \
+        one_error_line(result)
+    assert (root / "CSI" / "added-by-hand.txt").read_text() == "inside a generated tree"
+    (root / "CSI" / "added-by-hand.txt").unlink()
+    os.remove(next(root.rglob("*.dat")))  # a generated file the user removed: the rest is still the generator's
     result = runner.invoke(app, ["generate", "widar", str(root), "--records", "2,2", "--clean", "--force"])
     assert result.exit_code == 0, result.output
     assert "(replacing the tree generated there before)" in result.stdout

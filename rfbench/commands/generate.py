@@ -38,8 +38,8 @@ generate = typer.Typer(
 
 _TREE_DIR = ("Folder to write: new or empty. The tree is written beside it and renamed into place, so it never "
              "holds half a tree.")
-_TREE_FORCE = ("Replace a tree generated in DIR before (it holds RFBENCH_SYNTHETIC.json) — the whole folder, "
-               "files you added to it included; any other non-empty folder is refused, never written into.")
+_TREE_FORCE = ("Replace a tree generated in DIR before (its RFBENCH_SYNTHETIC.json lists the files written); a "
+               "folder holding anything else (a file you added) is refused, never written into or deleted.")
 
 
 @contextlib.contextmanager

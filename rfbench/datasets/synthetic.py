@@ -119,7 +119,61 @@ def _target_state(root: Path, force: bool) -> bool:
     if not (root / MARKER).is_file():
         raise OutputExistsError(f"{root} is not empty and holds no {MARKER}, so it is not a tree rfbench "
                                 f"generated; it is left alone: choose an empty or new folder")
+    listed = _listed_files(root)
+    if listed is None:
+        raise OutputExistsError(f"{root}/{MARKER} lists no files (a tree from an older rfbench, or not one "
+                                f"rfbench wrote), so `force` cannot tell its files from yours; it is left alone: "
+                                f"remove it yourself, or choose an empty or new folder")
+    _, foreign = _tree_files(root, listed)
+    if foreign is not None:
+        raise OutputExistsError(f"{root} holds {foreign}, which rfbench generate did not write there; `force` "
+                                f"replaces only a generated tree, so it is left alone: move that out, or choose "
+                                f"an empty or new folder")
     return True
+
+
+#: Most bytes of a generator's marker read back (a file list of a release-size tree is a few MB).
+_MAX_MARKER_BYTES = 64 << 20
+
+
+def _listed_files(root: Path) -> set | None:
+    """The files the marker at ``root`` says the generator wrote (None: it lists none, or is not readable)."""
+    from rfbench.errors import RfbenchError
+    from rfbench.io.documents import parse_json_bytes
+    from rfbench.io.files import read_regular
+
+    try:
+        doc = parse_json_bytes(read_regular(root / MARKER, _MAX_MARKER_BYTES, "a generated tree's marker"),
+                               str(root / MARKER))
+    except (OSError, RfbenchError):
+        return None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return set(files)
+
+
+def _tree_files(root: Path, listed: set | None = None) -> tuple[list, str | None]:
+    """Every file under ``root`` (relative, "/"-separated, sorted; the top marker left out, links never
+    followed), and the first entry that is not one of ``listed`` — a file not in it, a link, anything but a
+    file or folder (None when all are; ``listed`` None: any file is)."""
+    files: list = []
+    pending = [""]
+    while pending:
+        prefix = pending.pop()
+        with os.scandir(root / prefix if prefix else root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            rel = f"{prefix}{e.name}"
+            if rel == MARKER:
+                continue
+            if e.is_dir(follow_symlinks=False):
+                pending.append(rel + "/")
+            elif e.is_file(follow_symlinks=False) and (listed is None or rel in listed):
+                files.append(rel)
+            else:
+                return sorted(files), rel
+    return sorted(files), None
 
 
 def _sibling(root: Path, tag: str) -> Path:
@@ -145,6 +199,7 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
     tmp.mkdir()
     try:
         result = write(tmp)
+        _list_in_marker(tmp)
         sizes = [p.stat().st_size for p in tmp.rglob("*") if p.is_file()]
         if replace:
             old = _sibling(root, "old")
@@ -172,6 +227,14 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
                 break
         raise
     return (*result, replace, len(sizes), sum(sizes))
+
+
+def _list_in_marker(tree: Path) -> None:
+    """Add to the tree's top marker the list of every file written (the marker left out): what a later `force`
+    may remove, and nothing else."""
+    doc = json.loads((tree / MARKER).read_text(encoding="utf-8"))
+    doc["files"] = _tree_files(tree)[0]
+    (tree / MARKER).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _write(path: Path, data: bytes) -> None:
