@@ -208,3 +208,42 @@ def test_the_summary_lists_fifty_problems_of_a_kind_and_counts_the_rest(runner, 
     assert len(json.loads(out.read_text())["problems"]) == 53
     result = runner.invoke(app, ["ingest", "widar", str(root), "-o", str(out), "--force", "--json"])
     assert len(json.loads(result.stdout)["problems"]) == 53
+
+
+@pytest.mark.parametrize("kind", ["bvp", "mmfi", "files"])
+def test_a_generator_s_marker_anywhere_in_the_tree_makes_it_synthetic(tmp_path, kind):
+    """A generated date folder merged into a corpus, its RFBENCH_SYNTHETIC.json with it (the top markers gone):
+    ingest filed the marker as a layout problem, wrote synthetic: false, and the chain scored MEASURED and
+    verified MATCH."""
+    import shutil
+
+    from rfbench.datasets.files import ingest as ingest_files
+    from rfbench.datasets.mmfi import ingest as ingest_mmfi
+    from rfbench.datasets.synthetic import MARKER, make_mmfi_tree
+    from rfbench.datasets.widar_bvp import ingest_bvp
+
+    tree = tmp_path / "tree"
+    if kind == "bvp":
+        make_widar_bvp_tree(tree, repetitions=1, damage=False)
+    elif kind == "mmfi":
+        make_mmfi_tree(tree, subjects=["S01", "S02"], actions=["A01"], frames=2, damage=False)
+    else:
+        (tree / "a").mkdir(parents=True)
+        for u in ("u1", "u2"):
+            (tree / "a" / f"{u}_clap_1.dat").write_bytes(b"x")
+    markers = sorted(tree.rglob(MARKER))
+    keep = markers[0].read_bytes() if markers else b'{"synthetic": true}'
+    for m in markers:
+        m.unlink()
+    deep = next(p for p in sorted(tree.rglob("*")) if p.is_dir() and len(p.relative_to(tree).parts) >= 2) \
+        if kind != "files" else tree / "a"
+    (deep / MARKER).write_bytes(keep)
+    if kind == "bvp":
+        manifest = ingest_bvp(tree)
+    elif kind == "mmfi":
+        manifest = ingest_mmfi(tree)
+    else:
+        manifest = ingest_files(tree, "a/{user}_{gesture}_{repetition}.dat", roles={"label": "gesture"}, dataset="toy")
+    assert manifest.synthetic is True
+    assert manifest.extra["synthetic_marker"]["path"] == (deep / MARKER).relative_to(tree).as_posix()
+    shutil.rmtree(tree)

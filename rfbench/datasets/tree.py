@@ -37,7 +37,7 @@ from rfbench.datasets.values import value_sort_key
 from rfbench.errors import FormatError
 
 __all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry", "part_entries",
-           "duplicate_problems", "marker_record", "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
+           "duplicate_problems", "marker_record", "nested_marker", "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
 
 #: Folders whose files are the kernel's pseudo-files: their sizes say nothing of their contents.
 PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
@@ -233,6 +233,20 @@ class TreeWalk:
         n = len(self.files(folder, real_folder))
         del self.problems[kept:]
         return n
+
+
+def nested_marker(walk: "TreeWalk", name: str) -> dict | None:
+    """``{path, sha256}`` of the first generator's marker ``name`` the walk left out as a problem, deeper in the
+    tree than the folders an ingest looks in for it (a generated folder merged into a corpus, its marker with it),
+    or None. A tree holding a generator's marker anywhere is SYNTHETIC: its own files say so."""
+    for p in sorted(walk.problems, key=lambda p: p["path"]):
+        path = p["path"]
+        if isinstance(path, str) and (path == name or path.endswith("/" + name)):
+            found = marker_record((walk.root / path).parent, name)
+            if found is not None:
+                found["path"] = path
+                return found
+    return None
 
 
 def marker_record(root: Path, name: str) -> dict | None:

@@ -28,7 +28,15 @@ from typing import Callable, Iterable
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import compile_template
-from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
+from rfbench.datasets.tree import (
+    TreeWalk,
+    count_logs,
+    display_path,
+    duplicate_problems,
+    marker_record,
+    nested_marker,
+    part_entries,
+)
 from rfbench.errors import ValidationError
 
 __all__ = [
@@ -327,6 +335,9 @@ def release_extra(extra: dict, walk: TreeWalk, data_root: Path, follow_symlinks:
     if marker is not None:
         if data_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
             marker["path"] = walk.rel(data_root / SYNTHETIC_MARKER)
+    else:
+        marker = nested_marker(walk, SYNTHETIC_MARKER)
+    if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:
         extra["follow_symlinks"] = True
