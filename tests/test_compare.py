@@ -371,11 +371,16 @@ def test_a_claim_s_dataset_is_the_report_s_only_by_its_name():
     assert _same_dataset("wiar" + _OWN_CORPUS, "WiAR") and not _same_dataset("wiar" + _OWN_CORPUS, "WiAR v2")
 
 
-@pytest.mark.parametrize("k", ["0.2x", [0.2]])
-def test_a_hand_edited_result_field_is_one_line_exit_2(runner, scored, k):
-    """A spec's k of "0.2x" or [0.2] raised ValueError or TypeError out of compare: a traceback and exit 1."""
+@pytest.mark.parametrize("where, value", [("k", "0.2x"), ("k", [0.2]), ("value", [1]), ("value", "hi"),
+                                          ("value", True)])
+def test_a_hand_edited_result_field_is_one_line_exit_2(runner, scored, where, value):
+    """A spec's k of "0.2x" or [0.2] raised ValueError or TypeError out of compare, and a model value of [1] a
+    TypeError when rendered: a traceback and exit 1."""
     doc = json.loads((scored / "report.json").read_text())
-    doc["results"][0]["spec"]["k"] = k
+    if where == "k":
+        doc["results"][0]["spec"]["k"] = value
+    else:
+        doc["results"][0]["model"]["value"] = value
     (scored / "edited.json").write_text(json.dumps(doc))
     result = runner.invoke(app, ["compare", "edited.json", "full.toml"])
     assert result.exit_code == 2 and "not what rfbench score writes" in result.output, result.output

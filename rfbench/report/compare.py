@@ -657,10 +657,22 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
         for claim in cf.claims:
             # a field of a hand-edited report of another type than rfbench writes (a k of "0.2x"): one line
             with malformed_as_format_error(f"{path}: a result's fields are not what rfbench score writes", 120):
-                out.items.append(_compare_one(report, path, claim, batch_size, loaded, root))
+                item = _compare_one(report, path, claim, batch_size, loaded, root)
+                _check_value(item.result)
+                out.items.append(item)
             if on_claim is not None:
                 on_claim()
     return out
+
+
+def _check_value(result: Mapping[str, Any] | None) -> None:
+    """The value a comparison shows beside a claim is a number or null, as rfbench score writes it (a list there
+    was a traceback when rendered)."""
+    if result is None:
+        return
+    value = (_mapping(result.get("model"))).get("value")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise TypeError(f"the model's value {str(value)[:40]!r} is not a number")
 
 
 def _compare_one(report, path, claim: Claim, batch_size, loaded, root=None) -> ClaimComparison:
