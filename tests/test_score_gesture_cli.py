@@ -281,3 +281,23 @@ def test_help_and_readme():
     assert result.exit_code == 0 and "--label-set" in result.output and "gesture" in result.output
     page = (Path(__file__).resolve().parents[1] / "docs" / "score.md").read_text(encoding="utf-8")
     assert "\n## Gesture\n" in page and "rfbench score --task gesture" in page
+
+
+def test_a_baseline_from_part_of_the_train_side_is_named(runner, files, tmp_path):
+    """Training ground truth cut to a few recordings of one class made a weaker baseline (and a larger lead),
+    MEASURED and verified, with nothing said but a count in the Baseline line."""
+    full = run(runner, BASE + BASELINE + ["-o", "full/report.json"])
+    assert full.exit_code == 0, full.output
+    assert not any("train recordings" in n for n in json.loads((tmp_path / "full" / "report.json").read_text())
+                   ["notes"])
+    tg, groups = np.load(tmp_path / "train_gt.npy"), np.load(tmp_path / "train_groups.npy")
+    keep = groups == groups[0]
+    np.save(tmp_path / "tg_sub.npy", tg[keep])
+    np.save(tmp_path / "tgroups_sub.npy", groups[keep])
+    argv = [a.replace("train_gt.npy", "tg_sub.npy").replace("train_groups.npy", "tgroups_sub.npy") for a in BASELINE]
+    part = run(runner, BASE + argv + ["-o", "part/report.json"])
+    assert part.exit_code == 0, part.output
+    notes = json.loads((tmp_path / "part" / "report.json").read_text())["notes"]
+    n_train = len(json.loads((tmp_path / "split.json").read_text())["train"])
+    assert f"the baseline was built from 1 of the split's {n_train} train recordings" in " ".join(notes)
+    assert "the baseline was built from 1 of" in (tmp_path / "part" / "report.md").read_text()

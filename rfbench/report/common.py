@@ -346,6 +346,17 @@ GT_SUPPLIED = ("supplied by the user (--gt): rfbench checked its shape and value
 # -- the orchestration both tasks share --------------------------------------------------------------------
 
 
+def baseline_coverage_note(split: SplitInfo | None, train_recordings: int) -> str | None:
+    """A note when the baseline's training rows come from fewer recordings than the split's train side: a
+    baseline made from a subset (one class, a few recordings) is weaker than the side's, and a model's lead over
+    it larger, so the report says so wherever the subset came from."""
+    if split is None or train_recordings >= len(split.train):
+        return None
+    return (f"the baseline was built from {train_recordings} of the split's {len(split.train)} train recordings: a "
+            f"baseline from part of the train side can be weaker than the whole side's, and the model's lead over "
+            f"it larger")
+
+
 def check_baseline_request(split: SplitInfo | None, train_gt, train_groups, *also) -> bool:
     """Whether a baseline was asked for (any training input given, ``also`` included); a baseline needs the
     split and both the training ground truth and its row → recording ids.

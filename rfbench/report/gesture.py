@@ -43,6 +43,7 @@ from rfbench.protocols.splitfile import SplitInfo
 from rfbench.report.baseline import class_baselines
 from rfbench.report.common import (
     GT_SUPPLIED,
+    baseline_coverage_note,
     bootstrap_for,
     check_baseline_request,
     check_bootstrap_settings,
@@ -281,6 +282,9 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     base_scores: dict[str, list] = {}
     if want_baseline:
         baselines = class_baselines(train_idx, train_groups, split, groups, label_set.names)
+        partial = baseline_coverage_note(split, baselines.train_recordings)
+        if partial:
+            notes.append(partial)
         tables = {"majority-class": majority_table(table, plan, baselines.majority, baselines.class_rank),
                   "class-prior": prior_table(table, plan, baselines.prior)}
         base_scores = {name: plan.scores(t) for name, t in tables.items()}

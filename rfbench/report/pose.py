@@ -24,6 +24,7 @@ from rfbench.report.baseline import mean_pose_baseline
 from rfbench.report.common import (
     CLUSTER_BY,
     GT_SUPPLIED,
+    baseline_coverage_note,
     bootstrap_for,
     check_baseline_request,
     check_bootstrap_settings,
@@ -193,6 +194,9 @@ def pose_report(pred, gt, vis=None, *, skeleton, units: str, metrics: Sequence[s
     base_table = None
     if want_baseline:
         mb = mean_pose_baseline(train_gt, train_groups, split, groups, train_vis, list(skel.joints))
+        partial = baseline_coverage_note(split, mb.train_recordings)
+        if partial:
+            notes.append(partial)
         if mb.pose.shape != gt.shape[1:]:
             raise ValidationError(f"training ground truth has joints x dims {mb.pose.shape} but the scored ground "
                                   f"truth has {gt.shape[1:]}")
