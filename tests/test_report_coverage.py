@@ -93,3 +93,18 @@ def test_code_spans_in_notes_stay_code_and_other_backticks_are_escaped():
     assert _md("one ` alone") == "one \\` alone"
     assert _md("``x``") == "\\`\\`x\\`\\`"
     assert _md("`*not* emphasis`") == "`*not* emphasis`"
+
+
+def test_report_md_says_how_the_scored_rows_were_windowed(tiny_demo):
+    """The stride and target pick which test frames are scored (PCK@0.2 0.857-0.912 across strides on the demo),
+    and report.md showed neither: "Coverage: 20 of 20 test recordings" read the same for every choice."""
+    import json
+
+    from rfbench.report.render import render_markdown
+
+    report = json.loads((tiny_demo / "pose" / "report.json").read_text())
+    md = (tiny_demo / "pose" / "report.md").read_text()
+    assert "| Windows | the test side's rows as rfbench windows made them: --task pose --length 1 --stride 1" in md
+    step = next(s for s in report["chain"] if s["step"] == "windows")
+    step["argv"][step["argv"].index("--stride") + 1] = "10"
+    assert "--stride 10" in render_markdown(report)

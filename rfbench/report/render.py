@@ -180,6 +180,9 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
             out.append("")
     out += ["| | |", "|---|---|"]
     out += [f"| {k} | {_md(v)} |" for k, v in headline(report)]
+    windows = _windows_settings(report)
+    if windows is not None:  # which rows of the test side were scored: the window length, stride and target
+        out.append(f"| Windows | {_md(windows)} |")
     if pictures:  # first after the context: a picture is read before a table
         out += ["", "## Pictures", ""]
         from urllib.parse import quote
@@ -216,6 +219,20 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
             out.append(f"| {_md(j)} | " + " | ".join(fmt_value(r["model"]["per_joint"].get(j), "unscoreable")
                                                for r in macro) + " |")
     return _markdown_tail(report, out + out_tail, notes)
+
+
+def _windows_settings(report: Mapping[str, Any]) -> str | None:
+    """The settings the scored rows were made with (the chain's ``rfbench windows`` step, after its output
+    folder): the stride and target pick which frames of the test side are scored, so report.md says them."""
+    chain = report.get("chain")
+    if not isinstance(chain, list):
+        return None
+    for step in chain:
+        argv = step.get("argv") if isinstance(step, Mapping) and step.get("step") == "windows" else None
+        if isinstance(argv, list) and "-o" in argv and all(isinstance(a, str) for a in argv):
+            settings = argv[argv.index("-o") + 2:]
+            return "the test side's rows as rfbench windows made them: " + (" ".join(settings) or "its defaults")
+    return None
 
 
 #: Test recordings excluded by windows listed one by one in report.md (report.json lists every one).
