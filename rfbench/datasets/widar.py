@@ -28,15 +28,7 @@ from typing import Callable, Iterable
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import compile_template
-from rfbench.datasets.tree import (
-    TreeWalk,
-    count_logs,
-    display_path,
-    duplicate_problems,
-    marker_record,
-    nested_marker,
-    part_entries,
-)
+from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
 from rfbench.errors import ValidationError
 
 __all__ = [
@@ -336,6 +328,8 @@ def release_extra(extra: dict, walk: TreeWalk, data_root: Path, follow_symlinks:
         if data_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
             marker["path"] = walk.rel(data_root / SYNTHETIC_MARKER)
     else:
+        from rfbench.datasets.tree import nested_marker
+
         marker = nested_marker(walk, SYNTHETIC_MARKER)
     if marker is not None:
         extra["synthetic_marker"] = marker
