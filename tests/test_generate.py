@@ -405,4 +405,4 @@ def test_sigterm_while_a_tree_is_written_leaves_no_staging_folder(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "Traceback" not in err, err
-    assert [p.name for p in tmp_path.iterdir()] == [], list(tmp_path.iterdir())
+    assert [p.name for p in tmp_path.iterdir()] == [], (proc.returncode, err, list(tmp_path.iterdir()))

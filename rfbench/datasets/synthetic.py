@@ -219,7 +219,7 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
         else:
             os.rename(tmp, root)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_staging(tmp)
         for p in reversed(made):
             try:
                 p.rmdir()
@@ -227,6 +227,27 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
                 break
         raise
     return (*result, replace, len(sizes), sum(sizes))
+
+
+def _remove_staging(tmp: Path) -> None:
+    """Remove the staging folder after an error or an interrupt, with SIGINT and SIGTERM held off meanwhile (a
+    second signal must not stop the cleanup half-way), trying again while anything is left."""
+    import signal
+    import threading
+    import time
+
+    held = {signal.SIGINT, signal.SIGTERM}
+    block = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask")
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held) if block else None
+    try:
+        for attempt in range(5):
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not os.path.lexists(tmp):
+                return
+            time.sleep(0.01 * (attempt + 1))
+    finally:
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _list_in_marker(tree: Path) -> None:
