@@ -153,7 +153,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     """Every check of the module docstring but the cell re-runs; ``(cell names, cell report paths, values
     compared, version)``. Raises VerificationError listing every difference found."""
     from rfbench.io.files import read_json
-    from rfbench.report.robustness import NOTES, aggregate, cell_name, reproducer_argv
+    from rfbench.report.robustness import NOTES, _first, aggregate, cell_name, reproducer_argv
     from rfbench.report.robustness_settings import RobustnessSettings
 
     doc = read_json(path, "robustness")
@@ -203,6 +203,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     reports: dict[str, Path] = {}
     clean = dict(doc["clean"])
     firsts: dict[str, dict] = {}
+    models: dict[str, dict] = {}  # each report's first result as a summary copies it ({value, low, high})
     for name, entry in [("clean", clean), *names.items()]:
         where = f"cells[{name}]" if name != "clean" else "clean"
         item = files.resolve(entry["report"], base, f"the summary's {name} report")
@@ -216,8 +217,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         first = report["results"][0]
         firsts[name] = first
         compared += _bind(report, item.path, entry if name != "clean" else None, digests, files, where, differ)
-        ci = (first.get("ci") or {}).get("model") or {}
-        now = {"value": first["model"]["value"], "low": ci.get("low"), "high": ci.get("high")}
+        now = models[name] = _first(report)
         for key in ("value", "low", "high"):
             compared += 1
             if not _close(entry["model"].get(key), now[key]):
@@ -273,8 +273,8 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         compared += 1
         if not _same(doc.get(key), value):
             differ(key, doc.get(key), value)
-    compared += _whole(doc, settings, digests, reference_digest, firsts, derived, differ)
-    compared += _score_like_binds(doc, base, files, clean_report, differ)
+    compared += _whole(doc, settings, digests, reference_digest, models, derived, differ)
+    compared += _score_like_binds(doc, base, files, clean_report, reports["clean"], differ)
     compared += _pictures(doc, base, files, differ)
     if differences:
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
@@ -282,7 +282,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     return names, reports, compared, version, reference_cells
 
 
-def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, firsts: Mapping, derived: Mapping,
+def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: Mapping, derived: Mapping,
            differ) -> int:
     """The whole summary, every key at every level, against the document rfbench robustness writes for what the
     checks above found (the paths it records, the files' digests, each cell's first result, what is derived):
@@ -291,18 +291,13 @@ def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, firsts: M
     (:data:`NOT_COMPARED`). Returns values compared."""
     from rfbench.report.robustness import cell_name
 
-    def first(name: str) -> dict:
-        r = firsts[name]
-        ci = ((r.get("ci") or {}).get("model")) or {}
-        return {"value": r["model"]["value"], "low": ci.get("low"), "high": ci.get("high")}
-
     def entry(e: Mapping, name: str) -> dict:
         drop = e["drop"] if isinstance(e.get("drop"), Mapping) else {}
         kept = {k: drop[k] for k in ("low", "high", "level") if k in drop}  # the intervals: not recomputed here
-        clean_value = firsts["clean"]["model"]["value"]
-        value = first(name)["value"]
+        clean_value = models["clean"]["value"]
+        value = models[name]["value"]
         return {"corruption": e["corruption"], "severity": e["severity"], "seed": e["seed"],
-                "report": f"cells/{name}/report.json", "sha256": e["sha256"], "model": first(name),
+                "report": f"cells/{name}/report.json", "sha256": e["sha256"], "model": models[name],
                 "drop": {"value": None if value is None or clean_value is None else clean_value - value, **kept}}
 
     ref = doc.get("reference")
@@ -312,7 +307,7 @@ def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, firsts: M
         "settings": {"corruptions": list(settings.corruptions), "severities": list(settings.severity_list),
                      "seeds": settings.seeds},
         "reference": None if ref is None else {"path": ref["path"], "sha256": reference_digest},
-        "clean": {"report": "clean/report.json", "sha256": doc["clean"]["sha256"], "model": first("clean")},
+        "clean": {"report": "clean/report.json", "sha256": doc["clean"]["sha256"], "model": models["clean"]},
         "cells": [entry(e, cell_name(e["corruption"], e["severity"], e["seed"])) for e in doc["cells"]],
         **derived,
     }
@@ -356,7 +351,8 @@ def _shown(value: Any) -> Any:
     return value if len(text) <= 200 else text[:200] + " …"
 
 
-def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Mapping, differ) -> int:
+def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Mapping, clean_path: Path,
+                      differ) -> int:
     """The score-like report the summary names is the one the cells were scored like: the clean cell's score
     settings (metric, bootstrap, report options, parsed from its reproducer) are the score-like report's, and its
     windows (but the corruption) are built as the score-like report's were. (The sweep takes them from it: a
@@ -388,7 +384,6 @@ def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Map
         except RfbenchError:
             return None, windows
 
-    clean_path = files.resolve(doc["clean"]["report"], base, "the summary's clean report").path
     (like_spec, like_windows), (clean_spec, clean_windows) = (settings_of(like, item.path, "the score-like report"),
                                                               settings_of(clean_report, clean_path, "clean"))
     if like.get("task") != clean_report.get("task") or like_spec is None or like_spec != clean_spec:
