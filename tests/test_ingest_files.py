@@ -15,7 +15,7 @@ import pytest
 
 from rfbench.cli import app
 from rfbench.datasets import files
-from rfbench.datasets.manifest import read_manifest
+from rfbench.datasets.manifest import Manifest, read_manifest
 from rfbench.errors import ValidationError
 from rfbench.io.writer import synthetic_log
 from tests.conftest import conformance_path
@@ -406,6 +406,36 @@ def test_a_generated_tree_ingested_from_a_folder_inside_it_is_synthetic(runner, 
                                  "dates", "-o", str(tmp_path / "m.json")])
     assert result.exit_code == 0, result.output
     manifest = read_manifest(tmp_path / "m.json")
-    assert manifest.synthetic is False  # the walk from the date folder does not see the marker
-    provenance = data_provenance(manifest, tmp_path / "m.json")
+    assert manifest.synthetic is True  # the marker two folders above the date folder, found by ingest
+    assert manifest.extra["synthetic_marker"]["path"] == "../../RFBENCH_SYNTHETIC.json"
+    edited = {**manifest.to_dict(), "synthetic": False}  # a manifest edited to drop it still loses to the tree
+    edited.pop("synthetic_marker", None)
+    provenance = data_provenance(Manifest.from_dict(edited), tmp_path / "m.json")
+    assert provenance["synthetic"] is True, provenance
+
+
+@pytest.mark.parametrize("command", ["widar", "files"])
+def test_a_link_to_a_folder_inside_a_generated_tree_is_synthetic(runner, tmp_path, command):
+    """A link to a generated tree's CSI folder (the marker one folder above the folder the link names): ingest
+    looked in the link's own folders, the split walked up the link's path, never the tree's, so the manifest
+    said synthetic: false, the report MEASURED and verify MATCH, naming the generated folder itself."""
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.protocols.splitfile import data_provenance
+
+    assert runner.invoke(app, ["generate", "widar", str(tmp_path / "t"), "--repetitions", "1"]).exit_code == 0
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "tree").symlink_to(tmp_path / "t" / "CSI")
+    args = ["ingest", "widar", "f/tree"] if command == "widar" else \
+        ["ingest", "files", "f/tree", "--template", "{date}/{user}/{u2}-{gesture}-{location}-{orientation}-{rep}-r{rx}"
+         ".dat", "--recording-by", "date,user,u2,gesture,location,orientation,rep", "--label", "gesture"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        result = runner.invoke(app, [*args, "-o", "f/m.json"])
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(tmp_path / "f" / "m.json")
+    assert manifest.synthetic is True
+    assert manifest.extra["synthetic_marker"]["path"] == "../RFBENCH_SYNTHETIC.json"
+    edited = {**manifest.to_dict(), "synthetic": False}
+    edited.pop("synthetic_marker", None)
+    provenance = data_provenance(Manifest.from_dict(edited), tmp_path / "f" / "m.json")
     assert provenance["synthetic"] is True, provenance

@@ -273,9 +273,10 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         "roles": dict(roles),
         "tree": {"files": seen[0], "matched": len(matched)},
     }
-    from rfbench.datasets.tree import nested_marker
+    from rfbench.datasets.tree import ancestor_marker, nested_marker
 
-    marker = marker_record(root, SYNTHETIC_MARKER) or nested_marker(walk, SYNTHETIC_MARKER)
+    marker = marker_record(root, SYNTHETIC_MARKER) or nested_marker(walk, SYNTHETIC_MARKER) \
+        or ancestor_marker(root, SYNTHETIC_MARKER)
     if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:

@@ -37,7 +37,8 @@ from rfbench.datasets.values import value_sort_key
 from rfbench.errors import FormatError
 
 __all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry", "part_entries",
-           "duplicate_problems", "marker_record", "nested_marker", "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
+           "duplicate_problems", "marker_record", "nested_marker", "ancestor_marker", "marker_folders",
+           "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
 
 #: Folders whose files are the kernel's pseudo-files: their sizes say nothing of their contents.
 PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
@@ -246,6 +247,32 @@ def nested_marker(walk: "TreeWalk", name: str) -> dict | None:
             if found is not None:
                 found["path"] = path
                 return found
+    return None
+
+
+def marker_folders(root: Path) -> list[Path]:
+    """The folders whose generator's marker makes the tree at ``root`` generated, besides the tree's own: every
+    folder above ``root`` as written, and every folder above the folder ``root`` really is (a link to a folder
+    inside a generated tree is that folder; walking up the link's own path would never meet the tree's marker)."""
+    given = Path(os.path.abspath(root))
+    real = Path(os.path.realpath(root))
+    seen, out = set(), []
+    for folder in (*given.parents, real, *real.parents):
+        if folder != given and folder not in seen:
+            seen.add(folder)
+            out.append(folder)
+    return out
+
+
+def ancestor_marker(root: Path, name: str) -> dict | None:
+    """``{path, sha256}`` of a generator's marker ``name`` in one of :func:`marker_folders` of ``root`` (the
+    nearest first; ``path`` relative to the folder ``root`` really is), or None."""
+    real = os.path.realpath(root)
+    for folder in marker_folders(root):
+        found = marker_record(folder, name)
+        if found is not None:
+            found["path"] = os.path.relpath(folder / name, real)
+            return found
     return None
 
 

@@ -328,9 +328,9 @@ def release_extra(extra: dict, walk: TreeWalk, data_root: Path, follow_symlinks:
         if data_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
             marker["path"] = walk.rel(data_root / SYNTHETIC_MARKER)
     else:
-        from rfbench.datasets.tree import nested_marker
+        from rfbench.datasets.tree import ancestor_marker, nested_marker
 
-        marker = nested_marker(walk, SYNTHETIC_MARKER)
+        marker = nested_marker(walk, SYNTHETIC_MARKER) or ancestor_marker(root, SYNTHETIC_MARKER)
     if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:

@@ -51,12 +51,15 @@ def data_provenance(manifest, manifest_file: Path | None) -> dict[str, Any]:
 
     Synthetic when the manifest records the generators' marker (``synthetic: true``, written by ingest) or
     when the marker file sits in the dataset folder the manifest names, its ``CSI`` folder or any folder above
-    it (checked without reading it): a generated tree ingested from a folder inside it (a date folder, by a
-    template) is still generated. A manifest edited to drop the flag still loses to the marker in the tree; a
+    it, as written or as it really is (:func:`rfbench.datasets.tree.marker_folders`; checked without reading it):
+    a generated tree ingested from a folder inside it (a date folder, by a template, or through a link to one)
+    is still generated. A manifest edited to drop the flag still loses to the marker in the tree; a
     marker deleted before ingest cannot be detected (docs/verify.md, threat model).
     """
+    from rfbench.datasets.tree import marker_folders
+
     root = manifest.root_dir(manifest_file)
-    found = [p for p in (root, root / "CSI", *root.parents) if (p / SYNTHETIC_MARKER).is_file()]
+    found = [p for p in (root, root / "CSI", *marker_folders(root)) if (p / SYNTHETIC_MARKER).is_file()]
     chosen = _selection(manifest)
     if manifest.synthetic:
         return {"synthetic": True, "data": "synthetic: the manifest records the generators' marker "
