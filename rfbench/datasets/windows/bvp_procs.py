@@ -101,9 +101,9 @@ class BvpReaders:
         self._paths.append(config)
         rows = [[r["files"][0]["path"], r["files"][0]["bytes"], r["files"][0].get("sha256"), r["frames"]]
                 for r in self.recordings]
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"root": str(self.root), "t_max": self.t_max, "slots": slots, "slot_bytes": self.slot_bytes,
-                       "rows": rows}, fh)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:  # dumps, not dump: json.dump encodes in pure Python
+            fh.write(json.dumps({"root": str(self.root), "t_max": self.t_max, "slots": slots,
+                                 "slot_bytes": self.slot_bytes, "rows": rows}))
         for _ in range(self.n):
             proc = subprocess.Popen([sys.executable, "-I", "-m", __name__, config], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE)  # buffered: replies are read line by line
