@@ -11,7 +11,7 @@ import pytest
 
 from rfbench.datasets.synthetic import mat_v5_bytes
 from rfbench.errors import FormatError
-from rfbench.io.matv5 import MAX_MAT_BYTES, read_mat
+from rfbench.io.matv5 import MAX_MAT_BYTES, read_mat, read_mat_bytes
 
 
 def _element(mi_type: int, payload: bytes) -> bytes:
@@ -94,3 +94,29 @@ def test_messages_never_quote_arbitrary_bytes():
     blob = _header() + _matrix(b"CSIamp", (3, 3), struct.pack("<2d", 1, 2))
     with pytest.raises(FormatError, match="variable 'CSIamp' holds 2 values"):
         read_mat(blob)
+
+
+def _matrix_typed(flags: bytes, flags_type: int, dims: bytes, dims_type: int, values: bytes = b"") -> bytes:
+    body = _element(flags_type, flags) + _element(dims_type, dims) + _element(1, b"v") + _element(9, values)
+    return _element(14, body)
+
+
+_NAN2 = struct.pack("<2d", float("nan"), 0.0)
+
+
+@pytest.mark.parametrize("flags, flags_type, dims, dims_type", [
+    (struct.pack("<II", 6, 0), 6, struct.pack("<3d", 20, 20, float("nan")), 9),  # int(nan): ValueError
+    (struct.pack("<II", 6, 0), 6, struct.pack("<3d", 20, 20, float("inf")), 9),  # OverflowError
+    (struct.pack("<II", 6, 0), 6, struct.pack("<3d", 0, 1e300, 20), 9),  # reshape: array is too big
+    (struct.pack("<II", 6, 0), 6, struct.pack("<3q", 0, 2**62, 2**62), 12),  # int64 dims, 0 values
+    (struct.pack("<II", 6, 0), 6, struct.pack("<3i", 0, 2**31 - 1, 2**31 - 1) + struct.pack("<i", 2**31 - 1), 5),
+    (struct.pack("<II", 6, 0), 6, struct.pack("<100i", 0, *([1] * 99)), 5),  # > 64 dimensions
+    (_NAN2, 9, struct.pack("<3i", 20, 20, 0), 5),  # flags stored as doubles, NaN
+], ids=["dims-nan", "dims-inf", "dims-1e300", "dims-int64-huge", "dims-int32-product", "dims-100", "flags-nan"])
+def test_dimensions_and_flags_that_are_no_matlab_array_are_one_error(flags, flags_type, dims, dims_type):
+    """Dimensions and array flags stored as doubles (NaN, inf, 1e300), as 64-bit integers whose product overflows,
+    or past 64 dimensions: int() and reshape raised ValueError / OverflowError, a traceback out of `rfbench ingest
+    widar` (BVP) and `rfbench windows` (MM-Fi frames). They are one FormatError now."""
+    blob = _header() + _matrix_typed(flags, flags_type, dims, dims_type)
+    with pytest.raises(FormatError, match=r"^f\.mat: "):
+        read_mat_bytes(blob, "f.mat")

@@ -44,6 +44,8 @@ _MI_MATRIX, _MI_COMPRESSED = 14, 15
 _MX_NUMERIC = {6: "f8", 7: "f4", 8: "i1", 9: "u1", 10: "i2", 11: "u2", 12: "i4", 13: "u4", 14: "i8", 15: "u8"}
 _MX_NAMES = {1: "cell", 2: "struct", 3: "object", 4: "char", 5: "sparse"}
 _COMPLEX_FLAG = 0x0800
+#: Most dimensions an array may have (NumPy's limit).
+_MAX_DIMS = 64
 
 
 class MatFile(dict):
@@ -106,7 +108,12 @@ def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | 
     flags = _numeric(parts[0][0], parts[0][1], endian, where)
     if flags.size == 0:
         raise FormatError(f"{where}: matrix element with empty array flags")
-    dims = [int(d) for d in _numeric(parts[1][0], parts[1][1], endian, where)]
+    dims = _numeric(parts[1][0], parts[1][1], endian, where)
+    if flags.dtype.kind not in "iu" or dims.dtype.kind not in "iu":  # MATLAB writes miUINT32 flags, miINT32 dims
+        raise FormatError(f"{where}: matrix element whose array flags or dimensions are not integers")
+    if dims.size > _MAX_DIMS:
+        raise FormatError(f"{where}: matrix element with {dims.size} dimensions (at most {_MAX_DIMS} are read)")
+    dims = [int(d) for d in dims]
     name = bytes(parts[2][1]).decode("ascii", "replace")
     mx_class = int(flags[0]) & 0xFF
     if mx_class not in _MX_NUMERIC:
@@ -128,7 +135,10 @@ def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | 
             raise FormatError(f"{where}: variable {_shown(name)}: imaginary part holds {imag.size} values, not "
                               f"{count}")
         arr = arr.astype(np.result_type(out_dtype, np.complex64)) + 1j * imag.astype(out_dtype)
-    return name, arr.reshape(tuple(int(d) for d in dims), order="F")
+    try:
+        return name, arr.reshape(tuple(dims), order="F")
+    except ValueError:  # zero values, yet dimensions whose other factors overflow an array's size
+        raise FormatError(f"{where}: variable {_shown(name)} has dimensions no array can have {dims[:8]}") from None
 
 
 def _inflate(payload, budget: int, where: str) -> bytes:
