@@ -207,6 +207,7 @@ def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
                                     f"choose another `out`")
         if (root / MARKER).exists() or (root / MARKER).is_symlink():
             files, folders = _read_marker(root)
+            _refuse_links(root, files, folders)
             _remove_listed(root, files, folders)
         else:
             foreign = _first_foreign(root)
@@ -346,6 +347,20 @@ def _inside(root: Path, rel: str) -> bool:
         if here.is_symlink() or not here.is_dir():
             return False
     return True
+
+
+def _refuse_links(root: Path, files: list[str], folders: list[str]) -> None:
+    """Refuse (before anything is removed) a listed folder, or a folder on the way to a listed path, that is a
+    link now: the demo never writes one, :func:`_remove_listed` would leave what lies behind it, and the run
+    would then stop on the first of its files it meets."""
+    for rel, is_folder in [(f, False) for f in files] + [(f, True) for f in folders]:
+        parts = rel.split("/")
+        here = root
+        for part in parts if is_folder else parts[:-1]:
+            here = here / part
+            if here.is_symlink():
+                raise OutputExistsError(f"{here} is a link, which rfbench demo never writes; --force does not "
+                                        "remove it or what it points to: move it, or choose another `out`")
 
 
 def _remove_listed(root: Path, files: list[str], folders: list[str]) -> None:

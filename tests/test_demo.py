@@ -338,3 +338,26 @@ def test_an_interrupted_demo_s_folder_says_it_did_not_finish(tmp_path):
         (lay.root / "widar-manifest.json").write_text("{}")
     marker = json.loads((out / MARKER).read_text())
     assert marker["complete"] is True and "stopped_by" not in marker
+
+
+def test_force_refuses_a_listed_folder_replaced_by_a_link_before_removing_anything(demo_run, tmp_path):
+    """The demo's windows/ folder replaced by a link to a copy (plus a file of the user's): --force removed the
+    demo's other outputs, then stopped on windows/mmfi-train/X.npy with "pass --force" — given already, and of no
+    help. It is refused before anything is removed now, naming the link; the link's target is left alone."""
+    from rfbench.demo import MARKER, prepare_folder
+    from rfbench.errors import OutputExistsError
+
+    home, _ = demo_run
+    root = tmp_path / "demo-out"
+    shutil.copytree(home / "demo-out", root)
+    victim = tmp_path / "victim"
+    shutil.copytree(root / "windows", victim)
+    (victim / "mine.txt").write_text("mine")
+    shutil.rmtree(root / "windows")
+    (root / "windows").symlink_to(victim)
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    with pytest.raises(OutputExistsError, match=r"demo-out/windows is a link, which rfbench demo never writes; "
+                                                r"--force does not remove it"):
+        prepare_folder(root, force=True)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+    assert (root / MARKER).exists()
