@@ -37,7 +37,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.hwlog import WORD_PAD, HardwareLog, byte_words, on_two_threads, read_reused
+from rfbench.io.hwlog import WORD_PAD, HardwareLog, byte_words, check_padding, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "META_FIELDS", "HEADER_BYTES",
            "PROBE_RECORDS"]
@@ -311,6 +311,9 @@ def read(source, *, endian: str | None = None) -> HardwareLog:
     skips = np.zeros(len(SKIP_REASONS), dtype=np.int64)
     k, max_tones, max_nr, max_nc = _scan(b, start, big, offsets, fields, timestamp, skips)
     offsets, fields = offsets[:k], fields[:, :k]
+    # every record padded to the largest tones x nr x nc: refused before allocating when mostly padding
+    values = int((fields[6] * fields[7] * fields[8]).sum()) * 8
+    check_padding(where, k * int(max_tones * max_nr * max_nc) * 8, values, int(b.size))
     csi = np.empty((k, int(max_tones), int(max_nr), int(max_nc)), dtype=np.complex64)
     _unpack_split(byte_words(b), offsets, fields,
                   csi.view(np.uint64).reshape(k, int(max_tones * max_nr * max_nc)), int(max_nr), int(max_nc))

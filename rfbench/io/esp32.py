@@ -31,7 +31,7 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.hwlog import HardwareLog, on_two_threads, read_reused
+from rfbench.io.hwlog import HardwareLog, check_padding, on_two_threads, read_reused
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "SKIP_REASONS", "INT_FIELDS", "PREFIX", "NULL_SUBCARRIERS"]
 
@@ -272,11 +272,24 @@ def _decode(values, list_at, n_values, out):
         out[i, 2 * half:] = 0
 
 
-def _strings(b: np.ndarray, spans: np.ndarray) -> np.ndarray:
+def _strings(b: np.ndarray, spans: np.ndarray, where: str = "input") -> np.ndarray:
     """The text of each ``(start, stop)`` span of ``b`` as a str array (gathered as fixed-width bytes, each
-    distinct value decoded once; spans of up to 8 bytes are told apart as 64-bit integers, which sort fast)."""
+    distinct value decoded once; spans of up to 8 bytes are told apart as 64-bit integers, which sort fast).
+
+    A str array is as wide as its longest string, on every line: spans whose lengths vary so much that it would
+    be mostly padding are refused (:func:`~rfbench.io.hwlog.check_padding`: one 300,000-byte role among
+    thousands of ``AP`` would ask for gigabytes), and spans longer than 8 bytes of different lengths are gathered
+    one by one (a fixed-width gather would take lines x longest bytes, 8 times over for its indices)."""
     lengths = spans[:, 1] - spans[:, 0]
     width = max(int(lengths.max()), 1)
+    check_padding(where, 4 * len(spans) * width, 4 * int(lengths.sum()), int(b.size), "role fields' lengths")
+    if width > 8 and lengths.min() != lengths.max():
+        view = memoryview(b)
+        seen: dict = {}
+        inverse = np.fromiter((seen.setdefault(view[s:e].tobytes().rstrip(b"\0"), len(seen))
+                               for s, e in spans.tolist()), dtype=np.int64, count=len(spans))
+        text = np.array([v.decode("ascii", "replace") for v in seen] or [""])
+        return text[inverse]
     cols = np.arange(width)
     at = np.minimum(spans[:, :1] + cols, b.size - 1)
     chars = np.where(cols < lengths[:, None], b[at], 0).astype(np.uint8)
@@ -385,6 +398,8 @@ def read(source) -> HardwareLog:
     n_values = np.concatenate([part.n_values for part in parts])
     tones = (n_values // 2).astype(np.int32)
     width = int(tones.max())
+    # every line padded to the longest list: refused before allocating when that is mostly padding
+    check_padding(path or "input", k * width * 8, int(tones.sum(dtype=np.int64)) * 8, int(b.size))
     csi = np.empty((k, width, 1, 1), dtype=np.complex64)
     out = csi.reshape(k, width).view(np.float32)
     k0 = parts[0].k
@@ -396,7 +411,7 @@ def read(source) -> HardwareLog:
     stamp = np.concatenate([part.stamp for part in parts])
     role = np.concatenate([part.role for part in parts])
     meta: dict[str, np.ndarray] = {"mac": mac.astype(np.uint64)}
-    meta["role"] = _strings(b, role)
+    meta["role"] = _strings(b, role, path or "input")
     meta["real_timestamp"] = stamp[:, 0] / np.power(10.0, stamp[:, 1])
     for j, name in enumerate(INT_FIELDS):
         meta[name] = ints[j]
@@ -413,8 +428,8 @@ def read(source) -> HardwareLog:
     else:
         bandwidth, why = None, "bandwidth field differs between lines or is not 0 or 1"
     subcarriers = _subcarriers(width)
-    if np.unique(tones).size > 1:
-        subcarriers = np.stack([np.where(np.arange(width) < t, subcarriers, 0) for t in tones]).astype(np.int32)
+    if tones.min() != tones.max():  # one row per line, zeros past its own tones
+        subcarriers = np.where(np.arange(width) < tones[:, None], subcarriers, 0).astype(np.int32)
     return HardwareLog(
         format=FORMAT, variant="esp32-csi-tool", csi=csi, num_tones=tones, n_rx=np.ones(k, dtype=np.int32),
         n_tx=np.ones(k, dtype=np.int32), subcarriers=subcarriers, meta=meta, chip=None, bandwidth_mhz=bandwidth,

@@ -31,11 +31,19 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import MAX_INPUT_BYTES, NotRegularFile, input_errors, open_regular, read_input_bytes
+from rfbench.io.files import (
+    MAX_INPUT_BYTES,
+    NotRegularFile,
+    input_errors,
+    max_array_bytes,
+    open_regular,
+    read_input_bytes,
+)
 
 __all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source",
            "TIME_FIELDS", "RESERVED", "read_reused", "REUSED_MAX_BYTES", "SPLIT_READ_MIN_BYTES",
-           "on_two_threads", "next_plausible", "byte_words", "WORD_PAD"]
+           "on_two_threads", "next_plausible", "byte_words", "WORD_PAD", "check_padding", "PAD_RATIO",
+           "PAD_FREE_SHARE"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
@@ -181,6 +189,38 @@ class HardwareLog:
             if name not in arrays and name not in RESERVED:
                 arrays[name] = np.asarray(values)
         return arrays
+
+
+#: A padded array (records of different widths padded to the largest, :attr:`HardwareLog.csi`) may take at most this
+#: many times the bytes its values need...
+PAD_RATIO = 8
+#: ...once it is larger than this fraction of the per-array limit (1/64: 64 MiB by default); see
+#: :func:`check_padding`.
+PAD_FREE_SHARE = 64
+
+
+def check_padding(where: str, padded: int, values: int, file_bytes: int, what: str = "records' widths") -> None:
+    """Refuse, before it is allocated, an array of ``padded`` bytes that pads items of different widths to the
+    largest, holding ``values`` bytes of their own, read from a file of ``file_bytes``.
+
+    The rule: an array over :func:`~rfbench.io.files.max_array_bytes` (``RFBENCH_MAX_ARRAY_BYTES``) is refused, and
+    so is one that is mostly padding (more than :data:`PAD_RATIO` times its values) and larger than
+    1/:data:`PAD_FREE_SHARE` of that limit. Real logs have one width or a few, close to each other (the shared
+    captures pad at most 3x: PicoScenes' Intel 5300 frames of 1-3 rx x 1-2 tx), so only a file built to have
+    a few wide records among many narrow ones (one 100,000-value ESP32 list among thousands of 2-value ones) asks
+    for such an array: gigabytes from a file of a megabyte. Raising ``RFBENCH_MAX_ARRAY_BYTES`` raises both."""
+    limit = max_array_bytes()
+    if padded > PAD_RATIO * max(values, 1) and padded > limit // PAD_FREE_SHARE:
+        ratio = padded / max(file_bytes, 1)
+        times = f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.1f}"
+        raise FormatError(f"{where}: the {what} vary so much that padding them to one array would take {padded} "
+                          f"bytes, {times} times the file's size and {padded // max(values, 1)} times the {values} "
+                          f"bytes of the values; an array over {PAD_RATIO} times its values is read only up to "
+                          f"1/{PAD_FREE_SHARE} of RFBENCH_MAX_ARRAY_BYTES ({limit}): set it to "
+                          f"{padded * PAD_FREE_SHARE} or more to read this file anyway")
+    if padded > limit:
+        raise FormatError(f"{where}: the padded CSI array would take {padded} bytes, over the limit of {limit} "
+                          "(RFBENCH_MAX_ARRAY_BYTES); split the file")
 
 
 #: The reader module of each format but the Intel 5300's, imported when first needed (a format whose module

@@ -38,8 +38,15 @@ import numpy as np
 
 from rfbench._jit import njit
 from rfbench.errors import FormatError
-from rfbench.io.files import max_array_bytes
-from rfbench.io.hwlog import WORD_PAD, HardwareLog, byte_words, next_plausible, on_two_threads, read_reused
+from rfbench.io.hwlog import (
+    WORD_PAD,
+    HardwareLog,
+    byte_words,
+    check_padding,
+    next_plausible,
+    on_two_threads,
+    read_reused,
+)
 
 __all__ = ["FORMAT", "sniff", "read", "synthesize", "MAGIC", "DEVICES", "SKIP_REASONS", "OTHER_SEGMENTS",
            "encode_frame", "csi_segment", "basic_segment", "extra_info_segment"]
@@ -612,7 +619,8 @@ def read(source, **_ignored) -> HardwareLog:
     if n == 0:
         raise FormatError(f"{where}: no RXS frame with a readable CSI segment ({_skip_text(skipped)})")
     T, R, X = int(out_tones.max()), int(nrx.max()), int(streams.max())
-    _check_size(where, n * T * R * X * 8)
+    # every frame padded to the largest tones x rx x streams: refused before allocating when mostly padding
+    check_padding(where, n * T * R * X * 8, int((out_tones * nrx * streams).sum()) * 8, len(data))
     out = np.empty((n, T, R, X, 2), dtype=np.float32)
     done: dict = {}
 
@@ -653,15 +661,6 @@ def read(source, **_ignored) -> HardwareLog:
 
 #: From this many frames a file's CSI is decoded on one thread while another reads its metadata.
 SPLIT_MIN_FRAMES = 5000
-
-
-def _check_size(where: str, size: int) -> None:
-    """Refuse an output array larger than the per-array limit (padding many small frames to one large one
-    could otherwise ask for far more memory than the file's size)."""
-    limit = max_array_bytes()
-    if size > limit:
-        raise FormatError(f"{where}: the padded CSI array would take {size} bytes (frames x largest tones x rx x "
-                          f"streams), over the limit of {limit} (RFBENCH_MAX_ARRAY_BYTES); split the file")
 
 
 def _kinds(device: np.ndarray) -> np.ndarray:
