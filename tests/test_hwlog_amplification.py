@@ -1,5 +1,5 @@
-"""Padding amplification in the ESP32, PicoScenes and Atheros readers,: the attacks an adversarial tester found, rebuilt
-small.
+"""Padding amplification in the ESP32, PicoScenes and Atheros readers, and a MemoryError in one input of a parse
+job: the attacks an adversarial tester found, rebuilt small.
 
 Each reader pads its records to the file's widest one. A few wide records among many narrow ones made that one
 array gigabytes from a file of a megabyte (ESP32: one 200,000-value list among 2,000 ``[1 2]`` lines asked for
@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 
 import rfbench
+from rfbench.cli import app
 from rfbench.errors import FormatError
-from rfbench.io import atheros, esp32, hwlog
+from rfbench.io import atheros, esp32, hwlog, parse_files
 from rfbench.io import picoscenes as ps
 from rfbench.io.writer import synthetic_log
 from tests.conftest import conformance_path
@@ -176,3 +177,32 @@ def test_parse_cli_refuses_the_attack_in_one_line_and_parses_the_rest(tmp_path):
     errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith("error: b.csv: the records' widths vary so much"), run.stderr
     assert (tmp_path / "out" / "a.npz").exists() and not (tmp_path / "out" / "b.csv.npz").exists()
+
+
+def _out_of_memory(*args, **kwargs):
+    raise MemoryError("Unable to allocate 3.32 GiB for an array with shape (2001, 200000, 1, 1)")
+
+
+def test_memory_error_in_one_input_fails_that_input_only(tmp_path, monkeypatch):
+    # as numpy's _ArrayMemoryError from the ESP32 reader stopped a whole job with a traceback
+    monkeypatch.setattr(esp32, "read", _out_of_memory)
+    (tmp_path / "a.dat").write_bytes(synthetic_log(5, seed=1))
+    (tmp_path / "c.csv").write_bytes(esp32.synthesize(np.random.default_rng(1), 5))
+    (tmp_path / "d.dat").write_bytes(synthetic_log(6, seed=2))
+    files = [(tmp_path / n, None) for n in ("a.dat", "c.csv", "d.dat")]
+    job = parse_files.parse_many(files, parse_files.ParseOptions(out_dir=tmp_path / "out", workers=1))
+    assert [f["status"] for f in job.files] == ["written", "failed", "written"]
+    assert job.files[1]["error"].startswith("not enough memory to read it")
+    assert (tmp_path / "out" / "d.npz").exists() and not job.cancelled
+
+
+def test_memory_error_in_one_input_exits_2_with_one_line(tmp_path, monkeypatch, runner):
+    monkeypatch.setattr(esp32, "read", _out_of_memory)
+    (tmp_path / "a.dat").write_bytes(synthetic_log(5, seed=1))
+    (tmp_path / "c.csv").write_bytes(esp32.synthesize(np.random.default_rng(1), 5))
+    result = runner.invoke(app, ["parse", str(tmp_path / "a.dat"), str(tmp_path / "c.csv"), "-o",
+                                 str(tmp_path / "out"), "--workers", "1"])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"error: {tmp_path / 'c.csv'}: not enough memory to read it" in result.output
+    assert (tmp_path / "out" / "a.npz").exists()

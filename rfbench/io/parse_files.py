@@ -503,6 +503,10 @@ class _Failed(Exception):
     """One input's failure (its one-line reason), raised inside a worker."""
 
 
+#: The failure of an input whose reading ran out of memory (a MemoryError in its worker): the other inputs go on.
+_NO_MEMORY = "not enough memory to read it (parse it alone, with fewer workers, or where more memory is free)"
+
+
 def _os_reason(exc: OSError) -> str:
     if isinstance(exc, PermissionError):
         return "permission denied"
@@ -714,6 +718,9 @@ class _Job:
                     continue
                 except RfbenchError as exc:
                     self._finish(i, "failed", error=str(exc))
+                    continue
+                except MemoryError:  # this input's failure (the readers bound what they ask for, not what is free)
+                    self._finish(i, "failed", error=_NO_MEMORY)
                     continue
                 if pending is not None:
                     self.commit_q.put(pending)
