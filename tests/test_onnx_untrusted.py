@@ -17,7 +17,7 @@ import pytest
 
 import predict_models as pm
 from predict_models import TensorProto, helper, numpy_helper
-from rfbench.errors import ValidationError
+from rfbench.errors import FormatError, ValidationError
 from rfbench.nn import onnx_file
 from rfbench.nn import predict as P
 from rfbench.nn.sandbox import LimitExceeded
@@ -170,6 +170,41 @@ def _varint(n: int) -> bytes:
 def test_external_data_is_refused_wherever_it_hides(tmp_path, build, place):
     msg = refused(tmp_path, build())
     assert "keeps its data in an external file" in msg and f"(in {place})" in msg
+
+
+def _node_with(extra: bytes) -> bytes:
+    """The model's one node (Relu) with ``extra`` bytes appended to it (its length prefix rebuilt)."""
+    m = pm.onnx.load_from_string(model([helper.make_node("Relu", ["x"], ["y"])]))
+    node = m.graph.node[0].SerializeToString() + extra
+    m.graph.ClearField("node")
+    graph = m.graph.SerializeToString() + bytes([1 << 3 | 2]) + _varint(len(node)) + node
+    m.ClearField("graph")
+    return m.SerializeToString() + bytes([7 << 3 | 2]) + _varint(len(graph)) + graph
+
+
+@pytest.mark.parametrize("field, value, plain", [
+    (7, b"com.microsoft", "uses operator 'Relu' from domain 'com.microsoft'"),  # NodeProto.domain
+    (4, b"RandomUniformLike", "a RandomUniformLike node in the main graph"),  # NodeProto.op_type: the last one
+])
+def test_a_field_tag_past_32_bits_is_refused(tmp_path, field, value, plain):
+    """A node's field tag written as 5 bytes with bit 32 set: onnxruntime's protobuf cuts a tag to 32 bits and
+    read field 7 (domain) or 4 (op_type), rfbench's walk read field 2**29 + 7, unknown, and skipped it — a vendor
+    operator or a seedless random one ran, unseen by the check. Such a tag is malformed now; written plainly,
+    the same field is refused for what it is."""
+    text = bytes([field << 3 | 2]) + _varint(len(value)) + value
+    assert plain in refused(tmp_path, _node_with(text))
+    hidden = _varint(1 << 32 | field << 3 | 2) + _varint(len(value)) + value
+    assert len(_varint(1 << 32 | field << 3 | 2)) == 5
+    with pytest.raises(FormatError, match=r"not an ONNX model \(a field tag past 32 bits"):
+        onnx_file.load_model(save(tmp_path, _node_with(hidden)))
+
+
+def test_a_number_past_64_bits_is_refused(tmp_path):
+    """A 10-byte varint of 2**64 + 8 (ir_version): a 64-bit reader keeps 8, the walk kept 2**64 + 8."""
+    data = bytes([1 << 3]) + _varint(1 << 64 | 8) + model([helper.make_node("Relu", ["x"], ["y"])])[2:]
+    assert len(_varint(1 << 64 | 8)) == 10
+    with pytest.raises(FormatError, match=r"not an ONNX model \(a number past 64 bits\)"):
+        onnx_file.load_model(save(tmp_path, data))
 
 
 def test_a_function_default_that_is_an_ordinary_tensor_runs(tmp_path):

@@ -220,6 +220,8 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
         pos += 1
         result |= (b & 0x7F) << shift
         if not b & 0x80:
+            if result >> 64:  # a runtime keeps the low 64 bits: another number than this one
+                raise _Malformed("a number past 64 bits")
             return result, pos
         shift += 7
         if shift >= 70:
@@ -227,10 +229,18 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 
 
 def _fields(buf: bytes, start: int, end: int):
-    """Yield ``(field number, wire type, value)``: an int for varints, ``(start, stop)`` for the others."""
+    """Yield ``(field number, wire type, value)``: an int for varints, ``(start, stop)`` for the others.
+
+    Read as a protocol-buffers runtime reads them, or refused: a tag is a 32-bit number (the runtime cuts a longer
+    one to its low 32 bits, so a tag of 2**32 + 58 is field 7 to onnxruntime and an unknown field 2**29 + 7 to a
+    reader keeping every bit: a node's domain or operator, hidden from the check, would run), a number at most
+    64 bits."""
     pos = start
     while pos < end:
+        at = pos
         key, pos = _varint(buf, pos, end)
+        if key >> 32 or pos - at > 5:
+            raise _Malformed("a field tag past 32 bits")
         number, wire = key >> 3, key & 7
         if number == 0:
             raise _Malformed("field number 0")
