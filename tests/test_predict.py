@@ -729,6 +729,10 @@ def _npy_bytes(header: str, data: bytes = b"", version: tuple = (1, 0)) -> bytes
     # no array of this shape can be made, zero rows or not: np.empty raised "array is too big"
     ("huge", "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 9223372036854775807, 9223372036854775807), }",
      (1, 0), "which no array can have"),
+    # a bool is an int to NumPy's header check: reshape raised "an integer is required", a traceback out of
+    # predict (its memmap path) and score --pred/--gt
+    ("bool", "{'descr': '<f4', 'fortran_order': False, 'shape': (True, 17, 3), }", (1, 0),
+     "a dimension that is not an integer in shape"),
     # format 3.0 was read with a private NumPy helper the installed NumPy no longer has
     ("v3", "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }", (3, 0), "format version 3.0"),
 ])

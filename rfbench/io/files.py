@@ -560,6 +560,8 @@ def parse_npy_header(fh, where: str):
         shape, fortran, dtype = read(fh)
     except Exception as exc:  # any failure to parse an untrusted header means the same thing  # noqa: BLE001
         raise FormatError(f"{where}: not a plain .npy array ({_reason(exc)})") from None
+    if any(type(d) is not int for d in shape):  # a bool passes NumPy's isinstance(d, int), and no reshape takes it
+        raise FormatError(f"{where}: not a plain .npy array (a dimension that is not an integer in shape {shape})")
     if any(d < 0 for d in shape):
         raise FormatError(f"{where}: not a plain .npy array (negative dimension in shape {shape})")
     nonzero = 1
