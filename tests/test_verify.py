@@ -71,6 +71,12 @@ def test_a_fresh_report_matches_and_is_not_touched(runner, work):
     # the re-run writes only into verify's private temporary folder, which is gone afterwards
     written = Path(argv[argv.index("-o") + 1])
     assert not written.is_relative_to(work) and not written.parent.exists()
+    # ground truth the scored party supplied: MEASURED, verified MATCH, and the verdict says what it rests on
+    # (only report.md's table said so; the verdict and --json notes were silent)
+    assert any(n.startswith("the ground truth is a file the scored party supplied (--gt, --train-gt): the same "
+                            "arrays score the same, but nothing says they are the dataset's") for n in out["notes"])
+    assert "note: the ground truth is a file the scored party supplied (--gt, --train-gt)" in \
+        " ".join(verify(runner, report).output.split())
 
 
 def test_a_moved_folder_still_verifies(runner, work, tmp_path):

@@ -947,6 +947,12 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                             "report.md", "rendered from report.json", where)
         if md_status == "absent":
             notes.append("no report.md beside the report: only the JSON was checked")
+        supplied = _supplied_truth(report)
+        if supplied:  # MEASURED by rfbench, against arrays the scored party handed over with its predictions
+            flags = ", ".join("--" + r for r in supplied)
+            notes.append(f"the ground truth is a file the scored party supplied ({flags}): the same arrays score "
+                         "the same, but nothing says they are the dataset's; score with "
+                         "--rows to have it read from the dataset, and verify with --dataset to hold it to your copy")
         return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status,
                             uncompared, made_with, trees)
     except VerificationError as exc:
@@ -975,6 +981,12 @@ def _dataset_trees(world: ClosedWorld) -> list[dict]:
     return trees
 
 
+def _supplied_truth(report: Mapping) -> list[str]:
+    """The ground-truth inputs the scored party supplied (``gt``, ``train-gt``), by the roles of the report's
+    inputs (which the re-run's must equal)."""
+    return sorted({i.get("role") for i in report.get("inputs") or [] if isinstance(i, Mapping)} & {"gt", "train-gt"})
+
+
 def _hold_to_pinned(trees: list[dict], world: ClosedWorld, pinned: list[Path] | None, where: Any,
                     report: Mapping) -> None:
     """With ``pinned`` (the verifier's own copies), each tree must be one of them — the manifest's ``root`` is
@@ -990,8 +1002,7 @@ def _hold_to_pinned(trees: list[dict], world: ClosedWorld, pinned: list[Path] | 
     if not trees:
         raise _mismatch(where, f"the report rests on no dataset tree (no manifest in its chain), so it cannot be "
                         f"held to --dataset {given}", "chain.ingest.tree", None, given)
-    supplied = sorted({i.get("role") for i in report.get("inputs") or [] if isinstance(i, Mapping)}
-                      & {"gt", "train-gt"})
+    supplied = _supplied_truth(report)
     if supplied:
         raise _mismatch(where, f"its ground truth is a file the scored party supplied (--{supplied[0]}), not read "
                         f"from --dataset {given}: score with --rows to have it read from the dataset",
