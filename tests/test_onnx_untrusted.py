@@ -328,6 +328,24 @@ def test_allow_random_runs_the_model_and_the_record_says_so(tmp_path):
     assert P.load_prediction_record(tmp_path / "run" / "pred.json").settings.allow_random
 
 
+def test_a_model_giving_zero_rows_is_told_so(tmp_path):
+    """A model whose output has no row: the sandbox's child could not frame an empty array (memoryview.cast on a
+    zero in the shape), and the error was a TypeError with advice to raise the memory limit."""
+    folder, _ = pm.pose_windows(tmp_path / "win", n=4)
+    w, b = pm.linear_weights()
+    m = pm.onnx.load_from_string(pm.linear(w, b))
+    out = m.graph.output[0].name
+    last = next(n for n in m.graph.node if out in n.output)
+    last.output[list(last.output).index(out)] = "all"
+    m.graph.initializer.extend([numpy_helper.from_array(np.array([0], np.int64), n) for n in ("zero", "axis")])
+    m.graph.node.append(helper.make_node("Slice", ["all", "zero", "zero", "axis"], [out]))
+    with pytest.raises(ValidationError) as info:
+        P.predict(save(tmp_path, m.SerializeToString()), folder)
+    text = str(info.value)
+    assert "has shape [0, 51] for a batch of 4 rows; it must give one row per input row" in text, text
+    assert "memory" not in text
+
+
 # --- 4. limits: memory, CPU time, wall-clock time ----------------------------------------------------------------
 
 def big_constant(n: int = 1_650_000_000) -> bytes:

@@ -67,7 +67,8 @@ class _Died(Exception):
 # --- frames -----------------------------------------------------------------------------------------------
 
 def _write_frame(fh, data) -> None:
-    view = memoryview(data).cast("B")
+    view = memoryview(data)
+    view = view.cast("B") if view.nbytes else memoryview(b"")  # (a view with a zero in its shape cannot be cast)
     fh.write(_LENGTH.pack(view.nbytes))
     fh.write(view)
 
