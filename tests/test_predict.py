@@ -173,6 +173,23 @@ def test_input_dtype_must_match_x(tmp_path, pose):
     assert "tensor(double) but X is float32" in msg
 
 
+def test_a_big_endian_x_is_refused_for_what_it_is(tmp_path, pose):
+    """X.npy saved big-endian (the index re-hashed): the advice was to export the model with a >f4 input, which
+    ONNX cannot express."""
+    import hashlib
+
+    folder, _ = pose
+    np.save(folder / "X.npy", np.load(folder / "X.npy").astype(">f4"))
+    index = json.loads((folder / "index.json").read_text())
+    data = (folder / "X.npy").read_bytes()
+    index["x"].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), dtype=">f4")
+    (folder / "index.json").write_text(json.dumps(index))
+    model, _, _ = lin_model(tmp_path)
+    msg = error_of(ValidationError, P.predict, model, folder)
+    assert "X is float32 stored big-endian (>f4), which no ONNX model takes and rfbench windows never writes" in msg
+    assert "export the model" not in msg
+
+
 def _two_input_model():
     nodes = [helper.make_node("Add", ["x", "z"], ["y"])]
     return pm.model_bytes(nodes, [pm.tensor("x", ["N", *pm.ROW]), pm.tensor("z", ["N", *pm.ROW])],

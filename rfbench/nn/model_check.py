@@ -70,6 +70,10 @@ def _check_model(model: ModelFile, x_shape: tuple, x_dtype: np.dtype, axes, sett
                        "export with zipmap=False (skl2onnx: options={id(model): {'zipmap': False}}) to get a "
                        "(N, classes) tensor, and name it with `output_name`")
             raise ValidationError(f"{where}: {role} {t.name!r} is a {t.kind}, not a tensor{fix}")
+    if not x_dtype.isnative and x_dtype.kind in "fiuc":  # ONNX tensors have no byte order: no model takes it
+        raise ValidationError(f"{where}: X is {x_dtype.newbyteorder('=').name} stored big-endian ({x_dtype.str}), "
+                              "which no ONNX model takes and rfbench windows never writes; write X again with "
+                              "rfbench windows (or numpy.save of X.astype(X.dtype.newbyteorder('=')))")
     if inp.dtype != str(x_dtype):
         raise ValidationError(f"{where}: input {inp.name!r} is {inp.type_name} but X is {x_dtype}; export the model "
                               f"with a {x_dtype} input")
