@@ -247,3 +247,33 @@ def test_a_generator_s_marker_anywhere_in_the_tree_makes_it_synthetic(tmp_path, 
     assert manifest.synthetic is True
     assert manifest.extra["synthetic_marker"]["path"] == (deep / MARKER).relative_to(tree).as_posix()
     shutil.rmtree(tree)
+
+
+@pytest.mark.parametrize("n_files", ["threads", "processes"])
+def test_generated_profiles_are_synthetic_without_the_marker_file(tmp_path, monkeypatch, n_files):
+    """Every marker file deleted before ingest: the manifest said synthetic: false, the chain scored MEASURED,
+    verified MATCH and compare showed it beside the paper's figures — while every profile's MAT header text still
+    read 'rfbench synthetic BVP'. A profile that says the generator wrote it makes the tree SYNTHETIC."""
+    from rfbench.datasets import bvp_readers
+    from rfbench.datasets.synthetic import MARKER
+    from rfbench.datasets.widar_bvp import ingest_bvp
+
+    tree = tmp_path / "tree"
+    make_widar_bvp_tree(tree, repetitions=1, damage=False)
+    for m in tree.rglob(MARKER):
+        m.unlink()
+    if n_files == "processes":  # the reader processes answer the same
+        monkeypatch.setattr(bvp_readers, "MIN_FILES", 1)
+    manifest = ingest_bvp(tree, workers=2)
+    assert manifest.synthetic is True
+    marker = manifest.extra["synthetic_marker"]
+    assert marker["path"].endswith(".mat") and marker["found_in"] == "the file's MAT header text"
+    first = next(r for r in manifest.recordings if r["files"][0]["path"] == marker["path"])
+    assert marker["sha256"] == first["files"][0]["sha256"]
+    # the same profiles under another header text (a real capture's) are not
+    for path in tree.rglob("*.mat"):
+        data = bytearray(path.read_bytes())
+        if data[:20] == b"MATLAB 5.0 MAT-file,":
+            data[:116] = b"MATLAB 5.0 MAT-file, Platform: PCWIN64, Created on: Mon Jan 01 00:00:00 2018".ljust(116)
+            path.write_bytes(bytes(data))
+    assert ingest_bvp(tree, workers=2).synthetic is False

@@ -42,6 +42,12 @@ class _Read:
     sha256: str
     frames: int | None
     error: str | None
+    generated: bool = False  # the MAT header's text is the generator's (:data:`GENERATED_TEXT`)
+
+
+#: What ``rfbench generate widar --kind bvp`` writes into each profile's 116-byte MAT header text: a file that
+#: says it is generated is, whether or not the tree's marker file is still there.
+GENERATED_TEXT = b"rfbench synthetic"
 
 
 def _read_one(entry: Entry) -> _Read:
@@ -58,7 +64,7 @@ def _judged(buf: bytes) -> _Read:
         frames = bvp_frames(buf, "")
     except FormatError as exc:
         return _Read(digest, None, str(exc).removeprefix(": "))
-    return _Read(digest, frames, None)
+    return _Read(digest, frames, None, GENERATED_TEXT in bytes(buf[:116]))
 
 
 def _read_plain(real: str) -> bytes | None:
@@ -230,7 +236,7 @@ def _child() -> int:
     out.flush()
     for line in sys.stdin.buffer:
         results = _read_batch([_Entry(path, real) for path, real in json.loads(line)])
-        out.write(json.dumps([[r.sha256, r.frames, r.error] for r in results]).encode() + b"\n")
+        out.write(json.dumps([[r.sha256, r.frames, r.error, r.generated] for r in results]).encode() + b"\n")
         out.flush()
     return 0
 

@@ -264,6 +264,7 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
 
         # 3. Assemble recordings as the reads come in (the readers go on meanwhile).
         recordings, seen = [], {}
+        generated = None  # the first profile whose MAT header says the generator wrote it
         for date, name, f, table in candidates:
             rid = f"{date}-VS/{name.recording_stem()}"
             if rid in seen:
@@ -283,6 +284,8 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
                 walk.problem(f.rel, f"no BVP frames ({BVP_VARIABLE} is {GRID}×{GRID}×0); left out")
                 continue
             seen[rid] = f.rel
+            if r.generated and generated is None:
+                generated = {"path": f.rel, "sha256": r.sha256, "found_in": "the file's MAT header text"}
             gname = GESTURE_NAMES[table][name.gesture - 1]
             recordings.append({
                 "id": rid,
@@ -309,5 +312,7 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
     extra: dict = {"kind": "bvp", "bvp": {"variable": BVP_VARIABLE, "grid": [GRID, GRID], "rate_hz": 10,
                                          "velocity_range_m_s": [-2, 2]}}
     synthetic = release_extra(extra, walk, bvp_root, follow_symlinks)
+    if not synthetic and generated is not None:  # the marker file gone, the profiles still say who wrote them
+        extra["synthetic_marker"], synthetic = generated, True
     return Manifest(dataset=DATASET, root=os.path.abspath(root), recordings=recordings, problems=problems,
                     synthetic=synthetic, extra=extra)
