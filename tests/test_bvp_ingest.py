@@ -277,3 +277,28 @@ def test_generated_profiles_are_synthetic_without_the_marker_file(tmp_path, monk
             data[:116] = b"MATLAB 5.0 MAT-file, Platform: PCWIN64, Created on: Mon Jan 01 00:00:00 2018".ljust(116)
             path.write_bytes(bytes(data))
     assert ingest_bvp(tree, workers=2).synthetic is False
+
+
+def test_a_user_number_with_a_leading_zero_is_a_problem(tmp_path):
+    """user01 beside user1: the subject is the name as written, so one person was two — a cross-subject split
+    with --test user1 kept user01's profiles in train, and CSI and BVP recordings of one capture no longer shared
+    a capture id. Such a name is a problem now, in both releases."""
+    from rfbench.datasets.widar import parse_name
+    from rfbench.datasets.widar_bvp import ingest_bvp
+
+    assert "not a Widar3.0 user name" in parse_name("user01-1-1-1-1-r1.dat")
+    assert "not a Widar3.0 user name" in parse_name("user0-1-1-1-1-r1.dat")
+    assert parse_name("user10-1-1-1-1-r1.dat").user == "user10"
+    tree = tmp_path / "tree"
+    make_widar_bvp_tree(tree, repetitions=1, damage=False)
+    folder = next(p for p in sorted(tree.rglob("user1")) if p.is_dir())
+    renamed = []
+    for f in sorted(folder.glob("user1-*.mat")):
+        target = f.with_name(f.name.replace("user1-", "user01-", 1))
+        f.rename(target)
+        renamed.append(target)
+    folder.rename(folder.with_name("user01"))
+    manifest = ingest_bvp(tree)
+    assert renamed and not any(r["subject"] == "user01" for r in manifest.recordings)
+    reasons = [p["reason"] for p in manifest.problems if "/user01/" in p["path"]]
+    assert len(reasons) == len(renamed) and all(r.startswith("user01: not a Widar3.0 user name") for r in reasons)

@@ -120,7 +120,18 @@ def parse_name(name: str) -> WidarName | str:
         lo, hi = FIELD_RANGES[key]
         if not lo <= value <= hi:
             return f"{key} {value} is outside {lo}–{hi}; file left out"
-    return WidarName(user=values["user"], **fields)
+    why = user_problem(values["user"])
+    return WidarName(user=values["user"], **fields) if why is None else why
+
+
+def user_problem(user: str) -> str | None:
+    """Why a name's ``user<N>`` is not one Widar3.0 writes (``N`` with a leading zero, or 0), else None: the
+    user is the subject as written, so ``user01`` beside ``user1`` would be two people — one person on both
+    sides of a cross-subject split, and their CSI and BVP recordings of one capture told apart."""
+    if user[4] == "0":
+        return (f"{user}: not a Widar3.0 user name (user1, user2, …: a number without a leading zero, so that "
+                "one person has one name); file left out")
+    return None
 
 
 def recording_domains(date: str, room: int, gesture: str | None, name) -> dict:

@@ -46,6 +46,7 @@ from rfbench.datasets.widar import (
     open_release,
     recording_domains,
     release_extra,
+    user_problem,
 )
 from rfbench.errors import ValidationError
 
@@ -100,7 +101,8 @@ def parse_bvp_name(name: str) -> BvpName | str:
         lo, hi = _FIELD_RANGES[key]
         if not lo <= value <= hi:
             return f"{key} {value} is outside {lo}–{hi}; file left out"
-    return BvpName(user=user, parameters=params, link=int(link), **fields)
+    why = user_problem(user)
+    return BvpName(user=user, parameters=params, link=int(link), **fields) if why is None else why
 
 
 def bvp_table(date: str, user: str) -> str:
