@@ -121,12 +121,18 @@ def _training_info() -> bytes:
     return model([helper.make_node("Identity", ["x"], ["y"])], training=info)
 
 
-def onnx_file_training(graph):
+def onnx_file_training(graph, field: str = "initialization"):
     from onnx import TrainingInfoProto
 
     info = TrainingInfoProto()
-    info.initialization.CopyFrom(graph)
+    getattr(info, field).CopyFrom(graph)
     return info
+
+
+def _training_algorithm() -> bytes:
+    """The training step's graph (TrainingInfoProto field 2): the walk read fields 1 and 3, so it never saw it."""
+    step = helper.make_graph([helper.make_node("Constant", [], ["w"], value=external())], "step", [], [t("w", [4])])
+    return model([helper.make_node("Identity", ["x"], ["y"])], training=onnx_file_training(step, "algorithm"))
 
 
 def _long_varint_location() -> bytes:
@@ -165,6 +171,7 @@ def _varint(n: int) -> bytes:
     (_sparse_initializer, "the main graph"),
     (_tensors_attribute, "the main graph"),
     (_training_info, "the model's training graphs"),
+    (_training_algorithm, "the model's training graphs"),
     (_long_varint_location, "the main graph"),
 ])
 def test_external_data_is_refused_wherever_it_hides(tmp_path, build, place):
@@ -205,6 +212,35 @@ def test_a_number_past_64_bits_is_refused(tmp_path):
     assert len(_varint(1 << 64 | 8)) == 10
     with pytest.raises(FormatError, match=r"not an ONNX model \(a number past 64 bits\)"):
         onnx_file.load_model(save(tmp_path, data))
+
+
+def test_training_bindings_are_string_pairs_not_graphs(tmp_path):
+    """An initialization binding (TrainingInfoProto field 3, key and value strings) was walked as a graph: key
+    "w" read as tag 0x77, wire type 7, and a model that binds w to o2 was refused as no ONNX model."""
+    init = helper.make_graph([helper.make_node("Constant", [], ["o2"], value=numpy_helper.from_array(
+        np.zeros(4, np.float32), "c"))], "init", [], [t("o2", [4])])
+    info = onnx_file_training(init)
+    entry = info.initialization_binding.add()
+    entry.key, entry.value = "w", "o2"
+    loaded = onnx_file.load_model(save(tmp_path, model([helper.make_node("Identity", ["x"], ["y"])], training=info)))
+    assert [i.name for i in loaded.inputs] == ["x"]  # read, not refused
+
+
+@pytest.mark.parametrize("op", ["SimplifiedLayerNormalization", "Affine", "Scale", "ImageScaler", "Crop"])
+def test_an_onnxruntime_kernel_in_the_default_domain_is_refused(tmp_path, op):
+    """onnxruntime registers kernels of its own under the default domain, operators the ONNX standard does not
+    have (or dropped): a node using one passed as a standard operator and ran (rfbench predict, exit 0)."""
+    msg = refused(tmp_path, model([helper.make_node(op, ["x"], ["y"])]))
+    assert f"uses operator {op!r} in domain '', which is no ONNX operator" in msg, msg
+    assert onnx_file.load_model(save(tmp_path, model([helper.make_node("Relu", ["x"], ["y"])]), "ok.onnx"))
+
+
+def test_the_operator_sets_are_the_onnx_package_s():
+    from rfbench.nn.onnx_operators import ONNX_ML_OPERATORS, ONNX_OPERATORS
+
+    schemas = pm.onnx.defs.get_all_schemas_with_history()
+    assert ONNX_OPERATORS == {s.name for s in schemas if s.domain in ("", "ai.onnx")}
+    assert ONNX_ML_OPERATORS == {s.name for s in schemas if s.domain == "ai.onnx.ml"}
 
 
 def test_a_function_default_that_is_an_ordinary_tensor_runs(tmp_path):

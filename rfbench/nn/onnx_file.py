@@ -441,13 +441,14 @@ class _Walk:
             self.place = outer
         return domain, name
 
-    # TrainingInfoProto: 1 initialization, 3 algorithm (GraphProto)
+    # TrainingInfoProto: 1 initialization, 2 algorithm (GraphProto); 3 initialization_binding, 4 update_binding
+    # (string pairs, not walked)
     def training_info(self, span) -> None:
         outer = self.place
         self.place = "the model's training graphs"
         try:
             for number, wire, value in _fields(self.buf, *span):
-                if number in (1, 3):
+                if number in (1, 2):
                     self.graph(_span(wire, value, "a training graph"), 1)
         finally:
             self.place = outer
@@ -568,10 +569,19 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, allow_
                               "registers operators of its own: it would run its own kernel for that name, not the "
                               "function's body; give the model's functions a domain of their own (such as "
                               "'local.functions')")
+    from rfbench.nn.onnx_operators import ONNX_ML_OPERATORS, ONNX_OPERATORS
+
     for domain, op, node in parts["nodes"]:
-        if domain in STANDARD_DOMAINS or (domain, op) in local:
+        if (domain, op) in local:
             continue
         label = f"node {node!r}" if node else "a node"
+        if domain in STANDARD_DOMAINS:
+            if op in (ONNX_ML_OPERATORS if domain == "ai.onnx.ml" else ONNX_OPERATORS):
+                continue
+            raise ValidationError(f"{where}: {label} uses operator {op!r} in domain {domain!r}, which is no ONNX "
+                                  "operator: onnxruntime registers kernels of its own there (such as "
+                                  "SimplifiedLayerNormalization), whose meaning depends on its build, so rfbench "
+                                  "does not run them")
         raise ValidationError(f"{where}: {label} uses operator {op!r} from domain {domain!r}, not a standard ONNX "
                               f"domain ({', '.join(repr(d) for d in STANDARD_DOMAINS)}); custom and vendor "
                               "operators depend on a runtime build, so rfbench does not run them")
