@@ -346,13 +346,20 @@ def test_dropout_without_a_training_mode_input_is_not_random(tmp_path):
     assert onnx_file.load_model(save(tmp_path, data)).random == ()
 
 
-def test_allow_random_runs_the_model_and_the_record_says_so(tmp_path):
-    folder, x = pm.pose_windows(tmp_path / "win", n=4)
+def _linear_feeding(name: str):
+    """The pose linear model, its output's last node writing ``name`` instead: ``(model, output name)`` (the
+    caller adds the nodes that make the output from it)."""
     w, b = pm.linear_weights()
     m = pm.onnx.load_from_string(pm.linear(w, b))
     out = m.graph.output[0].name
     last = next(n for n in m.graph.node if out in n.output)
-    last.output[list(last.output).index(out)] = "clean"
+    last.output[list(last.output).index(out)] = name
+    return m, out
+
+
+def test_allow_random_runs_the_model_and_the_record_says_so(tmp_path):
+    folder, x = pm.pose_windows(tmp_path / "win", n=4)
+    m, out = _linear_feeding("clean")
     m.graph.node.extend([helper.make_node("RandomNormalLike", ["clean"], ["noise"], scale=1e-3),
                          helper.make_node("Add", ["clean", "noise"], [out])])
     path = save(tmp_path, m.SerializeToString())
@@ -368,11 +375,7 @@ def test_a_model_giving_zero_rows_is_told_so(tmp_path):
     """A model whose output has no row: the sandbox's child could not frame an empty array (memoryview.cast on a
     zero in the shape), and the error was a TypeError with advice to raise the memory limit."""
     folder, _ = pm.pose_windows(tmp_path / "win", n=4)
-    w, b = pm.linear_weights()
-    m = pm.onnx.load_from_string(pm.linear(w, b))
-    out = m.graph.output[0].name
-    last = next(n for n in m.graph.node if out in n.output)
-    last.output[list(last.output).index(out)] = "all"
+    m, out = _linear_feeding("all")
     m.graph.initializer.extend([numpy_helper.from_array(np.array([0], np.int64), n) for n in ("zero", "axis")])
     m.graph.node.append(helper.make_node("Slice", ["all", "zero", "zero", "axis"], [out]))
     with pytest.raises(ValidationError) as info:
