@@ -613,3 +613,46 @@ def test_a_sweep_never_writes_into_a_folder_of_the_user_s(sweep, tmp_path):
     assert (mine / "cells" / "noise-1-seed0" / "report.json").read_text() == "my notes"
     assert (mine / "summary.json").read_text() == '{"my": "own"}'
     assert sorted(p.name for p in mine.rglob("*")) == ["cells", "noise-1-seed0", "report.json", "summary.json"]
+
+
+def test_a_reference_of_another_task_metric_split_or_cells_is_refused(tmp_path):
+    """A gesture sweep (accuracy, another split) given as the reference of a pose sweep (PCK@0.20): robustness
+    printed an mCE scaled by it and verify said MATCH; a reference missing cells left CE undefined without a
+    word. A reference is another model's sweep over the same cells, or it is refused, naming how it differs."""
+    from types import SimpleNamespace
+
+    from rfbench.report.robustness import _sha256, check_reference
+
+    split = tmp_path / "split.json"
+    split.write_text("{}")
+    other = tmp_path / "other.json"
+    other.write_text("{ }")
+    settings = RobustnessSettings(corruptions=("noise", "dead-antenna"), severities="1,3", seeds=1)
+    like = SimpleNamespace(task="pose", label="PCK@0.20 hip-width(left_hip–right_hip) h36m17 <= micro")
+    same = {"task": "pose", "metric": {"label": like.label, "better": "higher"},
+            "split": {"path": "s.json", "sha256": _sha256(split)},
+            "settings": {"corruptions": ["noise", "dead-antenna"], "severities": [1, 3], "seeds": 1}}
+    check_reference(same, "ref.json", like, split, settings)  # the same cells: taken
+    for edit, needle in [
+        (dict(task="gesture", metric={"label": "accuracy"}), "task 'gesture', not 'pose'; metric 'accuracy', not"),
+        (dict(metric={"label": "PCK@0.05 hip-width(left_hip–right_hip) h36m17 <= micro"}), "metric 'PCK@0.05"),
+        (dict(split={"path": "s.json", "sha256": _sha256(other)}), "another split"),
+        (dict(settings={"corruptions": ["noise"], "severities": [1, 3], "seeds": 1}), "other cells"),
+    ]:
+        with pytest.raises(ValidationError, match="not a reference for this sweep") as info:
+            check_reference({**same, **edit}, "ref.json", like, split, settings)
+        assert needle in str(info.value), str(info.value)
+
+
+@pytest.mark.long
+def test_robustness_refuses_a_reference_of_another_metric_before_any_cell(sweep, tmp_path):
+    d, summary = sweep
+    ref = dict(summary, metric={**summary["metric"], "label": "accuracy"}, task="gesture")
+    (tmp_path / "ref.json").write_text(json.dumps(ref))
+    result = CliRunner().invoke(app, ["robustness", str(d / "pose" / "ridge.onnx"), "--split",
+                                      str(d / "mmfi-split.json"), "--score-like", str(d / "pose" / "like.json"),
+                                      "--corruptions", "noise,dead-antenna", "--severities", "1,5", "-o",
+                                      str(tmp_path / "again"), "--reference", str(tmp_path / "ref.json")])
+    assert result.exit_code == 2, result.output
+    assert "not a reference for this sweep" in result.output and "task 'gesture', not 'pose'" in result.output
+    assert not (tmp_path / "again").exists()

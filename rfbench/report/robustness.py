@@ -42,7 +42,7 @@ from rfbench.report.robustness_settings import RobustnessSettings, cell_name, pa
 from rfbench.settings import _kind, flag_of, options_of
 
 __all__ = ["RobustnessSettings", "run_robustness", "parse_severities", "SUMMARY_FILE", "cell_name",
-           "ScoreLike", "score_like", "aggregate", "read_reference"]
+           "ScoreLike", "score_like", "aggregate", "read_reference", "check_reference"]
 
 SUMMARY_FILE = "summary.json"
 
@@ -335,6 +335,8 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     _check_sweep_folder(out, summary_path, force)
     like = score_like(score_like_report)
     reference = read_reference(settings.reference) if settings.reference is not None else None
+    if reference is not None:
+        check_reference(reference, settings.reference, like, split, settings)
     model_file = load_model(model)
     score = score_pose if like.task == "pose" else score_gesture
     if on_total is not None:
@@ -501,6 +503,39 @@ def read_reference(path: Path) -> dict:
         if not isinstance(e, dict) or not isinstance((e.get("model") or {}).get("value"), (int, float, type(None))):
             raise ValidationError(f"{path}: a cell without a model value")
     return doc
+
+
+def check_reference(reference: dict, where, like: ScoreLike, split, settings: RobustnessSettings) -> None:
+    """A reference sweep is another model's over the same cells: the same task, metric (its full label: metric,
+    normalisation, layout, averaging), split (the same file's sha256) and corruptions × severities × seeds.
+    A corruption error divides by the reference's errors, so a reference of another task, metric or data (or
+    one missing cells, which left CE undefined without a word) would scale a verified mCE by a number that means
+    nothing here.
+
+    Raises
+    ------
+    ValidationError
+        Naming each way the reference differs.
+    """
+    differs = []
+    if reference.get("task") != like.task:
+        differs.append(f"task {reference.get('task')!r}, not {like.task!r}")
+    metric = reference.get("metric")
+    label = metric.get("label") if isinstance(metric, dict) else None
+    if label != like.label:
+        differs.append(f"metric {label!r}, not {like.label!r}")
+    split_entry = reference.get("split")
+    if not isinstance(split_entry, dict) or split_entry.get("sha256") != _sha256(Path(split)):
+        differs.append("another split (its split file's sha256 differs from this one's)")
+    cells = {"corruptions": list(settings.corruptions), "severities": list(settings.severity_list),
+             "seeds": settings.seeds}
+    theirs = reference.get("settings")
+    if theirs != cells:
+        differs.append(f"other cells ({theirs!r}, not {cells!r})")
+    if differs:
+        raise ValidationError(f"{where}: not a reference for this sweep — a reference is another model's sweep over "
+                              "the same cells (task, metric, split, corruptions × severities × seeds); it has "
+                              + "; ".join(differs))
 
 
 def _pictures(summary: dict, out: Path) -> list:
