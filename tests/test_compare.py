@@ -359,6 +359,32 @@ def test_a_gesture_report_is_compared_with_gesture_claims(runner, tmp_path, monk
     assert c["rescore"] == {"status": "unavailable", "reason": "gesture claims are compared, not re-scored"}
 
 
+@pytest.mark.parametrize("extra, part, status", [
+    ('[claim.spec]\naveraging = "macro"\n', "averaging", "differs"),  # a balanced accuracy is another number
+    ('[claim.spec]\naveraging = "micro"\n', "averaging", "same"),
+    ('units = "mm"\n', "units", "differs"),  # a class metric is a fraction, not millimetres
+])
+def test_a_gesture_claim_s_spec_and_units_are_compared(runner, tmp_path, monkeypatch, extra, part, status):
+    """A claim of accuracy averaged over classes (macro) was shown COMPARABLE with the report's micro accuracy:
+    the gesture branch compared the metric's name and top-k's k, not the rest of the claim's spec (nor units)."""
+    monkeypatch.chdir(tmp_path)
+    labels = np.array(["push", "pull", "clap"] * 10)
+    np.save("gt.npy", labels)
+    np.save("pred.npy", labels)
+    assert runner.invoke(app, ["score", "--task", "gesture", "--pred", "pred.npy", "--gt", "gt.npy", "--bootstrap",
+                               "0", "-o", "report.json"]).exit_code == 0
+    head, spec = (extra, "") if extra.startswith("units") else ("", extra)
+    Path("c.toml").write_text('schema = "rfbench.claims/1"\ntitle = "t"\n[[claim]]\nid = "c"\ntask = "gesture"\n'
+                              'metric = "accuracy"\nvalue = 0.9\nvalue_scale = "fraction"\n' + head +
+                              '[claim.source]\ncitation = "x"\n' + spec)
+    result = runner.invoke(app, ["compare", "report.json", "c.toml", "--json"])
+    assert result.exit_code == 0, result.output
+    c = _item(json.loads(result.stdout), "c")
+    assert {p["part"]: p["status"] for p in c["parts"]}[part] == status, c["parts"]
+    if status == "differs":
+        assert c["comparable"] is False and part in c["differs"]
+
+
 def test_a_claim_s_dataset_is_the_report_s_only_by_its_name():
     """A substring test made "XRF55 (this is not MM-Fi)" the same dataset as an MM-Fi report, and a BVP claim
     ("Widar3.0 BVP (...)") the same as a Widar3.0 CSI report; the name before any remark must be the report's."""

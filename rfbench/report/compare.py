@@ -691,10 +691,20 @@ def _compare_one(report, path, claim: Claim, batch_size, loaded, root=None) -> C
             k_parts = [Part("k", shown if not same_k else str(k), "unknown" if k == UNKNOWN else str(k),
                             "unknown" if k == UNKNOWN else "same" if same_k else "differs")]
             candidates = same_k or candidates
-        result = candidates[0] if candidates else None
+        stated = {key: value for key, value in dict(claim.spec).items() if key != "k"}
+        agreeing = [r for r in candidates if all(_mapping(r.get("spec")).get(key) == value
+                                                 for key, value in stated.items())]
+        result = (agreeing or candidates or [None])[0]
         metric_part = Part("metric", claim.metric if result else f"no {claim.metric}", claim.metric,
                            "same" if result else "differs")
-        return ClaimComparison(claim, result, [metric_part, *k_parts] + _data_parts(report, claim),
+        # the rest of the claim's spec (averaging: a macro-averaged accuracy is another number than a micro one)
+        spec_parts = [Part(key, str(_mapping(result.get("spec")).get(key, "—")) if result else "—", str(value),
+                           "unknown" if value == UNKNOWN else "same"
+                           if result and _mapping(result.get("spec")).get(key) == value else "differs")
+                      for key, value in sorted(stated.items())]
+        if claim.units != UNKNOWN:  # a class metric is a fraction: a claim in units is of something else
+            spec_parts.append(Part("units", "none (a fraction)", claim.units, "differs"))
+        return ClaimComparison(claim, result, [metric_part, *k_parts, *spec_parts] + _data_parts(report, claim),
                                {"status": "unavailable", "reason": "gesture claims are compared, not re-scored"})
     cs = _claim_spec(claim)
     if claim.metric == UNKNOWN:
