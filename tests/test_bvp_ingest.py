@@ -302,3 +302,38 @@ def test_a_user_number_with_a_leading_zero_is_a_problem(tmp_path):
     assert renamed and not any(r["subject"] == "user01" for r in manifest.recordings)
     reasons = [p["reason"] for p in manifest.problems if "/user01/" in p["path"]]
     assert len(reasons) == len(renamed) and all(r.startswith("user01: not a Widar3.0 user name") for r in reasons)
+
+
+@pytest.mark.parametrize("release", ["bvp", "csi"])
+def test_a_date_folder_link_named_as_another_date_is_left_out(tmp_path, release):
+    """BVP/20181109-VS -> 20181204-VS inside the tree: the link sorted first, so 20181204's files were ingested
+    as 20181109's (room and gesture names from 20181109's table) and the real folder was left out as reached a
+    second time. The link is a problem now, and the real folder is walked under its own name."""
+    import os
+    import shutil
+
+    from rfbench.datasets.synthetic import make_widar_tree
+    from rfbench.datasets.widar import ingest as ingest_csi
+    from rfbench.datasets.widar_bvp import ingest_bvp
+
+    tree = tmp_path / "tree"
+    if release == "bvp":
+        make_widar_bvp_tree(tree, repetitions=1, damage=False)
+        data, first, target = tree / "BVP", "20181109-VS", "20181211-VS"
+    else:
+        make_widar_tree(tree, records=(3, 4), damage=False)
+        data = tree / "CSI"
+        first = "20181109"
+        target = sorted(p.name for p in data.iterdir() if p.is_dir() and p.name > first)[0]
+    ingest = ingest_bvp if release == "bvp" else ingest_csi
+    before = ingest(tree, workers=1)
+    dates = {r["date"] for r in before.recordings}
+    shutil.rmtree(data / first)
+    os.symlink(target, data / first)  # a relative link inside the tree
+    manifest = ingest(tree, workers=1)
+    want = target.removesuffix("-VS")
+    assert {r["date"] for r in manifest.recordings} == dates - {first.removesuffix("-VS")}
+    assert len([r for r in manifest.recordings if r["date"] == want]) == \
+        len([r for r in before.recordings if r["date"] == want])
+    reasons = [p["reason"] for p in manifest.problems if p["path"].endswith(first)]
+    assert reasons and reasons[0].startswith(f"a link to the folder '{target}'"), manifest.problems[:5]

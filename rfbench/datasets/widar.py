@@ -124,6 +124,18 @@ def parse_name(name: str) -> WidarName | str:
     return WidarName(user=values["user"], **fields) if why is None else why
 
 
+def renaming_link(entry) -> str | None:
+    """Why a date folder that is a link named otherwise than the folder it leads to is left out, else None: a
+    date folder's name decides its room and gesture table, so ``20181109 -> 20181204`` would ingest one date's
+    files as another's (and, sorting first, leave the real folder out as reached a second time)."""
+    real_name = os.path.basename(entry.real)
+    if real_name == entry.name or not os.path.islink(entry.path):
+        return None
+    return (f"a link to the folder {display_path(real_name)!r}: a date folder's name decides its room and gesture "
+            "table, so a link named as another folder is left out (a target inside the tree is walked under its "
+            "own name)")
+
+
 def user_problem(user: str) -> str | None:
     """Why a name's ``user<N>`` is not one Widar3.0 writes (``N`` with a leading zero, or 0), else None: the
     user is the subject as written, so ``user01`` beside ``user1`` would be two people — one person on both
@@ -240,6 +252,10 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
             walk.problem(entry.rel, "file outside any date folder; left out")
             continue
         date = entry.name
+        renamed = renaming_link(entry)
+        if renamed is not None:
+            walk.problem(entry.rel, renamed)
+            continue
         if date not in DATE_ROOMS:
             n = walk.count_files(entry.path, entry.real)
             kind = "date folder" if _DATE_LIKE.match(date) else "folder"

@@ -46,6 +46,7 @@ from rfbench.datasets.widar import (
     open_release,
     recording_domains,
     release_extra,
+    renaming_link,
     user_problem,
 )
 from rfbench.errors import ValidationError
@@ -207,6 +208,10 @@ def ingest_bvp(root: str | os.PathLike, *, workers: int | None = None, follow_sy
                 continue
             if not entry.is_dir:
                 walk.problem(entry.rel, "file outside any date folder; left out")
+                continue
+            renamed = renaming_link(entry)
+            if renamed is not None:
+                walk.problem(entry.rel, renamed)
                 continue
             m = _DATE_FOLDER.match(entry.name)
             date = m.group(1) if m else None
