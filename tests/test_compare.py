@@ -385,6 +385,21 @@ def test_a_gesture_claim_s_spec_and_units_are_compared(runner, tmp_path, monkeyp
         assert c["comparable"] is False and part in c["differs"]
 
 
+def test_classes_the_model_chose_among_count_in_the_gestures():
+    """An 11-way classifier scored on rows of 6 gestures was "gestures: same" beside a 6-gesture claim: only the
+    classes with test rows were counted, not those the model chose among."""
+    from rfbench.report.compare import _report_gestures, _same_gestures
+
+    six = ["Push&Pull", "Sweep", "Clap", "Slide", "Draw-O(Horizontal)", "Draw-Zigzag(Horizontal)"]
+    claim = ", ".join(six)
+    report = {"split": {"params": {"gestures": "common6"}}, "classes": [{"class": g, "support": 10} for g in six]}
+    assert _same_gestures(_report_gestures(report), claim)
+    report["classes"] += [{"class": g, "support": 0} for g in ("Draw-1", "Draw-2", "Draw-3", "Draw-4", "Draw-5")]
+    text = _report_gestures(report)
+    assert text.endswith("(the model chose among 11 classes: Draw-1, Draw-2, Draw-3, Draw-4, Draw-5 had no test row)")
+    assert not _same_gestures(text, claim)
+
+
 def test_a_claim_s_dataset_is_the_report_s_only_by_its_name():
     """A substring test made "XRF55 (this is not MM-Fi)" the same dataset as an MM-Fi report, and a BVP claim
     ("Widar3.0 BVP (...)") the same as a Widar3.0 CSI report; the name before any remark must be the report's."""
