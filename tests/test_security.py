@@ -1503,3 +1503,25 @@ def test_a_re_run_reads_the_bytes_verify_hashed_or_nothing(tmp_path, monkeypatch
         DatasetFiles(tmp_path).read({"path": "pred.npy", "bytes": 8})
     path.write_bytes(b"honest!!")  # the bytes verify hashed again: read (a copy)
     assert read_regular(path, 100, "pred") == b"honest!!"
+
+
+@pytest.mark.long
+def test_a_chain_through_a_link_into_a_generated_tree_is_synthetic_and_verifies(d):
+    """A link to the generated tree's CSI folder, whose marker sits one folder above: the chain scored MEASURED
+    and verify said MATCH. Ingest finds the marker above the folder the link names now — by looking, not
+    reading: a verify re-run reads only files under the tree, and reading it made the re-run fail."""
+    (d / "f").mkdir()
+    (d / "f" / "tree").symlink_to(d / "data" / "widar" / "CSI")
+    steps = [["ingest", "widar", "f/tree", "-o", "f/manifest.json"],
+             ["split", "f/manifest.json", "--protocol", "cross-room", "--test", "3", "-o", "f/split.json"],
+             ["windows", "f/split.json", "--side", "test", "-o", "f/win-test", "--resample", "32"],
+             ["predict", "gesture/centroid.onnx", "--windows", "f/win-test", "-o", "f/scores.npy"],
+             ["score", "--task", "gesture", "--pred", "f/scores.npy", "--rows", "f/win-test/index.json", "--split",
+              "f/split.json", "--manifest", "f/manifest.json", "--bootstrap", "20", "-o", "f/report.json"]]
+    for step in steps:
+        proc = rfbench(*step, cwd=d)
+        assert proc.returncode == 0, (step, proc.stdout, proc.stderr)
+    report = json.loads((d / "f" / "report.json").read_text())
+    assert report["evidence"] == "SYNTHETIC", report["provenance"]
+    proc = rfbench(*verify_args(d, d / "f" / "report.json"), timeout=600)
+    assert proc.returncode == 0 and "MATCH" in proc.stdout, proc.stdout + proc.stderr

@@ -265,14 +265,18 @@ def marker_folders(root: Path) -> list[Path]:
 
 
 def ancestor_marker(root: Path, name: str) -> dict | None:
-    """``{path, sha256}`` of a generator's marker ``name`` in one of :func:`marker_folders` of ``root`` (the
-    nearest first; ``path`` relative to the folder ``root`` really is), or None."""
+    """``{path, found_in}`` of a generator's marker ``name`` in one of :func:`marker_folders` of ``root`` (the
+    nearest first; ``path`` relative to the folder ``root`` really is), or None. Its presence is what counts:
+    it is looked at (a regular file, not a link), not read — it lies outside the tree, which is all a verify
+    re-run of the ingest may read."""
     real = os.path.realpath(root)
     for folder in marker_folders(root):
-        found = marker_record(folder, name)
-        if found is not None:
-            found["path"] = os.path.relpath(folder / name, real)
-            return found
+        try:
+            st = os.lstat(folder / name)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return {"path": os.path.relpath(folder / name, real), "found_in": "a folder above the dataset folder"}
     return None
 
 
