@@ -459,8 +459,7 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
         "model": {"path": rel(model), "sha256": _sha256(Path(model))},
         "split": {"path": rel(split), "sha256": _sha256(Path(split))},
         "score_like": {"path": rel(report_path), "sha256": _sha256(Path(report_path))},
-        "settings": {"corruptions": list(settings.corruptions), "severities": list(settings.severity_list),
-                     "seeds": settings.seeds},
+        "settings": settings.record(),
         "reference": None if reference is None else {"path": rel(settings.reference),
                                                      "sha256": _sha256(Path(settings.reference))},
         "clean": clean,
@@ -527,8 +526,7 @@ def check_reference(reference: dict, where, like: ScoreLike, split, settings: Ro
     split_entry = reference.get("split")
     if not isinstance(split_entry, dict) or split_entry.get("sha256") != _sha256(Path(split)):
         differs.append("another split (its split file's sha256 differs from this one's)")
-    cells = {"corruptions": list(settings.corruptions), "severities": list(settings.severity_list),
-             "seeds": settings.seeds}
+    cells = settings.record()
     theirs = reference.get("settings")
     if theirs != cells:
         differs.append(f"other cells ({theirs!r}, not {cells!r})")

@@ -62,6 +62,10 @@ class RobustnessSettings(Settings):
     def severity_list(self) -> tuple[int, ...]:
         return parse_severities(self.severities)
 
+    def record(self) -> dict:
+        """The cells as a summary records them (its ``settings``): corruptions, severities (a list) and seeds."""
+        return {"corruptions": list(self.corruptions), "severities": list(self.severity_list), "seeds": self.seeds}
+
     def cells(self) -> list[tuple[str, int, int]]:
         """``(corruption, severity, seed)`` of every cell, in sweep order."""
         out = [(c, s, k) for c in self.corruptions for s in self.severity_list for k in range(self.seeds)]

@@ -304,8 +304,7 @@ def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: M
     expected = {
         "schema": doc.get("schema"), "rfbench_version": doc.get("rfbench_version"),
         **{key: {"path": doc[key]["path"], "sha256": digests[key]} for key in ("model", "split", "score_like")},
-        "settings": {"corruptions": list(settings.corruptions), "severities": list(settings.severity_list),
-                     "seeds": settings.seeds},
+        "settings": settings.record(),
         "reference": None if ref is None else {"path": ref["path"], "sha256": reference_digest},
         "clean": {"report": "clean/report.json", "sha256": doc["clean"]["sha256"], "model": models["clean"]},
         "cells": [entry(e, cell_name(e["corruption"], e["severity"], e["seed"])) for e in doc["cells"]],
