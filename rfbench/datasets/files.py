@@ -34,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import Template, compile_template, infer_field_types
-from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
+from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, part_entries, tree_marker
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 
@@ -273,10 +273,7 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         "roles": dict(roles),
         "tree": {"files": seen[0], "matched": len(matched)},
     }
-    from rfbench.datasets.tree import ancestor_marker, nested_marker
-
-    marker = marker_record(root, SYNTHETIC_MARKER) or nested_marker(walk, SYNTHETIC_MARKER) \
-        or ancestor_marker(root, SYNTHETIC_MARKER)
+    marker = tree_marker(walk, SYNTHETIC_MARKER)
     if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from rfbench.datasets.manifest import Manifest
-from rfbench.datasets.tree import Entry, TreeWalk, ancestor_marker, display_path, marker_record, nested_marker
+from rfbench.datasets.tree import Entry, TreeWalk, display_path, tree_marker
 from rfbench.errors import FormatError, ValidationError
 
 __all__ = [
@@ -374,8 +374,7 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
                 progress(1)
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {}
-    marker = marker_record(root, SYNTHETIC_MARKER) or nested_marker(walk, SYNTHETIC_MARKER) \
-        or ancestor_marker(root, SYNTHETIC_MARKER)
+    marker = tree_marker(walk, SYNTHETIC_MARKER)
     if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:

@@ -38,6 +38,7 @@ from rfbench.errors import FormatError
 
 __all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry", "part_entries",
            "duplicate_problems", "marker_record", "nested_marker", "ancestor_marker", "marker_folders",
+           "tree_marker",
            "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
 
 #: Folders whose files are the kernel's pseudo-files: their sizes say nothing of their contents.
@@ -278,6 +279,18 @@ def ancestor_marker(root: Path, name: str) -> dict | None:
         if stat.S_ISREG(st.st_mode):
             return {"path": os.path.relpath(folder / name, real), "found_in": "a folder above the dataset folder"}
     return None
+
+
+def tree_marker(walk: "TreeWalk", name: str, also: Path | None = None) -> dict | None:
+    """The generator's marker ``name`` of the tree ``walk`` walked (``{path, ...}``, ``path`` as the manifest
+    records it), or None: at the tree's root, else in ``also`` (a folder in it an ingest looks in first: Widar3.0's
+    ``CSI``/``BVP``), else anywhere deeper (:func:`nested_marker`), else above it (:func:`ancestor_marker`)."""
+    found = marker_record(walk.root, name)
+    if found is None and also is not None and also != walk.root:
+        found = marker_record(also, name)
+        if found is not None:
+            found["path"] = walk.rel(also / name)
+    return found or nested_marker(walk, name) or ancestor_marker(walk.root, name)
 
 
 def marker_record(root: Path, name: str) -> dict | None:

@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import compile_template
-from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, marker_record, part_entries
+from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, part_entries, tree_marker
 from rfbench.errors import ValidationError
 
 __all__ = [
@@ -347,17 +347,9 @@ def open_release(root: str | os.PathLike, data: str, follow_symlinks: bool) -> t
 
 
 def release_extra(extra: dict, walk: TreeWalk, data_root: Path, follow_symlinks: bool) -> bool:
-    """Add the synthetic marker (at the walk's root, else in ``data_root``) and ``follow_symlinks`` to a Widar3.0
-    manifest's ``extra``; whether the tree is synthetic."""
-    root = walk.root
-    marker = marker_record(root, SYNTHETIC_MARKER) or marker_record(data_root, SYNTHETIC_MARKER)
-    if marker is not None:
-        if data_root != root and marker_record(root, SYNTHETIC_MARKER) is None:
-            marker["path"] = walk.rel(data_root / SYNTHETIC_MARKER)
-    else:
-        from rfbench.datasets.tree import ancestor_marker, nested_marker
-
-        marker = nested_marker(walk, SYNTHETIC_MARKER) or ancestor_marker(root, SYNTHETIC_MARKER)
+    """Add the synthetic marker (:func:`~rfbench.datasets.tree.tree_marker`, ``data_root`` looked in after the
+    walk's root) and ``follow_symlinks`` to a Widar3.0 manifest's ``extra``; whether the tree is synthetic."""
+    marker = tree_marker(walk, SYNTHETIC_MARKER, also=data_root)
     if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:
