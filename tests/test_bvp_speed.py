@@ -469,6 +469,17 @@ def test_reader_processes_write_what_threads_write(tmp_path, monkeypatch):
     assert len(started) == 2
 
 
+def _private_shm(tmp_path, monkeypatch) -> Path:
+    """A folder of the test's own for the readers' slots file (in place of /dev/shm, which the other test worker
+    shares: its live slots file made "none left" fail here)."""
+    from rfbench.datasets.windows import bvp_procs
+
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setattr(bvp_procs, "_SHM", str(shm))
+    return shm
+
+
 def test_both_sides_share_one_reader_pool_and_write_what_threads_write(tmp_path, monkeypatch):
     """``--side both`` of a large BVP split starts one pool of reader processes for both sides, the test side's
     runs queued behind the train side's (read while the train side is being finished); each side's files are
@@ -484,6 +495,7 @@ def test_both_sides_share_one_reader_pool_and_write_what_threads_write(tmp_path,
     widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
     write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
     monkeypatch.setattr(bvp, "CHUNK_BYTES", 7 * 9 * 1600)  # 7 rows a run: many runs per side, every slot reused
+    shm = _private_shm(tmp_path, monkeypatch)
     started = []
     real_enter = bvp_procs.BvpReaders.__enter__
     monkeypatch.setattr(bvp_procs.BvpReaders, "__enter__", lambda self: (started.append(self.n), real_enter(self))[1])
@@ -512,7 +524,7 @@ def test_both_sides_share_one_reader_pool_and_write_what_threads_write(tmp_path,
         assert not (tmp_path / f"bad{min_rows}").exists()
     assert errors[0] == errors[1] and victim.name in errors[0][1]
     assert len(started) == 2
-    assert not list(Path("/dev/shm").glob("rfbench-bvp-*")) if Path("/dev/shm").is_dir() else True
+    assert not list(shm.glob("rfbench-bvp-*"))  # the slots file is gone
 
 
 def test_an_interruption_while_the_shared_pool_starts_leaves_no_folder(tmp_path, monkeypatch):
@@ -548,13 +560,14 @@ def test_without_reader_processes_the_threads_read_the_side(tmp_path, monkeypatc
     write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
     monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
     monkeypatch.setattr(bvp_procs.sys, "executable", str(tmp_path / "no-python"))
+    shm = _private_shm(tmp_path, monkeypatch)
     write_windows(tmp_path / "split.json", "test", tmp_path / "a", workers=2)
     monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
     write_windows(tmp_path / "split.json", "test", tmp_path / "b", workers=2)
     a, b = _side_files(tmp_path / "a"), _side_files(tmp_path / "b")
     assert a["X.npy"] == b["X.npy"] and a["y.npy"] == b["y.npy"]
     assert a["index.json"].replace(b'"../a', b'"../b') == b["index.json"] or a["index.json"] == b["index.json"]
-    assert not list(Path("/dev/shm").glob("rfbench-bvp-*")) if Path("/dev/shm").is_dir() else True
+    assert not list(shm.glob("rfbench-bvp-*"))  # the slots file is gone
 
 
 def test_ingest_reader_processes_give_the_threads_manifest(tmp_path, monkeypatch):
