@@ -144,12 +144,11 @@ def test_grouped_parts_are_receivers(grouped):
 
 def test_a_corpus_of_two_part_fields_is_refused_with_the_fix(tmp_path):
     root = tmp_path / "tree"
-    for user in ("ann", "bob"):
-        for rx in (1, 2):
-            for ant in ("a", "b"):
-                _put(root / f"{user}_{rx}_{ant}.dat", synthetic_log(12, seed=rx + len(ant + user)))
+    names = [(user, g, rx, ant) for user in ("ann", "bob") for g in ("x", "y") for rx in (1, 2) for ant in "ab"]
+    for k, (user, g, rx, ant) in enumerate(names):  # two recordings per class, so a split shares its classes
+        _put(root / f"{user}-{g}_{rx}_{ant}.dat", synthetic_log(12, seed=k))
     manifest = tmp_path / "m.json"
-    files.ingest(root, "{user}_{rx}_{ant}.dat", recording_by=["user"], roles={"label": "user"}).write(manifest)
+    files.ingest(root, "{user}-{g}_{rx}_{ant}.dat", recording_by=["user", "g"], roles={"label": "g"}).write(manifest)
     split = tmp_path / "split.json"
     write_split(manifest, split, "random", allow_leaky=True, seed=0)
     with pytest.raises(ValidationError, match=r"named by 2 fields \(rx, ant\).*--recording-by"):

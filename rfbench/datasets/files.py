@@ -93,6 +93,17 @@ def check_spec(template: str, recording_by: Sequence[str] | None = None,
         if role in fields and role in out_roles and out_roles[role] != role:
             raise ValidationError(f"template field {{{role}}} and the {role} role given to field "
                                   f"{out_roles[role]!r} would both be the recording's {role!r}; rename one")
+    # a field named like a role is that role's (a template's {subject} is the subject): one role per field
+    held: dict[str, str] = {role: role for role in ROLES if role in fields and role not in out_roles}
+    for role, f in out_roles.items():
+        other = next((r for r, g in held.items() if g == f), None)
+        if other is not None:
+            first, second = sorted((other, role), key=ROLES.index)
+            why = (": a domain that is the class would hold out classes no model trained on"
+                   if first == "label" else "")
+            raise ValidationError(f"field {f!r} is given two roles, {first} and {second}; a field has one "
+                                  f"role{why}")
+        held[role] = f
     return tpl, by, parts, out_roles
 
 

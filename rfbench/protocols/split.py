@@ -259,6 +259,36 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     return spec.assign(table, spec, seed, **given)
 
 
+def refuse_unseen_classes(assignments: Sequence[Assignment], recordings: Sequence[Mapping], protocol: str) -> None:
+    """Refuse an assignment whose test side holds no class (a recording's ``label``) its train side holds.
+
+    Such a test side cannot be scored as classification: no class it holds was taught, so any number measures
+    the protocol, not the model (a constant answer scores 1.000 on a test side of one unseen class). It comes
+    from holding out a key that is the class under another name (a template field given the label and a
+    domain role, leave-one-domain-out over the label's own field); the check is on the sides themselves, so any
+    such key is caught. A manifest without labels (pose) is not concerned; a test side sharing some classes
+    with training is allowed (the report notes the classes absent from training).
+
+    Raises
+    ------
+    ValidationError
+        Naming the fold and the test side's classes.
+    """
+    labels = [r.get("label") for r in recordings]
+    if all(v is None for v in labels):
+        return
+    for a in assignments:
+        train = {labels[i] for i in np.flatnonzero(a.side == TRAIN).tolist()} - {None}
+        test = {labels[i] for i in np.flatnonzero(a.side == TEST).tolist()} - {None}
+        if train and test and not train & test:
+            what = f" (fold {a.name})" if a.name else ""
+            shown = ", ".join(sorted(map(str, test))[:5]) + (" …" if len(test) > 5 else "")
+            raise ValidationError(f"{protocol}{what}: the test side holds no class the train side holds (test "
+                                  f"classes: {shown}); a classifier cannot name a class it never saw, so the "
+                                  "held-out key stands for the class itself — hold out a domain of the recordings "
+                                  "(subject, room, location, orientation, …), not one that follows the label")
+
+
 def gesture_set(gestures: str | Sequence[str], table: RecordingTable | None = None) -> tuple[str, ...]:
     """The gesture names ``gestures`` stands for: a preset (``common6``) or names (a comma-separated text or a
     list). Listed names must each be a gesture of ``table``; a preset's names need not all be present."""
@@ -388,8 +418,8 @@ def _assign_lodo(table: RecordingTable, spec: ProtocolSpec, seed: int, *, test, 
     if test_fraction is not None:
         raise ValidationError("leave-one-domain-out holds out each value in turn; `test_fraction` does not apply")
     classes = next((k for k in ("label", "gesture") if k in table.domains), None)  # what a classifier is taught
-    if domain == classes:
-        raise ValidationError(f"leave-one-domain-out over `{domain}` holds out a class: each fold's test side would "
+    if domain in ("label", classes):
+        raise ValidationError(f"leave-one-domain-out over {domain!r} holds out a class: each fold's test side would "
                               f"hold only a {domain} the model never saw in training, which no classifier can "
                               "name; hold out a domain of the recordings (subject, room, location, orientation, …)")
     col = table.column(domain)
@@ -654,7 +684,9 @@ def make_splits(manifest: "Manifest | Mapping | str | os.PathLike", protocol: st
     manifest = load_manifest(manifest)
     table = manifest.table()
     outcomes = []
-    for a in assign(table, protocol, **kwargs):
+    assignments = assign(table, protocol, **kwargs)
+    refuse_unseen_classes(assignments, manifest.recordings, protocol)
+    for a in assignments:
         for name, s in (("train", TRAIN), ("test", TEST)):
             if not np.any(a.side == s):
                 what = f" (fold {a.name})" if a.name else ""
@@ -819,6 +851,7 @@ class ProtocolSplitter:
         self.table = self.manifest.table()
         self.assignments = assign(self.table, protocol, seed=seed, test=test, test_fraction=test_fraction,
                                   domain=domain, actions=actions, allow_leaky=allow_leaky, gestures=gestures)
+        refuse_unseen_classes(self.assignments, self.manifest.recordings, protocol)
         self.windows = make_windows(self.table, window, stride) if window is not None else None
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:

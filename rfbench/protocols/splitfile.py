@@ -274,7 +274,7 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     """
     from rfbench.datasets.manifest import read_manifest
     from rfbench.protocols.leakage import audit_rows
-    from rfbench.protocols.split import EXCLUDED, TEST, TRAIN
+    from rfbench.protocols.split import EXCLUDED, TEST, TRAIN, refuse_unseen_classes
 
     path = Path(path) if path is not None else None
     where = str(path) if path is not None else "split"
@@ -294,6 +294,10 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     if unknown:
         raise FormatError(f"{where}: {len(unknown)} recording id(s) are not in the manifest (e.g. {unknown[0]!r})")
     a = _reassign(doc, table, where)
+    try:
+        refuse_unseen_classes([a], m.recordings, str(doc.get("protocol")))
+    except ValidationError as exc:
+        raise ValidationError(f"{where}: {exc}") from None
     file_side = np.full(len(table), EXCLUDED, dtype=np.int8)
     rows = np.array([index[i] for i in train] + [index[i] for i in test], dtype=np.int64)
     sides = np.array([TRAIN] * len(train) + [TEST] * len(test), dtype=np.int8)
