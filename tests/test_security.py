@@ -1461,7 +1461,7 @@ def test_under_dataset_a_tree_ingested_following_links_is_refused(tmp_path):
 
     (held,) = held_to([tree])
     assert held == {"tree": str(tree), "manifest": str(tmp_path / "m.json"), "files": 1, "left_out": 1,
-                    "pinned": True}
+                    "pinned": True, "convention": None, "convention_pinned": False}
     doc["follow_symlinks"] = True
     assert held_to(None)[0]["pinned"] is False  # named, unpinned
     with pytest.raises(VerificationError, match="ingested following links"):

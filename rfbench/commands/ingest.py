@@ -114,7 +114,27 @@ def mmfi(
     _report(manifest, out, json_out, absolute_root)
 
 
-def _fields(values: Optional[list[str]]) -> list[str]:
+#: A template corpus's convention, as ``ingest files`` takes it (``rfbench verify`` takes the same options to
+#: hold a chain to the verifier's convention).
+TEMPLATE_HELP = ("Path of each file relative to ROOT with a {field} for each part that varies, e.g. "
+                 "`{distance}_alldata/csi_a{activity}_{sample}.dat`. A field matches one or more characters other "
+                 "than /; {{ and }} are literal braces.")
+RecordingBy = Annotated[Optional[list[str]], typer.Option(
+    "--recording-by", help="Fields that identify a recording (comma-separated); the other fields (e.g. a receiver) "
+                           "name its files. Default: one recording per file.")]
+Label = Annotated[Optional[str], typer.Option("--label", help="Field that is the class (stored as text under "
+                                                               "label).")]
+Subject = Annotated[Optional[str], typer.Option("--subject", help="Field that is the subject (person).")]
+Location = Annotated[Optional[str], typer.Option("--location", help="Field that is the location.")]
+Room = Annotated[Optional[str], typer.Option("--room", help="Field that is the room (environment).")]
+Orientation = Annotated[Optional[str], typer.Option("--orientation", help="Field that is the orientation.")]
+DropDuplicates = Annotated[bool, typer.Option(
+    "--drop-duplicates", help="Leave out every recording holding a file whose bytes equal another file's (all "
+                              "copies: which recording they belong to is unknown). Without it they are only "
+                              "problems.")]
+
+
+def fields_of(values: Optional[list[str]]) -> list[str]:
     """``--recording-by a,b --recording-by c`` → ``["a", "b", "c"]``."""
     return [f.strip() for v in values or [] for f in v.split(",") if f.strip()]
 
@@ -122,26 +142,16 @@ def _fields(values: Optional[list[str]]) -> list[str]:
 @ingest.command("files", context_settings=_CONTEXT)
 def files(
     root: Annotated[Path, typer.Argument(help="Folder the template's paths are relative to.", show_default=False)],
-    template: Annotated[str, typer.Option(
-        "--template", "-t", show_default=False,
-        help="Path of each file relative to ROOT with a {field} for each part that varies, e.g. "
-             "`{distance}_alldata/csi_a{activity}_{sample}.dat`. A field matches one or more characters other "
-             "than /; {{ and }} are literal braces.")],
-    recording_by: Annotated[Optional[list[str]], typer.Option(
-        "--recording-by", help="Fields that identify a recording (comma-separated); the other fields (e.g. a "
-                               "receiver) name its files. Default: one recording per file.")] = None,
-    label: Annotated[Optional[str], typer.Option("--label", help="Field that is the class (stored as text "
-                                                                  "under label).")] = None,
-    subject: Annotated[Optional[str], typer.Option("--subject", help="Field that is the subject (person).")] = None,
-    location: Annotated[Optional[str], typer.Option("--location", help="Field that is the location.")] = None,
-    room: Annotated[Optional[str], typer.Option("--room", help="Field that is the room (environment).")] = None,
-    orientation: Annotated[Optional[str], typer.Option("--orientation", help="Field that is the orientation.")] = None,
+    template: Annotated[str, typer.Option("--template", "-t", show_default=False, help=TEMPLATE_HELP)],
+    recording_by: RecordingBy = None,
+    label: Label = None,
+    subject: Subject = None,
+    location: Location = None,
+    room: Room = None,
+    orientation: Orientation = None,
     dataset: Annotated[Optional[str], typer.Option("--dataset", help="Dataset name recorded in the manifest "
                                                                       "(default: ROOT's folder name).")] = None,
-    drop_duplicates: Annotated[bool, typer.Option(
-        "--drop-duplicates", help="Leave out every recording holding a file whose bytes equal another file's (all "
-                                  "copies: which recording they belong to is unknown). Without it they are only "
-                                  "problems.")] = False,
+    drop_duplicates: DropDuplicates = False,
     out: _Out = Path("manifest.json"),
     workers: _Workers = None,
     follow_symlinks: _Follow = False,
@@ -162,10 +172,10 @@ def files(
         from rfbench.io.files import check_writable
 
         roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
-        files_mod.check_spec(template, _fields(recording_by), roles)  # bad templates fail before the walk
+        files_mod.check_spec(template, fields_of(recording_by), roles)  # bad templates fail before the walk
         check_writable(out, force)
         with Bar("ingesting", enabled=not json_out) as bar:
-            manifest = files_mod.ingest(root, template, recording_by=_fields(recording_by), roles=roles,
+            manifest = files_mod.ingest(root, template, recording_by=fields_of(recording_by), roles=roles,
                                         dataset=dataset, workers=workers, follow_symlinks=follow_symlinks,
                                         drop_duplicates=drop_duplicates, progress=bar.advance, on_total=bar.start)
         manifest.write(out, force=force, absolute_root=absolute_root)

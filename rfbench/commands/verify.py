@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from rfbench.commands._common import emit_json, guard, stdout_console, with_settings
+from rfbench.commands.ingest import DropDuplicates, Label, Location, Orientation, RecordingBy, Room, Subject, fields_of
 from rfbench.report.verify import Limits
 
 COMMAND_NAME = "verify"
@@ -34,6 +35,20 @@ def _verify(
                                                           "Without it the re-run ingests the folder the manifest "
                                                           "names, which the verdict shows.",
                                                           show_default=False)] = None,
+    template: Annotated[Optional[str], typer.Option(
+        "--template", show_default=False,
+        help="The file-name convention you hold a template corpus (rfbench ingest files) to, as you would ingest "
+             "your copy, with --recording-by, the roles (--label, --subject, --location, --room, --orientation) "
+             "and --drop-duplicates: every manifest of the chain must record exactly it, else MISMATCH. Needed "
+             "with --dataset when the chain's manifest has a template (what each part of a name means is "
+             "otherwise the scored party's word).")] = None,
+    recording_by: RecordingBy = None,
+    label: Label = None,
+    subject: Subject = None,
+    location: Location = None,
+    room: Room = None,
+    orientation: Orientation = None,
+    drop_duplicates: DropDuplicates = False,
     **limit_values,
 ) -> None:
     """Re-run REPORT's reproducer and compare every number, hash and setting exactly.
@@ -59,13 +74,22 @@ def _verify(
     from rfbench.errors import VerificationError
 
     with guard():
-        from rfbench.report.verify import rerun_guard, verify_report
+        from rfbench.errors import FormatError
+        from rfbench.report.verify import Convention, rerun_guard, verify_report
 
         limits = Limits(**limit_values)
+        roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
+        convention = None
+        if template is not None:
+            convention = Convention.given(template, fields_of(recording_by), roles, drop_duplicates)
+        elif recording_by or drop_duplicates or any(roles.values()):
+            given = next(f"--{k}" for k, v in roles.items() if v) if any(roles.values()) else \
+                "--recording-by" if recording_by else "--drop-duplicates"
+            raise FormatError(f"{given} is part of a template corpus's convention: give it with --template")
         try:
             with rerun_guard():
                 result = verify_report(report, root=root, limits=limits, cells=tuple(cell or ()),
-                                       all_cells=all_cells, datasets=tuple(dataset or ()))
+                                       all_cells=all_cells, datasets=tuple(dataset or ()), convention=convention)
         except VerificationError as exc:
             _mismatch(report, exc, json_out)
             raise
@@ -102,11 +126,17 @@ def _print_trees(console, trees: list[dict], again: bool = True) -> None:
     """The verdict's line for each dataset tree (``again``: the chain was ingested again from it, on a match)."""
     from rich.markup import escape
 
+    from rfbench.report.verify import convention_text
+
     for t in trees:
         how = "your --dataset" if t["pinned"] else "the folder the manifest names; pin it with --dataset DIR"
         left = f", {t['left_out']} left out as problems" if t.get("left_out") else ""
         lead = "ingested again: " if again else ""
         console.print(f"dataset tree: {escape(t['tree'])} ({lead}{t['files']} files in the manifest{left}; {how})")
+        if t.get("convention") is not None:
+            whose = "yours (--template)" if t.get("convention_pinned") else \
+                "the scored party's; pin it with --template"
+            console.print(f"  names read by: {escape(convention_text(t['convention']))} ({whose})")
 
 
 def _mismatch(report: Path, exc, json_out: bool) -> None:

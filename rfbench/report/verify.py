@@ -65,7 +65,8 @@ from rfbench.settings import Settings, setting
 
 __all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "diff_documents", "rerun_plan", "RerunPlan",
            "resolve_input", "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted",
-           "ENVIRONMENT", "INDEX_ENVIRONMENT", "RECORD_ENVIRONMENT", "MAX_REPORT_BYTES", "MAX_TOLERANCE"]
+           "ENVIRONMENT", "INDEX_ENVIRONMENT", "RECORD_ENVIRONMENT", "MAX_REPORT_BYTES", "MAX_TOLERANCE",
+           "Convention", "convention_text"]
 
 #: Commands whose reports can be re-run.
 RERUNNABLE = ("score",)
@@ -159,8 +160,9 @@ class VerifyResult:
     markdown: str = "identical"
     uncompared: list[dict] = field(default_factory=list)
     made_with: str | None = None
-    #: each dataset tree the chain was ingested again from: ``{tree, manifest, files, left_out, pinned}``
-    #: (``pinned``: it is one of the folders given as ``datasets``)
+    #: each dataset tree the chain was ingested again from: ``{tree, manifest, files, left_out, pinned,
+    #: convention, convention_pinned}`` (``pinned``: it is one of the folders given as ``datasets``;
+    #: ``convention``: a template corpus's, ``convention_pinned``: the one given as ``convention``)
     datasets: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -761,7 +763,8 @@ def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[st
 
 def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = None, python: str | None = None,
                   limits: Limits | None = None, cells: Sequence[str] = (), all_cells: bool = False,
-                  datasets: Sequence[str | os.PathLike] = ()) -> VerifyResult:
+                  datasets: Sequence[str | os.PathLike] = (), convention: "Convention | None" = None) \
+        -> VerifyResult:
     """Re-run a report in a closed world and compare everything (see the module docstring for every step).
 
     Parameters
@@ -783,6 +786,11 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         The verifier's own copies of the dataset trees (folders under the root): the tree of every manifest of
         the chain must be one of them, and a chain with no dataset tree is refused. Without them the re-run
         ingests whatever folder each manifest names (the result names it).
+    convention : Convention, optional
+        The file-name convention the verifier holds a template corpus to (``ingest files``' template, roles,
+        ``recording_by`` and ``drop_duplicates``): every manifest of the chain must record exactly it. A
+        template manifest is the scored party's word on what each part of a name means (which field is the
+        class, which the person), so with ``datasets`` and a template manifest, ``convention`` is required.
 
     Returns
     -------
@@ -824,11 +832,12 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     with malformed_as_format_error(f"{path}: the report or a file of its chain is malformed"):
         summary = _robustness_summary(Path(path))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
-            return summary(Path(path), root, lambda cell: _verify(cell, root, python, limits, deadline, datasets),
+            return summary(Path(path), root,
+                           lambda cell: _verify(cell, root, python, limits, deadline, datasets, convention),
                            VerifyResult, cells=cells, all_cells=all_cells, limits=limits)
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
-        return _verify(Path(path), root, python, limits, None, datasets)
+        return _verify(Path(path), root, python, limits, None, datasets, convention)
 
 
 def _robustness_summary(path: Path):
@@ -845,7 +854,7 @@ def _robustness_summary(path: Path):
 
 
 def _verify(path: Path, root, python: str | None, limits: Limits, deadline: float | None = None,
-            datasets: Sequence[str | os.PathLike] = ()) -> VerifyResult:
+            datasets: Sequence[str | os.PathLike] = (), convention: "Convention | None" = None) -> VerifyResult:
     from rfbench import __version__
     from rfbench.io.files import read_json
     from rfbench.io.world import write_world
@@ -885,6 +894,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
     trees = _dataset_trees(world)
     try:  # a mismatch from here on names the trees too (verify --json lists them on a MISMATCH as on a MATCH)
         _hold_to_pinned(trees, world, pinned, path, report)
+        _hold_to_convention(trees, world, convention, pinned, path)
         plan = rerun_plan(report, path)
         chain = _check_chain(report, world, path)
         _check_reproducible(chain, path)
@@ -947,6 +957,12 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                             "report.md", "rendered from report.json", where)
         if md_status == "absent":
             notes.append("no report.md beside the report: only the JSON was checked")
+        for t in trees:
+            if t.get("convention") is not None and not t["convention_pinned"]:
+                notes.append(f"the labels and domains of {t['manifest']} are read from file names by the scored "
+                             f"party's convention ({convention_text(t['convention'])}): the chain agrees with "
+                             "it, not with what the names mean; give --template (and the roles) to hold it to "
+                             "yours")
         supplied = _supplied_truth(report)
         if supplied:  # MEASURED by rfbench, against arrays the scored party handed over with its predictions
             flags = ", ".join("--" + r for r in supplied)
@@ -971,13 +987,16 @@ def _pinned_datasets(datasets: Sequence[str | os.PathLike], root: Path) -> list[
 
 def _dataset_trees(world: ClosedWorld) -> list[dict]:
     """Each manifest's dataset tree, as the verdict names it (``files``: the files the manifest lists;
-    ``left_out``: the problems ingest recorded, files of the tree the manifest does not take; ``pinned`` filled
-    in by :func:`_hold_to_pinned`)."""
+    ``left_out``: the problems ingest recorded, files of the tree the manifest does not take; ``convention``: a
+    template corpus's file-name convention (:class:`Convention`), else None; ``pinned`` and
+    ``convention_pinned`` filled in by :func:`_hold_to_pinned` and :func:`_hold_to_convention`)."""
     trees = []
     for m, tree, doc in world.manifests:
         files = sum(len(r.get("files") or []) for r in doc.get("recordings") or [] if isinstance(r, Mapping))
+        convention = Convention.of_manifest(doc)
         trees.append({"tree": str(tree), "manifest": str(m.path), "files": files,
-                      "left_out": len(doc.get("problems") or []), "pinned": False})
+                      "left_out": len(doc.get("problems") or []), "pinned": False,
+                      "convention": None if convention is None else convention.record(), "convention_pinned": False})
     return trees
 
 
@@ -1020,6 +1039,94 @@ def _hold_to_pinned(trees: list[dict], world: ClosedWorld, pinned: list[Path] | 
             raise _mismatch(where, f"the manifest {t['manifest']} lists no file of the dataset tree {t['tree']} "
                             "(recordings written by hand): nothing in it rests on --dataset", "chain.ingest.files",
                             0, "the files of the dataset tree")
+
+
+@dataclass(frozen=True)
+class Convention:
+    """A template corpus's file-name convention, as ``rfbench ingest files`` takes it: the ``template`` text, the
+    ``roles`` (``{role: field}``), the ``recording_by`` fields (None: one recording per file) and
+    ``drop_duplicates``. What each part of a name means is this convention's word, not the tree's: the same
+    files under ``{gesture}_{user}_…`` and ``{user}_{gesture}_…`` ingest to two self-consistent chains."""
+
+    template: str
+    roles: Mapping[str, str] = field(default_factory=dict)
+    recording_by: tuple[str, ...] | None = None
+    drop_duplicates: bool = False
+
+    def record(self) -> dict:
+        return {"template": self.template, "roles": dict(sorted(self.roles.items())),
+                "recording_by": None if self.recording_by is None else list(self.recording_by),
+                "drop_duplicates": self.drop_duplicates}
+
+    @classmethod
+    def given(cls, template: str, recording_by: Sequence[str] | None = None, roles: Mapping[str, str | None] = (),
+              drop_duplicates: bool = False) -> "Convention":
+        """The convention a verifier gives, as ``ingest files`` would take it (checked, and written as a
+        manifest records it).
+
+        Raises
+        ------
+        ValidationError
+            A template or role ``ingest files`` would refuse.
+        """
+        from rfbench.datasets.files import check_spec
+
+        tpl, by, _, out_roles = check_spec(template, recording_by, dict(roles))
+        return cls(template=tpl.text, roles=out_roles, recording_by=by or None, drop_duplicates=bool(drop_duplicates))
+
+    @classmethod
+    def of_manifest(cls, doc: Mapping) -> "Convention | None":
+        """The convention a manifest records (None for rfbench's own ingests, which have no template); the
+        fields are read as the second ingest reads them (:func:`rfbench.datasets.reingest.ingest_argv` has
+        refused any of the wrong type before this is asked)."""
+        template = doc.get("template")
+        if not isinstance(template, Mapping):
+            return None
+        by = template.get("recording_by")
+        roles = doc.get("roles") or {}
+        return cls(template=str(template.get("text")),
+                   roles={str(k): str(v) for k, v in roles.items()} if isinstance(roles, Mapping) else {},
+                   recording_by=tuple(str(f) for f in by) if isinstance(by, list) else None,
+                   drop_duplicates=doc.get("drop_duplicates", False) is True)
+
+
+def convention_text(record: Mapping) -> str:
+    """``template '{user}_{gesture}.dat'; label: gesture, subject: user`` (and the recording fields, duplicates)."""
+    roles = ", ".join(f"{k}: {v}" for k, v in record["roles"].items()) or "no roles"
+    by = f"; recordings by {', '.join(record['recording_by'])}" if record["recording_by"] else ""
+    dup = "; duplicates dropped" if record["drop_duplicates"] else ""
+    return f"template {record['template']!r}; {roles}{by}{dup}"
+
+
+def _hold_to_convention(trees: list[dict], world: ClosedWorld, convention: Convention | None,
+                        pinned: list[Path] | None, where: Any) -> None:
+    """Name each template manifest's convention in its tree (``convention``, ``convention_pinned``); with
+    ``convention`` (the verifier's), every manifest must record exactly it; with ``pinned`` copies and a
+    template manifest, the verifier must give one — the copy is the verifier's, but the meaning of each part of
+    its names would otherwise still be the scored party's."""
+    for t, (_, _, doc) in zip(trees, world.manifests):
+        found = Convention.of_manifest(doc)
+        if convention is not None:
+            if found is None:
+                raise _mismatch(where, f"the manifest {t['manifest']} is rfbench's own ingest of "
+                                f"{doc.get('dataset')!r}, not a template corpus: --template holds nothing there",
+                                "chain.ingest.template", None, convention.template)
+            given, got = convention.record(), found.record()
+            diffs = [{"path": f"chain.ingest.{k}", "report": got[k], "rerun": given[k]}
+                     for k in given if got[k] != given[k]]
+            if diffs:
+                first = diffs[0]
+                raise VerificationError(
+                    f"{where}: the manifest {t['manifest']} reads its names by another convention than the one "
+                    f"given ({first['path'].rsplit('.', 1)[1]}: {first['report']!r} in the manifest, "
+                    f"{first['rerun']!r} given): its labels and domains mean something else", differences=diffs)
+            t["convention_pinned"] = True
+        elif pinned is not None and found is not None:
+            raise _mismatch(where, f"the manifest {t['manifest']} reads its labels and domains from file names by "
+                            f"the scored party's convention ({convention_text(t['convention'])}), which "
+                            "--dataset does not pin: give the convention you hold your copy to (--template, with "
+                            "the roles, --recording-by and --drop-duplicates as you would ingest it)",
+                            "chain.ingest.template", t["convention"]["template"], "given with --template")
 
 
 def _check_reproducible(chain, where: Any) -> None:
