@@ -98,6 +98,17 @@ def sweep(tiny_demo, tmp_path_factory):
 def test_the_summary_lists_every_cell_as_the_issue_asks(sweep):
     d, summary = sweep
     assert summary == json.loads((d / "sweep" / "summary.json").read_text())
+
+
+@pytest.mark.long
+def test_a_sweep_over_generated_data_is_synthetic(sweep):
+    """Every cell report of the demo's data is SYNTHETIC (and carries no warning: h36m17 passes its layout check,
+    no permissive flag); the summary had no tag, so the sweep read as measured."""
+    d, summary = sweep
+    reports = [summary["clean"]["report"]] + [c["report"] for c in summary["cells"]]
+    assert {json.loads((d / "sweep" / r).read_text())["evidence"] for r in reports} == {"SYNTHETIC"}
+    assert summary["evidence"] == "SYNTHETIC" and summary["warnings"] == []
+    assert "5 SYNTHETIC" in summary["evidence_rule"]  # clean and the 2 × 2 cells
     assert summary["schema"] == "rfbench.robustness/1"
     assert [(c["corruption"], c["severity"], c["seed"]) for c in summary["cells"]] == [
         ("noise", 1, 0), ("noise", 5, 0), ("dead-antenna", 1, 0), ("dead-antenna", 5, 0)]
@@ -451,7 +462,8 @@ def _extra_key(where: str):
 @pytest.mark.parametrize("where", ["top", "settings", "clean", "cell", "cell-model", "drop", "inputs"])
 def test_a_key_rfbench_does_not_write_anywhere_in_the_summary_is_a_mismatch(sweep, tmp_path, where):
     """Only a fixed list of fields was compared: a summary carrying `"evidence": "MEASURED"` at its top, in its
-    settings or in a cell entry (or a headline, a note) verified as MATCH with every cell re-run."""
+    settings or in a cell entry (or a headline, a note) verified as MATCH with every cell re-run. (A summary now
+    has a tag at its top, SYNTHETIC here: MEASURED there is an edited tag, rebuilt from the cell reports.)"""
     copy, verify = _copied_sweep(sweep, tmp_path)
     _forge(copy / "sweep" / "summary.json", _extra_key(where))
     bad = verify("--cell", "clean")

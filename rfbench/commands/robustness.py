@@ -43,7 +43,9 @@ def _robustness(
     (rfbench.robustness/1) lists every cell (corruption, severity, seed, report, sha256, the first result's value
     and interval, its drop from clean with a paired cluster-bootstrap interval), each corruption's corruption
     error against the baseline (and, with --reference, CE and relative CE against a reference sweep), their means
-    (mCE) and the command that reproduces it. rfbench verify DIR/summary.json checks the cells' hashes (and
+    (mCE), the command that reproduces it, and the cell reports' evidence tag (SYNTHETIC when any is, MEASURED
+    only when every one is) and warnings (layout not verified, partial scoring or shared files allowed), which
+    the output shows first. rfbench verify DIR/summary.json checks the cells' hashes (and
     re-runs cells on request). The corruptions and severities are defined in docs/robustness-suite.md.
     """
     with guard():
@@ -71,10 +73,14 @@ def _fmt(v) -> str:
 def _render(sweep) -> None:
     from rich.markup import escape
 
+    from rfbench.report.robustness import evidence_lines
+
     s = sweep.summary
     console = stdout_console()
     console.print(escape(f"rfbench robustness: {s['metric']['label']} ({s['task']}), {len(s['cells'])} cell(s) + "
                          f"clean"))
+    for kind, text in evidence_lines(s):  # what the numbers are, before any number
+        console.print(escape(f"{kind.capitalize()}: {text}"))
     clean = s["clean"]["model"]
     console.print(escape(f"clean        {_fmt(clean['value'])} [{_fmt(clean['low'])}, {_fmt(clean['high'])}]; "
                          f"baseline {_fmt(s['baseline']['value'])}"))

@@ -23,6 +23,11 @@ the same clusters and draws as clean (paired), plus each corruption's corruption
 
 where E is the error of the first result: ``1 − value`` for a metric where higher is better (PCK, accuracy),
 the value itself otherwise (MPJPE). Seeds are averaged before the sums.
+
+The summary carries what its cells' reports say their numbers are (:func:`cell_marks`, :func:`sweep_evidence`):
+an evidence tag (SYNTHETIC when any cell report is, MEASURED only when every one is) and the warnings the cell
+reports carry (a layout not verified, a leakage-prone split, partial scoring or shared files allowed by the score
+settings the cells inherit from the score-like report), each with the number of cell reports that carry it.
 """
 
 from __future__ import annotations
@@ -32,17 +37,18 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from rfbench.csi.corruption_table import corruption
-from rfbench.errors import OutputExistsError, RfbenchError, ValidationError
+from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
 from rfbench.report.robustness_settings import RobustnessSettings, cell_name, parse_severities
 from rfbench.settings import _kind, flag_of, options_of
 
 __all__ = ["RobustnessSettings", "run_robustness", "parse_severities", "SUMMARY_FILE", "cell_name",
-           "ScoreLike", "score_like", "aggregate", "read_reference", "check_reference"]
+           "ScoreLike", "score_like", "aggregate", "read_reference", "check_reference", "cell_marks",
+           "sweep_evidence", "evidence_lines"]
 
 SUMMARY_FILE = "summary.json"
 
@@ -364,12 +370,14 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
             advance("clean")
         clean = {"report": "clean/report.json", "sha256": _sha256(out / "clean" / "report.json"),
                  "model": _first(clean_report)}
+        marks = [cell_marks(clean_report)]
         entries = []
         for cid, severity, seed in cells:
             name = cell_name(cid, severity, seed)
             folder = out / "cells" / name
             report, pred, _ = run_cell(folder, replace(like.windows, corrupt=f"{cid}:{severity}", corrupt_seed=seed))
             first = _first(report)
+            marks.append(cell_marks(report))
             drop = None if first["value"] is None or clean["model"]["value"] is None else \
                 clean["model"]["value"] - first["value"]
             interval = pairing.drop(pred)
@@ -380,7 +388,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
                 advance(name)
     baseline_value = ((clean_report["results"][0].get("baseline") or {}).get("value"))
     summary = _summary(like, settings, clean, entries, baseline_value, reference, model, split,
-                       score_like_report, out)
+                       score_like_report, out, marks)
     write_json(summary_path, summary, force=True)
     pictures = _pictures(summary, out)
     return Sweep(summary, summary_path, pictures)
@@ -441,7 +449,7 @@ def aggregate(better: str, clean: dict, cells: list, baseline_value, reference: 
 
 
 def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries: list, baseline_value,
-             reference: dict | None, model, split, report_path, out: Path) -> dict:
+             reference: dict | None, model, split, report_path, out: Path, marks: list) -> dict:
     from rfbench import __version__
     from rfbench.io.files import schema_id
 
@@ -454,6 +462,7 @@ def _summary(like: ScoreLike, settings: RobustnessSettings, clean: dict, entries
         "schema": schema_id("robustness"),
         "rfbench_version": __version__,
         "task": like.task,
+        **sweep_evidence(marks),
         "metric": {"label": like.label, "better": better,
                    "error": "1 − value" if better == "higher" else "the value"},
         "model": {"path": rel(model), "sha256": _sha256(Path(model))},
@@ -480,6 +489,109 @@ NOTES = ("drop = clean − cell, in the metric's units; its interval is the pair
          "every cell's windows were built from the sweep's one verified reading of the test side's dataset files "
          "(read, checked against the manifest's sizes and sha256 and parsed once, by the clean run): they are the "
          "bytes rfbench windows --corrupt writes alone, and each index names those dataset files and their sha256")
+
+
+# -- what the cells' numbers are ------------------------------------------------------------------------------
+
+
+def cell_marks(report: Mapping) -> tuple[str, tuple[str, ...]]:
+    """A cell report's evidence tag and its warnings, as a summary counts them: the report's own warning notes
+    (those its report.md shows as warnings: LAYOUT NOT VERIFIED, LEAKAGE-PRONE), and what its score settings
+    (parsed from its reproducer) allowed — partial scoring (with the coverage it got) and shared files (with
+    those found: byte-identical dataset files, a failed content check). Generated data whose split's sides share
+    files is scored without ``--allow-shared-files``: that is a warning too.
+
+    Raises
+    ------
+    FormatError
+        A tag rfbench does not write, or no ``rfbench score`` reproducer.
+    """
+    from rfbench.protocols.content_findings import CHECK_CONTENT
+    from rfbench.report.evidence import EVIDENCE
+    from rfbench.report.render import _WARN_PREFIXES
+
+    tag = report.get("evidence")
+    if tag not in EVIDENCE:
+        raise FormatError(f"the evidence tag {str(tag)[:40]!r} is not one rfbench writes ({', '.join(EVIDENCE)})")
+    reproducer = report.get("reproducer")
+    argv = reproducer.get("argv") if isinstance(reproducer, Mapping) else None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or argv[:2] != ["rfbench", "score"]:
+        raise FormatError("no rfbench score reproducer (a cell is scored by rfbench score)")
+    try:
+        options = _parse_score_argv(argv, str(report.get("task")))[2]
+    except RfbenchError as exc:
+        raise FormatError(f"its reproducer does not parse ({exc})") from None
+    notes = [n for n in report.get("notes") or [] if isinstance(n, str)]
+    warnings = [n for n in notes if n.startswith(_WARN_PREFIXES)]
+    coverage = report.get("coverage") if isinstance(report.get("coverage"), Mapping) else {}
+    if options.allow_partial or coverage.get("missing_count"):
+        text = (f"PARTIAL SCORING ALLOWED (--allow-partial): {coverage.get('scored_recordings')} of "
+                f"{coverage.get('test_recordings')} test recordings scored")
+        if coverage.get("missing_count"):
+            text += "; a subset: these numbers do not cover the whole test side"
+        warnings.append(text)
+    shared = report.get("shared_files")
+    count = shared.get("count") if isinstance(shared, Mapping) else None
+    split = report.get("split") if isinstance(report.get("split"), Mapping) else {}
+    audit = split.get("audit") if isinstance(split.get("audit"), Mapping) else {}
+    found = [f"{count} byte-identical dataset file(s) on both sides of the split"] if count else []
+    if any(isinstance(c, Mapping) and c.get("name") == CHECK_CONTENT and c.get("passed") is False
+           for c in audit.get("checks") or []):
+        found.append("the same content on both sides under other names")
+    if options.allow_shared_files or found:
+        head = "SHARED FILES ALLOWED (--allow-shared-files)" if options.allow_shared_files else "SHARED FILES"
+        tail = ("; ".join(found) + ": these numbers partly measure memory of training data" if found else
+                "scored even where the split's sides share dataset files or content; none found")
+        warnings.append(f"{head}: {tail}")
+    return tag, tuple(warnings)
+
+
+def sweep_evidence(marks: Sequence[tuple[str, Sequence[str]]]) -> dict:
+    """A summary's ``evidence``, ``evidence_rule`` and ``warnings`` from its cell reports' :func:`cell_marks`
+    (clean first, then the cells in sweep order): the tag is SYNTHETIC when any cell report is, MEASURED only
+    when every one is (CLAIMED otherwise); each warning once, in the order first met, with the number of cell
+    reports that carry it (``{warning, cell_reports}``)."""
+    from rfbench.report.evidence import CLAIMED, EVIDENCE, MEASURED, RULES, SYNTHETIC
+
+    tags = [tag for tag, _ in marks]
+    if not tags:
+        raise ValidationError("a sweep has at least its clean cell")
+    counts = {t: tags.count(t) for t in EVIDENCE if t in tags}
+    tag = SYNTHETIC if SYNTHETIC in counts else CLAIMED if CLAIMED in counts else MEASURED
+    rule = (f"{RULES[tag]} (the sweep's {len(tags)} cell reports, clean included: "
+            + ", ".join(f"{n} {t}" for t, n in counts.items()) + "; a sweep is MEASURED only when every one is)")
+    carried: dict[str, int] = {}
+    for _, warnings in marks:
+        for w in dict.fromkeys(warnings):
+            carried[w] = carried.get(w, 0) + 1
+    return {"evidence": tag, "evidence_rule": rule,
+            "warnings": [{"warning": w, "cell_reports": n} for w, n in carried.items()]}
+
+
+def evidence_lines(summary: Mapping) -> list[tuple[str, str]]:
+    """``(kind, text)`` of a summary's tag (``evidence``: ``TAG — rule``) and of each warning (``warning``:
+    its text and how many cell reports carry it), as ``rfbench robustness`` and verify show them."""
+    total = len(summary["cells"]) + 1
+    lines = [("evidence", f"{summary['evidence']} — {summary['evidence_rule']}")]
+    for w in summary["warnings"]:
+        n = w["cell_reports"]
+        lines.append(("warning", f"{w['warning']} ("
+                      + ("every cell report, clean included" if n == total else f"{n} of {total} cell reports")
+                      + ")"))
+    return lines
+
+
+def _picture_tag(summary: Mapping) -> str:
+    """The tag a picture's title shows: the evidence, and the lead words of each warning (LAYOUT NOT VERIFIED,
+    PARTIAL SCORING ALLOWED, ...)."""
+    import re
+    import textwrap
+
+    # verify draws the pictures of a summary it may find different: a field of another type draws as nothing
+    warnings = summary.get("warnings") if isinstance(summary.get("warnings"), list) else []
+    leads = [m.group(0) for w in warnings if isinstance(w, Mapping)
+             if (m := re.match(r"[A-Z][A-Z -]*[A-Z]", str(w.get("warning")))) is not None]
+    return str(summary.get("evidence")) + ("\n" + textwrap.fill(", ".join(dict.fromkeys(leads)), 48) if leads else "")
 
 
 def reproducer_argv(model: str, split: str, score_like_path: str, settings: RobustnessSettings,
@@ -562,7 +674,7 @@ def _pictures(summary: dict, out: Path) -> list:
         ax.set_xticks(xs)
         ax.set_xlabel(f"severity ({item['unit']})")
         ax.set_ylabel(summary["metric"]["label"], fontsize=7)
-        ax.set_title(cid)
+        ax.set_title(f"{cid} — {_picture_tag(summary)}", fontsize=8)
         ax.legend(fontsize=7)
         fig.tight_layout()
         path = out / f"robustness-{cid}.png"

@@ -11,8 +11,10 @@ once within verify's ``timeout`` and ``max_gb``:
   severity and seed (clean: none), with the summary's metric; the value and interval the summary copies from its
   first result, and its drop from clean, are the report's;
 - **what it derives**: the task and metric (from the clean report), the baseline value (the clean report's),
-  the corruption errors (CE, mCE, recomputed from the cells), the reproducer (the command rfbench writes for
-  the recorded paths and settings), the notes (rfbench's own); the version must read as one;
+  the evidence tag, its rule and the warnings (from every cell report's tag, warning notes and score settings:
+  :func:`~rfbench.report.robustness.sweep_evidence`), the corruption errors (CE, mCE, recomputed from the
+  cells), the reproducer (the command rfbench writes for the recorded paths and settings), the notes (rfbench's
+  own); the version must read as one;
 - **the reference** sweep, when named: checked the same way (without a reference of its own), and its cells
   re-run with the summary's own (below), so the CE and mCE it scales rest on re-run cells too;
 - **the score-like report** is the one the cells were scored like (the clean cell's score settings and windows
@@ -100,6 +102,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
         Anything the summary says that its files do not; a cell re-run that does not match (exit 1).
     """
     from rfbench.report.closed_world import Budget
+    from rfbench.report.robustness import evidence_lines
 
     timeout = getattr(limits, "timeout", 3600.0)
     max_gb = getattr(limits, "max_gb", 1024.0)
@@ -108,14 +111,16 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
     files.resolve(path.name, path.parent, "the summary")  # the summary too is a file under the root
     with malformed_as_format_error(f"{path}: not a robustness summary rfbench writes"):
         checked = _check(path, files, reference_allowed=True)
-    names, reports, compared, version, reference_cells = checked
+    names, reports, compared, version, reference_cells, evidence = checked
     unknown = [c for c in cells if c not in names and c != "clean"]
     if unknown:
         raise ValidationError(f"{path}: no cell {unknown[0]!r}; the cells are clean, "
                               + ", ".join(list(names)[:8]) + (" …" if len(names) > 8 else ""))
-    notes = [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drops, corruption errors, "
-             "reproducer and pictures agree with the files they name",
-             f"made with rfbench {version}"]
+    # what the numbers are first, so a SYNTHETIC sweep, or one with warnings, never reads as a plain measured one
+    notes = [f"{kind}: {text}" for kind, text in evidence_lines({**evidence, "cells": names})]
+    notes += [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drops, evidence tag, "
+              "warnings, corruption errors, reproducer and pictures agree with the files they name",
+              f"made with rfbench {version}"]
     every = ["clean", *names]
     wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
     # the reference's cells decide the CE and mCE this summary scales by: re-run with the summary's own (a cell
@@ -151,10 +156,11 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
 
 def _check(path: Path, files: _Files, reference_allowed: bool):
     """Every check of the module docstring but the cell re-runs; ``(cell names, cell report paths, values
-    compared, version)``. Raises VerificationError listing every difference found."""
+    compared, version, the reference's cell reports, the summary's evidence, evidence_rule and warnings)``.
+    Raises VerificationError listing every difference found."""
     from rfbench.io.files import read_json
-    from rfbench.report.robustness import NOTES, _first, aggregate, cell_name, reproducer_argv
-    from rfbench.report.robustness_settings import RobustnessSettings
+    from rfbench.report.robustness import NOTES, _first, aggregate, cell_marks, reproducer_argv, sweep_evidence
+    from rfbench.report.robustness_settings import RobustnessSettings, cell_name
 
     doc = read_json(path, "robustness")
     base = path.parent
@@ -204,6 +210,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     clean = dict(doc["clean"])
     firsts: dict[str, dict] = {}
     models: dict[str, dict] = {}  # each report's first result as a summary copies it ({value, low, high})
+    marks: dict[str, tuple] = {}  # each report's evidence tag and warnings
     for name, entry in [("clean", clean), *names.items()]:
         where = f"cells[{name}]" if name != "clean" else "clean"
         item = files.resolve(entry["report"], base, f"the summary's {name} report")
@@ -216,6 +223,10 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         report = read_json(item.path, "report")
         first = report["results"][0]
         firsts[name] = first
+        try:
+            marks[name] = cell_marks(report)
+        except FormatError as exc:
+            raise FormatError(f"{path}: the {name} report {item.path}: {exc}") from None
         compared += _bind(report, item.path, entry if name != "clean" else None, digests, files, where, differ)
         now = models[name] = _first(report)
         for key in ("value", "low", "high"):
@@ -239,7 +250,8 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     metric = {"label": first.get("label"), "better": better,
               "error": "1 − value" if better == "higher" else "the value"}
     derived = {"task": clean_report.get("task"), "metric": metric,
-               "baseline": {"value": (first.get("baseline") or {}).get("value")}, "notes": list(NOTES)}
+               "baseline": {"value": (first.get("baseline") or {}).get("value")}, "notes": list(NOTES),
+               **sweep_evidence([marks[name] for name in ("clean", *names)])}
     for name, f in firsts.items():
         compared += 1
         if (f.get("label"), f.get("better")) != (metric["label"], better):
@@ -258,7 +270,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
             differ("reference.sha256", doc["reference"]["sha256"], digest)
         else:
             try:
-                ref_names, ref_reports, ref_compared, _, _ = _check(item.path, files, reference_allowed=False)
+                ref_names, ref_reports, ref_compared, _, _, _ = _check(item.path, files, reference_allowed=False)
                 compared += ref_compared
                 reference_cells = {name: ref_reports[name] for name in ["clean", *ref_names]}
             except VerificationError as exc:
@@ -279,15 +291,16 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     if differences:
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
                                 f"{differences[0]['path']})", differences=differences)
-    return names, reports, compared, version, reference_cells
+    evidence = {key: derived[key] for key in ("evidence", "evidence_rule", "warnings")}
+    return names, reports, compared, version, reference_cells, evidence
 
 
 def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: Mapping, derived: Mapping,
            differ) -> int:
     """The whole summary, every key at every level, against the document rfbench robustness writes for what the
     checks above found (the paths it records, the files' digests, each cell's first result, what is derived):
-    a key rfbench does not write (an ``evidence`` tag, a headline, a note in the settings) or a value of a cell
-    entry no check above names is a difference. Only the drops' paired intervals are the summary's own
+    a key rfbench does not write (a headline, an ``evidence`` tag in a cell entry, a note in the settings) or a
+    value of a cell entry no check above names is a difference. Only the drops' paired intervals are the summary's own
     (:data:`NOT_COMPARED`). Returns values compared."""
     from rfbench.report.robustness import cell_name
 
