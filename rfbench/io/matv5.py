@@ -99,6 +99,68 @@ def _numeric(mi_type: int, payload: bytes, endian: str, where: str) -> np.ndarra
     return np.frombuffer(payload, dtype=dtype)
 
 
+#: MATLAB's names of the numeric classes, by the dtype :data:`_MX_NUMERIC` gives them.
+_CLASS_NAMES = {"f8": "double", "f4": "single", "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16",
+                "i4": "int32", "u4": "uint32", "i8": "int64", "u8": "uint64"}
+
+
+def _unheld(values: np.ndarray, out_dtype: np.dtype) -> str | None:
+    """Why ``values`` (as stored) cannot all become ``out_dtype`` (the variable's class) unchanged but for a
+    float's rounding, or None when they can: the first non-finite, fractional or out-of-range value (in that
+    order) for an integer class, the first finite value beyond single's range for single; a double holds
+    every stored value. Nothing is cast before this says yes, so NumPy never warns and never wraps."""
+    if values.size == 0 or np.can_cast(values.dtype, out_dtype) or out_dtype.kind == "f" and values.dtype.kind in "iu":
+        return None  # every value fits (an integer becomes a float, rounded if it must, as in MATLAB)
+    if out_dtype.kind == "f":  # a single stored as doubles: NaN and infinities are singles too
+        big = np.finfo(out_dtype).max
+        outside = np.isfinite(values) & (np.abs(values) > big)
+        if outside.any():
+            return f"{_value_text(values[np.argmax(outside)])}, outside single's range {-big:g} to {big:g}"
+        return None
+    info = np.iinfo(out_dtype)
+    bounds = f"{_CLASS_NAMES[out_dtype.str[1:]]}'s range {info.min} to {info.max}"
+    if values.dtype.kind == "f":
+        finite = np.isfinite(values)
+        if not finite.all():
+            return _value_text(values[np.argmin(finite)])
+        fractional = values != np.trunc(values)
+        if fractional.any():
+            return f"{_value_text(values[np.argmax(fractional)])}, not a whole number"
+    low, high = values.min(), values.max()
+    if int(low) < info.min:  # exact: a finite whole float, or an integer, as a Python int
+        return f"{_value_text(low)}, outside {bounds}"
+    if int(high) > info.max:
+        return f"{_value_text(high)}, outside {bounds}"
+    return None
+
+
+def _value_text(value) -> str:
+    """A stored value as a message shows it: a whole number of up to 20 digits in full, else ``%g``."""
+    if value.dtype.kind in "iu":
+        return str(int(value))
+    value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isfinite(value) and value == math.trunc(value) and abs(value) < 1e20:
+        return str(int(value))
+    return f"{value:g}"
+
+
+def _as_class(values: np.ndarray, out_dtype: np.dtype, where: str, name: str, part: str = "") -> np.ndarray:
+    """``values`` (as stored) in the variable's class ``out_dtype``, or a FormatError naming the variable when
+    a stored value is one the class cannot hold (:func:`_unheld`). MATLAB writes an integer class's values
+    with an integer data type no wider than the class, so such a value only comes from a damaged or forged
+    file; it is refused, not converted: NumPy's cast would turn NaN into 0 and an out-of-range value into an
+    undefined or wrapped number, and even MATLAB's rules (rounding a fraction to the nearest integer,
+    saturating at the class's bounds, NaN to 0) would invent values the file does not hold."""
+    problem = _unheld(values, out_dtype)
+    if problem is not None:
+        cls = _CLASS_NAMES[out_dtype.str[1:]]
+        raise FormatError(f"{where}: variable {_shown(name)} is of class {cls} but stores {problem}{part}, which "
+                          f"{cls} cannot hold (a damaged or forged file); refused rather than converted")
+    return values.astype(out_dtype)
+
+
 def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | str]:
     """Name and array of one miMATRIX element (or name and class name when it is not numeric)."""
     parts = list(_elements(payload, 0, len(payload), endian, where))
@@ -128,13 +190,14 @@ def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | 
     real = _numeric(parts[3][0], parts[3][1], endian, where)
     if real.size != count:
         raise FormatError(f"{where}: variable {_shown(name)} holds {real.size} values for dimensions {dims[:8]}")
-    arr = real.astype(out_dtype)
+    arr = _as_class(real, out_dtype, where, name)
     if is_complex:
         imag = _numeric(parts[4][0], parts[4][1], endian, where)
         if imag.size != count:
             raise FormatError(f"{where}: variable {_shown(name)}: imaginary part holds {imag.size} values, not "
                               f"{count}")
-        arr = arr.astype(np.result_type(out_dtype, np.complex64)) + 1j * imag.astype(out_dtype)
+        imag = _as_class(imag, out_dtype, where, name, " in its imaginary part")
+        arr = arr.astype(np.result_type(out_dtype, np.complex64)) + 1j * imag
     try:
         return name, arr.reshape(tuple(dims), order="F")
     except ValueError:  # zero values, yet dimensions whose other factors overflow an array's size
@@ -318,6 +381,8 @@ class MatLayout:
         for name, offset, count, stored, matlab, dims in self.variables:
             arr = np.frombuffer(buf, dtype=stored, count=count, offset=offset)
             if arr.dtype != matlab:
+                if _unheld(arr, matlab) is not None:  # the full read's error, with the file's name
+                    return None
                 arr = arr.astype(matlab)
             out[name] = arr.reshape(dims, order="F")
         return out
