@@ -31,7 +31,8 @@ protocol = "mmfi-s2"
 setting = "actions p1"
 leakage_prone = false
 spec = { normalization = "torso", k = 0.2, comparison = "<=", averaging = "micro", floor = "relative", \
-visibility = "used", per_axis = false, precision = "float64", result_precision = "float64", skeleton = "coco17" }
+visibility = "used", per_axis = false, precision = "float64", result_precision = "float64", skeleton = "coco17", \
+dims = 2 }
 source = { citation = "a test", table = "T1" }
 """
 

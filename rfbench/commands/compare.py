@@ -21,7 +21,8 @@ def compare(
                                           "too.")] = False,
     batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Batch size for re-scoring a "
                                                       "batch-mean claim that does not give one (shown as an "
-                                                      "assumption).")] = None,
+                                                      "assumption); at most rfbench score's bound on its "
+                                                      "--batch-size.")] = None,
     root: Annotated[Optional[Path], typer.Option("--root", help="Read the report's inputs from under this folder "
                                                  "(default: the report's folder), as rfbench verify --root does.",
                                                  show_default=False)] = None,
@@ -32,9 +33,11 @@ def compare(
 ) -> None:
     """Compare REPORT with published numbers: per claim, comparable or not, point by point.
 
-    Every part that decides it is listed: metric, normalization and its joints, k, comparison, averaging,
-    normalizer floor, visibility, per-axis normalisation, precision, Procrustes fit, skeleton, units, dataset,
-    protocol, setting, leakage status, selection. A part one side does not state is 'unknown', never guessed.
+    Every part that decides it is listed: metric, normalization and its joints, k, PCK-AUC's k_max and threshold
+    count, OKS's area and sigmas, comparison, averaging, normalizer floor, visibility, per-axis normalisation,
+    precision, Procrustes fit, skeleton, dimensions, units, dataset, protocol, setting, leakage status,
+    selection. A part one side does not state is 'unknown', never guessed. A report whose layout is not verified
+    (LAYOUT NOT VERIFIED) never has a claim's skeleton, and compare repeats its warning.
     Where the report's inputs are beside it (same files, same sha256), its predictions are re-scored under the
     claim's convention or spec: your number in the claim's terms (MEASURED, or SYNTHETIC for generated data)
     beside the claim (CLAIMED). Without --verify the evidence tag and the fields compared are the report's own
@@ -75,6 +78,8 @@ def render_comparison(doc: dict) -> list[str]:
     """The terminal lines of a comparison (from its ``to_dict()``)."""
     tag = doc["evidence"] if doc.get("verified") else f"{doc['evidence']}, unverified"
     out = [f"rfbench compare {doc['report']} ({tag}): {doc['claims']} claim(s), {doc['comparable']} comparable"]
+    if doc.get("layout_warning"):
+        out.append(f"  {doc['layout_warning']}")
     if not doc.get("verified"):
         out.append("  unverified: the report's evidence tag and the fields compared are its own word; --verify "
                    "re-runs it first (rfbench verify)")
@@ -110,6 +115,8 @@ def render_comparison(doc: dict) -> list[str]:
                 out.append(f"    assumed: {'; '.join(r['assumed'])}")
             if r.get("still_differs"):
                 out.append(f"    still differs or unknown: {', '.join(r['still_differs'])}")
+            if r.get("layout_warning"):
+                out.append(f"    {r['layout_warning']}")
         else:
             out.append(f"  not re-scored: {r['reason']}")
     return out

@@ -32,7 +32,9 @@ guessed, and :mod:`rfbench.report.compare` says so. Their evidence is CLAIMED. :
     url = "https://github.com/..."
 
 With a ``convention`` the spec may add only what combines with it (``k``, ``batch_size``, ``auc_n``,
-``skeleton``); the convention sets the rest. A bad file is a :class:`~rfbench.errors.FormatError` naming the
+``skeleton``, ``dims``); the convention sets the rest. ``dims`` (2 or 3) says whether the poses were 2D or 3D;
+``sigmas`` is a built-in layout's name (its published sigmas) or one number per joint; ``oks_area`` is ``bbox``
+or a constant. A bad file is a :class:`~rfbench.errors.FormatError` naming the
 file, the claim and the field (exit 2 on the command line).
 
 The curated set shipped with rfbench lives in the package's ``claims/`` folder: ``claims:NAME`` names one
@@ -61,11 +63,13 @@ POSE_METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
 GESTURE_METRICS = ("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1", "top-k")
 CLAIM_FIELDS = ("id", "model", "task", "metric", "value", "value_scale", "convention", "spec", "units", "dataset",
                 "protocol", "setting", "gestures", "leakage_prone", "selection", "source", "notes")
-SPEC_FIELDS = ("skeleton", "averaging", "normalization", "normalizer_joints", "k", "comparison", "auc_n", "auc_max",
-               "oks_area", "sigmas", "floor", "visibility", "per_axis", "precision", "result_precision", "batch_size",
-               "pa_fit")
+SPEC_FIELDS = ("skeleton", "dims", "averaging", "normalization", "normalizer_joints", "k", "comparison", "auc_n",
+               "auc_max", "oks_area", "sigmas", "floor", "visibility", "per_axis", "precision", "result_precision",
+               "batch_size", "pa_fit")
 #: The spec fields a convention leaves to the claim.
-CONVENTION_SPEC_FIELDS = ("k", "batch_size", "auc_n", "skeleton")
+CONVENTION_SPEC_FIELDS = ("k", "batch_size", "auc_n", "skeleton", "dims")
+#: How an OKS claim says its area is the box's (``rfbench score`` writes ``0.53*bbox``).
+OKS_BOX_AREAS = ("bbox", "0.53*bbox")
 SOURCE_FIELDS = ("citation", "table", "url", "commit", "read_at", "page", "notes")
 _TEXT_FIELDS = ("id", "model", "units", "dataset", "protocol", "setting", "gestures", "selection", "notes")
 _SCALES = ("fraction", "percent")
@@ -163,8 +167,8 @@ def _number(value: Any, where: str, name: str) -> float:
     return float(value)
 
 
-def _spec(raw: Any, where: str, convention: str) -> dict[str, Any]:
-    from rfbench.metrics.limits import ALL_AVERAGINGS, COMPARISONS, PA_FITS, PRECISIONS, VISIBILITIES
+def _spec(raw: Any, where: str, convention: str, metric: str = UNKNOWN) -> dict[str, Any]:
+    from rfbench.metrics.limits import ALL_AVERAGINGS, COMPARISONS, MAX_K, PA_FITS, PRECISIONS, VISIBILITIES
 
     if not isinstance(raw, dict):
         raise _fail(where, "'spec' must be a table of MetricSpec fields")
@@ -178,14 +182,29 @@ def _spec(raw: Any, where: str, convention: str) -> dict[str, Any]:
         if value == UNKNOWN:
             out[key] = UNKNOWN
             continue
-        choices = {"averaging": ALL_AVERAGINGS, "comparison": COMPARISONS, "visibility": VISIBILITIES,
+        # an OKS is a mean over samples (what rfbench score writes as its averaging), and nothing else is
+        averagings = ("sample",) if metric == "oks" else ALL_AVERAGINGS
+        choices = {"averaging": averagings, "comparison": COMPARISONS, "visibility": VISIBILITIES,
                    "precision": PRECISIONS, "result_precision": PRECISIONS, "pa_fit": PA_FITS}
         if key in choices:
             if value not in choices[key]:
                 raise _fail(where, f"spec {key} must be one of {', '.join(choices[key])} or \"unknown\", got {value!r}")
             out[key] = value
-        elif key in ("k", "auc_max"):
+        elif key == "k":
             out[key] = _number(value, where, f"spec.{key}")
+        elif key == "auc_max":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_K:
+                raise _fail(where, f"spec.auc_max must be a number in (0, {MAX_K:g}] (PCK-AUC's k_max) or "
+                                   f"\"unknown\"")
+            out[key] = float(value)
+        elif key == "dims":
+            if isinstance(value, bool) or value not in (2, 3) or not isinstance(value, int):
+                raise _fail(where, "spec.dims must be 2 or 3 (the coordinates per joint) or \"unknown\"")
+            out[key] = value
+        elif key == "oks_area":
+            out[key] = _oks_area(value, where)
+        elif key == "sigmas":
+            out[key] = _sigmas(value, where)
         elif key in ("auc_n", "batch_size"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise _fail(where, f"spec.{key} must be a positive integer or \"unknown\"")
@@ -201,6 +220,31 @@ def _spec(raw: Any, where: str, convention: str) -> dict[str, Any]:
         else:
             out[key] = _text(value, where, f"spec.{key}")
     return out
+
+
+def _oks_area(value: Any, where: str) -> str | float:
+    """An OKS area as rfbench score takes it: the box's (``bbox``, or ``0.53*bbox`` as reports write it) or a
+    positive constant in units²."""
+    if isinstance(value, str) and value.strip() in OKS_BOX_AREAS:
+        return "bbox"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise _fail(where, f"spec.oks_area must be \"bbox\" (0.53 x the box's w x h), a positive number (units²) or "
+                           f"\"unknown\", got {value!r}")
+    return float(value)
+
+
+def _sigmas(value: Any, where: str) -> str | tuple[float, ...]:
+    """OKS sigmas: the name of a built-in layout with published sigmas, or one positive number per joint."""
+    from rfbench.metrics.skeletons import BUILTIN
+
+    named = sorted(name for name, skel in BUILTIN.items() if skel.sigmas is not None)
+    if isinstance(value, str) and value.strip() in named:
+        return value.strip()
+    if (isinstance(value, list) and value and all(not isinstance(v, bool) and isinstance(v, (int, float))
+                                                  and math.isfinite(v) and v > 0 for v in value)):
+        return tuple(float(v) for v in value)
+    raise _fail(where, f"spec.sigmas must be {' or '.join(named)} (its published sigmas), a list of positive numbers "
+                       f"(one per joint) or \"unknown\", got {str(value)[:60]!r}")
 
 
 def _claim(raw: Any, where: str, default_id: str) -> Claim:
@@ -246,7 +290,14 @@ def _claim(raw: Any, where: str, default_id: str) -> Claim:
     if convention != UNKNOWN:
         if task != "pose" or convention not in NAMES:
             raise _fail(where, f"unknown convention {convention!r}; pose conventions are {', '.join(NAMES)}")
-    spec = _spec(raw.get("spec", {}), where, convention)
+    spec = _spec(raw.get("spec", {}), where, convention, metric)
+    if convention != UNKNOWN and isinstance(spec.get("dims"), int):
+        from rfbench.metrics.conventions import get_convention
+
+        rule = get_convention(convention).rules.get(metric)
+        if rule is not None and spec["dims"] not in rule.dims:
+            raise _fail(where, f"convention {convention} computes {metric} on "
+                               f"{' or '.join(f'{d}D' for d in rule.dims)} poses only; spec.dims is {spec['dims']}")
     leak = raw.get("leakage_prone", UNKNOWN)
     if leak != UNKNOWN and not isinstance(leak, bool):
         raise _fail(where, "'leakage_prone' must be true, false or \"unknown\"")

@@ -2,9 +2,12 @@
 
 :func:`compare_report` takes a report (``rfbench.report/1``) and claims (:mod:`rfbench.report.claims`) and
 answers, per claim: *comparable* or not, with every part that decides it listed point by point — metric,
-normalization (and the joints it measures), k, comparison, averaging, normalizer floor, visibility, per-axis
-normalisation, precision, Procrustes fit, skeleton, units, dataset, protocol, setting, leakage status and
-selection. A part is ``same``, ``differs``, ``unknown`` (one side does not say: never guessed) or, for the
+normalization (and the joints it measures), k, PCK-AUC's k_max and threshold count, OKS's area and sigmas,
+comparison, averaging, normalizer floor, visibility, per-axis normalisation, precision, Procrustes fit, skeleton,
+dimensions, units, dataset, protocol, setting, leakage status and selection. A report whose layout is not
+verified (``LAYOUT NOT VERIFIED``: a failed check overridden, a check not evaluable, a custom layout) never has
+the claim's skeleton, nor a normalization or sigmas taken from the layout's joints. A part is ``same``,
+``differs``, ``unknown`` (one side does not say: never guessed) or, for the
 selection of the reported checkpoint, ``not recorded`` (rfbench scores the predictions it is given and cannot
 know how they were chosen; that part is shown but does not decide comparability). A claim is comparable when
 every other part is ``same``.
@@ -34,16 +37,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from rfbench.errors import FormatError, RfbenchError, VerificationError, malformed_as_format_error
+from rfbench.errors import (
+    FormatError,
+    RfbenchError,
+    ValidationError,
+    VerificationError,
+    malformed_as_format_error,
+)
 from rfbench.io.files import NotRegularFile, read_json, read_regular
 from rfbench.report.build import validate_report
-from rfbench.report.claims import UNKNOWN, Claim, ClaimsFile
+from rfbench.report.claims import OKS_BOX_AREAS, UNKNOWN, Claim, ClaimsFile
+from rfbench.report.settings import PoseSettings
+from rfbench.settings import options_of
 
-__all__ = ["compare_report", "Comparison", "ClaimComparison", "Part", "MAX_INPUT_BYTES", "read_report_inputs"]
+__all__ = ["compare_report", "Comparison", "ClaimComparison", "Part", "MAX_INPUT_BYTES", "MAX_BATCH_SIZE",
+           "read_report_inputs"]
 
 #: Largest input file compare reads to re-score (the size is checked before reading).
 MAX_INPUT_BYTES = 1 << 31
 _ROLES = ("pred", "gt", "vis", "skeleton")
+#: ``rfbench score``'s declaration of each setting compare shares with it (its bound, its default).
+_SCORE_SETTINGS = {f.name: (f, o) for f, o in options_of(PoseSettings)}
+#: The largest batch size compare re-scores with: score's bound on ``--batch-size``, declared once there.
+MAX_BATCH_SIZE = int(_SCORE_SETTINGS["batch_size"][1].max)
 _DEFAULTS = {"comparison": "<=", "averaging": "micro", "floor": "relative", "visibility": "used",
              "per_axis": False, "precision": "float64", "result_precision": "float64", "pa_fit": "visible"}
 
@@ -102,6 +118,10 @@ class Comparison:
     #: whether the report was verified (re-run, MATCH) before the comparison; if not, its evidence tag and the
     #: fields the parts read (its split, audit, leakage status, results) are the report's own word
     verified: bool = False
+    #: ``LAYOUT NOT VERIFIED: ...`` when the report's skeleton is not shown to be its poses' joint order (a
+    #: failed layout check scored with ``--trust-layout``, a check that could not run, a custom layout); None
+    #: otherwise. Read from the report's ``skeleton`` and ``layout_check``, never from a claim.
+    layout_warning: str | None = None
 
     @property
     def comparable(self) -> int:
@@ -109,6 +129,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {"report": self.report, "evidence": self.evidence, "verified": self.verified, "task": self.task,
+                "layout_warning": self.layout_warning,
                 "claims_files": list(self.claims_files), "claims": len(self.items), "comparable": self.comparable,
                 "comparisons": [c.to_dict() for c in self.items]}
 
@@ -201,6 +222,47 @@ def _report_setting(report: Mapping[str, Any]) -> str:
     return f"actions {actions}" if actions else "none"
 
 
+_NOT_VERIFIED = "LAYOUT NOT VERIFIED"
+
+
+def _layout_unverified(report: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why the report's skeleton is not shown to be its poses' joint order, as ``(short, sentence)``, or None when
+    it is (a built-in layout whose plausibility check passed). Read from the report's ``skeleton`` and
+    ``layout_check`` (what ``rfbench score`` recorded, re-made by ``--verify``)."""
+    if report.get("task") != "pose":
+        return None
+    sk = _mapping(report.get("skeleton"))
+    name = sk.get("name")
+    lay = report.get("layout_check")
+    reason = None
+    if not isinstance(lay, Mapping):
+        short = "the report records no layout check"
+    else:
+        reason = lay.get("reason")
+        if lay.get("overridden") is True:
+            short = "its layout check failed, scored anyway with --trust-layout"
+        elif lay.get("passed") is False:
+            short = "its layout check failed"
+        elif lay.get("passed") is not True:
+            short = "its layout check could not be evaluated"
+        elif sk.get("source") != "builtin":
+            short, reason = "a custom layout, checked only by its own file", (
+                "passing checks a layout file declares does not show that its joint names and roles are right")
+        else:
+            return None
+    return short, (f"{_NOT_VERIFIED}: skeleton {name}: {short}" + (f" ({reason})" if reason else "")
+                   + "; its skeleton, and a normalization or OKS sigmas taken from its joints, are not known to be "
+                     "a claim's")
+
+
+def _unverified_part(part: Part, short: str) -> Part:
+    """``part`` (skeleton, or what depends on the layout's joints) under a layout that is not verified: never
+    ``same`` — unknown, with the reason — unless it differs anyway."""
+    if part.status == "differs":
+        return part
+    return Part(part.name, f"{part.report} ({_NOT_VERIFIED}: {short})", part.claim, "unknown")
+
+
 def _norm_key(normalization: str | None, joints) -> tuple | str | None:
     """What a normalization measures, comparable across spellings: ``("pair", {a, b})``, ``("abs", T)`` or the
     box name."""
@@ -234,7 +296,8 @@ def _claim_spec(claim: Claim) -> dict[str, Any]:
 
     out: dict[str, Any] = {key: UNKNOWN for key in ("normalization", "normalizer_joints", "k", "comparison",
                                                     "averaging", "batch_size", "floor", "visibility", "per_axis",
-                                                    "precision", "result_precision", "pa_fit", "skeleton")}
+                                                    "precision", "result_precision", "pa_fit", "skeleton", "dims",
+                                                    "auc_n", "auc_max", "oks_area", "sigmas")}
     spec = dict(claim.spec)
     if claim.has_convention:
         conv = get_convention(claim.convention)
@@ -252,6 +315,8 @@ def _claim_spec(claim: Claim) -> dict[str, Any]:
             out["batch_size"] = None
         if conv.own_skeleton:
             out["skeleton"] = conv.own_skeleton  # the source's indices refer to its own order
+        if len(rule.dims) == 1:
+            out["dims"] = rule.dims[0]  # the source takes poses of one dimension only
     for key, value in spec.items():
         out[key] = value
     norm = out["normalization"]
@@ -303,9 +368,11 @@ def _part(name: str, report_value: Any, claim_value: Any, equal=None) -> Part:
                 _fmt(claim_value) if claim_value != UNKNOWN else "unknown", status)
 
 
-def _spec_parts(result: Mapping[str, Any], claim: Claim, cs: Mapping[str, Any]) -> list[Part]:
+def _spec_parts(result: Mapping[str, Any], claim: Claim, cs: Mapping[str, Any],
+                report: Mapping[str, Any] | None = None) -> list[Part]:
     spec = _mapping(result.get("spec"))
     metric = claim.metric
+    layout = _layout_unverified(report) if report is not None else None
     parts = []
     if metric in ("pck", "pck-auc"):
         rn, rj = spec.get("normalization"), spec.get("normalizer_joints")
@@ -320,9 +387,14 @@ def _spec_parts(result: Mapping[str, Any], claim: Claim, cs: Mapping[str, Any]) 
             else:
                 same = _norm_key(rn, rj) == _norm_key(cn, cj)
                 parts.append(Part("normalization", report_text, claim_text, "same" if same else "differs"))
+        if layout and rj:  # the joints it measures are named by a layout that is not verified
+            parts[-1] = _unverified_part(parts[-1], layout[0])
         if metric == "pck":
-            parts.append(_part("k", spec.get("k"), cs["k"], lambda a, b: a is not None and b is not None
-                               and math.isclose(float(a), float(b), abs_tol=1e-12)))
+            parts.append(_part("k", spec.get("k"), cs["k"], _close))
+        else:  # [0, k_max) in n thresholds: another range or count is another number
+            if not (isinstance(cn, str) and cn.startswith("abs:")):  # under abs:T the range is T itself
+                parts.append(_part("AUC k_max", spec.get("auc_max"), cs["auc_max"], _close))
+            parts.append(_part("AUC thresholds", spec.get("auc_n"), cs["auc_n"]))
         parts.append(_part("comparison", spec.get("comparison"), cs["comparison"]))
         avg_r = spec.get("averaging")
         if avg_r == "batch-mean":
@@ -345,13 +417,83 @@ def _spec_parts(result: Mapping[str, Any], claim: Claim, cs: Mapping[str, Any]) 
         parts.append(_part("averaging", spec.get("averaging"), cs["averaging"]))
         if metric == "pa-mpjpe":
             parts.append(_part("Procrustes fit", spec.get("pa_fit") or "visible", cs["pa_fit"]))
+        if metric == "oks":
+            parts.append(_oks_area_part(spec.get("oks_area"), cs["oks_area"]))
+            parts.append(_sigmas_part(spec.get("sigmas"), cs["sigmas"], report or {}))
+            if layout and spec.get("sigmas") != "declared":  # the layout's sigmas, one per joint it names
+                parts[-1] = _unverified_part(parts[-1], layout[0])
     parts.append(_part("visibility", spec.get("visibility", "used"), cs["visibility"]))
     parts.append(_part("skeleton", spec.get("skeleton"), cs["skeleton"]))
+    if layout:
+        parts[-1] = _unverified_part(parts[-1], layout[0])
+    dims = spec.get("dims")
+    parts.append(_part("dimensions", f"{dims}D" if dims in (2, 3) else "not recorded in the result",
+                       f"{cs['dims']}D" if cs["dims"] in (2, 3) else UNKNOWN))
     absolute = metric in ("pck", "pck-auc") and isinstance(cs["normalization"], str) and \
         cs["normalization"].startswith("abs:")
     if metric in ("mpjpe", "pa-mpjpe") or absolute:
         parts.append(_part("units", spec.get("units"), claim.units))
     return parts
+
+
+def _close(a: Any, b: Any) -> bool:
+    return a is not None and b is not None and math.isclose(float(a), float(b), abs_tol=1e-12)
+
+
+def _oks_area_part(report_area: Any, claim_area: Any) -> Part:
+    """The OKS area: the box's (``0.53*bbox``) or a constant (units²)."""
+    def key(area):
+        if area in OKS_BOX_AREAS:
+            return "0.53*bbox"
+        try:
+            return float(area)
+        except (TypeError, ValueError):
+            return None
+
+    shown = "0.53*bbox" if claim_area == "bbox" else claim_area
+    if claim_area == UNKNOWN or key(report_area) is None:
+        return _part("OKS area", report_area if key(report_area) is not None else f"unknown ({report_area!r})",
+                     shown)
+    r, c = key(report_area), key(claim_area)
+    same = r == c if isinstance(r, str) or isinstance(c, str) else math.isclose(r, c, rel_tol=1e-12)
+    return Part("OKS area", _fmt(report_area), _fmt(shown), "same" if same else "differs")
+
+
+def _report_sigmas(name: Any, report: Mapping[str, Any]) -> tuple[float, ...] | None:
+    """The sigmas of the report's OKS: those of its layout (the report's ``skeleton``), or those declared to
+    score (``--sigmas`` of its reproducer, which verify re-runs); None when the report does not hold them."""
+    values = None
+    if name == "declared":
+        argv = _mapping(report.get("reproducer")).get("argv")
+        if isinstance(argv, list) and "--sigmas" in argv[:-1]:
+            values = str(argv[argv.index("--sigmas") + 1]).split(",")
+    else:
+        sk = _mapping(report.get("skeleton"))
+        if sk.get("name") == name:
+            values = sk.get("sigmas")
+    try:
+        return tuple(float(v) for v in values) if isinstance(values, list) and values else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _sigmas_part(report_sigmas: Any, claim_sigmas: Any, report: Mapping[str, Any]) -> Part:
+    """The OKS sigmas, compared by value: a built-in layout's name stands for its published sigmas."""
+    from rfbench.metrics.skeletons import BUILTIN
+
+    def shown(values):
+        return ", ".join(f"{v:g}" for v in values[:4]) + (f", ... ({len(values)} values)" if len(values) > 4 else "")
+
+    mine = _report_sigmas(report_sigmas, report)
+    report_text = (f"{report_sigmas} ({shown(mine)})" if mine else f"{report_sigmas} (values not in the report)")
+    if claim_sigmas == UNKNOWN:
+        return Part("OKS sigmas", report_text, "unknown", "unknown")
+    theirs = BUILTIN[claim_sigmas].sigmas if isinstance(claim_sigmas, str) else tuple(claim_sigmas)
+    claim_text = claim_sigmas if isinstance(claim_sigmas, str) else shown(theirs)
+    if mine is None:
+        return Part("OKS sigmas", report_text, claim_text, "unknown")
+    same = len(mine) == len(theirs) and all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(mine, theirs))
+    return Part("OKS sigmas", report_text, claim_text, "same" if same else "differs")
 
 
 def _report_leakage(report: Mapping[str, Any]) -> Any:
@@ -393,7 +535,7 @@ def _closest(report: Mapping[str, Any], claim: Claim, cs) -> tuple[Mapping[str, 
         return None, [Part("metric", f"no {claim.metric} (the report has: {have})", claim.metric, "differs")]
     scored = []
     for r in candidates:
-        parts = [Part("metric", claim.metric, claim.metric, "same")] + _spec_parts(r, claim, cs)
+        parts = [Part("metric", claim.metric, claim.metric, "same")] + _spec_parts(r, claim, cs, report)
         scored.append((sum(p.status == "differs" for p in parts), sum(p.status == "unknown" for p in parts), parts, r))
     scored.sort(key=lambda t: (t[0], t[1]))
     return scored[0][3], scored[0][2]
@@ -538,10 +680,17 @@ def _rescore(report: Mapping[str, Any], report_path: Path, claim: Claim, cs: Map
         if cs["k"] == UNKNOWN:
             raise _Unavailable("the claim does not say its threshold k")
         kw["ks"] = [float(cs["k"])]
+    if claim.metric == "pck-auc":  # its thresholds: the claim's, or score's defaults said to be assumed
+        absolute = isinstance(cs["normalization"], str) and cs["normalization"].startswith("abs:")
+        for key in ("auc_n",) + (() if absolute or claim.has_convention else ("auc_max",)):
+            if cs[key] == UNKNOWN:
+                default = _SCORE_SETTINGS[key][0].default
+                assumed.append(f"{key} {_fmt(default)} (rfbench's default; the claim does not say)")
+                kw[key] = default
+            else:
+                kw[key] = cs[key]
     if claim.has_convention:
         kw["convention"] = claim.convention
-        if "auc_n" in claim.spec and claim.spec["auc_n"] != UNKNOWN:
-            kw["auc_n"] = claim.spec["auc_n"]
     else:
         if claim.metric in ("pck", "pck-auc"):
             if cs["normalization"] == UNKNOWN:
@@ -561,10 +710,6 @@ def _rescore(report: Mapping[str, Any], report_path: Path, claim: Claim, cs: Map
             avg = "micro"
             assumed.append("averaging micro (rfbench's default; the claim does not say)")
         kw["averaging"] = [avg]
-        if "auc_n" in claim.spec and claim.spec["auc_n"] != UNKNOWN:
-            kw["auc_n"] = claim.spec["auc_n"]
-        if "auc_max" in claim.spec and claim.spec["auc_max"] != UNKNOWN:
-            kw["auc_max"] = claim.spec["auc_max"]
     if cs["averaging"] == "batch-mean":
         if isinstance(cs["batch_size"], int):
             kw["batch_size"] = cs["batch_size"]
@@ -601,9 +746,31 @@ def _rescore(report: Mapping[str, Any], report_path: Path, claim: Claim, cs: Map
     score = ev.scores[0]
     scale = 100.0 if claim.value_scale == "percent" else 1.0
     shown = None if score.value is None else score.value * scale
-    return {"status": "done", "value": score.value, "value_in_claim_scale": shown, "claim_scale": claim.value_scale,
-            "label": score.label, "spec": score.spec.to_dict(), "evidence": report.get("evidence"),
-            "assumed": assumed, "scoreable": score.scoreable, "unscoreable_samples": score.unscoreable_samples}
+    out = {"status": "done", "value": score.value, "value_in_claim_scale": shown, "claim_scale": claim.value_scale,
+           "label": score.label, "spec": score.spec.to_dict(), "evidence": report.get("evidence"),
+           "assumed": assumed, "scoreable": score.scoreable, "unscoreable_samples": score.unscoreable_samples}
+    warning = _rescore_layout(ev, skeleton)
+    if warning:
+        out["layout_warning"] = warning
+    return out
+
+
+def _rescore_layout(ev, skeleton) -> str | None:
+    """``LAYOUT NOT VERIFIED: ...`` when the re-score's number depends on the joint order of a layout its check
+    did not verify (failed and overridden, not evaluable, or a custom layout's own checks); else None."""
+    dependent = ev.plan.layout_dependent
+    if not dependent:
+        return None
+    if ev.layout_overridden:
+        why = f"did not pass its plausibility check ({ev.layout.get('reason')}); re-scored anyway, as the report was"
+    elif ev.layout.get("passed") is not True:
+        why = f"its plausibility check could not be evaluated ({ev.layout.get('reason')})"
+    elif skeleton.source != "builtin":
+        why = "is a custom layout whose plausibility checks are declared by its own file"
+    else:
+        return None
+    return (f"{_NOT_VERIFIED}: skeleton {skeleton.name} {why}; {', '.join(dependent)} "
+            f"{'depends' if len(dependent) == 1 else 'depend'} on its joint order")
 
 
 def _relevant(key: str, metric: str) -> bool:
@@ -645,9 +812,13 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
     ------
     FormatError
         The report is unreadable or malformed (exit 2). Nothing comparable is not an error.
+    ValidationError
+        ``batch_size`` is not an integer in [1, :data:`MAX_BATCH_SIZE`] (exit 2).
     """
-    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
-        raise FormatError(f"the batch size for re-scoring must be a positive integer, got {batch_size!r}")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                   or not 1 <= batch_size <= MAX_BATCH_SIZE):
+        raise ValidationError(f"`batch_size` for re-scoring must be a positive integer at most {MAX_BATCH_SIZE} (as "
+                              f"rfbench score's), got {batch_size!r}")
     path = Path(report_path)
     report = validate_report(read_json(path, "report"), str(path))
     if verify:  # a MISMATCH raises VerificationError (exit 1): nothing is lined up with a claim
@@ -658,8 +829,10 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
         except VerificationError as exc:
             raise VerificationError(f"verify: MISMATCH, nothing compared: {exc}", exc.differences) from None
         report = validate_report(read_json(path, "report"), str(path))  # (as verified: read again)
+    layout = _layout_unverified(report)
     out = Comparison(str(path), str(report.get("evidence")), str(report.get("task")),
-                     claims_files=[cf.where for cf in claims], verified=verify)
+                     claims_files=[cf.where for cf in claims], verified=verify,
+                     layout_warning=layout[1] if layout else None)
     loaded: dict = {}
     for cf in claims:
         for claim in cf.claims:
@@ -723,7 +896,10 @@ def _compare_one(report, path, claim: Claim, batch_size, loaded, root=None) -> C
     try:
         rescore = _rescore(report, path, claim, cs, batch_size, loaded, root)
         spec_names = {"metric", "normalization", "k", "comparison", "averaging", "normalizer floor",
-                      "per-axis normalisation", "precision", "result precision", "Procrustes fit", "visibility"}
+                      "per-axis normalisation", "precision", "result precision", "Procrustes fit", "visibility",
+                      "AUC k_max", "AUC thresholds"}
+        if rescore.get("layout_warning"):  # its normalization's joints are the unverified layout's
+            spec_names.discard("normalization")
         rescore["still_differs"] = [p.name for p in parts if p.status in ("differs", "unknown")
                                     and p.name not in spec_names]
     except _Unavailable as exc:
