@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -129,15 +130,35 @@ def parse(
     else:
         from rfbench.io.parse_summary import plain, summary_lines
 
-        lines = summary_lines(files, counts, found, shutil.get_terminal_size((80, 24)).columns)
+        shown = [_shown_record(r) for r in files]
+        lines = summary_lines(shown, counts, replace(found, not_taken=[_cell(str(p)) for p in found.not_taken]),
+                              shutil.get_terminal_size((80, 24)).columns)
         sys.stdout.write(clean_text(plain("\n".join(lines) + "\n")))
         sys.stdout.flush()
     for r in files:
         if r["status"] == "failed":
-            fail(f"{r['path']}: {r['error']}")
+            fail(f"{_cell(r['path'])}: {_cell(r['error'])}")
     if caught:
         from rfbench.io.parse_summary import interrupted_line
 
-        raise fail(interrupted_line(caught[0], files), 128 + int(caught[0]))
+        raise fail(interrupted_line(caught[0], [_shown_record(r) for r in files]), 128 + int(caught[0]))
     if counts["failed"]:
         raise typer.Exit(2)
+
+
+def _cell(text: str) -> str:
+    """A file name (or a text naming one) as the terminal shows it, on one line: :func:`clean_text`'s escapes
+    and also line breaks, carriage returns and tabs as ``\\xNN``, so a name is one cell of one row of the table;
+    a byte that is not UTF-8 shows U+FFFD, as in the rest of the summary."""
+    from rfbench.io.parse_summary import plain
+
+    return clean_text(plain(text)).translate(_LINE_CONTROLS)
+
+
+_LINE_CONTROLS = {ord(c): f"\\x{ord(c):02x}" for c in "\t\n\r"}
+
+
+def _shown_record(r: dict) -> dict:
+    """An input's record with the names the summary prints (``name``, ``path``, ``output``) as :func:`_cell`
+    shows them; the files and ``--json`` keep the real names."""
+    return {**r, **{k: _cell(r[k]) for k in ("name", "path", "output") if isinstance(r.get(k), str)}}
