@@ -445,4 +445,5 @@ def test_skip_existing_never_waits_on_or_reads_an_output_that_is_not_a_file(runn
     proc = subprocess.run([sys.executable, "-m", "rfbench", "parse", str(log), "--skip-existing"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "records no source input" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    said = "is a FIFO, not a regular file" if kind == "fifo" else "records no source input"
+    assert said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

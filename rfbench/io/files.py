@@ -77,13 +77,44 @@ _MAX_DEFLATE_RATIO = 1032
 
 
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
-    """Refuse an existing ``path`` unless ``force``; return it as a Path. Call before doing expensive work."""
+    """Refuse an existing ``path`` unless ``force``, and whatever rfbench never replaces even with it (a folder,
+    a device, a FIFO, a socket: see :func:`check_replaceable`); return it as a Path. Call before doing expensive
+    work. A path written with a trailing ``/`` names a folder: refused (``Path`` would drop the slash and write a
+    file of that name)."""
+    text = os.fspath(path)
+    if isinstance(text, str) and text.endswith(("/", os.sep)) and text.strip("/" + os.sep):
+        raise OutputExistsError(f"{text} ends with '/': it names a folder, not the file to write; give the file's "
+                                "name")
     path = Path(path)
+    check_replaceable(path)
     if os.path.lexists(path) and not force:  # a link to nothing is the user's too: not absent
         raise OutputExistsError(f"{path} already exists; pass `force` to overwrite it")
     if path.exists() and path.is_dir():
         raise OutputExistsError(f"{path} is a directory, not a file")
     return path
+
+
+def check_replaceable(path: str | os.PathLike) -> None:
+    """Refuse an output ``path`` that exists as something other than a regular file or a symbolic link: a
+    device, a FIFO or a socket is not rfbench's to replace, ``force`` or not (``-o /dev/null --force`` run as
+    root would rename a regular file over the system's ``/dev/null``). A link is replaced, never followed.
+    Called before the work and again right before each rename."""
+    try:
+        info = os.lstat(path)
+    except OSError:  # absent (or unreachable: the write says why)
+        return
+    if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode) or stat.S_ISDIR(info.st_mode):
+        return  # (a folder is refused where it is met, with its own words)
+    kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device"
+    raise OutputExistsError(f"{path} is {kind}, not a regular file: rfbench writes only regular files and never "
+                            "replaces anything else, even with `force`; write elsewhere")
+
+
+def replace_output(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """``os.replace(tmp, path)`` unless ``path`` is now something :func:`check_replaceable` refuses (it appeared
+    while the job ran): then ``tmp`` is left for the caller to remove, and the refusal raised."""
+    check_replaceable(path)
+    os.replace(tmp, path)
 
 
 def file_mode() -> int:
@@ -147,7 +178,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], N
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        replace_output(tmp, path)
     except BaseException as exc:
         try:
             os.unlink(tmp)

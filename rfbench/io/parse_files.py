@@ -70,7 +70,7 @@ import numpy as np
 
 from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
 from rfbench.io import hwlog, intel5300
-from rfbench.io.files import NotRegularFile, file_mode, new_temporary, open_regular
+from rfbench.io.files import NotRegularFile, check_replaceable, file_mode, new_temporary, open_regular, replace_output
 
 __all__ = [
     "DEFAULT_GLOBS",
@@ -741,6 +741,11 @@ class _Job:
         exists = os.path.lexists(target)
         if exists and os.path.isdir(target):
             raise _Failed(f"output {target} is a folder, not a file")
+        if exists:
+            try:
+                check_replaceable(target)  # a device or a FIFO there is never replaced, --force or not
+            except OutputExistsError as exc:
+                raise _Failed(f"output {exc}") from None
         if exists and existing == "refuse":
             raise OutputExistsError(f"output {target} already exists; pass `force` to overwrite it "
                                     "or --skip-existing to keep it when it was made from this input")
@@ -878,7 +883,7 @@ class _Job:
             raise OutputExistsError(f"output {p.target} appeared while this job ran; pass `force` to overwrite it")
         old = _hold(p.target) if replace else None
         try:
-            os.replace(p.tmp, p.target)
+            replace_output(p.tmp, p.target)
         except BaseException:
             if old is not None:
                 os.close(old)

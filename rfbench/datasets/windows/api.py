@@ -33,7 +33,7 @@ from rfbench.datasets.windows.index import (
 )
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import OutputExistsError, ValidationError
-from rfbench.io.files import new_temporary
+from rfbench.io.files import new_temporary, replace_output
 
 __all__ = ["Windows", "SideTargets", "build_windows", "write_windows", "side_targets", "test_truth",
            "train_targets"]
@@ -355,7 +355,7 @@ class _Staged:
     def commit(self) -> None:
         self._xw.commit()
         self._yw.commit()
-        os.replace(self._index_tmp, self._index_path)
+        replace_output(self._index_tmp, self._index_path)
         self._index_tmp = None
 
     def discard(self) -> None:

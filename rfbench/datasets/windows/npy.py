@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from rfbench.errors import FormatError, OutputExistsError, ValidationError
-from rfbench.io.files import new_temporary, parse_npy_header
+from rfbench.io.files import new_temporary, parse_npy_header, replace_output
 
 __all__ = ["NpyWriter", "npy_header", "read_npy_header"]
 
@@ -301,7 +301,7 @@ class NpyWriter:
         """Rename the completed temporary file to ``path`` (called by the context manager unless ``defer``)."""
         if self._tmp is None or self.sha256 is None:
             raise ValidationError("nothing complete to commit")
-        os.replace(self._tmp, self.path)
+        replace_output(self._tmp, self.path)
         self._tmp = None
         return self.path
 
