@@ -108,6 +108,16 @@ def guard() -> Iterator[None]:
     except OSError as exc:  # a name too long, a link loop, an I/O error: a path someone gave, one line
         what = (exc.strerror or str(exc)).lower()
         raise fail(f"{exc.filename}: {what}" if exc.filename else what, 2) from None
+    except ValueError as exc:  # os.* refuses a path holding NUL before any system call
+        if "embedded null" not in str(exc):
+            raise
+        raise fail("a path read from an input holds a NUL byte, which no file name can hold: that input is "
+                   "malformed", 2) from None
+    except UnicodeEncodeError as exc:  # a JSON "\ud800" no file name can be written as
+        if exc.reason != "surrogates not allowed":
+            raise
+        raise fail("a path read from an input holds an unpaired surrogate (a \\ud800-\\udfff escape), which no "
+                   "file name can hold: that input is malformed", 2) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
 

@@ -462,6 +462,29 @@ def check_regular(info: os.stat_result, where: str, expected: str, error: type =
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+def check_path_text(path: str | os.PathLike) -> None:
+    """Refuse a path no file name can be: one holding NUL, or an unpaired surrogate that is not a byte of a
+    non-UTF-8 name (``\udc80``-``\udcff`` are; ``\ud800`` is not). Such a path comes from a document (a JSON
+    ``"\u0000"``), and ``os`` would refuse it with a ``ValueError`` or ``UnicodeEncodeError``.
+
+    Raises
+    ------
+    FormatError
+        Naming the path, escaped.
+    """
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        if b"\0" in text:
+            raise FormatError(f"{text!r}: a path holding a NUL byte; no file name can")
+        return
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        raise FormatError(f"{text!r}: a path holding an unpaired surrogate; no file name can") from None
+    if "\0" in text:
+        raise FormatError(f"{text!r}: a path holding a NUL byte; no file name can")
+
+
 class NotRegularFile(OSError):
     """What :func:`open_regular` raises for a folder, a FIFO, a device or a socket (its descriptor closed)."""
 
@@ -475,6 +498,7 @@ def open_regular(path: str | os.PathLike, follow: bool = False) -> int:
     (:func:`rfbench.io.world.admit`, a :class:`~rfbench.errors.FormatError` otherwise)."""
     from rfbench.io.world import admit
 
+    check_path_text(path)
     fd = os.open(os.path.realpath(path) if follow else path, READ_FLAGS)
     try:
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
@@ -496,6 +520,7 @@ def open_input(path: str | os.PathLike, where: str, expected: str, error: type =
     ``OSError`` propagate (wrap the call in :func:`input_errors`)."""
     from rfbench.io.world import admit
 
+    check_path_text(path)
     fd = os.open(os.path.realpath(path), READ_FLAGS)
     try:
         check_regular(os.fstat(fd), where, expected, error)
