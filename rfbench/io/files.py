@@ -597,11 +597,32 @@ def _size_text(n: int) -> str:
     return f"{n} bytes"
 
 
+#: Longest ``.npy`` header read (the length its header declares, after the magic, version and length fields):
+#: NumPy's own default for the headers it accepts (``max_header_size`` of ``numpy.lib.format``); a plain
+#: array's is about 120 bytes.
+MAX_NPY_HEADER_BYTES = 10_000
+
+
+def _bytes_left(fh) -> int | None:
+    """Bytes of ``fh`` after its position, or None when that cannot be known without reading them."""
+    import io
+
+    try:
+        return os.fstat(fh.fileno()).st_size - fh.tell()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        pass
+    if isinstance(fh, io.BytesIO):
+        return len(fh.getbuffer()) - fh.tell()
+    return None
+
+
 def parse_npy_header(fh, where: str):
     """``(shape, fortran_order, dtype)`` from the ``.npy`` header at the stream's position (no data read): the one
     reader of untrusted ``.npy`` headers (any failure to parse one, a deeply nested shape's RecursionError
     included, is a FormatError naming ``where``; format 3.0, whose only use is non-Latin-1 field names of a
     structured dtype, is refused; so are negative dimensions and Python objects)."""
+    import io
+
     from numpy.lib import format as npy_format
 
     magic = fh.read(8)
@@ -611,9 +632,23 @@ def parse_npy_header(fh, where: str):
     if version not in ((1, 0), (2, 0)):
         raise FormatError(f"{where}: not a plain .npy array (format version {version[0]}.{version[1]}; rfbench reads "
                           "1.0 and 2.0)")
+    field = 2 if version == (1, 0) else 4
+    length_bytes = fh.read(field)
+    if len(length_bytes) < field:
+        raise FormatError(f"{where}: not a plain .npy array (the file ends inside its header)")
+    length = int.from_bytes(length_bytes, "little")
+    left = _bytes_left(fh)
+    if length > MAX_NPY_HEADER_BYTES or (left is not None and length > left):
+        why = (f"more than the {left:,} bytes the file has left" if left is not None and length > left
+               else f"above rfbench's limit of {MAX_NPY_HEADER_BYTES:,} bytes")
+        raise FormatError(f"{where}: not a plain .npy array (its header declares a {length:,}-byte header, {why}: "
+                          "truncated, or a forged header)")
+    text = fh.read(length)  # at most MAX_NPY_HEADER_BYTES
+    if len(text) < length:
+        raise FormatError(f"{where}: not a plain .npy array (the file ends inside its {length:,}-byte header)")
     try:
         read = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
-        shape, fortran, dtype = read(fh)
+        shape, fortran, dtype = read(io.BytesIO(length_bytes + text), max_header_size=MAX_NPY_HEADER_BYTES)
     except Exception as exc:  # any failure to parse an untrusted header means the same thing  # noqa: BLE001
         raise FormatError(f"{where}: not a plain .npy array ({_reason(exc)})") from None
     if any(type(d) is not int for d in shape):  # a bool passes NumPy's isinstance(d, int), and no reshape takes it

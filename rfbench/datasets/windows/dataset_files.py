@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from rfbench.errors import FormatError, OutputError, ValidationError
-from rfbench.io.files import READ_FLAGS
+from rfbench.io.files import MAX_NPY_HEADER_BYTES, READ_FLAGS
 from rfbench.io.world import admit
 
 __all__ = ["DatasetFiles", "Reading", "parse_npy", "NPY_MAX_HEADER_BYTES"]
@@ -420,7 +420,7 @@ def _reason(exc: Exception, rel: str) -> str:
 
 
 #: Largest ``.npy`` header accepted (NumPy's own default limit).
-NPY_MAX_HEADER_BYTES = 10_000
+NPY_MAX_HEADER_BYTES = MAX_NPY_HEADER_BYTES  # declared with the header reader
 
 
 def parse_npy(buf, where: str) -> np.ndarray:
