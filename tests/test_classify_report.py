@@ -332,3 +332,28 @@ def test_a_test_side_of_one_class_is_named_in_the_notes():
     assert any(n.startswith("every scored row is of one class (b)") for n in one["notes"])
     two = gesture_report(np.array(["b", "b", "b"]), np.array(["a", "b", "b"]), labels=["a", "b"], n_boot=0)
     assert not any("of one class" in n for n in two["notes"])
+
+
+def test_test_rows_of_a_class_absent_from_training_are_a_warning(tmp_path):
+    """Sweep (r7's 3 of the 9 test rows) has no training row: a closed-set model cannot have learnt it. The
+    report said so only in the baseline line's parenthesis; a protocol whose held-out key follows the class
+    (most test rows of unseen classes) read like any other."""
+    rep = _report(tmp_path)
+    (note,) = [n for n in rep["notes"] if n.startswith("UNSEEN CLASSES SCORED")]
+    assert note.startswith("UNSEEN CLASSES SCORED: 3 of 9 scored rows (33.3%) are of class(es) absent from the "
+                           "training side (Sweep): ")
+    md = render_markdown(rep)
+    assert "> **Warning:** UNSEEN CLASSES SCORED: 3 of 9 scored rows" in md
+    from rich.console import Console
+
+    console = Console(width=300, record=True)
+    console.print(render_terminal(rep))
+    assert "WARNING: UNSEEN CLASSES SCORED: 3 of 9" in console.export_text()
+    pred, gt, groups, train_gt, train_groups = arrays()
+    keep = groups != "r7"  # the test rows of classes training holds: no warning
+    (tmp_path / "seen").mkdir()
+    seen = gesture_report(pred[keep], gt[keep], labels=NAMES, groups=groups[keep], train_gt=train_gt,
+                          train_groups=train_groups, recordings=recordings(), n_boot=0,
+                          split=load_split(write_gesture_split(tmp_path / "seen" / "split.json")),
+                          allow_partial=True)
+    assert not any(n.startswith("UNSEEN CLASSES SCORED") for n in seen["notes"])

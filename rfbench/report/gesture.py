@@ -56,6 +56,7 @@ from rfbench.report.common import (
     provenance_section,
     resolve_clusters,
 )
+from rfbench.report.render import UNSEEN_WARNING
 
 __all__ = ["gesture_report", "DOMAIN_KEYS", "BASELINES", "LABEL_KEYS"]
 
@@ -328,6 +329,14 @@ def gesture_report(pred, gt, *, labels=None, metrics: Sequence[str] | None = Non
     absent_train = [e["class"] for e in classes if e["train"] == 0] if train_counts is not None else None
     nowhere = ([e["class"] for e in classes if e["support"] == 0 and e["train"] == 0]
                if train_counts is not None else None)
+    unseen = [e for e in classes if e["train"] == 0 and e["support"] > 0] if train_counts is not None else []
+    if unseen:  # a closed-set classifier is scored on rows of classes it was never taught
+        k = sum(e["support"] for e in unseen)
+        notes.append(f"{UNSEEN_WARNING}: {k} of {int(n_rows)} scored rows ({k / max(int(n_rows), 1):.1%}) are of "
+                     f"class(es) absent from the training side ({', '.join(e['class'] for e in unseen)}): no model "
+                     "trained on this split can have learnt them, so the numbers over them measure the protocol (a "
+                     "held-out key that follows the class), not learning; score the classes both sides hold (split "
+                     "--gestures) to compare models")
     if absent_test:
         notes.append(f"{len(absent_test)} declared class(es) appear in neither the test labels nor the predictions "
                      f"({', '.join(absent_test)}): reported with undefined precision, recall and F1 and left out of "

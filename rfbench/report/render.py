@@ -12,7 +12,10 @@ from typing import Any, Mapping, Sequence
 
 __all__ = ["render_markdown", "render_terminal", "headline", "fmt_value"]
 
-_WARN_PREFIXES = ("LEAKAGE-PRONE", "LAYOUT NOT VERIFIED")
+#: The lead of a gesture report's note on test rows of classes the training side does not hold.
+UNSEEN_WARNING = "UNSEEN CLASSES SCORED"
+#: The notes shown as warnings, above the numbers (report.md, the terminal, a robustness summary's warnings).
+_WARN_PREFIXES = ("LEAKAGE-PRONE", "LAYOUT NOT VERIFIED", UNSEEN_WARNING)
 
 
 def fmt_value(x: Any, missing: str = "—") -> str:
