@@ -439,3 +439,18 @@ def test_a_link_to_a_folder_inside_a_generated_tree_is_synthetic(runner, tmp_pat
     edited.pop("synthetic_marker", None)
     provenance = data_provenance(Manifest.from_dict(edited), tmp_path / "f" / "m.json")
     assert provenance["synthetic"] is True, provenance
+
+
+@pytest.mark.parametrize("name, builtin", [("Widar3.0", "widar3"), ("Widar3.0 BVP", "widar3-bvp"), ("MM-Fi", "mmfi"),
+                                           ("mm_fi", "mmfi"), ("widar_3", "widar3")])
+def test_a_template_corpus_may_not_take_a_releases_display_name(runner, tmp_path, name, builtin):
+    """The names compare and papers call the releases by: a gesture5x6 report ingested as 'Widar3.0' was
+    COMPARABLE with Widar3.0's published in-domain figure, its dataset 'same'."""
+    from rfbench.report.compare import _OWN_CORPUS, _same_dataset
+
+    wiar_like(tmp_path / "c")
+    result = runner.invoke(app, ["ingest", "files", str(tmp_path / "c"), "--template", WIAR, "--dataset", name,
+                                 "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 2 and f"(it reads as {builtin!r})" in result.output, result.output
+    assert not _same_dataset(name + _OWN_CORPUS, name)  # a manifest written before the refusal
+    assert _same_dataset("wiar" + _OWN_CORPUS, "WiAR")

@@ -518,7 +518,7 @@ def test_leave_one_domain_out_over_the_classes_is_refused(runner, tmp_path):
 
     recs = [{"id": f"r{i}", "subject": f"s{i % 2}", "gesture": g, "frames": 10, "files": [{"path": "x.dat",
                                                                                             "bytes": 1}]}
-            for i, g in enumerate(["Push", "Clap", "Push", "Clap"])]
+            for i, g in enumerate(["Push", "Clap", "Clap", "Push"])]  # each subject did both
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(Manifest("toy", "/w", recs).to_dict()))
     result = runner.invoke(app, ["split", str(path), "-p", "leave-one-domain-out", "--domain", "gesture", "-o",

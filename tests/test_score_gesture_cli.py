@@ -264,7 +264,7 @@ def test_widar_tree_from_ingest_to_verify(runner, tmp_path, monkeypatch):
     result = run(runner, BASE + BASELINE + ["-o", "report.json"])
     assert result.exit_code == 0, result.output
     rep = json.loads((tmp_path / "report.json").read_text())
-    assert rep["evidence"] == "SYNTHETIC" and rep["labels"]["checked_against_manifest"] == "gesture"
+    assert rep["evidence"] == "SYNTHETIC" and rep["labels"]["checked_against_manifest"] == "label"
     room = rep["domains"]["keys"][0]
     assert room["key"] == "room" and [v["value"] for v in room["values"]] == [3] and room["values"][0]["held_out"]
     assert run(runner, ["verify", "report.json"]).exit_code == 0

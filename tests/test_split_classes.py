@@ -48,9 +48,8 @@ def test_a_test_side_sharing_a_class_with_training_is_a_split():
     assert sorted(outcome.document["test"]) == ["r0", "r1", "r2", "r9"]
 
 
-def test_a_pose_manifest_without_labels_is_not_concerned():
-    recs = [{"id": f"r{k}", "files": [], "frames": 10, "subject": s, "action": s}
-            for k, s in enumerate("aabbcc")]
+def test_a_manifest_without_a_class_is_not_concerned():
+    recs = [{"id": f"r{k}", "files": [], "frames": 10, "subject": s, "room": s} for k, s in enumerate("aabbcc")]
     (outcome,) = make_splits(Manifest("toy", ".", recs), "cross-subject", test=["a"])
     assert outcome.document["test"] == ["r0", "r1"]
 
@@ -126,3 +125,23 @@ def test_the_constant_model_no_longer_scores_one(tmp_path):
     assert set(np.flatnonzero(a.side == 1).tolist()) == {0, 1, 2, 3}  # the split assign alone would make
     with pytest.raises(ValidationError):
         make_splits(Manifest("toy", ".", recs), "cross-subject", test=["1"])
+
+
+def test_the_class_is_the_key_windows_labels_by():
+    """A template corpus without --label: windows takes 'action' as the class, so leave-one-domain-out over it
+    holds each class out (the refusal read 'label' only: a constant model scored 1.000, MEASURED, verify MATCH)."""
+    recs = [{"id": f"r{k}", "files": [], "frames": 10, "user": u, "action": a}
+            for k, (u, a) in enumerate((u, a) for u in ("x", "y") for a in ("1", "2", "3"))]
+    doc = Manifest("toy", ".", recs).to_dict()
+    doc["template"] = {"text": "{user}_{action}.dat", "fields": [{"name": "user"}, {"name": "action"}]}
+    with pytest.raises(ValidationError, match=r"fold action-1\): the test side holds no class the train side"):
+        make_splits(doc, "leave-one-domain-out", domain="action")
+    assert len(make_splits(doc, "leave-one-domain-out", domain="user")) == 2
+
+
+def test_mmfi_actions_are_held_out_for_pose():
+    """A pose model is tested across MM-Fi's actions: their leave-one-domain-out is a split."""
+    recs = [{"id": f"r{k}", "files": [], "frames": 10, "subject": s, "action": a}
+            for k, (s, a) in enumerate((s, a) for s in ("S01", "S02") for a in ("A01", "A02"))]
+    outcomes = make_splits(Manifest("mmfi", ".", recs), "leave-one-domain-out", domain="action")
+    assert [o.document["test"] for o in outcomes] == [["r0", "r2"], ["r1", "r3"]]

@@ -38,7 +38,7 @@ from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 
-__all__ = ["ingest", "check_spec", "ROLES", "RESERVED_FIELDS", "SYNTHETIC_MARKER"]
+__all__ = ["ingest", "check_spec", "reads_as_builtin", "ROLES", "RESERVED_FIELDS", "SYNTHETIC_MARKER"]
 
 SYNTHETIC_MARKER = "RFBENCH_SYNTHETIC.json"
 #: Roles a template field may be given; each is copied under its own key (``label`` as a string).
@@ -48,6 +48,23 @@ ROLES = ("label", "subject", "location", "room", "orientation")
 BUILTIN_DATASETS = {"widar3": "ingest widar", "widar3-bvp": "ingest widar --kind bvp", "mmfi": "ingest mmfi"}
 #: Recording keys a template field may not be named after (they have fixed meanings).
 RESERVED_FIELDS = ("id", "files", "frames", "label", "receivers", "problems")
+
+
+def reads_as_builtin(name: str) -> str | None:
+    """The dataset of rfbench's own ingests (:data:`BUILTIN_DATASETS`) that ``name`` reads as, or None: the name
+    itself however written (``Widar3``, ``mmfi ``, a Cyrillic ``і``), and any name whose letters and digits begin
+    as a release's (``Widar3.0``, ``Widar3.0 BVP``, ``MM-Fi``, ``mm_fi``: the names ``compare`` and papers call
+    the releases by). A template corpus may take none of them: its labels and domains are its template's, not
+    the release's."""
+    from rfbench.names import plain_name, read_alike
+
+    found = next((b for b in BUILTIN_DATASETS if read_alike(b, name)), None)
+    if found is not None:
+        return found
+    squashed = "".join(ch for ch in plain_name(name) if ch.isalnum())
+    if squashed.startswith("widar"):
+        return "widar3-bvp" if "bvp" in squashed else "widar3"
+    return "mmfi" if squashed.startswith("mmfi") else None
 
 
 def check_spec(template: str, recording_by: Sequence[str] | None = None,
@@ -169,10 +186,8 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         raise ValidationError(f"{display_path(str(root))}: not a folder; give the folder the template's paths are "
                               "relative to")
     name = dataset or display_path(Path(os.path.abspath(root)).name) or "files"
-    from rfbench.names import read_alike
-
-    builtin = next((b for b in BUILTIN_DATASETS if read_alike(b, name)), None)
-    if builtin is not None:  # `Widar3`, `mmfi ` or a Cyrillic і read as the name itself
+    builtin = reads_as_builtin(name)
+    if builtin is not None:  # `Widar3`, `mmfi `, `Widar3.0`, `MM-Fi` or a Cyrillic і read as the name itself
         said = "" if builtin == name else f" (it reads as {builtin!r})"
         raise ValidationError(f"dataset name {name!r}{said} is that of rfbench's own ingest of the release "
                               f"({BUILTIN_DATASETS[builtin]}), whose labels and domains follow the release's own "

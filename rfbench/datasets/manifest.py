@@ -54,6 +54,15 @@ DOMAIN_KEYS = ("subject", "room", "location", "orientation", "gesture", "action"
 CAPTURE_KEY = "capture"
 #: Scalar metadata a protocol may split or group by (``receivers`` is a list, so it is not one of them).
 SPLIT_KEYS = ("subject", "room", "location", "orientation", "gesture", "action", "repetition", "date")
+#: Where a recording's class is read from, in this order: the first key any recording holds is the manifest's
+#: class (``windows`` labels rows by it, ``score`` checks ground truth against it, ``split`` refuses a test side
+#: holding none of the training side's classes by it).
+CLASS_KEYS = ("label", "gesture", "action")
+
+
+def class_key(recordings: Sequence[Mapping]) -> str | None:
+    """The first of :data:`CLASS_KEYS` that any of ``recordings`` holds, or None."""
+    return next((k for k in CLASS_KEYS if any(r.get(k) is not None for r in recordings)), None)
 
 
 #: The kinds of ingest problem, in the order summaries list them: ``(kind, words, test)``, the first whose test

@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from rfbench.datasets import mmfi
-from rfbench.datasets.manifest import CAPTURE_KEY, DomainColumn, Manifest, RecordingTable, load_manifest
+from rfbench.datasets.manifest import CAPTURE_KEY, DomainColumn, Manifest, RecordingTable, class_key, load_manifest
 from rfbench.datasets.values import value_sort_key
 from rfbench.datasets.widar_bvp import GESTURE_PRESETS
 from rfbench.errors import ValidationError
@@ -259,24 +259,29 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     return spec.assign(table, spec, seed, **given)
 
 
-def refuse_unseen_classes(assignments: Sequence[Assignment], recordings: Sequence[Mapping], protocol: str) -> None:
-    """Refuse an assignment whose test side holds no class (a recording's ``label``) its train side holds.
+def refuse_unseen_classes(assignments: Sequence[Assignment], recordings: Sequence[Mapping], protocol: str,
+                          dataset: str | None = None) -> None:
+    """Refuse an assignment whose test side holds no class its train side holds: the class as ``windows`` reads
+    it (:func:`rfbench.datasets.manifest.class_key`: the recordings' ``label``, else ``gesture``, else
+    ``action``).
 
     Such a test side cannot be scored as classification: no class it holds was taught, so any number measures
     the protocol, not the model (a constant answer scores 1.000 on a test side of one unseen class). It comes
     from holding out a key that is the class under another name (a template field given the label and a
     domain role, leave-one-domain-out over the label's own field); the check is on the sides themselves, so any
-    such key is caught. A manifest without labels (pose) is not concerned; a test side sharing some classes
-    with training is allowed (the report notes the classes absent from training).
+    such key is caught. A manifest without a class is not concerned, nor MM-Fi's actions, which a pose model
+    is tested across (a gesture report over such a side warns of every row: UNSEEN CLASSES SCORED); a test side
+    sharing some classes with training is allowed (the report warns of the rows of the others).
 
     Raises
     ------
     ValidationError
         Naming the fold and the test side's classes.
     """
-    labels = [r.get("label") for r in recordings]
-    if all(v is None for v in labels):
+    key = class_key(recordings)
+    if key is None or (key == "action" and dataset == "mmfi"):
         return
+    labels = [r.get(key) for r in recordings]
     for a in assignments:
         train = {labels[i] for i in np.flatnonzero(a.side == TRAIN).tolist()} - {None}
         test = {labels[i] for i in np.flatnonzero(a.side == TEST).tolist()} - {None}
@@ -685,7 +690,7 @@ def make_splits(manifest: "Manifest | Mapping | str | os.PathLike", protocol: st
     table = manifest.table()
     outcomes = []
     assignments = assign(table, protocol, **kwargs)
-    refuse_unseen_classes(assignments, manifest.recordings, protocol)
+    refuse_unseen_classes(assignments, manifest.recordings, protocol, manifest.dataset)
     for a in assignments:
         for name, s in (("train", TRAIN), ("test", TEST)):
             if not np.any(a.side == s):
@@ -851,7 +856,7 @@ class ProtocolSplitter:
         self.table = self.manifest.table()
         self.assignments = assign(self.table, protocol, seed=seed, test=test, test_fraction=test_fraction,
                                   domain=domain, actions=actions, allow_leaky=allow_leaky, gestures=gestures)
-        refuse_unseen_classes(self.assignments, self.manifest.recordings, protocol)
+        refuse_unseen_classes(self.assignments, self.manifest.recordings, protocol, self.manifest.dataset)
         self.windows = make_windows(self.table, window, stride) if window is not None else None
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:

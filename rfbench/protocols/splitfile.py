@@ -295,7 +295,7 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
         raise FormatError(f"{where}: {len(unknown)} recording id(s) are not in the manifest (e.g. {unknown[0]!r})")
     a = _reassign(doc, table, where)
     try:
-        refuse_unseen_classes([a], m.recordings, str(doc.get("protocol")))
+        refuse_unseen_classes([a], m.recordings, str(doc.get("protocol")), m.dataset)
     except ValidationError as exc:
         raise ValidationError(f"{where}: {exc}") from None
     file_side = np.full(len(table), EXCLUDED, dtype=np.int8)

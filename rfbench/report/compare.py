@@ -178,7 +178,12 @@ def _same_dataset(report_text: str, claim_text: str) -> bool:
     remark in parentheses); a corpus of ``ingest files``, whose name anyone chooses, only when the claim names
     exactly that name."""
     if report_text.endswith(_OWN_CORPUS):
-        return report_text[:-len(_OWN_CORPUS)].strip().lower() == claim_text.strip().lower()
+        from rfbench.datasets.files import reads_as_builtin
+
+        own = report_text[:-len(_OWN_CORPUS)].strip()
+        if reads_as_builtin(own) is not None:  # a template corpus named as a release is never the release
+            return False
+        return own.lower() == claim_text.strip().lower()
     # the name itself, before any remark in parentheses: "MM-Fi" is not "XRF55 (this is not MM-Fi)", and
     # "Widar3.0" (the CSI release) is not "Widar3.0 BVP (...)"
     return report_text.strip().lower() == claim_text.split("(")[0].strip().lower()

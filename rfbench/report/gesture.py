@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from rfbench.datasets.manifest import CLASS_KEYS
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 from rfbench.metrics.classify import (
@@ -65,7 +66,7 @@ DOMAIN_KEYS = ("room", "location", "orientation", "subject")
 #: The two trivial baselines, in report order; the first is the report's ``baseline``.
 BASELINES = ("majority-class", "class-prior")
 #: Manifest keys a recording's class name is read from (Widar gestures, MM-Fi actions), in that order.
-LABEL_KEYS = ("gesture", "action")
+LABEL_KEYS = CLASS_KEYS  # (the manifest's own label first, as windows reads it)
 
 
 def _parse_domains(domains) -> tuple[str, tuple[str, ...]]:

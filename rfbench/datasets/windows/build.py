@@ -249,9 +249,11 @@ def _reuse_side(kept: SideJob, settings: WindowSettings, labels, reading) -> Sid
 
 
 def _label_key(manifest) -> str:
-    for key in ("label", "gesture", "action"):
-        if any(r.get(key) is not None for r in manifest.recordings):
-            return key
+    from rfbench.datasets.manifest import class_key
+
+    key = class_key(manifest.recordings)
+    if key is not None:
+        return key
     raise ValidationError("no recording of the manifest has a label, gesture or action: there is nothing to "
                           "classify (use task pose for MM-Fi poses)")
 
