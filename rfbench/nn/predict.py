@@ -218,11 +218,12 @@ class _Runner:
         """Each row's output must be the model's answer to that row alone: rows are run again in another batch —
         :data:`_PROBE_ROWS` rows (an eighth of them, if fewer) drawn at random, in random order, as one batch
         (``every_row``: every row, in a random order, in batches one row smaller; a model of a fixed batch size:
-        batches of that size, padded as before) — and must give what they gave (within :data:`ROW_TOLERANCE` of
-        the largest output for floats; integers exactly). The draw is the operating system's, never recorded, so
-        no model can know it. A model that reads its answers off a row's place in the batch (a table of the test
-        labels cut to the batch: its input unused) gave a perfect score that a re-run reproduced; one that
-        answers from the batch's statistics gives other answers for another batch."""
+        batches of that size, padded as before) — and must give what they gave (:func:`_same_rows`: each float
+        within :data:`ROW_TOLERANCE` of itself, class scores with the same argmax; integers exactly). The draw is
+        the operating system's, never recorded, so no model can know it. A model that reads its answers off a
+        row's place in the batch (a table of the test labels cut to the batch: its input unused) gave a perfect
+        score that a re-run reproduced; one that answers from the batch's statistics gives other answers for
+        another batch."""
         n, batch = self.n, self.plan.batch_rows
         if n < 2:
             return
@@ -243,9 +244,11 @@ class _Runner:
                                       f"per input row")
             got = out[:len(rows)].reshape((len(rows),) + self.pred.shape[1:])
             want = self.pred[rows]
-            if not _same_rows(got, want):
+            scores = self.mode == "scores"
+            if not _same_rows(got, want, scores):
                 raise ValidationError(f"{self.where}: its output for a row depends on the other rows of its batch "
-                                      f"(run again as {what}, row {int(rows[_first_differing(got, want)])} gave "
+                                      f"(run again as {what}, row {int(rows[_first_differing(got, want, scores)])} "
+                                      f"gave "
                                       f"another output); rfbench scores models that answer each row from that "
                                       f"row alone")
 
@@ -293,25 +296,34 @@ class _Runner:
 #: Rows :meth:`_Runner.check_rows_independent` runs again outside a verify re-run (one extra onnxruntime call).
 _PROBE_ROWS = 8
 #: How far a row's float output may move when its batch changes (onnxruntime's kernels may sum in another order
-#: for another batch size), relative to the largest output of the rows compared.
+#: for another batch size): ``ROW_TOLERANCE · max(1, |v|)`` for each value ``v``, relative to that value alone
+#: (as :func:`compare_predictions` compares), so that no output of the model widens what another may do.
 ROW_TOLERANCE = 1e-4
 
 
-def _same_rows(got: np.ndarray, want: np.ndarray) -> bool:
+def _same_rows(got: np.ndarray, want: np.ndarray, scores: bool = False) -> bool:
+    """Whether ``got`` (rows run again in another batch) gives what ``want`` gave: integers identical; floats
+    with NaN and infinities where they were, each finite value within ``ROW_TOLERANCE · max(1, |value|)`` of
+    itself; and ``scores`` (class scores, scored by their argmax) the same largest class in each row, however
+    close the runner-up. A tolerance relative to the scores cannot be a limit on the argmax: a model adding 1e6
+    to every score (its argmax unchanged) would let each row's answer move by 100, and one adding 1e-5 to the
+    class it reads off the row's place in the batch would move by less than the 1e-4 floor."""
     if got.dtype.kind != "f":
         return bool(np.array_equal(got, want))
     finite = np.isfinite(want)
     if not np.array_equal(np.isfinite(got), finite) or not np.array_equal(got[~finite], want[~finite],
                                                                            equal_nan=True):
         return False
-    scale = float(np.abs(want[finite]).max()) if finite.any() else 0.0
-    return bool((np.abs(got[finite].astype(np.float64) - want[finite]) <= ROW_TOLERANCE * max(scale, 1.0)).all())
+    if scores and got.ndim == 2 and got.shape[0] and not np.array_equal(got.argmax(axis=1), want.argmax(axis=1)):
+        return False
+    w = want[finite].astype(np.float64)
+    return bool((np.abs(got[finite].astype(np.float64) - w) <= ROW_TOLERANCE * np.maximum(np.abs(w), 1.0)).all())
 
 
-def _first_differing(got: np.ndarray, want: np.ndarray) -> int:
+def _first_differing(got: np.ndarray, want: np.ndarray, scores: bool = False) -> int:
     """The first row (of those compared) whose output differs."""
     for i in range(got.shape[0]):
-        if not _same_rows(got[i:i + 1], want[i:i + 1]):
+        if not _same_rows(got[i:i + 1], want[i:i + 1], scores):
             return i
     return 0
 
