@@ -225,17 +225,33 @@ def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str
 
 
 def _windows_settings(report: Mapping[str, Any]) -> str | None:
-    """The settings the scored rows were made with (the chain's ``rfbench windows`` step, after its output
-    folder): the stride and target pick which frames of the test side are scored, so report.md says them."""
+    """The settings the scored rows were made with: the stride and target pick which frames of the test side are
+    scored, so report.md says them. Only what ``rfbench verify`` compares is shown: the chain's first step, when
+    it is ``rfbench windows SPLIT --side test -o OUT`` with the settings from position 7 on (the split path and
+    the output folder are not compared, so nothing of them is shown), a path option's value replaced by ``FILE``
+    (verify compares the option, not the path as typed)."""
     chain = report.get("chain")
-    if not isinstance(chain, list):
+    step = chain[0] if isinstance(chain, list) and chain else None
+    argv = step.get("argv") if isinstance(step, Mapping) and step.get("step") == "windows" else None
+    if not isinstance(argv, list) or len(argv) < 7 or not all(isinstance(a, str) for a in argv) \
+            or any(argv[k] != word for k, word in _WINDOWS_FIXED.items()):
         return None
-    for step in chain:
-        argv = step.get("argv") if isinstance(step, Mapping) and step.get("step") == "windows" else None
-        if isinstance(argv, list) and "-o" in argv and all(isinstance(a, str) for a in argv):
-            settings = argv[argv.index("-o") + 2:]
-            return "the test side's rows as rfbench windows made them: " + (" ".join(settings) or "its defaults")
-    return None
+    settings = list(argv[7:])
+    paths = False
+    for k, a in enumerate(settings[:-1]):
+        if a in _WINDOWS_PATH_OPTIONS:
+            settings[k + 1], paths = "FILE", True
+    text = "the test side's rows as rfbench windows made them: " + (" ".join(settings) or "its defaults")
+    if paths:
+        text += " (FILE: the label-set file; its path is not compared, its class names are the report's label set)"
+    return text
+
+
+#: The words of the chain's windows step at fixed places (``rfbench windows SPLIT --side test -o OUT``), as
+#: :func:`rfbench.report.verify._check_chain` requires them; its settings follow from position 7.
+_WINDOWS_FIXED = {0: "rfbench", 1: "windows", 3: "--side", 4: "test", 5: "-o"}
+#: Options of the windows step whose value is a path (verify compares them with the value masked).
+_WINDOWS_PATH_OPTIONS = ("--label-set",)
 
 
 #: Test recordings excluded by windows listed one by one in report.md (report.json lists every one).
