@@ -71,13 +71,20 @@ class LabelSet:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "LabelSet":
         """Read ``names.txt``: one class name per line, in class-index order; blank lines are skipped and
-        surrounding spaces stripped."""
+        surrounding spaces stripped. A UTF-8 byte-order mark at the start of the file (as some editors save one)
+        is not part of the first name; one anywhere else is refused."""
         path = Path(path)
         try:
-            text = read_input_bytes(path, "--label-set").decode("utf-8")
+            text = read_input_bytes(path, "--label-set").decode("utf-8-sig")
         except UnicodeDecodeError:
             raise FormatError(f"`label_set` {path}: not UTF-8 text; list one class name per line") from None
-        names = tuple(line.strip() for line in text.splitlines() if line.strip())
+        lines = text.splitlines()
+        marked = next((k for k, line in enumerate(lines, 1) if "\ufeff" in line), None)
+        if marked is not None:
+            raise ValidationError(f"`label_set` {path}: line {marked} holds a byte-order mark (U+FEFF), an "
+                                  f"invisible character no class name may hold; only the file's first character "
+                                  f"may be one (were files joined?)")
+        names = tuple(line.strip() for line in lines if line.strip())
         try:
             return cls(names, "declared")
         except ValidationError as exc:
