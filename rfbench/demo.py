@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -78,16 +77,20 @@ RIDGE_PENALTY = 10.0
 _OWNED = ("data", "archives", "windows", "pose", "gesture", "bvp", "widar-manifest.json", "mmfi-manifest.json",
           "bvp-manifest.json", "widar-split.json", "mmfi-split.json", "bvp-split.json")
 
-#: The file in the demo folder listing every file and folder the demo created there; ``--force`` removes
-#: exactly those (:func:`prepare_folder`).
+#: The file in the demo folder listing every file and folder the demo created there, each file with its size
+#: and sha256; ``--force`` removes exactly those, and only while every one is unchanged (:func:`prepare_folder`).
 MARKER = "RFBENCH_DEMO.json"
-_MARKER_SCHEMA = "rfbench.demo-files/1"
+_MARKER_SCHEMA = "rfbench.demo-files/2"
+#: The list's schema before it recorded sizes and hashes: refused by ``--force`` (nothing tells its files apart
+#: from a user's written at the same names).
+_OLD_MARKER_SCHEMA = "rfbench.demo-files/1"
 
 _DATE = r"\d{8}(?:_\d+)?"
 _MMFI = r"data/mmfi/E\d\d/S\d\d/A\d\d"
 _CELL = r"pose/robustness/(?:clean|cells/[a-z-]+-\d-seed\d+)"
-#: Every path (relative, "/"-separated) the demo writes in its folder. A folder without :data:`MARKER` (written
-#: by an older rfbench) is cleared by ``--force`` only when every entry in it matches one of these.
+#: Every path (relative, "/"-separated) the demo writes in its folder; a :data:`MARKER` listing anything else is
+#: refused. (The names copy the MM-Fi and Widar3.0 releases' layouts, so a name says nothing about who wrote the
+#: file: only the list, with each file's size and sha256, does.)
 _DEMO_PATH = re.compile("|".join(f"(?:{p})" for p in (
     r"data", r"data/(?:widar|mmfi)", r"data/(?:widar|mmfi)/RFBENCH_SYNTHETIC\.json", r"data/widar/CSI",
     rf"data/widar/CSI/{_DATE}", rf"data/widar/CSI/{_DATE}/user\d+", rf"data/widar/CSI/{_DATE}/user\d+/"
@@ -181,19 +184,20 @@ class DemoInputs:
 def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
     """Check (and with ``force`` clear) the demo folder; nothing the demo did not write is ever removed.
 
-    An existing non-empty folder is refused unless ``force``. With ``force``:
-
-    - when the folder holds :data:`MARKER` (every demo run writes it, see :func:`demo_folder`), exactly the
-      files it lists are removed, then the folders it lists that are now empty; anything else stays, also
-      inside the demo's folders (``data/my_real_dataset.csv``). A marker listing a path the demo never writes,
-      or one outside the folder, is refused;
-    - without a marker (a folder from an older rfbench), the folder is cleared only when every entry in it,
-      at any depth, is one of the demo's own names; otherwise it is refused, naming the first foreign entry.
+    An existing non-empty folder is refused unless ``force``. With ``force``, the folder must hold
+    :data:`MARKER` (every demo run writes it, see :func:`demo_folder`): every file it lists that is still there
+    is checked first (a regular file of the recorded size and sha256), then exactly those files are removed,
+    then the folders it lists that are now empty; anything else stays, also inside the demo's folders
+    (``data/my_real_dataset.csv``). A non-empty folder without it is refused whatever its names (the demo's
+    trees copy the real releases' layouts), and so is a list that records no sizes and hashes (an older
+    rfbench's), one listing a path the demo never writes or one outside the folder, and a listed file that
+    changed (or is now a link or anything but a file): nothing is removed then.
 
     Raises
     ------
     OutputExistsError
-        ``root`` is a file; a non-empty folder without ``force``; a foreign entry in a folder without marker.
+        ``root`` is a file; a non-empty folder without ``force``, or without :data:`MARKER`; a list without
+        sizes and hashes; a listed file that changed; a listed folder that is a link.
     FormatError
         The marker is not the demo's (unreadable, or it lists a path the demo does not write).
     """
@@ -205,22 +209,14 @@ def prepare_folder(root: str | os.PathLike, force: bool = False) -> DemoLayout:
             why = " (it holds an interrupted demo run: its outputs are partial)" if _stopped(root) else ""
             raise OutputExistsError(f"{root} is not empty{why}; pass `force` to replace the demo's files there, or "
                                     f"choose another `out`")
-        if (root / MARKER).exists() or (root / MARKER).is_symlink():
-            files, folders = _read_marker(root)
-            _refuse_links(root, files, folders)
-            _remove_listed(root, files, folders)
-        else:
-            foreign = _first_foreign(root)
-            if foreign is not None:
-                raise OutputExistsError(
-                    f"{root} holds {foreign}, which rfbench demo did not write (and no {MARKER} lists the demo's "
-                    f"files there); --force replaces only the demo's own files: move it, or choose another `out`")
-            for name in _OWNED:  # every entry below is a demo name and none is a link
-                p = root / name
-                if p.is_dir():
-                    shutil.rmtree(p)
-                elif p.exists():
-                    p.unlink()
+        if not ((root / MARKER).exists() or (root / MARKER).is_symlink()):
+            raise OutputExistsError(f"{root} is not empty and holds no {MARKER} (the list of the files an earlier "
+                                    "demo wrote there), so --force cannot tell the demo's files from yours; it is "
+                                    "left alone: choose an empty or new `out`")
+        files, folders, contents = _read_marker(root)
+        _refuse_links(root, files, folders)
+        _refuse_changed(root, files, contents)
+        _remove_listed(root, files, folders)
     root.mkdir(parents=True, exist_ok=True)
     return DemoLayout(root)
 
@@ -238,22 +234,6 @@ def demo_folder(root: str | os.PathLike, force: bool = False):
             _write_marker(lay.root, before, stopped=type(exc).__name__)
         raise
     _write_marker(lay.root, before)
-
-
-def _first_foreign(root: Path) -> str | None:
-    """The first entry under ``root`` (top level first, then depth first) the demo does not write, or None."""
-    pending = [""]
-    while pending:
-        prefix = pending.pop(0)
-        with os.scandir(root / prefix if prefix else root) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for e in entries:
-            rel = f"{prefix}{e.name}"
-            if e.is_symlink() or not _is_demo_path(rel):
-                return rel
-            if e.is_dir(follow_symlinks=False):
-                pending.append(rel + "/")
-    return None
 
 
 def _entries(root: Path) -> dict[str, bool]:
@@ -282,16 +262,45 @@ def _write_marker(root: Path, before: dict[str, bool], stopped: str | None = Non
 
     now = _entries(root)
     created = {rel: is_dir for rel, is_dir in now.items() if rel not in before and _is_demo_path(rel)}
+    files = sorted(rel for rel, is_dir in created.items() if not is_dir)
+    contents = {}
+    for rel in files:
+        fingerprint = _fingerprint(root / rel)
+        if fingerprint is not None:  # (a link or a vanished file: not the demo's, never removed as one)
+            contents[rel] = fingerprint
     write_json(root / MARKER, {
         "schema": _MARKER_SCHEMA,
-        "about": "Written by rfbench demo: the files and folders it created in this folder. `rfbench demo --force` "
-                 "removes exactly these (folders only when empty) and leaves everything else alone.",
+        "about": "Written by rfbench demo: the files and folders it created in this folder, each file's size and "
+                 "sha256 in `contents`. `rfbench demo --force` removes exactly these (folders only when empty), "
+                 "refuses when a listed file changed, and leaves everything else alone.",
         "complete": stopped is None,
         **({"stopped_by": stopped, "note": "this run did not finish: its outputs are partial; `rfbench demo "
                                            "--force` replaces them"} if stopped else {}),
-        "files": sorted(rel for rel, is_dir in created.items() if not is_dir),
+        "files": sorted(contents),
         "folders": sorted(rel for rel, is_dir in created.items() if is_dir),
+        "contents": contents,
     }, force=True)
+
+
+def _fingerprint(path: Path) -> dict | None:
+    """``{"size", "sha256"}`` of the regular file at ``path`` (no link followed, never a FIFO's wait), or None
+    when there is none."""
+    import hashlib
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        h = hashlib.sha256()
+        size = 0
+        while block := f.read(1 << 20):
+            h.update(block)
+            size += len(block)
+    return {"size": size, "sha256": h.hexdigest()}
 
 
 def _stopped(root: Path) -> bool:
@@ -308,7 +317,7 @@ def _stopped(root: Path) -> bool:
         return False
 
 
-def _read_marker(root: Path) -> tuple[list[str], list[str]]:
+def _read_marker(root: Path) -> tuple[list[str], list[str], dict[str, dict]]:
     from rfbench.errors import FormatError
     from rfbench.io.files import parse_json_text, read_input_bytes
 
@@ -323,6 +332,10 @@ def _read_marker(root: Path) -> tuple[list[str], list[str]]:
         doc = parse_json_text(data.decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise FormatError(f"{path}: not UTF-8 text") from None
+    if isinstance(doc, dict) and doc.get("schema") == _OLD_MARKER_SCHEMA:
+        raise OutputExistsError(f"{path} was written by an older rfbench and records no sizes or hashes, so --force "
+                                "cannot tell the demo's files from yours written at the same names; it is left "
+                                "alone: remove the folder yourself, or choose another `out`")
     if not isinstance(doc, dict) or doc.get("schema") != _MARKER_SCHEMA:
         raise FormatError(f"{path} is not the demo's file list (schema {_MARKER_SCHEMA!r} expected)")
     lists = []
@@ -336,7 +349,27 @@ def _read_marker(root: Path) -> tuple[list[str], list[str]]:
                 raise FormatError(f"{path} lists {e!r}, which is not a path rfbench demo writes; `force` refuses "
                                   "to use this list: remove it, or choose another `out`")
         lists.append(entries)
-    return lists[0], lists[1]
+    contents = doc.get("contents")
+    if not isinstance(contents, dict) or set(contents) != set(lists[0]) or not all(
+            isinstance(c, dict) and set(c) == {"size", "sha256"} and type(c["size"]) is int and c["size"] >= 0
+            and isinstance(c["sha256"], str) and re.fullmatch(r"[0-9a-f]{64}", c["sha256"])
+            for c in contents.values()):
+        raise FormatError(f"{path}: 'contents' must give each listed file's size and sha256; `force` refuses to "
+                          "use this list: remove it, or choose another `out`")
+    return lists[0], lists[1], contents
+
+
+def _refuse_changed(root: Path, files: list[str], contents: dict[str, dict]) -> None:
+    """Refuse (before anything is removed) a listed file that is not the one the demo wrote: another size or
+    sha256, a link, anything but a regular file. A listed file no longer there is fine (nothing to remove)."""
+    for rel in files:
+        p = root / rel
+        if not (p.exists() or p.is_symlink()):
+            continue
+        if not _inside(root, rel) or _fingerprint(p) != contents[rel]:
+            raise OutputExistsError(f"{p} changed since rfbench demo wrote it (its size or sha256 is not the one "
+                                    f"{MARKER} records), so it may be yours; --force removes nothing: move it, or "
+                                    "choose another `out`")
 
 
 def _inside(root: Path, rel: str) -> bool:

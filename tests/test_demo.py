@@ -171,26 +171,31 @@ def test_force_refuses_a_folder_holding_the_users_own_data(runner, tmp_path):
         result = runner.invoke(app, ["demo", "--out", ".", "--force", "--size", "tiny"])
     assert result.exit_code == 2, result.output
     lines = [x for x in result.output.splitlines() if x.strip()]
-    assert lines == ["error: . holds data/my_real_dataset.csv, which rfbench demo did not write (and no "
-                     "RFBENCH_DEMO.json lists the demo's files there); --force replaces only the demo's own files: "
-                     "move it, or choose another --out"]
+    assert lines == ["error: . is not empty and holds no RFBENCH_DEMO.json (the list of the files an earlier demo "
+                     "wrote there), so --force cannot tell the demo's files from yours; it is left alone: choose an "
+                     "empty or new --out"]
     assert (tmp_path / "data" / "my_real_dataset.csv").read_text() == "subject,value\n1,2\n"
     assert (tmp_path / "pose" / "pred.npy").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "pose"]
 
 
 def test_the_marker_lists_every_file_the_demo_wrote(demo_run):
-    from rfbench.demo import MARKER, _first_foreign
+    import hashlib
+
+    from rfbench.demo import MARKER
 
     home, _ = demo_run
     root = home / "demo-out"
     marker = json.loads((root / MARKER).read_text())
-    assert marker["schema"] == "rfbench.demo-files/1"
+    assert marker["schema"] == "rfbench.demo-files/2"
     files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} - {MARKER}
     folders = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir()}
     assert set(marker["files"]) == files and set(marker["folders"]) == folders
     assert {"pose/report.json", "gesture/report.md", "mmfi-split.json", "data/mmfi/RFBENCH_SYNTHETIC.json"} <= files
-    assert _first_foreign(root) is None  # and an unmarked copy is recognised as the demo's, name by name
+    for rel in ("pose/report.json", "mmfi-split.json"):
+        body = (root / rel).read_bytes()
+        assert marker["contents"][rel] == {"size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
+    assert set(marker["contents"]) == files
 
 
 def test_force_with_a_marker_removes_exactly_the_listed_files(demo_run, tmp_path):
@@ -209,16 +214,20 @@ def test_force_with_a_marker_removes_exactly_the_listed_files(demo_run, tmp_path
     assert not any((root / f).exists() for f in listed["files"])
 
 
-def test_force_without_a_marker_clears_a_folder_of_demo_names_only(demo_run, tmp_path):
+def test_force_without_a_marker_refuses_even_a_folder_of_demo_names_only(demo_run, tmp_path):
+    """The demo's names copy the real MM-Fi and Widar3.0 layouts: without the list, a name says nothing about who
+    wrote the file, so even an unmarked copy of a demo folder is left alone."""
     from rfbench.demo import MARKER, prepare_folder
+    from rfbench.errors import OutputExistsError
 
     home, _ = demo_run
     root = tmp_path / "old-demo-out"
     shutil.copytree(home / "demo-out", root)
-    (root / MARKER).unlink()  # written by an rfbench from before the marker
-    (root / "pose" / ".report.json.ab12cd_3.tmp").write_text("left by a killed run")
-    prepare_folder(root, force=True)
-    assert list(root.iterdir()) == []
+    (root / MARKER).unlink()
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    with pytest.raises(OutputExistsError, match="holds no RFBENCH_DEMO.json"):
+        prepare_folder(root, force=True)
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
 
 
 @pytest.mark.parametrize("entry", ["../outside.txt", "/etc/hostname", "notes.txt", "data/../../outside.txt",
@@ -232,7 +241,8 @@ def test_a_marker_listing_what_the_demo_does_not_write_is_refused(tmp_path, entr
     (root / "data" / "my_real_dataset.csv").write_text("mine")
     (root / "notes.txt").write_text("mine")
     (tmp_path / "outside.txt").write_text("not even in the folder")
-    (root / MARKER).write_text(json.dumps({"schema": "rfbench.demo-files/1", "files": [entry], "folders": []}))
+    (root / MARKER).write_text(json.dumps({"schema": "rfbench.demo-files/2", "files": [entry], "folders": [],
+                                           "contents": {}}))
     with pytest.raises(FormatError, match="which is not a path rfbench demo writes"):
         prepare_folder(root, force=True)
     assert (root / "data" / "my_real_dataset.csv").exists() and (root / "notes.txt").exists()
@@ -249,7 +259,7 @@ def test_a_link_in_the_demo_folder_is_foreign(tmp_path):
     root = tmp_path / "d"
     root.mkdir()
     (root / "data").symlink_to(elsewhere)
-    with pytest.raises(OutputExistsError, match="d holds data, which rfbench demo did not write"):
+    with pytest.raises(OutputExistsError, match="d is not empty and holds no RFBENCH_DEMO.json"):
         prepare_folder(root, force=True)
     assert (elsewhere / "widar" / "precious.dat").exists()
 
@@ -259,7 +269,7 @@ def test_demo_force_rewrites_its_own_files_and_keeps_the_users(demo_run, runner,
     home, _ = demo_run
     shutil.copytree(home / "demo-out", tmp_path / "demo-out")
     (tmp_path / "demo-out" / "data" / "my_real_dataset.csv").write_text("mine")
-    (tmp_path / "demo-out" / "pose" / "report.json").write_text("stale")
+    (tmp_path / "demo-out" / "pose" / "report.md").unlink()  # a listed file removed by hand: nothing to remove
     with in_dir(tmp_path):
         result = runner.invoke(app, ["demo", "--size", "tiny", "--force", "--json"])
     assert result.exit_code == 0, result.output

@@ -20,6 +20,7 @@ the Human3.6M-17 joint order (joint 0, the pelvis, is exactly the midpoint of th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -187,8 +188,10 @@ def _sibling(root: Path, tag: str) -> Path:
 def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path], tuple]) -> tuple:
     """Run ``write(folder)`` on a fresh temporary folder beside ``root``, then put that folder in ``root``'s
     place: a new or empty ``root`` is replaced by it in one rename; with ``force``, a tree generated there
-    before is moved aside, replaced and then removed. On any error (or an interrupt) the temporary folder and
-    any parent folders made for it are removed and ``root`` is as it was. Returns ``write``'s result, then
+    before is moved aside, checked again against its marker (a file may have appeared in it while ``write``
+    ran: the tree is then put back, the new one discarded and the run refused), replaced, and then its listed
+    files are removed (:func:`_remove_old_tree`). On any error (or an interrupt) the temporary folder and any
+    parent folders made for it are removed and ``root`` is as it was. Returns ``write``'s result, then
     ``(replaced, total_files, total_bytes)``."""
     shown = Path(root)
     root = shown.resolve() if shown.is_symlink() else shown  # write where the link points, keep the link
@@ -204,12 +207,18 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
         if replace:
             old = _sibling(root, "old")
             os.rename(root, old)
+            foreign = _foreign_entry(old)
+            if foreign is not None:
+                _put_back(old, root, f"{root} holds {foreign}, which rfbench generate did not write there (it "
+                                     f"appeared while the new tree was generated); `force` replaces only a "
+                                     f"generated tree, so it is left alone and the new tree is discarded: move that "
+                                     f"out, or choose an empty or new folder")
             try:
                 os.rename(tmp, root)
             except BaseException:
                 os.rename(old, root)
                 raise
-            shutil.rmtree(old)
+            _remove_old_tree(old, root)
         elif root.exists():  # an empty folder: rename onto it (POSIX), else remove it first
             try:
                 os.replace(tmp, root)
@@ -227,6 +236,47 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
                 break
         raise
     return (*result, replace, len(sizes), sum(sizes))
+
+
+def _foreign_entry(tree: Path) -> str | None:
+    """The first entry of ``tree`` its marker does not list (the marker itself, when it no longer lists the
+    files), or None."""
+    listed = _listed_files(tree)
+    if listed is None:
+        return MARKER
+    return _tree_files(tree, listed)[1]
+
+
+def _put_back(old: Path, root: Path, why: str) -> None:
+    """Rename the set-aside tree ``old`` back to ``root`` and refuse with ``why`` (saying where the tree is
+    when ``root`` was taken meanwhile)."""
+    try:
+        os.rename(old, root)
+    except OSError:
+        raise OutputExistsError(f"{why} (the old tree is kept as {old}: {root} was taken meanwhile)") from None
+    raise OutputExistsError(why)
+
+
+def _remove_old_tree(old: Path, root: Path) -> None:
+    """Remove the replaced tree ``old``: the files its marker lists and the marker, then its folders that are
+    empty. Nothing else is removed: anything left (a file that appeared in it after the check, through a folder
+    open in it) keeps the tree under a visible name beside ``root``, and the run says so."""
+    listed = (_listed_files(old) or set()) | {MARKER}
+    for folder, _dirs, files in os.walk(old, topdown=False):
+        rel = Path(folder).relative_to(old).as_posix()
+        for name in files:
+            if (name if rel == "." else f"{rel}/{name}") in listed:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(folder, name))
+        with contextlib.suppress(OSError):  # not empty (or a link): left as it is
+            os.rmdir(folder)
+    if os.path.lexists(old):
+        kept = root.parent / f"{root.name}.previous-{secrets.token_hex(4)}"
+        os.rename(old, kept)
+        foreign = _tree_files(kept, listed)[1] or "a file it could not remove"
+        raise OutputExistsError(f"the new tree is in {root}, but {kept} holds {foreign}, which appeared in the old "
+                                f"tree while it was being replaced; it is kept there with what is left of that "
+                                f"tree: move out what is yours and remove the rest")
 
 
 def _remove_staging(tmp: Path) -> None:
