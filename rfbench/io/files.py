@@ -735,6 +735,16 @@ def load_npy(path: str | os.PathLike, what: str = "", max_rows: int | None = Non
             return _read_npy_data(fh, where, os.fstat(fh.fileno()).st_size, max_rows)
 
 
+def load_npy_bytes(data: bytes, what: str):
+    """:func:`load_npy` of a ``.npy`` file's bytes already read (and hashed) by the caller: the same checks, no
+    second read of the file."""
+    import io
+
+    if bytes(data[:4]) == b"PK\x03\x04":
+        raise FormatError(f"{what}: expected a .npy array, not an .npz archive")
+    return _read_npy_data(io.BytesIO(data), what, len(data), None)
+
+
 def _open_npz(path, where: str):
     import zipfile
 

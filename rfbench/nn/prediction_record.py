@@ -167,12 +167,15 @@ def _rel_path(base: Path, value: Any, where: str) -> Path:
     return base / value
 
 
-def load_prediction_record(path: str | os.PathLike) -> PredictionRecord:
+def load_prediction_record(path: str | os.PathLike, *, doc: Mapping | None = None,
+                           pred_bytes: bytes | None = None) -> PredictionRecord:
     """Read ``pred.json`` (or the record beside a ``pred.npy``) and check it against its ``pred.npy``.
 
     Checks: the schema (``rfbench.prediction/1``), every required key and its type, that ``pred.npy`` is a
     plain file name beside the record, and that the file's size, sha256, dtype and shape are the recorded
     ones. The model and the windows folder are not opened (``score`` and ``verify`` hash them as inputs).
+    ``doc`` and ``pred_bytes``: the record and its predictions as the caller read them (verify, from the bytes
+    it hashed), checked instead of reading the files again.
 
     Raises
     ------
@@ -181,14 +184,17 @@ def load_prediction_record(path: str | os.PathLike) -> PredictionRecord:
     ValidationError
         ``pred.npy`` is missing or is not the array the record describes.
     """
-    from rfbench.io.files import read_json, sha256_file
+    from rfbench.io.files import check_schema, load_npy_bytes, read_json, sha256_file
 
     path = Path(path)
     if path.suffix == ".npy":
         path = record_path_for(path)
-    if path.exists() and not path.is_file():
-        raise FormatError(f"prediction record {path}: not a regular file")
-    doc = read_json(path, "prediction")
+    if doc is None:
+        if path.exists() and not path.is_file():
+            raise FormatError(f"prediction record {path}: not a regular file")
+        doc = read_json(path, "prediction")
+    else:
+        check_schema(doc, "prediction", str(path))
     where = f"prediction record {path}"
     _need(doc, _RECORD_KEYS, where)
     base = path.parent
@@ -221,13 +227,17 @@ def load_prediction_record(path: str | os.PathLike) -> PredictionRecord:
     pred_path = base / _plain_name(pred["file"], f"{where} pred.file")
     want_shape = _shape(pred["shape"], f"{where} pred.shape")
     want_sha = _hex64(pred["sha256"], f"{where} pred.sha256")
-    if not pred_path.is_file():
-        raise ValidationError(f"{where}: its predictions {pred_path} are missing")
-    digest, size = sha256_file(pred_path)
+    if pred_bytes is None:
+        if not pred_path.is_file():
+            raise ValidationError(f"{where}: its predictions {pred_path} are missing")
+        digest, size = sha256_file(pred_path)
+    else:
+        digest, size = hashlib.sha256(pred_bytes).hexdigest(), len(pred_bytes)
     if digest != want_sha or size != pred["bytes"]:
         raise ValidationError(f"{where}: {pred_path} is not the array this record describes (sha256 or size "
                               "differs): it changed after `rfbench predict` wrote it")
-    arr = _open_npy(pred_path, "predictions")
+    arr = _open_npy(pred_path, "predictions") if pred_bytes is None else \
+        load_npy_bytes(pred_bytes, f"predictions {pred_path}")
     if arr.shape != want_shape or str(arr.dtype) != pred["dtype"]:
         raise ValidationError(f"{where}: {pred_path} is {arr.dtype} {list(arr.shape)}, the record says "
                               f"{pred['dtype']} {list(want_shape)}")

@@ -160,6 +160,72 @@ class ClosedWorld:
     def same(self, a: Resolved, b: Resolved) -> bool:
         return a.identity == b.identity
 
+    def read(self, item: Resolved, what: str) -> bytes:
+        """The bytes of ``item``, read once, whole, and checked against the sha256 verify hashed it to (hashed
+        now when it was not). verify's own checks parse these bytes and nothing else: a file rewritten in place
+        between verify's hash and a later read by path (same inode, same size; honest bytes for the replay,
+        forged ones for the score) would otherwise be checked in one version and scored in another."""
+        expected = self.digests.get(item.identity)
+        data = read_resolved(item, what)
+        digest = hashlib.sha256(data).hexdigest()
+        if expected is None:
+            self.digests[item.identity] = digest
+            self.admit(item)
+        elif digest != expected:
+            raise VerificationError(f"{what} {item.path}: changed while verify ran (its sha256 is no longer the one "
+                                    "verify hashed)", differences=[{"path": what, "report": expected,
+                                                                    "rerun": digest}])
+        if self.budget is not None:
+            self.budget.left()
+        return data
+
+    def document(self, item: Resolved, kind: str, what: str) -> dict:
+        """The JSON document ``item`` holds, parsed (strictly, bounded) from :meth:`read`'s bytes, its schema
+        ``rfbench.<kind>/…`` checked."""
+        from rfbench.io.documents import parse_json_bytes
+        from rfbench.io.files import MAX_JSON_BYTES, check_schema
+
+        if item.size > MAX_JSON_BYTES:
+            raise FormatError(f"{what} {item.path}: {item.size} bytes, more than a JSON document rfbench reads")
+        doc = parse_json_bytes(self.read(item, what), str(item.path))
+        if not isinstance(doc, dict):
+            raise FormatError(f"{item.path}: expected a JSON object, found {type(doc).__name__}")
+        check_schema(doc, kind, str(item.path))
+        return doc
+
+
+def read_resolved(item: Resolved, what: str) -> bytes:
+    """All ``item.size`` bytes of a resolved file, through the safe opener, the descriptor's identity and size
+    checked against the resolved ones."""
+    try:
+        fd = open_regular(item.path)
+    except NotRegularFile:
+        raise FormatError(f"{what} {item.path}: not a regular file; verify reads regular files only") from None
+    except OSError as exc:
+        raise FormatError(f"{what} {item.path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino, info.st_size) != (item.dev, item.ino, item.size):
+            raise VerificationError(f"{what} {item.path}: changed while verify was reading it",
+                                    differences=[{"path": what, "report": f"{item.size} bytes",
+                                                  "rerun": f"{info.st_size} bytes"}])
+        buf = bytearray(item.size)
+        view = memoryview(buf)
+        got = 0
+        while got < item.size:
+            n = os.readv(fd, [view[got:]])
+            if n == 0:
+                break
+            got += n
+        del view
+        if got != item.size:
+            raise VerificationError(f"{what} {item.path}: shorter than its size while verify read it",
+                                    differences=[{"path": what, "report": f"{item.size} bytes",
+                                                  "rerun": f"{got} bytes read"}])
+        return bytes(buf)
+    finally:
+        os.close(fd)
+
 
 def check_input_records(report: Mapping, report_path: Path) -> None:
     """Every input record is ``{role, path, bytes, sha256[, option]}`` with values of the right types and roles
@@ -239,7 +305,6 @@ def close_world(report: Mapping, report_path: Path, root: Path, budget: Budget) 
 
 def _chain_files(report: Mapping, world: ClosedWorld, report_path: Path) -> None:
     from rfbench.datasets.manifest import Manifest
-    from rfbench.io.files import read_json
 
     inputs, root = world.inputs, world.root
     manifests: dict[tuple, Resolved] = {}
@@ -247,7 +312,7 @@ def _chain_files(report: Mapping, world: ClosedWorld, report_path: Path) -> None
         manifests[inputs["manifest"].identity] = inputs["manifest"]
     if "split" in inputs:
         split = inputs["split"]
-        doc = read_json(split.path, "split")
+        doc = world.document(split, "split", "the split")
         ref = doc.get("manifest")
         if isinstance(ref, Mapping) and isinstance(ref.get("path"), str):
             named = resolve(ref["path"], split.path.parent, what="the manifest the split names", root=root)
@@ -263,7 +328,7 @@ def _chain_files(report: Mapping, world: ClosedWorld, report_path: Path) -> None
         _record_files(world, inputs["pred-record"], report_path)
     for m in manifests.values():
         world.budget.left()
-        doc = read_json(m.path, "manifest")
+        doc = world.document(m, "manifest", "the manifest")
         _dataset_files(world, Manifest.from_dict(doc, str(m.path)), m, doc)
     gt = report.get("provenance")
     if gt is not None and not isinstance(gt, Mapping):
@@ -276,7 +341,7 @@ def _chain_files(report: Mapping, world: ClosedWorld, report_path: Path) -> None
 def _index_files(world: ClosedWorld, rows: Resolved) -> None:
     from rfbench.datasets.windows.index import load_index
 
-    idx = load_index(rows.path, check_arrays=False)
+    idx = load_index(rows.path, check_arrays=False, doc=world.document(rows, "windows", "the windows index"))
     doc = idx.doc
     for key, label in (("split", "the split the windows index names"),
                        ("manifest", "the manifest the windows index names")):
@@ -300,9 +365,7 @@ def _index_files(world: ClosedWorld, rows: Resolved) -> None:
 
 def _record_files(world: ClosedWorld, record: Resolved, report_path: Path) -> None:
     """A prediction record must describe the report's own predictions, model and windows index."""
-    from rfbench.io.files import read_json
-
-    doc = read_json(record.path, "prediction")
+    doc = world.document(record, "prediction", "the prediction record")
     where = f"prediction record {record.path}"
     inputs = world.inputs
     for role, ref, what in (("model", _get(doc, "model", "path"), "the model"),

@@ -595,9 +595,13 @@ def _check_chain(report: Mapping, world: ClosedWorld, where: Any):
     if not replayable:
         raise FormatError(f"{where}: the report carries a chain but not the windows index, model and prediction "
                           "record to replay it")
-    index = load_index(world.inputs["rows"].path, check_arrays=False)
-    settings = WindowSettings.from_dict(index.doc["settings"], f"{world.inputs['rows'].path}: settings")
-    record = load_prediction_record(world.inputs["pred-record"].path)
+    rows, record_file = world.inputs["rows"], world.inputs["pred-record"]
+    index = load_index(rows.path, check_arrays=False, doc=world.document(rows, "windows", "the windows index"))
+    settings = WindowSettings.from_dict(index.doc["settings"], f"{rows.path}: settings")
+    record = load_prediction_record(record_file.path,  # (the bytes verify hashed, never a second read by path)
+                                    doc=world.document(record_file, "prediction", "the prediction record"),
+                                    pred_bytes=world.read(world.inputs["pred"], "input pred")
+                                    if "pred" in world.inputs else None)
     expected = [("windows", {1: "windows", 3: "--side", 4: "test", 5: "-o"}, settings.to_argv()),
                 ("predict", {1: "predict", 3: "--windows", 5: "-o"}, record.settings.argv())]
     shown = chain if isinstance(chain, list) else None
@@ -647,7 +651,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     the prediction record field by field and the predictions with the scored file. Returns ``{rule, pred}``:
     how the predictions compared, and the re-run's predictions (to score again under tolerance)."""
     from rfbench.datasets.windows import WindowSettings
-    from rfbench.io.files import load_npy, read_json
+    from rfbench.io.files import load_npy, load_npy_bytes, read_json
     from rfbench.nn.prediction_comparison import compare_predictions
 
     w = scratch / "windows"
@@ -665,7 +669,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     children.run(["predict", str(world.inputs["model"].path), "--windows", str(w), "-o", str(p),
                   *record.settings.argv(), "--json"], "predict")
     rerun_doc = read_json(record_path_for(p), "prediction")
-    scored = load_npy(world.inputs["pred"].path, "predictions")
+    scored = load_npy_bytes(world.read(world.inputs["pred"], "input pred"), "predictions")
     recorded = dict(record.doc)
     recorded["settings"] = dict(recorded.get("settings") or {})
     declared = recorded["settings"].get("tolerance")

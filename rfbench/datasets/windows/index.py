@@ -341,13 +341,15 @@ def _dropped_entry(e) -> bool:
     return True
 
 
-def load_index(path: str | os.PathLike, *, check_arrays: bool = True, hash_arrays: bool = False) -> WindowIndex:
+def load_index(path: str | os.PathLike, *, check_arrays: bool = True, hash_arrays: bool = False,
+               doc: Mapping | None = None) -> WindowIndex:
     """Read and validate a windows index and the arrays beside it.
 
     Checks the schema and keys (:func:`validate_index`); with ``check_arrays`` (the default) that ``X.npy`` and
     ``y.npy`` exist with the dtype, shape and size the index records (read from their headers: nothing is
     loaded), and with ``hash_arrays`` also their sha256. Scoring an index's rows needs neither array
-    (``check_arrays=False``): the targets are read from the dataset.
+    (``check_arrays=False``): the targets are read from the dataset. ``doc``: the index document already parsed
+    from the bytes the caller read (verify, from the bytes it hashed); its schema is checked here as a read's.
 
     Raises
     ------
@@ -355,10 +357,13 @@ def load_index(path: str | os.PathLike, *, check_arrays: bool = True, hash_array
         Unreadable or malformed index, or arrays that do not match it (exit 2).
     """
     from rfbench.datasets.windows.npy import read_npy_header
-    from rfbench.io.files import read_json, sha256_file
+    from rfbench.io.files import check_schema, read_json, sha256_file
 
     path = Path(path)
-    doc = read_json(path, "windows")
+    if doc is None:
+        doc = read_json(path, "windows")
+    else:
+        check_schema(doc, "windows", str(path))
     validate_index(doc, str(path))
     idx = WindowIndex(doc, path)
     if not check_arrays:

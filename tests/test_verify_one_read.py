@@ -1,0 +1,75 @@
+"""verify's own checks parse the bytes it hashed, never a second read by path.
+
+verify hashed the predictions, the prediction record, the windows index, the split and the manifests, then read
+them again by path for its own checks: the replay compared the model's output with that second read of the
+predictions, and the second ingest compared the tree with a second read of the manifest. A file rewritten in
+place between the two reads (same inode, same size; by a process watching verify's reads) was checked in its
+honest version and scored in its forged one: MATCH on an accuracy of 1.000 the model never made, and on a
+manifest whose labels were the model's answers, with --dataset pinned.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from rfbench.errors import VerificationError
+from rfbench.io.paths import resolve
+from rfbench.report import closed_world
+from rfbench.report.closed_world import Budget, ClosedWorld
+
+
+def _rewrite_in_place(path, data: bytes) -> None:
+    """Same inode, same size, other bytes."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, data, 0)
+    finally:
+        os.close(fd)
+
+
+def test_a_file_rewritten_in_place_after_its_hash_is_never_read_as_hashed(tmp_path):
+    f = tmp_path / "scores.json"
+    f.write_bytes(b'{"schema": "rfbench.prediction/1", "x": 1}')
+    world = ClosedWorld(root=tmp_path, budget=Budget(60, 1 << 30))
+    item = resolve("scores.json", tmp_path, what="input", root=tmp_path)
+    world.digest(item, "input pred-record")
+    assert world.read(item, "input pred-record") == f.read_bytes()
+    _rewrite_in_place(f, b'{"schema": "rfbench.prediction/1", "x": 2}')
+    with pytest.raises(VerificationError, match="changed while verify ran"):
+        world.read(item, "input pred-record")
+    with pytest.raises(VerificationError, match="changed while verify ran"):
+        world.document(item, "prediction", "the prediction record")
+
+
+@pytest.mark.parametrize("victim", ["pred", "manifest"])
+def test_verify_refuses_predictions_or_a_manifest_rewritten_after_their_hash(tiny_demo, tmp_path, monkeypatch,
+                                                                            victim):
+    """The moment of the race, made deterministic: right after verify hashes the file, its bytes change in
+    place. verify must refuse on its own later reads (before: the record check or the second ingest read the
+    new bytes and went on from them)."""
+    from rfbench.report.verify import verify_report
+
+    d = tmp_path / "d"
+    shutil.copytree(tiny_demo, d, symlinks=True)
+    report = d / "bvp" / "report.json"
+    target = {"pred": d / "bvp" / "scores.npy", "manifest": d / "bvp-manifest.json"}[victim]
+    assert target.is_file()
+    real = closed_world.hash_resolved
+    swapped = []
+
+    def hash_then_swap(item, budget, what):
+        digest = real(item, budget, what)
+        if item.path == target.resolve() and not swapped:
+            data = bytearray(target.read_bytes())
+            data[-1] ^= 1  # the last byte: a prediction's, or the manifest's closing newline
+            _rewrite_in_place(target, bytes(data))
+            swapped.append(what)
+        return digest
+
+    monkeypatch.setattr(closed_world, "hash_resolved", hash_then_swap)
+    with pytest.raises(VerificationError, match="changed while verify ran"):
+        verify_report(report, root=d)
+    assert swapped
