@@ -73,3 +73,30 @@ def test_verify_refuses_predictions_or_a_manifest_rewritten_after_their_hash(tin
     with pytest.raises(VerificationError, match="changed while verify ran"):
         verify_report(report, root=d)
     assert swapped
+
+
+def test_a_sweeps_cell_report_rewritten_after_its_hash_is_refused(tiny_demo, tmp_path, monkeypatch):
+    """The same rule for a robustness summary: each cell report is parsed from the bytes hashed."""
+    from rfbench.report.verify import verify_report
+
+    d = tmp_path / "d"
+    shutil.copytree(tiny_demo, d, symlinks=True)
+    summary = d / "pose" / "robustness" / "summary.json"
+    target = (d / "pose" / "robustness" / "clean" / "report.json").resolve()
+    assert target.is_file()
+    real = closed_world.hash_resolved
+    swapped = []
+
+    def hash_then_swap(item, budget, what):
+        digest = real(item, budget, what)
+        if item.path == target and not swapped:
+            data = bytearray(target.read_bytes())
+            data[-1] ^= 1
+            _rewrite_in_place(target, bytes(data))
+            swapped.append(what)
+        return digest
+
+    monkeypatch.setattr(closed_world, "hash_resolved", hash_then_swap)
+    with pytest.raises(VerificationError, match="changed while verify ran"):
+        verify_report(summary, root=d, cells=("clean",))
+    assert swapped

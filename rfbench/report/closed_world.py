@@ -166,15 +166,10 @@ class ClosedWorld:
         between verify's hash and a later read by path (same inode, same size; honest bytes for the replay,
         forged ones for the score) would otherwise be checked in one version and scored in another."""
         expected = self.digests.get(item.identity)
-        data = read_resolved(item, what)
-        digest = hashlib.sha256(data).hexdigest()
+        data = read_checked(item, expected, what)
         if expected is None:
-            self.digests[item.identity] = digest
+            self.digests[item.identity] = hashlib.sha256(data).hexdigest()
             self.admit(item)
-        elif digest != expected:
-            raise VerificationError(f"{what} {item.path}: changed while verify ran (its sha256 is no longer the one "
-                                    "verify hashed)", differences=[{"path": what, "report": expected,
-                                                                    "rerun": digest}])
         if self.budget is not None:
             self.budget.left()
         return data
@@ -182,16 +177,40 @@ class ClosedWorld:
     def document(self, item: Resolved, kind: str, what: str) -> dict:
         """The JSON document ``item`` holds, parsed (strictly, bounded) from :meth:`read`'s bytes, its schema
         ``rfbench.<kind>/…`` checked."""
-        from rfbench.io.documents import parse_json_bytes
-        from rfbench.io.files import MAX_JSON_BYTES, check_schema
+        check_document_size(item, what)
+        return parse_document(self.read(item, what), item, kind)
 
-        if item.size > MAX_JSON_BYTES:
-            raise FormatError(f"{what} {item.path}: {item.size} bytes, more than a JSON document rfbench reads")
-        doc = parse_json_bytes(self.read(item, what), str(item.path))
-        if not isinstance(doc, dict):
-            raise FormatError(f"{item.path}: expected a JSON object, found {type(doc).__name__}")
-        check_schema(doc, kind, str(item.path))
-        return doc
+
+def read_checked(item: Resolved, expected: str | None, what: str) -> bytes:
+    """:func:`read_resolved`, and the bytes must hash to ``expected`` (when given): else the file changed since
+    verify hashed it (a :class:`VerificationError`)."""
+    data = read_resolved(item, what)
+    if expected is not None:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != expected:
+            raise VerificationError(f"{what} {item.path}: changed while verify ran (its sha256 is no longer the one "
+                                    "verify hashed)", differences=[{"path": what, "report": expected,
+                                                                    "rerun": digest}])
+    return data
+
+
+def check_document_size(item: Resolved, what: str) -> None:
+    from rfbench.io.files import MAX_JSON_BYTES
+
+    if item.size > MAX_JSON_BYTES:
+        raise FormatError(f"{what} {item.path}: {item.size} bytes, more than a JSON document rfbench reads")
+
+
+def parse_document(data: bytes, item: Resolved, kind: str) -> dict:
+    """A stage JSON document from bytes verify read (strict, bounded parser), its schema checked."""
+    from rfbench.io.documents import parse_json_bytes
+    from rfbench.io.files import check_schema
+
+    doc = parse_json_bytes(data, str(item.path))
+    if not isinstance(doc, dict):
+        raise FormatError(f"{item.path}: expected a JSON object, found {type(doc).__name__}")
+    check_schema(doc, kind, str(item.path))
+    return doc
 
 
 def read_resolved(item: Resolved, what: str) -> bytes:

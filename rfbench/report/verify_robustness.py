@@ -87,6 +87,16 @@ class _Files:
             digest = self.digests[item.identity] = hash_resolved(item, self.budget, what)
         return digest
 
+    def document(self, item, kind: str, what: str) -> dict:
+        """The JSON document of ``item`` parsed from the very bytes hashed (read once, whole, checked against
+        the sha256): never a second read by path that a file rewritten in place could answer differently."""
+        from rfbench.report.closed_world import check_document_size, parse_document, read_checked
+
+        check_document_size(item, what)
+        data = read_checked(item, self.sha256(item, what), what)
+        self.budget.left()
+        return parse_document(data, item, kind)
+
 
 def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], Any], result_type, *,
                    cells: Sequence[str] = (), all_cells: bool = False, limits=None):
@@ -220,7 +230,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         if digest != entry["sha256"]:
             differ(f"{where}.sha256", entry["sha256"], digest)
             continue
-        report = read_json(item.path, "report")
+        report = files.document(item, "report", f"the summary's {name} report")
         first = report["results"][0]
         firsts[name] = first
         try:
@@ -276,7 +286,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
             except VerificationError as exc:
                 raise VerificationError(f"{path}: its reference {item.path}: {exc}",
                                         differences=exc.differences) from None
-            reference = read_json(item.path, "robustness")
+            reference = files.document(item, "robustness", "the summary's reference")
     derived.update(aggregate(better, clean, entries, derived["baseline"]["value"], reference))
     ref_path = doc["reference"]["path"] if doc.get("reference") is not None else None
     derived["reproducer"] = {"argv": reproducer_argv(doc["model"]["path"], doc["split"]["path"],
@@ -373,11 +383,10 @@ def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Map
     from dataclasses import replace
 
     from rfbench.datasets.windows import load_index
-    from rfbench.io.files import read_json
     from rfbench.report.robustness import _parse_score_argv
 
     item = files.resolve(doc["score_like"]["path"], base, "the summary's score_like")
-    like = read_json(item.path, "report")
+    like = files.document(item, "report", "the summary's score_like")
 
     def settings_of(report: Mapping, report_path: Path, what: str):
         argv = (report.get("reproducer") or {}).get("argv")
@@ -389,7 +398,8 @@ def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Map
         if rows is not None:
             index = files.resolve(rows.get("path"), report_path.parent, f"the windows index of {what}")
             files.sha256(index, f"the windows index of {what}")
-            windows = replace(load_index(index.path, check_arrays=False).window_settings(), corrupt=None,
+            doc = files.document(index, "windows", f"the windows index of {what}")
+            windows = replace(load_index(index.path, check_arrays=False, doc=doc).window_settings(), corrupt=None,
                               corrupt_seed=None)
         try:
             return _parse_score_argv(argv, str(report.get("task"))), windows
@@ -438,7 +448,9 @@ def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Ma
     if digest != rows.get("sha256"):
         differ(f"{where}.inputs.rows.sha256", rows.get("sha256"), digest)
         return n
-    settings = load_index(item.path, check_arrays=False).doc.get("settings") or {}
+    settings = load_index(item.path, check_arrays=False,
+                          doc=files.document(item, "windows", f"the windows index of the {where} report")
+                          ).doc.get("settings") or {}
     want = (None, None) if entry is None else (f"{entry['corruption']}:{entry['severity']}", entry["seed"])
     got = (settings.get("corrupt"), settings.get("corrupt_seed") if settings.get("corrupt") is not None else None)
     n += 1
