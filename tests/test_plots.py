@@ -151,3 +151,22 @@ def test_without_matplotlib_the_report_is_written_and_plots_are_skipped(runner, 
             "'rfbench[plot]'") in result.output
     assert "Traceback" not in result.output
     assert (pose_files / "report.json").exists() and not list(pose_files.glob("*.png"))
+
+
+def test_pictures_are_drawn_with_matplotlibs_defaults_whatever_the_users_settings(tiny_demo, tmp_path):
+    """A verifier's matplotlibrc (a font size, a style) changed the redrawn picture's bytes: an honest report
+    was a MISMATCH on pictures[0].bytes."""
+    import json
+
+    import matplotlib
+
+    from rfbench.report.plots import write_pictures
+
+    report = json.loads((tiny_demo / "gesture" / "report.json").read_text())
+    plain = write_pictures(report, None, tmp_path / "a" / "report.json")
+    with matplotlib.rc_context({"font.size": 23, "axes.facecolor": "#ffeedd", "figure.dpi": 72}):
+        styled = write_pictures(report, None, tmp_path / "b" / "report.json")
+    assert [c for c, _ in plain] == [c for c, _ in styled] and plain
+    for (_, a), (_, b) in zip(plain, styled):
+        assert a.read_bytes() == b.read_bytes()
+    assert (tiny_demo / "gesture" / plain[0][1].name).read_bytes() == plain[0][1].read_bytes()

@@ -183,3 +183,12 @@ def test_an_edited_tag_or_a_deleted_warning_is_a_mismatch(flagged, tmp_path, cha
     bad = _verify(copy)
     assert bad.exit_code == 1, bad.output
     assert named in bad.output and "MATCH " not in bad.output, bad.output
+
+
+@pytest.mark.long
+def test_verify_s_match_on_a_report_repeats_its_warnings(flagged):
+    """A report's MATCH said nothing of the warnings the report carries (a summary's MATCH names them)."""
+    d, _, _ = flagged
+    ok = CliRunner().invoke(app, ["verify", str(d / "pose" / "coco.json"), "--root", str(d)])
+    assert ok.exit_code == 0, ok.output
+    assert "note: the report warns: LAYOUT NOT VERIFIED: skeleton coco17" in " ".join(ok.output.split())

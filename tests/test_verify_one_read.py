@@ -100,3 +100,29 @@ def test_a_sweeps_cell_report_rewritten_after_its_hash_is_refused(tiny_demo, tmp
     with pytest.raises(VerificationError, match="changed while verify ran"):
         verify_report(summary, root=d, cells=("clean",))
     assert swapped
+
+
+@pytest.mark.parametrize("signame", ["SIGUSR1", "SIGALRM"])
+def test_a_signal_that_ends_verify_leaves_no_temporary_folder(tiny_demo, tmp_path, signame):
+    """SIGTERM, SIGINT and SIGHUP were handled; SIGUSR1, SIGALRM, SIGUSR2... ended verify by their default,
+    leaving its rfbench-verify-* folder (the world file, a manifest ingested again) in the temporary folder."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    report = tiny_demo / "pose" / "report.json"
+    proc = subprocess.Popen([sys.executable, "-I", "-m", "rfbench", "verify", str(report), "--root", str(tiny_demo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp)})
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(tmp.glob("rfbench-verify-*")):
+        time.sleep(0.02)
+    assert any(tmp.glob("rfbench-verify-*")), "verify never made its temporary folder"
+    proc.send_signal(getattr(signal, signame))
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + getattr(signal, signame), err
+    assert "interrupted" in err
+    assert not any(tmp.glob("rfbench-verify-*")), list(tmp.iterdir())

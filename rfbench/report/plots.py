@@ -45,6 +45,15 @@ def have_matplotlib() -> bool:
     return True
 
 
+def drawing_defaults():
+    """A context in which pictures are drawn with matplotlib's own defaults, whatever the user's matplotlibrc
+    or style says: a picture is bound to its report by sha256 and drawn again by verify, so the verifier's
+    settings file (fonts, sizes, colours) must not change its bytes."""
+    import matplotlib.style
+
+    return matplotlib.style.context("default")
+
+
 def _pyplot():
     try:
         import matplotlib
@@ -318,13 +327,14 @@ def write_pictures(report: Mapping[str, Any], captured: Mapping[str, Any] | None
     for p in paths:
         check_writable(p, force)
     written: list[tuple[str, Path]] = []
-    if report["task"] == "pose":
-        curves = pck_curves(report, captured) if captured else []
-        if curves:
-            _pck_figure(plt, report, curves, paths[0])
-            written.append(("PCK against the threshold k, model and mean-pose baseline", paths[0]))
-        if _joints_figure(plt, report, paths[1]):
-            written.append(("PCK per joint (macro entry), model and mean-pose baseline", paths[1]))
-    elif _confusion_figure(plt, report, paths[0]):
-        written.append(("Confusion matrix of the test rows", paths[0]))
+    with drawing_defaults():
+        if report["task"] == "pose":
+            curves = pck_curves(report, captured) if captured else []
+            if curves:
+                _pck_figure(plt, report, curves, paths[0])
+                written.append(("PCK against the threshold k, model and mean-pose baseline", paths[0]))
+            if _joints_figure(plt, report, paths[1]):
+                written.append(("PCK per joint (macro entry), model and mean-pose baseline", paths[1]))
+        elif _confusion_figure(plt, report, paths[0]):
+            written.append(("Confusion matrix of the test rows", paths[0]))
     return written

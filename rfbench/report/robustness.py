@@ -651,7 +651,7 @@ def check_reference(reference: dict, where, like: ScoreLike, split, settings: Ro
 def _pictures(summary: dict, out: Path) -> list:
     """One picture per corruption: the metric (mean over seeds) against severity, clean and baseline as lines;
     none without matplotlib."""
-    from rfbench.report.plots import have_matplotlib
+    from rfbench.report.plots import drawing_defaults, have_matplotlib
 
     if not have_matplotlib():
         return []
@@ -660,6 +660,11 @@ def _pictures(summary: dict, out: Path) -> list:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    with drawing_defaults():
+        return _draw_corruptions(plt, summary, out)
+
+
+def _draw_corruptions(plt, summary: dict, out: Path) -> list:
     written = []
     for item in summary["corruptions"]:
         cid = item["corruption"]

@@ -390,11 +390,19 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
+#: The signals that end a process by default (without a core dump) and can be caught.
+_ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT", "SIGALRM", "SIGUSR1",
+                                                          "SIGUSR2", "SIGVTALRM", "SIGPROF", "SIGIO",
+                                                          "SIGPWR", "SIGSTKFLT") if hasattr(signal, name))
+
+
 @contextlib.contextmanager
 def rerun_guard() -> Iterator[None]:
-    """While active (in the main thread), SIGTERM, SIGHUP and SIGINT kill every live re-run and raise
-    :class:`Interrupted` — so a verify (or a demo) that is stopped never leaves a re-run behind, and its
-    temporary folder is removed on the way out."""
+    """While active (in the main thread), SIGTERM, SIGHUP and SIGINT — and every other signal whose default is to
+    end the process without a core dump (SIGALRM, SIGUSR1, SIGUSR2, SIGPIPE, SIGVTALRM, SIGPROF...) — kill every
+    live re-run and raise :class:`Interrupted`, so a verify (or a demo) that is stopped never leaves a re-run
+    behind, and its temporary folder is removed on the way out (SIGKILL cannot be caught: the children die with
+    it, by the kernel's parent-death signal, but the folder stays)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -403,7 +411,7 @@ def rerun_guard() -> Iterator[None]:
         interrupt_reruns()
         raise Interrupted(signum)
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    old = {s: signal.signal(s, handler) for s in _ENDING_SIGNALS}
     try:
         yield
     finally:
@@ -967,6 +975,11 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                              f"party's convention ({convention_text(t['convention'])}): the chain agrees with "
                              "it, not with what the names mean; give --template (and the roles) to hold it to "
                              "yours")
+        from rfbench.report.render import _WARN_PREFIXES
+
+        for note in report.get("notes") or []:  # what the report warns of holds on re-run too: say it with MATCH
+            if isinstance(note, str) and note.startswith(_WARN_PREFIXES):
+                notes.append(f"the report warns: {note}")
         supplied = _supplied_truth(report)
         if supplied:  # MEASURED by rfbench, against arrays the scored party handed over with its predictions
             flags = ", ".join("--" + r for r in supplied)
