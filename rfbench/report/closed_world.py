@@ -82,6 +82,16 @@ def hash_resolved(item: Resolved, budget: Budget, what: str) -> str:
     """sha256 of a resolved file, read through the safe opener; its size must still be the resolved one (a file
     that changed in between is not hashed: a mismatch) and the deadline is checked every block."""
     budget.reserve(item.size, what)
+    h = hashlib.sha256()
+    for block in _blocks(item, what, 1 << 22):
+        h.update(block)
+        budget.left()
+    return h.hexdigest()
+
+
+def _blocks(item: Resolved, what: str, size: int):
+    """The bytes of a resolved file in blocks of at most ``size``, through the safe opener: the descriptor must
+    be the resolved file (device, inode, size), and all ``item.size`` bytes must be there."""
     try:
         fd = open_regular(item.path)
     except NotRegularFile:
@@ -94,20 +104,17 @@ def hash_resolved(item: Resolved, budget: Budget, what: str) -> str:
             raise VerificationError(f"{what} {item.path}: changed while verify was reading it",
                                     differences=[{"path": what, "report": f"{item.size} bytes",
                                                   "rerun": f"{info.st_size} bytes"}])
-        h = hashlib.sha256()
         left = item.size
         while left > 0:
-            block = os.read(fd, min(1 << 22, left))
+            block = os.read(fd, min(size, left))
             if not block:
                 break
-            h.update(block)
             left -= len(block)
-            budget.left()
+            yield block
         if left:
             raise VerificationError(f"{what} {item.path}: shorter than its size while verify read it",
                                     differences=[{"path": what, "report": f"{item.size} bytes",
                                                   "rerun": f"{item.size - left} bytes read"}])
-        return h.hexdigest()
     finally:
         os.close(fd)
 
@@ -216,34 +223,7 @@ def parse_document(data: bytes, item: Resolved, kind: str) -> dict:
 def read_resolved(item: Resolved, what: str) -> bytes:
     """All ``item.size`` bytes of a resolved file, through the safe opener, the descriptor's identity and size
     checked against the resolved ones."""
-    try:
-        fd = open_regular(item.path)
-    except NotRegularFile:
-        raise FormatError(f"{what} {item.path}: not a regular file; verify reads regular files only") from None
-    except OSError as exc:
-        raise FormatError(f"{what} {item.path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if (info.st_dev, info.st_ino, info.st_size) != (item.dev, item.ino, item.size):
-            raise VerificationError(f"{what} {item.path}: changed while verify was reading it",
-                                    differences=[{"path": what, "report": f"{item.size} bytes",
-                                                  "rerun": f"{info.st_size} bytes"}])
-        buf = bytearray(item.size)
-        view = memoryview(buf)
-        got = 0
-        while got < item.size:
-            n = os.readv(fd, [view[got:]])
-            if n == 0:
-                break
-            got += n
-        del view
-        if got != item.size:
-            raise VerificationError(f"{what} {item.path}: shorter than its size while verify read it",
-                                    differences=[{"path": what, "report": f"{item.size} bytes",
-                                                  "rerun": f"{got} bytes read"}])
-        return bytes(buf)
-    finally:
-        os.close(fd)
+    return b"".join(_blocks(item, what, max(item.size, 1)))
 
 
 def check_input_records(report: Mapping, report_path: Path) -> None:
