@@ -74,18 +74,11 @@ def _verify(
     from rfbench.errors import VerificationError
 
     with guard():
-        from rfbench.errors import FormatError
         from rfbench.report.verify import Convention, rerun_guard, verify_report
 
         limits = Limits(**limit_values)
         roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
-        convention = None
-        if template is not None:
-            convention = Convention.given(template, fields_of(recording_by), roles, drop_duplicates)
-        elif recording_by or drop_duplicates or any(roles.values()):
-            given = next(f"--{k}" for k, v in roles.items() if v) if any(roles.values()) else \
-                "--recording-by" if recording_by else "--drop-duplicates"
-            raise FormatError(f"{given} is part of a template corpus's convention: give it with --template")
+        convention = Convention.from_options(template, fields_of(recording_by), roles, drop_duplicates)
         try:
             with rerun_guard():
                 result = verify_report(report, root=root, limits=limits, cells=tuple(cell or ()),

@@ -1076,6 +1076,25 @@ class Convention:
                 "drop_duplicates": self.drop_duplicates}
 
     @classmethod
+    def from_options(cls, template: str | None, recording_by: Sequence[str] | None = None,
+                     roles: Mapping[str, str | None] = (), drop_duplicates: bool = False) -> "Convention | None":
+        """:meth:`given` from verify's options, or None when none was given.
+
+        Raises
+        ------
+        FormatError
+            A role, ``recording_by`` or ``drop_duplicates`` without ``template``: a part of a convention pins
+            nothing.
+        """
+        if template is not None:
+            return cls.given(template, recording_by, roles, drop_duplicates)
+        named = [f"--{k}" for k, v in dict(roles).items() if v] + ["--recording-by"] * bool(recording_by) \
+            + ["--drop-duplicates"] * bool(drop_duplicates)
+        if named:
+            raise FormatError(f"{named[0]} is part of a template corpus's convention: give it with --template")
+        return None
+
+    @classmethod
     def given(cls, template: str, recording_by: Sequence[str] | None = None, roles: Mapping[str, str | None] = (),
               drop_duplicates: bool = False) -> "Convention":
         """The convention a verifier gives, as ``ingest files`` would take it (checked, and written as a
