@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from rfbench.datasets.manifest import CLASS_KEYS
+from rfbench.datasets.manifest import CLASS_KEYS, class_key
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 from rfbench.metrics.classify import (
@@ -85,10 +85,8 @@ def _parse_domains(domains) -> tuple[str, tuple[str, ...]]:
 
 
 def _label_key(recordings: Mapping[str, Mapping], ids) -> str | None:
-    for key in LABEL_KEYS:
-        if any(recordings.get(g, {}).get(key) is not None for g in ids):
-            return key
-    return None
+    """The class key (:func:`rfbench.datasets.manifest.class_key`) of the recordings ``ids``."""
+    return class_key([recordings.get(g, {}) for g in ids])
 
 
 def check_labels_against_manifest(codes: np.ndarray, groups: np.ndarray, recordings: Mapping[str, Mapping],
