@@ -1,8 +1,10 @@
 """An output path that exists as a device, a FIFO or a socket is never replaced, ``--force`` or not; one ending
-in ``/`` names a folder and is refused by the library (a command's path option has lost the slash by then).
+in ``/`` names a folder and is refused, by the library and by every command's option naming one file to write
+(a ``Path`` option loses the slash before the library sees it).
 
 ``-o /dev/null --force`` run as root renamed a regular file over the system's ``/dev/null`` (``check_writable``
-refused only folders, and the rename replaced whatever was there); ``-o out/`` wrote a file named ``out``.
+refused only folders, and the rename replaced whatever was there); ``-o out/`` wrote a file named ``out``
+(``ingest``, ``split``, ``predict``, ``score``, ``adapt``) until the commands kept the slash.
 """
 
 from __future__ import annotations
@@ -64,6 +66,42 @@ def test_a_path_ending_in_a_slash_names_a_folder(tmp_path):
     with pytest.raises(OutputExistsError, match="ends with '/': it names a folder, not the file to write"):
         check_writable(f"{tmp_path}/splits/")
     assert not (tmp_path / "splits").exists()
+
+
+def _in(folder, argv, runner):
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        return runner.invoke(app, argv)
+    finally:
+        os.chdir(here)
+
+
+def test_every_file_output_option_refuses_a_folder_name(runner, tiny_demo, tmp_path):
+    """``-o NAME/`` names a folder: no command writes a file called NAME instead."""
+    manifest = str(tiny_demo / "widar-manifest.json")
+    report = json.loads((tiny_demo / "gesture" / "report.json").read_text())["reproducer"]["argv"]
+    cases = {
+        "ingest": (["ingest", "widar", str(tiny_demo / "data" / "widar")], tmp_path),
+        "split": (["split", manifest, "-p", "cross-room", "--test", "3"], tmp_path),
+        "adapt": (["adapt", "--synthetic"], tmp_path),
+        "score": (report[1:report.index("-o")], tiny_demo / "gesture"),
+    }
+    for name, (argv, where) in cases.items():
+        target = tmp_path / f"{name}-out"
+        result = _in(where, [*argv, "-o", f"{target}/"], runner)
+        assert result.exit_code == 2, (name, result.output)
+        assert "ends with '/': it names a folder, not the file to write" in " ".join(result.output.split()), name
+        assert not os.path.lexists(target), name
+    model, windows = str(tiny_demo / "bvp" / "centroid.onnx"), str(tiny_demo / "windows" / "bvp-test")
+    result = runner.invoke(app, ["predict", model, "--windows", windows, "-o", f"{tmp_path}/p.npy/"])
+    assert result.exit_code == 2 and "it names a folder" in " ".join(result.output.split()), result.output
+    assert not os.path.lexists(tmp_path / "p.npy") and not os.path.lexists(tmp_path / "p.json")
+    lodo = tmp_path / "lodo"
+    result = runner.invoke(app, ["split", manifest, "-p", "leave-one-domain-out", "--domain", "room", "-o",
+                                 f"{lodo}/", "--json"])  # a folder is what leave-one-domain-out writes into
+    assert result.exit_code == 0, result.output
+    assert sorted(os.listdir(lodo)) == ["split-room-1.json", "split-room-2.json", "split-room-3.json"]
 
 
 def test_split_and_score_refuse_a_fifo_output_with_force(runner, tiny_demo, tmp_path):

@@ -3,7 +3,8 @@
 Errors go to stderr as a single line (``error: <message>``) and the process exits with the error's
 ``exit_code`` (DESIGN.md §1); usage errors are :mod:`rfbench.commands._usage`'s, progress bars and signal
 handling :mod:`rfbench.commands._progress`'s. Every float option parses with
-:func:`rfbench.settings.finite_float` (importable from here too), which refuses NaN and inf.
+:func:`rfbench.settings.finite_float` (importable from here too), which refuses NaN and inf; every option naming
+one file to write parses with :func:`output_file`, which refuses a path written as a folder (``out/``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from rfbench.report.render import INVISIBLE_CHARS
 from rfbench.settings import finite_float  # noqa: F401 (the float parser: declared with the settings)
 
 __all__ = ["guard", "fail", "emit_json", "stdout_console", "stderr_console", "one_line", "cli_message", "finite_float",
-           "with_settings", "clean_text"]
+           "with_settings", "clean_text", "output_file",
+           "output_text"]
 
 
 def _console_class():
@@ -120,6 +122,32 @@ def guard() -> Iterator[None]:
                    "file name can hold: that input is malformed", 2) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
+
+
+def output_file(value: Any) -> Any:
+    """The parser of every option naming one file to write (``typer.Option(..., parser=output_file)``): a
+    ``Path``, after refusing a path written with a trailing ``/``
+    (:func:`rfbench.io.files.refuse_folder_name`), which names a folder: ``Path("out/")`` is ``out``, and the
+    file would be written under the name of the folder the user meant."""
+    from pathlib import Path
+
+    from rfbench.io.files import refuse_folder_name
+
+    try:
+        refuse_folder_name(str(value))
+    except RfbenchError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return Path(value)
+
+
+def output_text(value: Any) -> str:
+    """The parser of an option naming a file or a folder to write (``split --out``): the text as given, for the
+    library to tell the two apart by a trailing ``/`` (an annotation of ``Path`` would drop it)."""
+    return str(value)
+
+
+# Help shows a parser's name as its option's type: `<path>`, as for every other path option.
+output_file.__name__ = output_text.__name__ = "path"
 
 
 def emit_json(obj: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, finite_float, guard, stdout_console
+from rfbench.commands._common import emit_json, finite_float, guard, output_file, stdout_console
 from rfbench.commands._progress import progress
 
 
@@ -21,7 +21,8 @@ def adapt(
         bool, typer.Option("--synthetic", help="Adapt on seeded synthetic features (64 frames x 30 dims) instead.")
     ] = False,
     out: Annotated[
-        Optional[Path], typer.Option("--out", "-o", help="Write the adapter (.npz) here.", show_default=False)
+        Optional[Path], typer.Option("--out", "-o", parser=output_file, help="Write the adapter (.npz) here.",
+                                     show_default=False)
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out file.")] = False,
     config: Annotated[

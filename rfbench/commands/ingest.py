@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, stdout_console
+from rfbench.commands._common import emit_json, guard, output_file, stdout_console
 from rfbench.commands._progress import Bar
 
 COMMAND_NAME = "ingest"
@@ -26,7 +26,7 @@ ingest = typer.Typer(
     rich_markup_mode="markdown",
 )
 
-_Out = Annotated[Path, typer.Option("--out", "-o", help="Manifest file to write.")]
+_Out = Annotated[Path, typer.Option("--out", "-o", parser=output_file, help="Manifest file to write.")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.")]
 _Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing manifest.")]
 _Follow = Annotated[bool, typer.Option(

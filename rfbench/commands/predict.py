@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, stdout_console, with_settings
+from rfbench.commands._common import emit_json, guard, output_file, stdout_console, with_settings
 from rfbench.commands._progress import progress
 from rfbench.nn.predict_settings import PredictSettings
 
@@ -21,8 +21,9 @@ def _predict(
                                           show_default=False)],
     windows: Annotated[Path, typer.Option("--windows", help="A folder written by `rfbench windows` (X.npy, y.npy, "
                                           "index.json).", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Predictions to write (.npy); the record goes beside it "
-                                      "with the suffix .json.", show_default=False)],
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", parser=output_file, help="Predictions to write (.npy); the record goes beside it with the "
+                                                "suffix .json.", show_default=False)],
     force: Annotated[bool, typer.Option("--force", help="Replace existing predictions and record.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     **options,

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, stderr_console, stdout_console
+from rfbench.commands._common import emit_json, guard, output_file, stderr_console, stdout_console
 from rfbench.report.settings import (
     TASKS,
     BootstrapSettings,
@@ -117,7 +117,8 @@ def _signature() -> inspect.Signature:
     settings = typer_parameters(*_SETTINGS, required=("pred",))
     tail = [
         P("out", P.KEYWORD_ONLY, default=None, annotation=Annotated[Optional[Path], typer.Option(
-            "--out", "-o", help="Write the report JSON here, and its Markdown rendering beside it (.md).")]),
+            "--out", "-o", parser=output_file,
+            help="Write the report JSON here, and its Markdown rendering beside it (.md).")]),
         P("plots", P.KEYWORD_ONLY, default=False, annotation=Annotated[bool, typer.Option(
             "--plots", help="With -o: also draw PNG pictures beside the report (pose: PCK-vs-threshold curve and "
                             "per-joint bars; gesture: confusion matrix) and embed them in the .md. Needs the plot "

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, fail, finite_float, guard, stdout_console
+from rfbench.commands._common import emit_json, fail, finite_float, guard, output_text, stdout_console
 from rfbench.commands._progress import Bar
 
 
@@ -19,9 +19,10 @@ def split(
              "leave-one-domain-out | mmfi-s1 | mmfi-s2 | mmfi-s3.", show_default=False)],
     seed: Annotated[int, typer.Option("--seed", "-s", min=0, help="Seed of the draw (random, cross-* "
                                                                   "held-out values, MM-Fi S1).")] = 0,
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Split file to write (default split.json); for leave-one-domain-out a folder that "
-                            "receives `split-<key>-<value>.json` per held-out value (default: .).")] = None,
+    out: Annotated[Optional[str], typer.Option(
+        "--out", "-o", parser=output_text,
+        help="Split file to write (default split.json); for leave-one-domain-out a folder that receives "
+             "`split-<key>-<value>.json` per held-out value (default: .).")] = None,
     test: Annotated[Optional[List[str]], typer.Option(
         "--test", help="A value to hold out for test (repeatable), e.g. --test 3 with cross-room. For "
                        "leave-one-domain-out: only these folds.")] = None,

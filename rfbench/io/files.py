@@ -48,6 +48,7 @@ __all__ = [
     "schema_id",
     "check_schema",
     "check_writable",
+    "refuse_folder_name",
     "dumps_json",
     "sha256_file",
     "input_errors",
@@ -81,10 +82,7 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     a device, a FIFO, a socket: see :func:`check_replaceable`); return it as a Path. Call before doing expensive
     work. A path written with a trailing ``/`` names a folder: refused (``Path`` would drop the slash and write a
     file of that name)."""
-    text = os.fspath(path)
-    if isinstance(text, str) and text.endswith(("/", os.sep)) and text.strip("/" + os.sep):
-        raise OutputExistsError(f"{text} ends with '/': it names a folder, not the file to write; give the file's "
-                                "name")
+    refuse_folder_name(path)
     path = Path(path)
     check_replaceable(path)
     if os.path.lexists(path) and not force:  # a link to nothing is the user's too: not absent
@@ -92,6 +90,15 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     if path.exists() and path.is_dir():
         raise OutputExistsError(f"{path} is a directory, not a file")
     return path
+
+
+def refuse_folder_name(path: str | os.PathLike) -> None:
+    """Refuse an output file written with a trailing ``/``: it names a folder (``Path`` would drop the slash and
+    write a file of that name). Call on the text as given, before it becomes a ``Path``."""
+    text = os.fspath(path)
+    if isinstance(text, str) and text.endswith(("/", os.sep)) and text.strip("/" + os.sep):
+        raise OutputExistsError(f"{text} ends with '/': it names a folder, not the file to write; give the file's "
+                                "name")
 
 
 def check_replaceable(path: str | os.PathLike) -> None:

@@ -101,8 +101,9 @@ def write_prediction(pred_path: str | os.PathLike, prediction: Prediction, force
     before the record that names its sha256, so a crash between the two leaves a record that
     :func:`load_prediction_record` refuses rather than one that vouches for the wrong array.
     """
-    from rfbench.io.files import check_writable, write_bytes, write_json
+    from rfbench.io.files import check_writable, refuse_folder_name, write_bytes, write_json
 
+    refuse_folder_name(pred_path)
     pred_path = Path(pred_path)
     json_path = record_path_for(pred_path)
     check_writable(pred_path, force)

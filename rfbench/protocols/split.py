@@ -715,6 +715,10 @@ def split_targets(protocol: str, out: str | os.PathLike | None = None) -> tuple[
             raise ValidationError(f"`out` {folder}: leave-one-domain-out writes one file per held-out value; "
                                   "give a folder")
         return folder, None
+    if out is not None:
+        from rfbench.io.files import refuse_folder_name
+
+        refuse_folder_name(out)
     target = Path("split.json") if out is None else Path(out)
     return target.parent, target
 

@@ -120,13 +120,14 @@ def _is_array(x) -> bool:
 
 
 def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | None, Path | None, bool, list[str]]:
-    from rfbench.io.files import check_writable
+    from rfbench.io.files import check_writable, refuse_folder_name
 
     messages: list[str] = []
     if plots and out is None:
         raise ValidationError("`plots` writes PNG files beside the report: give `out` (report.json) as well")
     md_path = None
     if out is not None:
+        refuse_folder_name(out)
         out = Path(out)
         if out.suffix.lower() == ".md":
             raise ValidationError("the output names the JSON report (e.g. report.json); the .md is written beside it")
