@@ -200,11 +200,27 @@ def _report_file(path: Path) -> Path:
     return resolve(path.name, path.parent, what="report").path
 
 
-def _read_report(real: Path, shown: Path) -> dict:
-    from rfbench.io.files import read_json
+def _read_report(real: Path, shown: Path, sha256: str | None = None) -> dict:
+    """The report, read once and parsed from those bytes; with ``sha256`` (a robustness summary's cell), those
+    bytes must be the ones the summary's checks read, else it changed in between: a :class:`VerificationError`
+    before anything is re-run (what is re-run is what the summary was checked against, never a second read)."""
+    import hashlib
+
+    from rfbench.io.documents import parse_json_bytes
+    from rfbench.io.files import read_input_bytes
     from rfbench.report.common import is_version
 
-    doc = read_json(real, cap=MAX_REPORT_BYTES)
+    data = read_input_bytes(real, cap=MAX_REPORT_BYTES, expected="a JSON file")
+    if sha256 is not None:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != sha256:
+            raise VerificationError(f"{shown}: not the report the summary's checks read (its sha256 is now "
+                                    f"{digest[:16]}…, the summary records {sha256[:16]}…): it changed while verify "
+                                    "ran; not re-run", differences=[{"path": "sha256", "report": sha256,
+                                                                     "rerun": digest}])
+    doc = parse_json_bytes(data, str(real))
+    if not isinstance(doc, dict):
+        raise FormatError(f"{real}: expected a JSON object, found {type(doc).__name__}")
     report = validate_report(doc, str(shown))
     _check_shapes(report, shown)
     if not is_version(report.get("rfbench_version")):  # shown in report.md and the verdict: it must be a version
@@ -845,7 +861,8 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         summary = _robustness_summary(Path(path))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
             return summary(Path(path), root,
-                           lambda cell: _verify(cell, root, python, limits, deadline, datasets, convention),
+                           lambda cell, sha256: _verify(cell, root, python, limits, deadline, datasets, convention,
+                                                        sha256),
                            VerifyResult, cells=cells, all_cells=all_cells, limits=limits)
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
@@ -866,7 +883,10 @@ def _robustness_summary(path: Path):
 
 
 def _verify(path: Path, root, python: str | None, limits: Limits, deadline: float | None = None,
-            datasets: Sequence[str | os.PathLike] = (), convention: "Convention | None" = None) -> VerifyResult:
+            datasets: Sequence[str | os.PathLike] = (), convention: "Convention | None" = None,
+            sha256: str | None = None) -> VerifyResult:
+    """One report verified (a robustness summary's cell: ``sha256``, the digest of the bytes the summary's
+    checks read; the report re-run must be those very bytes)."""
     from rfbench import __version__
     from rfbench.io.files import read_json
     from rfbench.io.world import write_world
@@ -885,7 +905,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
         # those beside the link would see files verify never looked at
         raise FormatError(f"{path}: a symbolic link to {report_real}; verify the report file itself (its report.md "
                           "and pictures are those beside it)")
-    report = _read_report(report_real, path)
+    report = _read_report(report_real, path, sha256)
     try:
         world = close_world(report, report_real, root, budget)
     except FormatError as exc:

@@ -25,7 +25,9 @@ once within verify's ``timeout`` and ``max_gb``:
   byte.
 
 Then every cell, clean included, and every cell of the reference is verified as the report it is: its chain
-re-run from the dataset, bit for bit. Until every cell is re-run, a cell's numbers rest on its report's sha256
+re-run from the dataset, bit for bit. The report re-run is the one the checks above read (its bytes hash to the
+sha256 they read; a report put in its place since is refused), and a reference summary is checked as parsed
+from the bytes hashed. Until every cell is re-run, a cell's numbers rest on its report's sha256
 alone — and whoever edits a cell report can record its new sha256 — so that is the default. ``cells`` (folder
 names such as ``noise-3-seed0``) narrows the re-runs to those named; every cell left out, and the reference's
 cells, are then named in the verdict as not compared.
@@ -98,9 +100,11 @@ class _Files:
         return parse_document(data, item, kind)
 
 
-def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], Any], result_type, *,
+def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, str], Any], result_type, *,
                    cells: Sequence[str] = (), all_cells: bool = False, limits=None):
-    """Check a summary (see the module docstring) and verify the cells asked for with ``verify_cell(report)``.
+    """Check a summary (see the module docstring) and verify the cells asked for with ``verify_cell(report,
+    sha256)``: ``sha256`` is the digest of the bytes the summary's checks read, and the cell verified must be those
+    very bytes (a report put in its place once the checks are done is refused, never re-run as the checked one).
 
     Returns ``result_type(report=..., status="match", compared=..., notes=..., uncompared=...)``.
 
@@ -135,13 +139,13 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
     wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
     # the reference's cells decide the CE and mCE this summary scales by: re-run with the summary's own (a cell
     # not re-run rests on its report's sha256 alone, which whoever edits the report can record again)
-    runs = [(name, reports[name], "cell") for name in wanted]
+    runs = [(name, *reports[name], "cell") for name in wanted]
     if all_cells or not cells:
-        runs += [(name, report, "reference cell") for name, report in reference_cells.items()]
+        runs += [(name, *report, "reference cell") for name, report in reference_cells.items()]
     trees: dict = {}
-    for name, report, kind in runs:
+    for name, report, digest, kind in runs:
         try:
-            result = verify_cell(report)
+            result = verify_cell(report, digest)
         except VerificationError as exc:
             raise VerificationError(f"{path}: {kind} {name}: {exc}", differences=exc.differences) from None
         compared += result.compared
@@ -164,15 +168,17 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path], 
                        uncompared=uncompared, datasets=list(trees.values()))
 
 
-def _check(path: Path, files: _Files, reference_allowed: bool):
-    """Every check of the module docstring but the cell re-runs; ``(cell names, cell report paths, values
-    compared, version, the reference's cell reports, the summary's evidence, evidence_rule and warnings)``.
-    Raises VerificationError listing every difference found."""
+def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | None = None):
+    """Every check of the module docstring but the cell re-runs; ``(cell names, {cell: (report path, sha256 of
+    the bytes checked)}, values compared, version, the reference's cell reports (the same pairs), the summary's
+    evidence, evidence_rule and warnings)``. ``doc``: the summary already parsed (a reference: from the bytes
+    hashed), else read from ``path``. Raises VerificationError listing every difference found."""
     from rfbench.io.files import read_json
     from rfbench.report.robustness import NOTES, _first, aggregate, cell_marks, reproducer_argv, sweep_evidence
     from rfbench.report.robustness_settings import RobustnessSettings, cell_name
 
-    doc = read_json(path, "robustness")
+    if doc is None:
+        doc = read_json(path, "robustness")
     base = path.parent
     differences: list[dict] = []
     compared = 0
@@ -216,7 +222,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         if digests[key] != doc[key]["sha256"]:
             differ(f"{key}.sha256", doc[key]["sha256"], digests[key])
     # every cell report
-    reports: dict[str, Path] = {}
+    reports: dict[str, tuple[Path, str]] = {}
     clean = dict(doc["clean"])
     firsts: dict[str, dict] = {}
     models: dict[str, dict] = {}  # each report's first result as a summary copies it ({value, low, high})
@@ -224,8 +230,8 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
     for name, entry in [("clean", clean), *names.items()]:
         where = f"cells[{name}]" if name != "clean" else "clean"
         item = files.resolve(entry["report"], base, f"the summary's {name} report")
-        reports[name] = item.path
         digest = files.sha256(item, f"the summary's {name} report")
+        reports[name] = (item.path, digest)
         compared += 1
         if digest != entry["sha256"]:
             differ(f"{where}.sha256", entry["sha256"], digest)
@@ -279,14 +285,16 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         if digest != doc["reference"]["sha256"]:
             differ("reference.sha256", doc["reference"]["sha256"], digest)
         else:
+            # checked as parsed from the bytes hashed, and scaled by the same document: never a second read
+            reference = files.document(item, "robustness", "the summary's reference")
             try:
-                ref_names, ref_reports, ref_compared, _, _, _ = _check(item.path, files, reference_allowed=False)
+                ref_names, ref_reports, ref_compared, _, _, _ = _check(item.path, files, reference_allowed=False,
+                                                                       doc=reference)
                 compared += ref_compared
                 reference_cells = {name: ref_reports[name] for name in ["clean", *ref_names]}
             except VerificationError as exc:
                 raise VerificationError(f"{path}: its reference {item.path}: {exc}",
                                         differences=exc.differences) from None
-            reference = files.document(item, "robustness", "the summary's reference")
     derived.update(aggregate(better, clean, entries, derived["baseline"]["value"], reference))
     ref_path = doc["reference"]["path"] if doc.get("reference") is not None else None
     derived["reproducer"] = {"argv": reproducer_argv(doc["model"]["path"], doc["split"]["path"],
@@ -296,7 +304,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool):
         if not _same(doc.get(key), value):
             differ(key, doc.get(key), value)
     compared += _whole(doc, settings, digests, reference_digest, models, derived, differ)
-    compared += _score_like_binds(doc, base, files, clean_report, reports["clean"], differ)
+    compared += _score_like_binds(doc, base, files, clean_report, reports["clean"][0], differ)
     compared += _pictures(doc, base, files, differ)
     if differences:
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
