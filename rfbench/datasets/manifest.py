@@ -206,6 +206,7 @@ class Manifest:
         ``root`` is recorded relative to the manifest's folder (:meth:`recorded_root`), absolute only when
         ``absolute_root``; the in-memory manifest is unchanged.
         """
+        self._refuse_own_file(path)
         doc = self.to_dict()
         doc["root"] = self.recorded_root(path, absolute_root)
         try:
@@ -216,6 +217,23 @@ class Manifest:
             raise ValidationError(f"the dataset folder's path '{display_path(doc['root'])}' is not valid UTF-8, so a "
                                   "manifest cannot record it; rename the folder (or a folder above it)") from None
         return write_json(path, doc, force=force)
+
+    def _refuse_own_file(self, path) -> None:
+        """Refuse a manifest written over one of the dataset files it lists (``-o TREE/labels.csv --force``)."""
+        from rfbench.io.files import refuse_inputs
+
+        if not os.path.isabs(self.root):  # relative to another manifest's folder: not this process's to resolve
+            return
+        try:
+            rel = os.path.relpath(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.realpath(self.root))
+        except (OSError, ValueError):
+            return
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return
+        name = os.path.basename(path)
+        rel = name if rel == "." else rel.replace(os.sep, "/") + "/" + name
+        listed = [f["path"] for r in self.recordings for f in r.get("files") or () if f.get("path") == rel]
+        refuse_inputs([path], [os.path.join(self.root, p) for p in listed])
 
     @classmethod
     def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":

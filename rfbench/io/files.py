@@ -26,7 +26,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
 from rfbench.io.documents import MAX_JSON_BYTES, MAX_NESTING, check_nesting, parse_json_bytes, parse_json_text
@@ -49,6 +49,7 @@ __all__ = [
     "check_schema",
     "check_writable",
     "refuse_folder_name",
+    "refuse_inputs",
     "dumps_json",
     "sha256_file",
     "input_errors",
@@ -99,6 +100,28 @@ def refuse_folder_name(path: str | os.PathLike) -> None:
     if isinstance(text, str) and text.endswith(("/", os.sep)) and text.strip("/" + os.sep):
         raise OutputExistsError(f"{text} ends with '/': it names a folder, not the file to write; give the file's "
                                 "name")
+
+
+def refuse_inputs(outputs: Iterable, inputs: Iterable) -> None:
+    """Refuse to write any of ``outputs`` over one of ``inputs``, the same file under any name (a hard link, a
+    link to it, another spelling): ``force`` replaces a job's earlier outputs, never what the job reads. An output
+    that is itself a symbolic link is not its target (rfbench replaces the link, never follows it). Call before
+    writing anything."""
+
+    def key(path, follow: bool):
+        try:
+            info = os.stat(path) if follow else os.lstat(path)
+        except (OSError, ValueError):
+            return ("path", os.path.normcase(os.path.abspath(os.fspath(path))))
+        return ("file", info.st_dev, info.st_ino)
+
+    read = {key(p, True): p for p in inputs if p is not None}
+    for out in outputs:
+        given = read.get(key(out, False)) if out is not None else None
+        if given is not None:
+            alias = "" if os.fspath(given) == os.fspath(out) else f" (as {given})"
+            raise OutputExistsError(f"{out} is an input of this job{alias}: rfbench never writes over what it reads, "
+                                    "`force` or not; write elsewhere")
 
 
 def check_replaceable(path: str | os.PathLike) -> None:

@@ -154,6 +154,10 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
 
     pictures = []
     if out is not None:
+        from rfbench.io.files import refuse_inputs
+
+        read = [i["path"] for i in report.get("inputs") or () if isinstance(i, dict) and i.get("path")]
+        refuse_inputs([out, md_path], [out.parent / str(p) for p in read])
         if draw:
             from rfbench.io.files import sha256_file
             from rfbench.report.plots import plot_engine, write_pictures

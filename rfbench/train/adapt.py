@@ -596,13 +596,14 @@ def adapt_file(source=None, settings: AdaptSettings | None = None, *, synthetic:
     >>> summary["loss_final"] <= summary["loss_initial"], summary["pose_gain_claimed"]
     (True, False)
     """
-    from rfbench.io.files import check_writable, dumps_json, save_npz
+    from rfbench.io.files import check_writable, dumps_json, refuse_inputs, save_npz
 
     settings = settings or AdaptSettings()
     if (source is None) == (not synthetic):
         raise ValidationError("give a CSI archive or a .npy of features, or `synthetic` (not both)")
     if out is not None:
         check_writable(out, force)
+        refuse_inputs([out], [source])
     if synthetic:
         features = synthetic_features(min(64, max_frames), 30, settings.seed)
         mean = scale = None

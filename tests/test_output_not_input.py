@@ -1,0 +1,99 @@
+"""No command writes over a file it reads, ``--force`` or not.
+
+``score -o pred.json --force`` replaced the prediction record it had just read with the report (exit 0: the
+report then named a record that no longer existed); ``predict -o WINDOWS/X.npy --force`` replaced the X it ran
+the model on, and ``-o WINDOWS/index.npy`` the windows index (the record goes beside the predictions, as
+index.json); ``adapt f.npy -o f.npy --force`` replaced its features with the adapter; ``ingest -o`` naming one
+of the dataset files it lists replaced that file with the manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rfbench.cli import app
+from rfbench.errors import OutputExistsError
+from rfbench.io.files import refuse_inputs
+
+MESSAGE = "an input of this job"
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture()
+def chain(tiny_demo, tmp_path):
+    shutil.copytree(tiny_demo, tmp_path / "d", symlinks=True)
+    return tmp_path / "d"
+
+
+def _refused(result, *kept):
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and MESSAGE in text and "write elsewhere" in text, result.output
+    return kept
+
+
+def test_score_never_writes_its_report_over_an_input(runner, chain):
+    base = ["score", "--task", "gesture", "--pred", str(chain / "bvp" / "scores.npy"), "--rows",
+            str(chain / "windows" / "bvp-test" / "index.json"), "--split", str(chain / "bvp-split.json")]
+    for target in (chain / "bvp" / "scores.json", chain / "bvp-split.json"):  # the prediction record, the split
+        before = _digest(target)
+        _refused(runner.invoke(app, [*base, "-o", str(target), "--force"]))
+        assert _digest(target) == before
+        assert not target.with_suffix(".md").exists()
+    ok = runner.invoke(app, [*base, "-o", str(chain / "bvp" / "again.json")])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_predict_never_writes_over_the_windows_it_runs_on(runner, chain):
+    windows = chain / "windows" / "bvp-test"
+    model = str(chain / "bvp" / "centroid.onnx")
+    for out, hit in (("X.npy", "X.npy"), ("index.npy", "index.json"), ("y.npy", "y.npy")):
+        before = _digest(windows / hit)
+        _refused(runner.invoke(app, ["predict", model, "--windows", str(windows), "-o", str(windows / out),
+                                     "--force"]))
+        assert _digest(windows / hit) == before, out
+    assert sorted(os.listdir(windows)) == ["X.npy", "index.json", "y.npy"]
+
+
+def test_adapt_never_writes_over_its_features(runner, tmp_path):
+    features = tmp_path / "f.npy"
+    np.save(features, np.random.default_rng(0).normal(size=(80, 12)))
+    before = _digest(features)
+    _refused(runner.invoke(app, ["adapt", str(features), "-o", str(features), "--force", "--steps", "2"]))
+    assert _digest(features) == before
+
+
+def test_ingest_never_writes_the_manifest_over_a_file_it_lists(runner, chain, tmp_path):
+    tree = chain / "data" / "bvp"
+    listed = sorted(tree.rglob("*.mat"))[0]
+    before = _digest(listed)
+    _refused(runner.invoke(app, ["ingest", "widar", str(tree), "-o", str(listed), "--force"]))
+    assert _digest(listed) == before
+    ok = runner.invoke(app, ["ingest", "widar", str(tree), "-o", str(tree / "manifest.json"), "--json"])
+    assert ok.exit_code == 0, ok.output  # a manifest inside its tree, on no listed file: fine
+    assert json.loads(ok.stdout)["recordings"] > 0
+
+
+def test_the_same_file_under_another_name_is_still_an_input(tmp_path):
+    data = tmp_path / "a.json"
+    data.write_text("{}")
+    os.link(data, tmp_path / "hard.json")
+    (tmp_path / "soft.json").symlink_to(data)
+    with pytest.raises(OutputExistsError, match="hard.json is an input of this job \\(as .*soft.json\\)"):
+        refuse_inputs([tmp_path / "hard.json"], [tmp_path / "soft.json"])
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(OutputExistsError, match=MESSAGE):
+        refuse_inputs([tmp_path / "sub" / ".." / "a.json"], [data])
+    with pytest.raises(OutputExistsError, match=MESSAGE):  # neither there yet: the same spelling after all
+        refuse_inputs([tmp_path / "sub" / ".." / "b.json"], [tmp_path / "b.json"])
+    refuse_inputs([tmp_path / "soft.json"], [data])  # an output link is replaced, never followed: not the input
+    refuse_inputs([tmp_path / "new.json", None], [data, None])
