@@ -321,10 +321,13 @@ def test_a_folder_parse_takes_every_csi_log_told_from_its_bytes(runner, tmp_path
     assert sorted(Path(p).name for p in doc["not_taken_files"]) == ["empty.pcap", "labels.csv", "pipe.csv"]
     assert doc["sniffed_patterns"] == ["*.csv", "*.pcap", "*.csi"]
     assert (tmp_path / "out" / "pi" / "cap.pcap.npz").is_file()
-    # --glob or --format: the patterns alone decide, as before (labels.csv is then an input, and fails)
+    # --glob or --format: the patterns alone decide, as before (labels.csv is then an input, and fails; so does
+    # the FIFO pipe.csv, a name the pattern takes that is not a regular file)
     result = runner.invoke(app, ["parse", str(root), "-o", str(tmp_path / "o2"), "--format", "esp32", "--json"])
     doc = json.loads(result.stdout)
-    assert result.exit_code == 2 and doc["written"] == 1 and doc["failed"] == 1 and doc["sniffed_patterns"] == []
+    assert result.exit_code == 2 and doc["written"] == 1 and doc["failed"] == 2 and doc["sniffed_patterns"] == []
+    assert sorted(Path(f["input"]).name for f in doc["files"] if f["status"] == "failed") == ["labels.csv",
+                                                                                            "pipe.csv"]
     # a folder with no log at all says what it looked for
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -83,7 +83,7 @@ def parse(
     (records, subcarriers, rx, tx), num_tones, nrx, ntx, subcarriers, format, variant, chip, bandwidth_mhz,
     decided_keys / decided_values (why) and its metadata (docs/parse.md). Corrupt records are skipped and counted by
     reason, never fatal. Inputs are independent: one that cannot be read or holds no valid record is listed
-    and the exit code is 2.
+    and the exit code is 2, as for a folder under an input folder that cannot be listed.
 
     Outputs appear only complete: each is written to a file with no name yet (or a hidden temporary file)
     and named once on disk, in batches. Interrupted (Ctrl-C, SIGTERM, SIGHUP), rfbench deletes its
@@ -123,7 +123,8 @@ def parse(
         doc = {"files": files, "parsed": counts["written"] + counts["kept"], "written": counts["written"],
                "kept": counts["kept"], "failed": counts["failed"], "not_finished": counts["not finished"],
                "patterns": list(found.patterns), "sniffed_patterns": list(found.sniffed), "not_taken": len(not_taken),
-               "not_taken_files": not_taken}
+               "not_taken_files": not_taken,
+               "unlisted_folders": [{"path": str(f), "reason": why} for f, why in found.unlisted]}
         if caught:
             doc["interrupted"] = signal.Signals(caught[0]).name
         emit_json(doc)
@@ -131,18 +132,21 @@ def parse(
         from rfbench.io.parse_summary import plain, summary_lines
 
         shown = [_shown_record(r) for r in files]
-        lines = summary_lines(shown, counts, replace(found, not_taken=[_cell(str(p)) for p in found.not_taken]),
+        lines = summary_lines(shown, counts, replace(found, not_taken=[_cell(str(p)) for p in found.not_taken],
+                                                    unlisted=[(_cell(str(f)), why) for f, why in found.unlisted]),
                               shutil.get_terminal_size((80, 24)).columns)
         sys.stdout.write(clean_text(plain("\n".join(lines) + "\n")))
         sys.stdout.flush()
     for r in files:
         if r["status"] == "failed":
             fail(f"{_cell(r['path'])}: {_cell(r['error'])}")
+    for folder, why in found.unlisted:
+        fail(f"{_cell(str(folder))}: cannot list this folder ({why}); its files were not searched")
     if caught:
         from rfbench.io.parse_summary import interrupted_line
 
         raise fail(interrupted_line(caught[0], [_shown_record(r) for r in files]), 128 + int(caught[0]))
-    if counts["failed"]:
+    if counts["failed"] or found.unlisted:
         raise typer.Exit(2)
 
 

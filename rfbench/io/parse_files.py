@@ -142,12 +142,16 @@ class Inputs:
         sorted order.
     sniffed : tuple of str
         The name patterns whose files were taken only when their bytes are a CSI log.
+    unlisted : list of (Path, str)
+        Folders under the folders searched that could not be listed, with the reason: the files in them were
+        not searched (the job says so, and exits 2).
     """
 
     files: list
     patterns: tuple = DEFAULT_GLOBS
     not_taken: list = field(default_factory=list)
     sniffed: tuple = ()
+    unlisted: list = field(default_factory=list)
 
 
 def _matches(rel: PurePosixPath, patterns) -> bool:
@@ -167,17 +171,20 @@ def _ours(name: str) -> bool:
     return name.endswith(".npz") or (name.startswith(".") and ".npz." in name and name.endswith(".tmp"))
 
 
-def _walk(top: Path):
+def _walk(top: Path, unlisted: list | None = None):
     """``(folder, file names)`` of ``top`` and every folder under it, top-down in name order, as ``os.walk``
     with sorted names gives them (a link to a folder is neither descended nor a file) — but with a stack of its
-    own: ``os.walk`` recurses once per level, and a chain of a thousand folders is a RecursionError."""
+    own: ``os.walk`` recurses once per level, and a chain of a thousand folders is a RecursionError. A folder
+    that cannot be listed goes into ``unlisted`` as ``(folder, reason)``."""
     stack = [top]
     while stack:
         folder = stack.pop()
         try:
             with os.scandir(folder) as it:
                 items = list(it)
-        except OSError:
+        except OSError as exc:
+            if unlisted is not None:
+                unlisted.append((folder, (exc.strerror or str(exc)).lower()))
             continue
         dirs, files = [], []
         for e in items:
@@ -201,7 +208,8 @@ def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS, sniff
     :data:`SNIFFED_GLOBS`) when the file's first bytes are a log of a format rfbench reads
     (:func:`looks_like_a_log`), in sorted order; the other files found are counted in
     :attr:`Inputs.not_taken`. A path that does not exist is kept, so that it is reported as a failed input
-    while the others still run.
+    while the others still run; so is a matching name that is not a regular file (a FIFO, a device, a link to
+    nothing). A folder that cannot be listed is in :attr:`Inputs.unlisted`.
 
     Raises
     ------
@@ -215,22 +223,22 @@ def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS, sniff
             raise ValidationError(f"bad file pattern {pattern!r}: give a name pattern such as '*.dat'")
     files: list = []
     not_taken: list = []
+    unlisted: list = []
     for item in inputs:
         item = Path(item)
         if item.is_dir():
             found, other = [], []
-            for base, filenames in _walk(item):
+            for base, filenames in _walk(item, unlisted):
                 for name in filenames:
                     path = base / name
                     rel = PurePosixPath(path.relative_to(item).as_posix())
                     if _matches(rel, patterns):
-                        if path.is_file():
-                            found.append(path)
+                        found.append(path)  # a FIFO or a dangling link too: its read fails, and says why
                     elif sniffed and _matches(rel, sniffed) and path.is_file() and looks_like_a_log(path):
                         found.append(path)
                     elif not _ours(name):
                         other.append(path)
-            if not found:
+            if not found and not unlisted:
                 wanted = " or ".join(patterns)
                 more = f" ({len(other)} other file(s); choose others with --glob PATTERN)" if other else ""
                 logs = f" and no CSI log named {' or '.join(sniffed)}" if sniffed else ""
@@ -242,9 +250,9 @@ def find_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS, sniff
             not_taken.extend(sorted(other))
         else:
             files.append((item, None))
-    if not files:
+    if not files and not unlisted:
         raise ValidationError("no input given")
-    return Inputs(files=files, patterns=patterns, not_taken=not_taken, sniffed=sniffed)
+    return Inputs(files=files, patterns=patterns, not_taken=not_taken, sniffed=sniffed, unlisted=unlisted)
 
 
 def looks_like_a_log(path: Path) -> bool:

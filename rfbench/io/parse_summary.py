@@ -193,6 +193,10 @@ def summary_lines(files: list, counts: dict, found, width: int) -> list[str]:
         logs = f", nor a CSI log named {' or '.join(found.sniffed)}" if found.sniffed else ""
         lines.append(f"{len(found.not_taken)} file(s) in the folders not taken (not {' or '.join(found.patterns)}"
                      f"{logs}): {shown}; choose them with --glob PATTERN")
+    if found.unlisted:
+        more = len(found.unlisted) - 3
+        shown = ", ".join(str(f) for f, _ in found.unlisted[:3]) + (f" and {more} more" if more > 0 else "")
+        lines.append(f"{len(found.unlisted)} folder(s) could not be listed, their files not searched: {shown}")
     written = [r for r in files if r["status"] == "written"]
     if written:
         lines.append(f"wrote {_where(written)}")
