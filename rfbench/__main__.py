@@ -4,6 +4,6 @@ from rfbench._rerun import apply_rerun_limits
 
 if __name__ == "__main__":  # pragma: no cover - exercised by a subprocess test
     apply_rerun_limits()
-    from rfbench.cli import main
+    from rfbench._entry import main
 
     main()
