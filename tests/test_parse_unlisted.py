@@ -72,3 +72,26 @@ def test_a_fifo_named_like_a_log_is_a_failed_input_not_dropped(runner, tmp_path)
     failed = [f for f in doc["files"] if f["status"] == "failed"]
     assert [os.path.basename(f["input"]) for f in failed] == ["c.dat"]
     assert "not a regular file" in failed[0]["error"]
+
+
+def test_a_linked_folder_under_out_is_never_written_through_even_with_force(runner, tmp_path):
+    """``OUT/day1`` a link to a folder elsewhere: ``parse in -o OUT --force`` replaced a foreign ``a.npz`` there."""
+    root = tmp_path / "in"
+    (root / "day1").mkdir(parents=True)
+    (root / "day2").mkdir()
+    (root / "day1" / "a.dat").write_bytes(synthetic_log(3, seed=1))
+    (root / "day2" / "b.dat").write_bytes(synthetic_log(3, seed=2))
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "a.npz").write_text("foreign")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "day1").symlink_to(victim)
+    for extra in ([], ["--force"]):
+        result = runner.invoke(app, ["parse", str(root), "-o", str(out), "--json", *extra])
+        assert result.exit_code == 2, result.output
+        assert (victim / "a.npz").read_text() == "foreign" and sorted(os.listdir(victim)) == ["a.npz"]
+        doc = json.loads(result.stdout)
+        failed = {os.path.basename(f["input"]): f["error"] for f in doc["files"] if f["status"] == "failed"}
+        assert list(failed) == ["a.dat"] and "is a symbolic link" in failed["a.dat"], failed
+        assert (out / "day2" / "b.npz").is_file()  # the other input is written

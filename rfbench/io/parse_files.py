@@ -279,6 +279,23 @@ def expand_inputs(inputs: Iterable, patterns: Iterable[str] = DEFAULT_GLOBS) -> 
     return find_inputs(inputs, patterns).files
 
 
+def _linked_folder(folder: Path, out_dir: Path | None) -> Path | None:
+    """The first folder from ``out_dir`` (excluded: the user named it) down to ``folder`` that is a symbolic
+    link, or None (also when ``folder`` is not under ``out_dir``)."""
+    if out_dir is None:
+        return None
+    try:
+        parts = folder.relative_to(out_dir).parts
+    except ValueError:
+        return None
+    d = out_dir
+    for part in parts:
+        d = d / part
+        if os.path.islink(d):
+            return d
+    return None
+
+
 def output_path(path: Path, found_under: Path | None, out_dir: Path | None) -> Path:
     """Where the archive of ``path`` goes: ``<stem>.npz`` (``.dat`` replaced, other suffixes kept) beside the
     input, or under ``out_dir`` — mirroring the sub-folders of a folder input."""
@@ -694,9 +711,14 @@ class _Job:
                    "status": "not finished",
                    "error": None, "summary": None, "_target": target}
             key = os.path.abspath(target)
+            linked = _linked_folder(target.parent, self.options.out_dir) if under is not None else None
             if key in seen:
                 rec["status"] = "failed"
                 rec["error"] = f"output {target} would also be written by input {seen[key]}"
+            elif linked is not None:
+                rec["status"] = "failed"
+                rec["error"] = (f"output folder {linked} is a symbolic link: rfbench writes the mirrored folders "
+                                f"only as real folders under {self.options.out_dir}, never through a link out of it")
             else:
                 seen[key] = name
             self.results.append(rec)
