@@ -62,6 +62,14 @@ def test_a_link_is_still_replaced_with_force_and_never_followed(tmp_path):
     assert target.read_text() == "mine" and not link.is_symlink() and link.read_text() == "{}"
 
 
+def test_a_folder_at_the_output_says_so_before_asking_for_force(tmp_path):
+    """The refusal said "already exists; pass `force`", and with `force` then "is a directory"."""
+    (tmp_path / "outdir").mkdir()
+    for force in (False, True):
+        with pytest.raises(OutputExistsError, match="outdir is a directory, not a file"):
+            check_writable(tmp_path / "outdir", force=force)
+
+
 def test_a_path_ending_in_a_slash_names_a_folder(tmp_path):
     with pytest.raises(OutputExistsError, match="ends with '/': it names a folder, not the file to write"):
         check_writable(f"{tmp_path}/splits/")

@@ -86,10 +86,10 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     refuse_folder_name(path)
     path = Path(path)
     check_replaceable(path)
+    if path.is_dir():  # first: `force` would not help
+        raise OutputExistsError(f"{path} is a directory, not a file")
     if os.path.lexists(path) and not force:  # a link to nothing is the user's too: not absent
         raise OutputExistsError(f"{path} already exists; pass `force` to overwrite it")
-    if path.exists() and path.is_dir():
-        raise OutputExistsError(f"{path} is a directory, not a file")
     return path
 
 
