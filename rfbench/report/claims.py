@@ -50,15 +50,21 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from rfbench.errors import FormatError
+from rfbench.report.settings import PoseSettings
+from rfbench.settings import options_of
 
 __all__ = ["Claim", "ClaimsFile", "UNKNOWN", "read_claims", "parse_claims", "load_claims", "builtin_claims",
-           "builtin_names", "MAX_CLAIMS_BYTES", "CLAIM_FIELDS", "SPEC_FIELDS", "POSE_METRICS", "GESTURE_METRICS"]
+           "builtin_names", "MAX_CLAIMS_BYTES", "MAX_BATCH_SIZE", "CLAIM_FIELDS", "SPEC_FIELDS", "POSE_METRICS",
+           "GESTURE_METRICS"]
 
 UNKNOWN = "unknown"
 SCHEMA = "rfbench.claims/1"
 #: A claims file is typed by people: anything larger is refused before it is read.
 MAX_CLAIMS_BYTES = 1 << 20
 MAX_CLAIMS = 1000
+#: The largest ``spec.batch_size`` a claim may give: ``rfbench score --batch-size``'s bound, declared once there
+#: (:class:`rfbench.report.settings.PoseSettings`), so a claim re-scores only what score itself would.
+MAX_BATCH_SIZE = int(dict((f.name, o) for f, o in options_of(PoseSettings))["batch_size"].max)
 POSE_METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
 GESTURE_METRICS = ("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1", "top-k")
 CLAIM_FIELDS = ("id", "model", "task", "metric", "value", "value_scale", "convention", "spec", "units", "dataset",
@@ -208,6 +214,9 @@ def _spec(raw: Any, where: str, convention: str, metric: str = UNKNOWN) -> dict[
         elif key in ("auc_n", "batch_size"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise _fail(where, f"spec.{key} must be a positive integer or \"unknown\"")
+            if key == "batch_size" and value > MAX_BATCH_SIZE:  # as score's --batch-size: re-scored with it
+                raise _fail(where, f"spec.batch_size {str(value)[:30]} is past rfbench score's bound: a batch size is "
+                                   f"at most {MAX_BATCH_SIZE} rows (or \"unknown\")")
             out[key] = value
         elif key == "per_axis":
             if not isinstance(value, bool):

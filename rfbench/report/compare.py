@@ -46,7 +46,7 @@ from rfbench.errors import (
 )
 from rfbench.io.files import NotRegularFile, read_json, read_regular
 from rfbench.report.build import validate_report
-from rfbench.report.claims import OKS_BOX_AREAS, UNKNOWN, Claim, ClaimsFile
+from rfbench.report.claims import MAX_BATCH_SIZE, OKS_BOX_AREAS, UNKNOWN, Claim, ClaimsFile
 from rfbench.report.settings import PoseSettings
 from rfbench.settings import options_of
 
@@ -58,8 +58,6 @@ MAX_INPUT_BYTES = 1 << 31
 _ROLES = ("pred", "gt", "vis", "skeleton")
 #: ``rfbench score``'s declaration of each setting compare shares with it (its bound, its default).
 _SCORE_SETTINGS = {f.name: (f, o) for f, o in options_of(PoseSettings)}
-#: The largest batch size compare re-scores with: score's bound on ``--batch-size``, declared once there.
-MAX_BATCH_SIZE = int(_SCORE_SETTINGS["batch_size"][1].max)
 _DEFAULTS = {"comparison": "<=", "averaging": "micro", "floor": "relative", "visibility": "used",
              "per_axis": False, "precision": "float64", "result_precision": "float64", "pa_fit": "visible"}
 
