@@ -53,7 +53,10 @@ def test_compare_says_part_by_part_what_matches(runner, report):
     doc = json.loads(result.stdout)
     by_id = {c["claim"]["id"]: {p["part"]: p["status"] for p in c["parts"]} for c in doc["comparisons"]}
     loc = by_id["widar3-bvp-cross-location"]
-    assert loc["metric"] == loc["dataset"] == loc["protocol"] == loc["gestures"] == loc["leakage status"] == "same"
+    assert loc["metric"] == loc["protocol"] == loc["gestures"] == loc["leakage status"] == "same"
+    # the tree is generated (its files carry the generators' marker): its data is never the release's
+    # (tests/test_compare_generated.py); a report of the release names the claim's dataset
+    assert loc["dataset"] == "differs"
     assert loc["setting"] == "unknown"  # the abstract does not say which locations were held out
     assert by_id["widar3-bvp-cross-orientation"]["protocol"] == "differs"
     inside = by_id["widar3-bvp-in-domain"]

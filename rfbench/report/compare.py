@@ -4,7 +4,9 @@
 answers, per claim: *comparable* or not, with every part that decides it listed point by point — metric,
 normalization (and the joints it measures), k, PCK-AUC's k_max and threshold count, OKS's area and sigmas,
 comparison, averaging, normalizer floor, visibility, per-axis normalisation, precision, Procrustes fit, skeleton,
-dimensions, units, dataset, protocol, setting, leakage status and selection. A report whose layout is not
+dimensions, units, dataset, protocol, setting, leakage status and selection. A report of generated data (tagged
+SYNTHETIC, or whose split or provenance says so) is never the release a claim was measured on: its dataset
+differs from every claim's. A report whose layout is not
 verified (``LAYOUT NOT VERIFIED``: a failed check overridden, a check not evaluable, a custom layout) never has
 the claim's skeleton, nor a normalization or sigmas taken from the layout's joints. A part is ``same``,
 ``differs``, ``unknown`` (one side does not say: never guessed) or, for the
@@ -169,6 +171,28 @@ def _report_dataset(report: Mapping[str, Any]) -> str:
     if isinstance(dataset, str) and dataset:
         return _BUILTIN_NAMES.get(dataset, dataset + _OWN_CORPUS)
     return "not recorded in the report"
+
+
+#: How compare shows the dataset of a report of generated data (see :func:`_generated`).
+_GENERATED = "generated data (SYNTHETIC)"
+
+
+def _generated(report: Mapping[str, Any]) -> bool:
+    """Whether the report's numbers come from generated data: its evidence tag is SYNTHETIC, or its split or its
+    provenance records that the data is generated (the generators' marker ingest found, or ``score
+    --synthetic``). Any one is enough, so a report whose tag alone was edited is still generated; with ``verify``
+    all three are re-made from the report's chain, not taken on its word. Generated data is never the release a
+    claim's number was measured on, whatever dataset it imitates."""
+    return (report.get("evidence") == "SYNTHETIC" or _mapping(report.get("split")).get("synthetic") is True
+            or _mapping(report.get("provenance")).get("synthetic") is True)
+
+
+def _dataset_part(report: Mapping[str, Any], claim: Claim) -> Part:
+    name = _report_dataset(report)
+    if _generated(report):  # differs from any claim's dataset, even one the claim leaves unknown
+        ingested = "" if name.startswith("not recorded") else f" ingested as {name}"
+        return Part("dataset", f"{_GENERATED}{ingested}, not the release", _fmt(claim.dataset), "differs")
+    return _part("dataset", name, claim.dataset, _same_dataset)
 
 
 def _same_dataset(report_text: str, claim_text: str) -> bool:
@@ -518,7 +542,7 @@ def _data_parts(report: Mapping[str, Any], claim: Claim) -> list[Part]:
     protocol = split.get("protocol") if split else "none (no split given)"
     leak = _report_leakage(report)
     parts = [
-        _part("dataset", _report_dataset(report), claim.dataset, _same_dataset),
+        _dataset_part(report, claim),
         _part("protocol", protocol, claim.protocol),
         _part("setting", _report_setting(report), claim.setting),
         *([_part("gestures", _report_gestures(report), claim.gestures, _same_gestures)]
