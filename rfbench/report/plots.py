@@ -19,7 +19,8 @@ import numpy as np
 
 from rfbench.errors import MissingDependencyError
 
-__all__ = ["PLOT_HINT", "have_matplotlib", "pck_curves", "PckCurve", "picture_paths", "write_pictures"]
+__all__ = ["PLOT_HINT", "have_matplotlib", "pck_curves", "PckCurve", "picture_paths", "write_pictures", "png_bytes",
+           "write_picture"]
 
 #: What to do when the extra is missing (one line, used by every command that draws).
 PLOT_HINT = "matplotlib is not installed; pictures need the plot extra: pip install 'rfbench[plot]'"
@@ -191,16 +192,31 @@ def picture_paths(report_path: Path, task: str) -> list[Path]:
     return [stem.with_name(stem.name + n) for n in names]
 
 
-def _save(plt, fig, path: Path) -> None:
-    """Render to memory, then write atomically (a picture is never half-written)."""
+def png_bytes(plt, fig, **savefig) -> bytes:
+    """The PNG of ``fig`` rendered in memory (``savefig``'s options: the very bytes it would write to a file),
+    and the figure closed."""
     import io
 
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", **savefig)
+    finally:
+        plt.close(fig)
+    return buf.getvalue()
+
+
+def write_picture(path: Path, data: bytes) -> Path:
+    """Write a picture's bytes atomically (:func:`rfbench.io.files.atomic_write`: a temporary file beside
+    ``path``, renamed over it): never half-written, a symbolic link at ``path`` replaced and never followed, and
+    a FIFO, socket or device there refused with one line naming ``path``."""
     from rfbench.io.files import write_bytes
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    write_bytes(path, buf.getvalue(), force=True)
+    return write_bytes(path, data, force=True)
+
+
+def _save(plt, fig, path: Path) -> None:
+    """Render to memory, then write atomically (a picture is never half-written)."""
+    write_picture(path, png_bytes(plt, fig, dpi=110))
 
 
 def _xlabel(norm: str, units: str) -> str:
