@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -270,10 +271,11 @@ def _kept_reading(out: Path) -> Iterator:
                 break
 
 
-def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> None:
+def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> dict | None:
     """A sweep writes many files in ``out`` (each cell's windows, predictions and report, the pictures): without
     ``force`` the folder must be new or empty; with it, it must hold a sweep rfbench wrote (its summary.json a
-    robustness summary) or be empty — a folder of the user's is never written into file by file."""
+    robustness summary) or be empty — a folder of the user's is never written into file by file. Returns the
+    earlier sweep's summary (None for a new or empty folder)."""
     if os.path.lexists(out) and not os.path.isdir(out):
         raise OutputExistsError(f"{out} exists and is not a folder")
     try:
@@ -281,7 +283,7 @@ def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> None:
     except OSError as exc:
         raise OutputExistsError(f"{out}: cannot list it ({exc.strerror or exc})") from None
     if not held:
-        return
+        return None
     if not force:
         raise OutputExistsError(f"{out} is not empty; give an empty or new folder, or --force to replace a sweep "
                                 "rfbench wrote there")
@@ -296,6 +298,248 @@ def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> None:
     if not ours:
         raise OutputExistsError(f"{out} holds files but no robustness summary rfbench wrote ({SUMMARY_FILE}); "
                                 "--force replaces a sweep, never a folder of your own: give an empty or new folder")
+    return doc
+
+
+# -- what a sweep writes, and what --force may replace -------------------------------------------------------
+
+#: The files a sweep writes in each cell's folder (``clean/``, ``cells/<name>/``), relative to it.
+CELL_FILES = ("windows/X.npy", "windows/y.npy", "windows/index.json", "pred.npy", "pred.json", "report.json",
+              "report.md")
+
+#: The folder of a cell a summary lists, from its report's path (a name of letters, digits, ``-`` and ``_``).
+_CELL_REPORT = re.compile(r"(clean|cells/[A-Za-z0-9_-]+)/report\.json")
+_PICTURE = re.compile(r"robustness-[A-Za-z0-9_-]+\.png")
+
+
+def _kind_at(path: Path) -> str | None:
+    """What is at ``path``, no link followed: None (nothing), ``folder``, ``file`` (a regular one), or what else
+    it is (``a symbolic link``, ``a FIFO``, ...)."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
+def _on_the_way(out: Path, rel: str) -> tuple[str, str] | None:
+    """The first folder on the way from ``out`` to ``out/rel`` that is there but not a real folder (a link, a
+    file, ...): ``(its path relative to out, what it is)``; None when each is a real folder or absent."""
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        sub = "/".join(parts[:i])
+        kind = _kind_at(out / sub)
+        if kind is None:
+            return None
+        if kind != "folder":
+            return sub, "a file" if kind == "file" else kind
+    return None
+
+
+def _not_a_real_folder(out: Path, rel: str) -> None:
+    """Refuse to write ``out/rel`` when a folder on its way is a link (or anything but a real folder): a sweep
+    writes only into real folders inside its own, never through a link out of it.
+
+    Raises
+    ------
+    OutputExistsError
+    """
+    way = _on_the_way(out, rel)
+    if way is not None:
+        raise OutputExistsError(f"{out / way[0]} is {way[1]}, not a folder: a sweep writes only into real folders "
+                                "inside its own, never through a link; remove it, or give an empty or new folder")
+
+
+def _refuse(out: Path, rel: str, what: str) -> OutputExistsError:
+    return OutputExistsError(f"{out / rel} is {what}: --force replaces only what the earlier sweep wrote in {out}, "
+                             "each file still as its summary records it, and never goes through a link; nothing "
+                             "was written or removed: move it away, or give an empty or new folder")
+
+
+def _recorded(out: Path, rel: str, sha256: Any, keep: bool = False) -> bytes | bool:
+    """Whether the earlier sweep's file ``out/rel`` (its sha256 recorded) is there as recorded: False when it is
+    absent; True (with ``keep``, its bytes) when it is.
+
+    Raises
+    ------
+    OutputExistsError
+        Something is there that is not the file as recorded (another content, a link on the way or at it, a FIFO).
+    """
+    import hashlib
+    import stat
+
+    way = _on_the_way(out, rel)
+    if way is not None:
+        raise _refuse(out, way[0], way[1])
+    kind = _kind_at(out / rel)
+    if kind is None:
+        return False
+    if kind != "file":
+        raise _refuse(out, rel, "a folder" if kind == "folder" else kind)
+    try:
+        fd = os.open(out / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _refuse(out, rel, f"unreadable ({exc.strerror or exc})") from None
+    h = hashlib.sha256()
+    kept = bytearray()
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise _refuse(out, rel, "not a regular file")
+        while block := fh.read(1 << 20):
+            h.update(block)
+            if keep:
+                kept += block
+    if h.hexdigest() != sha256:
+        raise _refuse(out, rel, "not what the earlier sweep's summary records there (it changed since)")
+    return bytes(kept) if keep else True
+
+
+def _earlier_outputs(out: Path, doc: Mapping) -> set[str]:
+    """The files of the earlier sweep in ``out`` (whose summary ``doc`` is) that are still there as it recorded
+    them, relative to ``out``: each cell's report (its sha256 in the summary) and its report.md (the report
+    rendered), the predictions, prediction record and windows index the report names with their sha256, the
+    X.npy and y.npy that index names with theirs, each picture of the summary's values (drawn again, byte for
+    byte; with matplotlib), and the summary itself. Each is reached through real folders only.
+
+    Raises
+    ------
+    OutputExistsError
+        One of them is there but not as recorded (:func:`_recorded`).
+    """
+    import hashlib
+    import json
+
+    from rfbench.report.render import render_markdown
+
+    own = {SUMMARY_FILE}
+    cells = doc.get("cells") if isinstance(doc.get("cells"), list) else []
+    for entry in (doc.get("clean"), *cells):
+        rel = entry.get("report") if isinstance(entry, Mapping) else None
+        match = _CELL_REPORT.fullmatch(rel) if isinstance(rel, str) else None
+        if match is None:
+            continue
+        folder = match.group(1)
+        data = _recorded(out, rel, entry.get("sha256"), keep=True)
+        if not data:
+            continue
+        own.add(rel)
+        try:
+            report = json.loads(data)
+            page = render_markdown(report).encode("utf-8", "backslashreplace")
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):  # (its sha256 says rfbench wrote it)
+            continue
+        if _recorded(out, f"{folder}/report.md", hashlib.sha256(page).hexdigest()):
+            own.add(f"{folder}/report.md")
+        inputs = report.get("inputs") if isinstance(report.get("inputs"), list) else []
+        named = {i.get("role"): i for i in inputs if isinstance(i, dict)}
+        for role, name in (("pred", "pred.npy"), ("pred-record", "pred.json"), ("rows", "windows/index.json")):
+            record = named.get(role) or {}
+            if record.get("path") != name:
+                continue
+            got = _recorded(out, f"{folder}/{name}", record.get("sha256"), keep=role == "rows")
+            if not got:
+                continue
+            own.add(f"{folder}/{name}")
+            if role == "rows":
+                try:
+                    index = json.loads(got)
+                except ValueError:
+                    continue
+                for key, array in (("x", "X.npy"), ("y", "y.npy")):
+                    item = index.get(key) if isinstance(index, dict) else None
+                    if isinstance(item, dict) and item.get("file") == array and \
+                            _recorded(out, f"{folder}/windows/{array}", item.get("sha256")):
+                        own.add(f"{folder}/windows/{array}")
+    try:
+        drawn = _picture_bytes(doc)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError):  # (a summary rfbench wrote draws)
+        drawn = {}
+    for name, data in drawn.items():
+        if _PICTURE.fullmatch(name) and _recorded(out, name, hashlib.sha256(data).hexdigest()):
+            own.add(name)
+    return own
+
+
+def _outputs(cells: Sequence[str], pictures: Sequence[str]) -> set[str]:
+    """Every file a sweep of these cell folders (``clean``, ``cells/<name>``) and pictures writes, relative to
+    its folder."""
+    return {SUMMARY_FILE, *pictures, *(f"{c}/{f}" for c in cells for f in CELL_FILES)}
+
+
+def _stale_outputs(out: Path, doc: Mapping, cells: Sequence[str], pictures: Sequence[str]) -> list[str]:
+    """What ``--force`` removes of the earlier sweep in ``out`` (whose summary ``doc`` is) before a sweep of
+    ``cells`` and ``pictures`` runs: its own files (:func:`_earlier_outputs`) the new sweep does not write again.
+    Checked before anything is written or removed: every path the new sweep writes is reached through real
+    folders and holds nothing or the earlier sweep's own file; nothing under ``clean/`` and ``cells/`` is a link
+    (or a FIFO, socket, device); every picture beside the summary is the earlier sweep's (verify would compare
+    it). Files of the user's elsewhere stay, also inside the cells' folders.
+
+    Raises
+    ------
+    OutputExistsError
+        One line naming what is in the way.
+    """
+    from rfbench.report.plots import have_matplotlib
+
+    own = _earlier_outputs(out, doc)
+    writes = _outputs(cells, pictures)
+    for rel in sorted(writes):
+        way = _on_the_way(out, rel)
+        if way is not None:
+            raise _refuse(out, way[0], way[1])
+        kind = _kind_at(out / rel)
+        if kind is not None and rel not in own:
+            raise _refuse(out, rel, "not a file the earlier sweep's summary lists" if kind == "file" else
+                          "a folder" if kind == "folder" else kind)
+    for top in ("clean", "cells"):
+        kind = _kind_at(out / top)
+        if kind not in (None, "folder"):
+            raise _refuse(out, top, "a file" if kind == "file" else kind)
+        for folder, dirs, files in os.walk(out / top):
+            for name in sorted(dirs + files):
+                kind = _kind_at(Path(folder) / name)
+                if kind not in ("folder", "file"):
+                    raise _refuse(out, (Path(folder) / name).relative_to(out).as_posix(), str(kind))
+    if have_matplotlib():
+        for name in sorted(os.listdir(out)):
+            if name.startswith("robustness-") and name.endswith(".png") and name not in own:
+                kind = _kind_at(out / name)
+                raise _refuse(out, name, "not a picture of the earlier sweep's summary (verify compares every "
+                              "picture beside a summary)" if kind == "file" else "a folder" if kind == "folder"
+                              else str(kind))
+    return sorted(own - writes)
+
+
+def _remove_stale(out: Path, stale: Sequence[str]) -> None:
+    """Remove the earlier sweep's files ``stale`` (:func:`_stale_outputs`), then its cells' folders left empty."""
+    from rfbench.errors import OutputError
+
+    for rel in stale:
+        _not_a_real_folder(out, rel)
+        try:
+            os.unlink(out / rel)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise OutputError(f"cannot remove {out / rel}, a file of the earlier sweep: "
+                              f"{exc.strerror or exc}") from None
+    folders = {p for rel in stale for p in Path(rel).parents if p.parts and p.parts[0] in ("clean", "cells")}
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        if _kind_at(out / folder) == "folder":
+            try:
+                (out / folder).rmdir()
+            except OSError:  # (not empty: a file of the user's is in it)
+                pass
 
 
 def run_robustness(model, split, score_like_report, out, settings: RobustnessSettings | None = None, *,
@@ -313,8 +557,11 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     score_like_report : path-like
         A report of ``rfbench score --rows`` of this model: window, prediction and score settings come from it.
     out : path-like
-        The folder of the sweep (created; ``force`` replaces a sweep written there before).
+        The folder of the sweep (created; ``force`` replaces a sweep written there before: the earlier sweep's
+        own files the new one does not write again are removed first, see :func:`_stale_outputs`).
     settings : RobustnessSettings
+    force : bool
+        Replace the sweep in ``out``. Without it ``out`` must be new or empty.
     workers : int, optional
         Threads reading dataset files (the results do not depend on it).
     on_total, advance : callable, optional
@@ -323,6 +570,14 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     Returns
     -------
     Sweep
+
+    Raises
+    ------
+    OutputExistsError
+        ``out`` is not empty (without ``force``), holds no summary rfbench wrote, or holds in the sweep's way
+        something that is not the earlier sweep's own (a symbolic link, a FIFO, a file of the user's, a file of
+        the earlier sweep that changed): nothing is written or removed then. A folder that becomes a link while
+        the sweep runs is refused before that cell writes anything.
     """
     from rfbench.datasets.windows import write_windows
     from rfbench.io.files import write_json
@@ -338,17 +593,24 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     cells = settings.cells()
     out = Path(out)
     summary_path = out / SUMMARY_FILE
-    _check_sweep_folder(out, summary_path, force)
+    earlier = _check_sweep_folder(out, summary_path, force)
+    from rfbench.report.plots import have_matplotlib, write_picture
+
+    folders = ["clean", *(f"cells/{cell_name(*cell)}" for cell in cells)]
+    picture_names = [_picture_name(c) for c in dict.fromkeys(c for c, _, _ in cells)] if have_matplotlib() else []
+    stale = _stale_outputs(out, earlier, folders, picture_names) if earlier is not None else []
     like = score_like(score_like_report)
     reference = read_reference(settings.reference) if settings.reference is not None else None
     if reference is not None:
         check_reference(reference, settings.reference, like, split, settings)
     model_file = load_model(model)
     score = score_pose if like.task == "pose" else score_gesture
+    _remove_stale(out, stale)
     if on_total is not None:
         on_total(len(cells) + 1)
 
     def run_cell(folder: Path, windows_settings):
+        _not_a_real_folder(out, folder.relative_to(out).as_posix() + "/windows/" + "index.json")
         w = folder / "windows"
         write_windows(split, "test", w, windows_settings, force=True, workers=workers, reading=reading)
         prediction = predict(model_file, w, like.predict, sandbox=box)
@@ -389,8 +651,10 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     baseline_value = ((clean_report["results"][0].get("baseline") or {}).get("value"))
     summary = _summary(like, settings, clean, entries, baseline_value, reference, model, split,
                        score_like_report, out, marks)
+    # every picture drawn before any is written, the summary last: a picture that cannot be written (a FIFO where
+    # it goes) leaves no summary without it
+    pictures = [write_picture(out / name, data) for name, data in _picture_bytes(summary).items()]
     write_json(summary_path, summary, force=True)
-    pictures = _pictures(summary, out)
     return Sweep(summary, summary_path, pictures)
 
 
@@ -649,23 +913,33 @@ def check_reference(reference: dict, where, like: ScoreLike, split, settings: Ro
 
 
 def _pictures(summary: dict, out: Path) -> list:
-    """One picture per corruption: the metric (mean over seeds) against severity, clean and baseline as lines;
-    none without matplotlib."""
+    """Draw the summary's pictures (:func:`_picture_bytes`) and write each atomically into ``out``; returns their
+    paths."""
+    from rfbench.report.plots import write_picture
+
+    return [write_picture(out / name, data) for name, data in _picture_bytes(summary).items()]
+
+
+def _picture_bytes(summary: Mapping) -> dict[str, bytes]:
+    """``{robustness-<corruption>.png: its PNG}``: one picture per corruption, the metric (mean over seeds)
+    against severity, clean and baseline as lines, rendered in memory; none without matplotlib."""
     from rfbench.report.plots import drawing_defaults, have_matplotlib
 
     if not have_matplotlib():
-        return []
+        return {}
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     with drawing_defaults():
-        return _draw_corruptions(plt, summary, out)
+        return _draw_corruptions(plt, summary)
 
 
-def _draw_corruptions(plt, summary: dict, out: Path) -> list:
-    written = []
+def _draw_corruptions(plt, summary: Mapping) -> dict[str, bytes]:
+    from rfbench.report.plots import png_bytes
+
+    drawn = {}
     for item in summary["corruptions"]:
         cid = item["corruption"]
         xs = [lv["severity"] for lv in item["levels"]]
@@ -682,9 +956,9 @@ def _draw_corruptions(plt, summary: dict, out: Path) -> list:
         ax.set_title(f"{cid} — {_picture_tag(summary)}", fontsize=8)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        path = out / f"robustness-{cid}.png"
-        fig.savefig(path, dpi=100, metadata={"Software": None})
-        plt.close(fig)
-        written.append(path)
-    return written
+        drawn[_picture_name(cid)] = png_bytes(plt, fig, dpi=100, metadata={"Software": None})
+    return drawn
 
+
+def _picture_name(corruption_id: str) -> str:
+    return f"robustness-{corruption_id}.png"
