@@ -28,7 +28,9 @@ def _robustness(
     workers: Annotated[Optional[int], typer.Option("--workers", min=1, max=64, help="Threads reading dataset files "
                                                    "(default: one per core, at most 4); results do not depend on "
                                                    "it.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace a sweep written in DIR before.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a sweep written in DIR before: only its own files, "
+                                        "each still as its summary records them, are replaced or removed; anything "
+                                        "else in the way (a link, a changed file) is refused.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object on stdout.")] = False,
     **options,
 ) -> None:
