@@ -388,7 +388,9 @@ def _forged_cell(path: Path, k: int, value: float):
     def forged(summary):
         summary["cells"][k]["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
         summary["cells"][k]["model"]["value"] = value
-        summary["cells"][k]["drop"]["value"] = summary["clean"]["model"]["value"] - value
+        drop = summary["cells"][k]["drop"]
+        moved = summary["clean"]["model"]["value"] - value - drop["value"]  # the interval moved with its drop
+        drop.update(value=drop["value"] + moved, low=drop["low"] + moved, high=drop["high"] + moved)
 
     return forged
 

@@ -42,7 +42,9 @@ def _forge(sweep: Path, cell: str, value: float) -> bytes:
         if f"{entry['corruption']}-{entry['severity']}-seed{entry['seed']}" == cell:
             entry["sha256"] = hashlib.sha256(data).hexdigest()
             entry["model"] = {"value": value, "low": value - 0.03, "high": value + 0.03}
-            entry["drop"]["value"] = summary["clean"]["model"]["value"] - value
+            moved = summary["clean"]["model"]["value"] - value - entry["drop"]["value"]  # the interval moves too
+            entry["drop"].update(value=entry["drop"]["value"] + moved, low=entry["drop"]["low"] + moved,
+                                 high=entry["drop"]["high"] + moved)
     summary.update(aggregate(summary["metric"]["better"], summary["clean"], summary["cells"],
                              summary["baseline"]["value"], None))
     path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -858,7 +858,7 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     deadline = time.monotonic() + limits.timeout  # the whole command's, a robustness summary's cells included
     # a report, or a file of its chain, malformed in a way no check names: still one line, exit 2
     with malformed_as_format_error(f"{path}: the report or a file of its chain is malformed"):
-        summary = _robustness_summary(Path(path))
+        summary = _robustness_summary(Path(path), strict=bool(cells or all_cells))
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
             return summary(Path(path), root,
                            lambda cell, sha256: _verify(cell, root, python, limits, deadline, datasets, convention,
@@ -869,15 +869,18 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         return _verify(Path(path), root, python, limits, None, datasets, convention)
 
 
-def _robustness_summary(path: Path):
+def _robustness_summary(path: Path, strict: bool = False):
     """``verify_summary`` when ``path`` is a robustness summary, else None (a report, or anything else, is left
-    to the report checks and their messages)."""
+    to the report checks and their messages). ``strict`` (cells were asked for: only a summary will do): a file
+    that cannot be read as JSON is refused with the reason (a key twice, a NaN, not UTF-8...), not as "a report"."""
     from rfbench.io.files import read_json
     from rfbench.report.verify_robustness import is_summary, verify_summary
 
     try:
         doc = read_json(path, cap=MAX_REPORT_BYTES)
     except RfbenchError:
+        if strict:
+            raise
         return None
     return verify_summary if is_summary(doc) else None
 

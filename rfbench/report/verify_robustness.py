@@ -31,9 +31,10 @@ from the bytes hashed. Until every cell is re-run, a cell's numbers rest on its 
 alone — and whoever edits a cell report can record its new sha256 — so that is the default. ``cells`` (folder
 names such as ``noise-3-seed0``) narrows the re-runs to those named; every cell left out, and the reference's
 cells, are then named in the verdict as not compared.
-The drops' paired intervals (``low``, ``high``, ``level``) are not recomputed here (they need every cell's
-predictions and the clean ones together): the verdict names them as not compared, and a re-run of the sweep
-(``rfbench robustness`` with the summary's reproducer) reproduces them.
+The drops' paired intervals are not recomputed here (they need every cell's predictions and the clean ones
+together): each must hold its drop value (``low <= value <= high``, both bounds or neither) at the level of the
+cells' bootstrap (the clean report's ``bootstrap.level``), and the verdict names the bounds as not compared; a
+re-run of the sweep (``rfbench robustness`` with the summary's reproducer) reproduces them.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ from rfbench.errors import FormatError, RfbenchError, ValidationError, Verificat
 __all__ = ["is_summary", "verify_summary", "NOT_COMPARED"]
 
 #: What verify does not compare in a summary, and why (named in every verdict on a summary).
-NOT_COMPARED = ("cells[].drop.low, .high and .level: the paired bootstrap intervals of each drop need the cell's "
-                "and clean's predictions together; running the summary's reproducer again reproduces them")
+NOT_COMPARED = ("the bounds of each drop's paired bootstrap interval are not recomputed (they need the cell's and "
+                "clean's predictions together): each is only checked to hold its drop value at the level of the "
+                "cells' bootstrap; running the summary's reproducer again reproduces them")
 
 
 def is_summary(doc: Any) -> bool:
@@ -132,8 +134,9 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
                               + ", ".join(list(names)[:8]) + (" …" if len(names) > 8 else ""))
     # what the numbers are first, so a SYNTHETIC sweep, or one with warnings, never reads as a plain measured one
     notes = [f"{kind}: {text}" for kind, text in evidence_lines({**evidence, "cells": names})]
-    notes += [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drops, evidence tag, "
-              "warnings, corruption errors, reproducer and pictures agree with the files they name",
+    notes += [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drop values, evidence "
+              "tag, warnings, corruption errors, reproducer and pictures agree with the files they name; each drop's "
+              "interval holds its drop value at the level of the cells' bootstrap (its bounds are not recomputed)",
               f"made with rfbench {version}"]
     every = ["clean", *names]
     wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
@@ -153,7 +156,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
         for t in result.datasets:  # the cells share the clean run's chain: each tree named once
             trees.setdefault((t["tree"], t["manifest"]), t)
     skipped = [name for name in every if name not in wanted]
-    uncompared = [{"field": "cells[].drop (interval)", "why": NOT_COMPARED}]
+    uncompared = [{"field": "cells[].drop.low, .high", "why": NOT_COMPARED}]
     if skipped:
         uncompared.append({"field": f"cells {', '.join(skipped[:8])}{' …' if len(skipped) > 8 else ''} "
                                     f"({len(skipped)} of {len(every)})",
@@ -201,12 +204,13 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
                                       seeds=s["seeds"])
     except (RfbenchError, TypeError, ValueError) as exc:
         raise FormatError(f"{path}: settings are not ones rfbench robustness takes ({exc})") from None
-    if list(settings.severity_list) != s["severities"] or list(settings.corruptions) != s["corruptions"]:
+    if (list(settings.severity_list) != s["severities"] or list(settings.corruptions) != s["corruptions"]
+            or not all(type(v) is int for v in s["severities"])):  # 1.0 == 1 in Python, not in what rfbench writes
         raise FormatError(f"{path}: settings are not written as rfbench robustness writes them")
     entries = list(doc["cells"])
     grid = [(e["corruption"], e["severity"], e["seed"]) for e in entries]
     compared += 1
-    if grid != settings.cells():
+    if grid != settings.cells() or not all(type(v) is int for _, sev, seed in grid for v in (sev, seed)):
         seen: set = set()
         twice = [g for g in grid if g in seen or seen.add(g)]
         differ("cells", f"{len(grid)} cell(s)" + (f", {cell_name(*twice[0])} twice" if twice else ""),
@@ -303,7 +307,8 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
         compared += 1
         if not _same(doc.get(key), value):
             differ(key, doc.get(key), value)
-    compared += _whole(doc, settings, digests, reference_digest, models, derived, differ)
+    level = (clean_report.get("bootstrap") or {}).get("level")  # the level of the sweep's paired bootstrap too
+    compared += _whole(doc, settings, digests, reference_digest, models, derived, level, differ)
     compared += _score_like_binds(doc, base, files, clean_report, reports["clean"][0], differ)
     compared += _pictures(doc, base, files, differ)
     if differences:
@@ -313,13 +318,14 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
     return names, reports, compared, version, reference_cells, evidence
 
 
-def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: Mapping, derived: Mapping,
+def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: Mapping, derived: Mapping, level,
            differ) -> int:
     """The whole summary, every key at every level, against the document rfbench robustness writes for what the
     checks above found (the paths it records, the files' digests, each cell's first result, what is derived):
     a key rfbench does not write (a headline, an ``evidence`` tag in a cell entry, a note in the settings) or a
-    value of a cell entry no check above names is a difference. Only the drops' paired intervals are the summary's own
-    (:data:`NOT_COMPARED`). Returns values compared."""
+    value of a cell entry no check above names is a difference. Only the bounds of the drops' paired intervals are
+    the summary's own (:data:`NOT_COMPARED`): each must hold its drop value, at ``level`` (the cells' bootstrap
+    level). Returns values compared."""
     from rfbench.report.robustness import cell_name
 
     def entry(e: Mapping, name: str) -> dict:
@@ -342,15 +348,42 @@ def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: M
         **derived,
     }
     n = _differ_tree("", doc, expected, differ)
-    for i, e in enumerate(doc["cells"]):  # the intervals are not recomputed, but they are what rfbench writes
+    for i, (e, want) in enumerate(zip(doc["cells"], expected["cells"])):  # the intervals are not recomputed, but
+        # they are what rfbench writes: numbers holding the drop value, at the level of the cells' bootstrap
         drop = e.get("drop") if isinstance(e, Mapping) else None
+        drop = drop if isinstance(drop, Mapping) else {}
+        typed = True
         for key in ("low", "high", "level"):
-            value = drop.get(key) if isinstance(drop, Mapping) else None
+            value = drop.get(key)
             n += 1
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                       or not math.isfinite(value) or (key == "level" and not 0 < value < 1)):
                 differ(f"cells[{i}].drop.{key}", _shown(value), "a finite number or null (a level in (0, 1))")
+                typed = False
+        if typed:
+            n += _interval(f"cells[{i}].drop", drop, want["drop"]["value"], level, differ)
     return n
+
+
+def _interval(where: str, drop: Mapping, value, level, differ) -> int:
+    """A drop's paired interval as rfbench writes it: both bounds or neither, ``low <= value <= high`` (a
+    percentile interval of the drops, which holds the drop itself), ``level`` the cells' bootstrap level (given
+    whenever the bounds are). Returns values compared."""
+    low, high = drop.get("low"), drop.get("high")
+    if (low is None) != (high is None):
+        differ(f"{where}.{'high' if high is None else 'low'}", None, "both bounds of the interval or neither")
+    elif low is not None:
+        if not low <= high:
+            differ(f"{where}.low", [low, high], "an interval [low, high] with low <= high")
+        elif value is not None and not (low <= value or _close(float(low), float(value))):
+            differ(f"{where}.low", low, f"a bound at or below the drop value {value}")
+        elif value is not None and not (value <= high or _close(float(high), float(value))):
+            differ(f"{where}.high", high, f"a bound at or above the drop value {value}")
+        if "level" not in drop:
+            differ(f"{where}.level", None, level)
+    if "level" in drop and not _same(drop["level"], level):
+        differ(f"{where}.level", drop["level"], level)
+    return 3
 
 
 def _differ_tree(where: str, found: Any, expected: Any, differ) -> int:

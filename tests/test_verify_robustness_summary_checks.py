@@ -1,0 +1,120 @@
+"""verify of a robustness summary: the drops' intervals, the settings' types, and why a summary is refused.
+
+- A drop's paired interval was only held to be a finite number (its level in (0, 1)): bounds that exclude the
+  drop, low above high, or a level other than the bootstrap's verified as MATCH, under a note saying the drops
+  agree with the files they name.
+- ``settings.severities`` of floats (``[1.0, 3.0]``, where rfbench writes integers) verified as MATCH.
+- With ``--cell``, a summary that could not be read (a key twice, a NaN, deep nesting, bytes not UTF-8) was
+  called "not a summary" instead of what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rfbench.cli import app
+from rfbench.errors import FormatError, VerificationError
+
+
+@pytest.fixture
+def demo(tiny_demo, tmp_path) -> Path:
+    d = tmp_path / "d"
+    shutil.copytree(tiny_demo, d, symlinks=True)
+    return d
+
+
+def _summary_path(d: Path) -> Path:
+    return d / "pose" / "robustness" / "summary.json"
+
+
+def _edit(d: Path, change) -> dict:
+    path = _summary_path(d)
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    return doc
+
+
+def _verify(d: Path, *cells: str):
+    from rfbench.report.verify import verify_report
+
+    return verify_report(_summary_path(d), root=d, cells=cells or ("clean",))
+
+
+# -- the drops' intervals -----------------------------------------------------------------------------------------
+
+
+def _drop(doc: dict) -> dict:
+    return doc["cells"][0]["drop"]
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda drop: drop.update(low=0.5, high=-0.4, level=0.999999), "cells[0].drop"),  # the probe's edit
+    (lambda drop: drop.update(low=drop["high"], high=drop["low"]), "cells[0].drop.low"),  # low above high
+    (lambda drop: drop.update(low=drop["value"] + 0.01, high=drop["value"] + 0.02), "cells[0].drop.low"),
+    (lambda drop: drop.update(low=drop["value"] - 0.02, high=drop["value"] - 0.01), "cells[0].drop.high"),
+    (lambda drop: drop.update(level=0.99), "cells[0].drop.level"),  # not the bootstrap's 0.95
+    (lambda drop: drop.pop("level"), "cells[0].drop.level"),  # bounds without their level
+    (lambda drop: drop.update(high=None), "cells[0].drop.high"),  # one bound
+])
+def test_a_drop_interval_that_does_not_hold_its_drop_at_the_bootstrap_level_is_a_mismatch(demo, edit, named):
+    clean = json.loads((_summary_path(demo).parent / "clean" / "report.json").read_text())
+    assert clean["bootstrap"]["level"] == 0.95  # what the sweep's paired bootstrap used (the cells' score settings)
+    drop = _drop(_edit(demo, lambda doc: edit(_drop(doc))))
+    with pytest.raises(VerificationError) as caught:
+        _verify(demo)
+    paths = [d["path"] for d in caught.value.differences]
+    assert any(p.startswith(named) for p in paths), (paths, drop)
+
+
+def test_the_match_note_names_what_was_compared_of_the_drops(demo):
+    """The note said the drops agree with the files they name; their bounds are checked, not recomputed."""
+    result = _verify(demo)
+    assert result.status == "match"
+    note = next(n for n in result.notes if "agree with the files they name" in n)
+    assert "drop values" in note and ", drops," not in note, note
+    assert "holds its drop value at the level of the cells' bootstrap" in " ".join(result.notes)
+    fields = [u["field"] for u in result.uncompared]
+    assert "cells[].drop.low, .high" in fields, fields
+
+
+# -- the settings, typed as rfbench writes them -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda doc: doc["settings"].__setitem__("severities", [1.0, 3.0]), "settings"),  # the probe's edit
+    (lambda doc: doc["settings"].__setitem__("severities", [1, 3.0]), "settings"),
+    (lambda doc: doc["cells"][0].__setitem__("severity", 1.0), "cells"),
+    (lambda doc: doc["cells"][0].__setitem__("seed", 0.0), "cells"),
+])
+def test_a_severity_or_seed_written_as_a_float_is_refused(demo, change, named):
+    """rfbench writes severities and seeds as integers: 1.0 for 1 is not the summary it writes."""
+    _edit(demo, change)
+    with pytest.raises((VerificationError, FormatError)) as caught:
+        _verify(demo)
+    assert named in str(caught.value), caught.value
+
+
+# -- why a summary is refused, with --cell as without ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad, why", [
+    (b'{"schema": "rfbench.robustness/1", "schema": "rfbench.robustness/1"}', "twice"),  # a key twice
+    (b'{"schema": "rfbench.robustness/1", "mce": NaN}', "NaN"),
+    (b'{"schema": "rfbench.robustness/1", "x": ' + b"[" * 400 + b"]" * 400 + b"}", "nest"),
+    (b'{"schema": "rfbench.robustness/1", "x": "\xff"}', "UTF-8"),
+])
+def test_a_summary_verify_cannot_read_gets_the_same_reason_with_cell(tmp_path, bad, why):
+    path = tmp_path / "summary.json"
+    path.write_bytes(bad)
+    plain = CliRunner().invoke(app, ["verify", str(path)])
+    cell = CliRunner().invoke(app, ["verify", str(path), "--cell", "clean"])
+    assert plain.exit_code == 2 and cell.exit_code == 2, (plain.output, cell.output)
+    assert why in plain.output, plain.output
+    assert " ".join(cell.output.split()) == " ".join(plain.output.split()), (plain.output, cell.output)
+    assert "not a report" not in cell.output and "Traceback" not in cell.output
