@@ -12,7 +12,9 @@ __all__ = ["read_bvp", "read_bvp_bytes", "bvp_frames", "BVP_VARIABLE", "GRID", "
 BVP_VARIABLE = "velocity_spectrum_ro"
 GRID = 20
 #: Largest BVP file read, and the most its compressed elements may inflate to: a real file (T ≤ ~40) holds
-#: 20·20·40 doubles, 128 KB; this allows T up to ~1,300.
+#: 20·20·40 doubles, 128 KB. T is bounded by the bytes per step as stored: up to ~1,300 for doubles (3,200
+#: bytes a step), ~10,400 for a profile stored compactly as uint8 (400 bytes a step, a few KB compressed);
+#: ``rfbench windows`` bounds the row width separately (``t_max``: ``MAX_T_MAX`` of its settings).
 MAX_BVP_BYTES = 4 << 20
 
 
@@ -76,17 +78,19 @@ def _read_bvp_full(buf, where: str):
 
 
 def bvp_frames(buf, where: str) -> int:
-    """T of a BVP file's bytes, as ``read_bvp_bytes(buf, where).shape[2]`` gives it, or the same
-    :class:`FormatError` — for ingest, which records T and the file's sha256 and needs no values.
+    """T of a BVP file's bytes — for ingest, which records T and the file's sha256 and needs no values.
 
     A file laid out as MATLAB's ``save`` writes it is judged from its header, without building the array: one
     compressed element (:func:`rfbench.io.matv5.compressed_header`: the variable's name, a real numeric class,
     20×20×T dimensions, a real part whose declared size is 400·T values, all within :data:`MAX_BVP_BYTES`;
     the profile is not inflated), or one uncompressed matrix (:func:`rfbench.io.matv5.plain_header`: the same
     fields, and every element's size checked against the file's bytes, so only the values themselves are left
-    unread). Any other file, and any header that is not exactly that, is parsed whole. Damage inside the
-    compressed stream past the header is found by ``rfbench windows``, which inflates and checks every file it
-    reads (against this T and the sha256 recorded with it).
+    unread). Any other file, and any header that is not exactly that, is parsed whole. For a file parsed whole
+    this is ``read_bvp_bytes(buf, where).shape[2]`` or the same :class:`FormatError`; for one uncompressed
+    matrix, the same T, unless its values are ones its class cannot hold. For a compressed one it is what the
+    header says: the rest of the stream is not seen, so damage past the header (a corrupt or truncated stream, a
+    wrong checksum, a second element after the matrix) is found by ``rfbench windows``, which inflates and
+    parses every file it reads with :func:`read_bvp_bytes` and refuses such a file with the reader's error.
     """
     from rfbench.io.matv5 import compressed_header, plain_header
 

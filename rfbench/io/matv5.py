@@ -9,7 +9,11 @@ Untrusted files are safe to read: the file's size and the total its compressed e
 by ``max_bytes`` (default :data:`MAX_MAT_BYTES`), inflation stops at the bound (``zlib.decompressobj`` with
 ``max_length``), every size an element declares is checked against the bytes left before anything is sliced,
 and an array's dimensions are checked against the values actually present before it is shaped (never
-allocated from the dimensions). Error messages name a variable only when its name is a valid MATLAB
+allocated from the dimensions). The work is one pass over the file: each compressed element must inflate to
+exactly one variable, as MATLAB writes it (a stream holding none, two, or another compressed element is refused,
+so nothing nests), a skipped variable's contents are not parsed, and at most :data:`MAX_MAT_ELEMENTS` data
+elements are parsed in one file. A variable name appearing twice is refused: MATLAB writes each variable once,
+and no reader may choose which one a file means. Error messages name a variable only when its name is a valid MATLAB
 identifier (at most 63 characters): they never quote arbitrary bytes of the file.
 
 Reference: MathWorks, "MAT-File Format" (matfile_format.pdf), Version 5 MAT-File Format, chapter 1.
@@ -18,6 +22,7 @@ Reference: MathWorks, "MAT-File Format" (matfile_format.pdf), Version 5 MAT-File
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -31,10 +36,15 @@ import numpy as np
 from rfbench.errors import FormatError
 
 __all__ = ["read_mat", "read_mat_bytes", "MatFile", "MatLayout", "mat_layout", "MatHeader", "compressed_header",
-           "plain_header", "single_matrix", "MAX_MAT_BYTES"]
+           "plain_header", "single_matrix", "MAX_MAT_BYTES", "MAX_MAT_ELEMENTS"]
 
 #: Default bound on a MAT-file's size and, separately, on the total its compressed elements inflate to.
 MAX_MAT_BYTES = 256 << 20
+#: Most data elements one read of a file parses: its top-level elements (variables, and the compressed elements
+#: holding them) and the sub-elements of its numeric variables (flags, dimensions, name, real and imaginary
+#: parts: MATLAB writes 5 to 7 elements per variable, so this is about 10,000 variables). Past it, a
+#: FormatError: a file of tiny elements would otherwise cost time out of proportion to its bytes.
+MAX_MAT_ELEMENTS = 1 << 16
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}\Z")
 
 # Data types of the tags (matfile_format.pdf, table 1-1).
@@ -161,9 +171,18 @@ def _as_class(values: np.ndarray, out_dtype: np.dtype, where: str, name: str, pa
     return values.astype(out_dtype)
 
 
-def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | str]:
-    """Name and array of one miMATRIX element (or name and class name when it is not numeric)."""
-    parts = list(_elements(payload, 0, len(payload), endian, where))
+def _too_many(where: str) -> FormatError:
+    return FormatError(f"{where}: more than {MAX_MAT_ELEMENTS:,} data elements; not read further (MATLAB writes "
+                       "5 to 7 per variable)")
+
+
+def _matrix(payload: bytes, endian: str, where: str, left: int) -> tuple[str, np.ndarray | str, int]:
+    """Name and array of one miMATRIX element (or name and class name when it is not numeric: its contents past
+    the name are not parsed), and how many sub-elements were parsed; more than ``left`` is a FormatError."""
+    sub = _elements(payload, 0, len(payload), endian, where)
+    parts = list(itertools.islice(sub, 3))
+    if len(parts) > left:
+        raise _too_many(where)
     if len(parts) < 3:
         raise FormatError(f"{where}: matrix element with {len(parts)} sub-element(s); expected flags, "
                           f"dimensions and name")
@@ -179,7 +198,10 @@ def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | 
     name = bytes(parts[2][1]).decode("ascii", "replace")
     mx_class = int(flags[0]) & 0xFF
     if mx_class not in _MX_NUMERIC:
-        return name, _MX_NAMES.get(mx_class, f"class {mx_class}")
+        return name, _MX_NAMES.get(mx_class, f"class {mx_class}"), len(parts)
+    parts += itertools.islice(sub, left - len(parts) + 1)  # the rest, up to one past the bound
+    if len(parts) > left:
+        raise _too_many(where)
     if any(d < 0 for d in dims):
         raise FormatError(f"{where}: variable {_shown(name)} has negative dimensions {dims[:8]}")
     count = math.prod(dims)  # a Python int: no overflow, and nothing is allocated from it
@@ -199,7 +221,7 @@ def _matrix(payload: bytes, endian: str, where: str) -> tuple[str, np.ndarray | 
         imag = _as_class(imag, out_dtype, where, name, " in its imaginary part")
         arr = arr.astype(np.result_type(out_dtype, np.complex64)) + 1j * imag
     try:
-        return name, arr.reshape(tuple(dims), order="F")
+        return name, arr.reshape(tuple(dims), order="F"), len(parts)
     except ValueError:  # zero values, yet dimensions whose other factors overflow an array's size
         raise FormatError(f"{where}: variable {_shown(name)} has dimensions no array can have {dims[:8]}") from None
 
@@ -329,23 +351,47 @@ def read_mat_bytes(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYT
     out = MatFile()
     out.skipped = {}
     budget = max_bytes  # bytes all compressed elements together may still inflate to
-    pending = [(buf, 128, len(buf))]
-    while pending:
-        data, pos, end = pending.pop(0)
-        for mi_type, payload in _elements(data, pos, end, endian, where):
-            if mi_type == _MI_COMPRESSED:
-                inner = _inflate(payload, budget, where)
-                budget -= len(inner)
-                pending.append((memoryview(inner), 0, len(inner)))
-            elif mi_type == _MI_MATRIX:
-                name, value = _matrix(payload, endian, where)
-                if isinstance(value, str):
-                    out.skipped[name] = value
-                else:
-                    out[name] = value
-            else:
-                raise FormatError(f"{where}: unexpected top-level data element of type {mi_type}")
+    parsed = 0  # data elements parsed so far, at most MAX_MAT_ELEMENTS
+    for mi_type, payload in _elements(buf, 128, len(buf), endian, where):
+        parsed += 1
+        if mi_type == _MI_COMPRESSED:
+            if parsed >= MAX_MAT_ELEMENTS:  # it and the variable it holds
+                raise _too_many(where)
+            inner = memoryview(_inflate(payload, budget, where))
+            budget -= len(inner)
+            mi_type, payload = _only_matrix(inner, endian, where)
+            parsed += 1
+        elif mi_type != _MI_MATRIX:
+            raise FormatError(f"{where}: unexpected top-level data element of type {mi_type}")
+        if parsed > MAX_MAT_ELEMENTS:
+            raise _too_many(where)
+        name, value, parts = _matrix(payload, endian, where, MAX_MAT_ELEMENTS - parsed)
+        parsed += parts
+        if name in out or name in out.skipped:
+            raise FormatError(f"{where}: variable {_shown(name)} appears twice; MATLAB writes each variable once, "
+                              "and which one the file means is not guessed")
+        if isinstance(value, str):
+            out.skipped[name] = value
+        else:
+            out[name] = value
     return out
+
+
+def _only_matrix(inner, endian: str, where: str):
+    """``(type, payload)`` of the one matrix element a compressed element's inflated bytes ``inner`` hold (as
+    MATLAB writes them: one variable per compressed element, padding at most); anything else is a FormatError."""
+    spans = _spans(inner, 0, len(inner), endian, where)
+    first = next(spans, None)
+    if first is None:
+        raise FormatError(f"{where}: a compressed element that inflates to no data element")
+    mi_type, start, size = first
+    if mi_type != _MI_MATRIX:
+        raise FormatError(f"{where}: a compressed element holding a data element of type {mi_type}, not a variable "
+                          "(MATLAB writes one variable in each)")
+    if next(spans, None) is not None:
+        raise FormatError(f"{where}: a compressed element holding more than one data element (MATLAB writes one "
+                          "variable in each)")
+    return mi_type, inner[start:start + size]
 
 
 @dataclass(frozen=True)
@@ -456,7 +502,8 @@ def compressed_header(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_
     What it checks: the file header, that the compressed element's declared size fits the file with nothing
     but padding after it, that the file and the matrix's declared size are within ``max_bytes``, and that the
     matrix's flags, dimensions, name and real-part tag are well formed and lie in the inflated prefix. What it
-    does not: the rest of the compressed stream (its data and checksum are inflated only by a full read).
+    does not: the rest of the compressed stream (its data, its checksum and whether anything follows the matrix
+    are seen only by a full read, which refuses a stream holding more than the one matrix).
     """
     buf = memoryview(buf).cast("B")
     if len(buf) > max_bytes:
