@@ -98,8 +98,7 @@ def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping],
             value = read_bvp_bytes(read(entry), entry["path"])
             t = value.shape[2]
             if t != rec["frames"]:
-                raise ValidationError(f"{entry['path']}: T = {t}, but ingest recorded {rec['frames']}: the dataset "
-                                      "changed since ingest; re-run rfbench ingest (and rfbench split)")
+                raise ValidationError(_t_mismatch(entry, t, rec["frames"]))
             used = min(t, t_max)
             np.copyto(out[k, :used], value[:, :, :used].transpose(2, 0, 1), casting="same_kind")
             if used < t_max:
@@ -108,6 +107,18 @@ def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping],
     finally:  # rows are checked finite together (at once, or up to the row that failed): the first in row order
         _check_finite(recordings, out, k)  # that is not stops the side, before any later row's error
     return out
+
+
+def _t_mismatch(entry: Mapping, t: int, recorded) -> str:
+    """Why a file's T differs from the one ingest recorded. ``read`` checked its sha256 when the manifest has
+    one: then these are the bytes ingest read, ingest took T from the file's header and this read from its whole
+    contents, and re-running ingest would record the same T."""
+    if entry.get("sha256"):
+        return (f"{entry['path']}: T = {t}, but ingest recorded {recorded} from the same bytes (the sha256 matches "
+                "the manifest's): the file's MAT header and its contents disagree (a damaged or forged file, which "
+                "re-running ingest does not change)")
+    return (f"{entry['path']}: T = {t}, but ingest recorded {recorded}: the dataset changed since ingest; re-run "
+            "rfbench ingest (and rfbench split)")
 
 
 def _check_finite(recordings: Sequence[Mapping], out: np.ndarray, n: int) -> None:
