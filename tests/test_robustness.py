@@ -95,7 +95,10 @@ def _float_parameters():
         for name, sub in sorted(getattr(command, "commands", {}).items()):
             walk(sub, path + [name])
         for param in command.params:
-            if _parser(param) is not None or getattr(getattr(param, "type", None), "name", "") == "float":
+            parser = _parser(param)
+            if getattr(parser, "rfbench_path", False):  # a path option's parser (an output file's), not a float's
+                continue
+            if parser is not None or getattr(getattr(param, "type", None), "name", "") == "float":
                 found.append((path, param))
 
     walk(typer.main.get_command(app), [])

@@ -146,8 +146,10 @@ def output_text(value: Any) -> str:
     return str(value)
 
 
-# Help shows a parser's name as its option's type: `<path>`, as for every other path option.
+# Help shows a parser's name as its option's type: `<path>`, as for every other path option; the mark tells them
+# from the float parsers (:func:`finite_float`) when every option is walked.
 output_file.__name__ = output_text.__name__ = "path"
+output_file.rfbench_path = output_text.rfbench_path = True
 
 
 def emit_json(obj: Any) -> None:
