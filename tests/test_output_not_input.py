@@ -1,10 +1,11 @@
 """No command writes over a file it reads, ``--force`` or not.
 
 ``score -o pred.json --force`` replaced the prediction record it had just read with the report (exit 0: the
-report then named a record that no longer existed); ``predict -o WINDOWS/X.npy --force`` replaced the X it ran
-the model on, and ``-o WINDOWS/index.npy`` the windows index (the record goes beside the predictions, as
-index.json); ``adapt f.npy -o f.npy --force`` replaced its features with the adapter; ``ingest -o`` naming one
-of the dataset files it lists replaced that file with the manifest.
+report then named a record that no longer existed), and ``-o WINDOWS/y.npy`` or ``-o`` a training ground-truth
+file the manifest lists (read for the baseline) replaced those; ``predict -o WINDOWS/X.npy --force`` replaced
+the X it ran the model on, and ``-o WINDOWS/index.npy`` the windows index (the record goes beside the
+predictions, as index.json); ``adapt f.npy -o f.npy --force`` replaced its features with the adapter; ``ingest
+-o`` naming one of the dataset files it lists replaced that file with the manifest.
 """
 
 from __future__ import annotations
@@ -50,6 +51,26 @@ def test_score_never_writes_its_report_over_an_input(runner, chain):
         assert _digest(target) == before
         assert not target.with_suffix(".md").exists()
     ok = runner.invoke(app, [*base, "-o", str(chain / "bvp" / "again.json")])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_score_never_writes_over_the_windows_or_a_dataset_file_it_read(runner, chain):
+    argv = ["score", "--task", "pose", "--pred", str(chain / "pose" / "pred.npy"), "--rows",
+            str(chain / "windows" / "mmfi-test" / "index.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
+            "hip-width", "--k", "0.2", "--metrics", "pck", "--split", str(chain / "mmfi-split.json"), "--manifest",
+            str(chain / "mmfi-manifest.json"), "--bootstrap", "50"]
+    manifest = json.loads((chain / "mmfi-manifest.json").read_text())
+    root = (chain / manifest["root"]).resolve()
+    split = json.loads((chain / "mmfi-split.json").read_text())
+    train = set(split["train"])
+    listed = next(f["path"] for r in manifest["recordings"] if r["id"] in train for f in r["files"]
+                  if f["path"].endswith("ground_truth.npy"))  # read for the mean training pose, the baseline
+    targets = [chain / "windows" / "mmfi-test" / "y.npy", root / listed]
+    for target in targets:
+        before = _digest(target)
+        _refused(runner.invoke(app, [*argv, "-o", str(target), "--force"]))
+        assert _digest(target) == before, target
+    ok = runner.invoke(app, [*argv, "-o", str(chain / "pose" / "again.json")])
     assert ok.exit_code == 0, ok.output
 
 

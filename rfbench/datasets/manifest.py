@@ -220,20 +220,34 @@ class Manifest:
 
     def _refuse_own_file(self, path) -> None:
         """Refuse a manifest written over one of the dataset files it lists (``-o TREE/labels.csv --force``)."""
+        if os.path.isabs(self.root):  # (relative: to another manifest's folder, not this process's to resolve)
+            self.refuse_listed([path], self.root)
+
+    def refuse_listed(self, outputs, root: str | os.PathLike) -> None:
+        """Refuse to write any of ``outputs`` over a dataset file this manifest lists under ``root`` (the dataset
+        folder, :meth:`root_dir`): a job that read the dataset never writes over it, ``force`` or not."""
         from rfbench.io.files import refuse_inputs
 
-        if not os.path.isabs(self.root):  # relative to another manifest's folder: not this process's to resolve
-            return
         try:
-            rel = os.path.relpath(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.realpath(self.root))
+            real_root = os.path.realpath(root)
         except (OSError, ValueError):
             return
-        if rel == ".." or rel.startswith(".." + os.sep):
-            return
-        name = os.path.basename(path)
-        rel = name if rel == "." else rel.replace(os.sep, "/") + "/" + name
-        listed = [f["path"] for r in self.recordings for f in r.get("files") or () if f.get("path") == rel]
-        refuse_inputs([path], [os.path.join(self.root, p) for p in listed])
+        listed: set | None = None
+        for out in outputs:
+            if out is None:
+                continue
+            try:
+                rel = os.path.relpath(os.path.realpath(os.path.dirname(os.path.abspath(out))), real_root)
+            except (OSError, ValueError):
+                continue
+            if rel == ".." or rel.startswith(".." + os.sep):
+                continue
+            name = os.path.basename(out)
+            rel = name if rel == "." else rel.replace(os.sep, "/") + "/" + name
+            if listed is None:
+                listed = {f.get("path") for r in self.recordings for f in r.get("files") or ()}
+            if rel in listed:
+                refuse_inputs([out], [os.path.normpath(os.path.join(root, rel))])
 
     @classmethod
     def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":

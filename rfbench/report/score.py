@@ -154,10 +154,7 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
 
     pictures = []
     if out is not None:
-        from rfbench.io.files import refuse_inputs
-
-        read = [i["path"] for i in report.get("inputs") or () if isinstance(i, dict) and i.get("path")]
-        refuse_inputs([out, md_path], [out.parent / str(p) for p in read])
+        _refuse_read(report, out, md_path)
         if draw:
             from rfbench.io.files import sha256_file
             from rfbench.report.plots import plot_engine, write_pictures
@@ -172,6 +169,23 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
         write_text(md_path, render_markdown(json.loads(dumps_json(report))), force=force)
     verify = verify_command(report, out, also) if out is not None and report.get("reproducer") else []
     return ScoreRun(report, out, md_path, [p for _, p in pictures], messages, verify)
+
+
+def _refuse_read(report: dict, out: Path, md_path: Path | None) -> None:
+    """Refuse a report (or its .md) over a file the run read: an input it records, the X and y beside the
+    index it scored, or a dataset file the manifest lists (ground truth, the training side's for the baseline)."""
+    from rfbench.datasets.manifest import read_manifest
+    from rfbench.io.files import refuse_inputs
+
+    inputs = {i.get("role"): out.parent / str(i["path"]) for i in report.get("inputs") or ()
+              if isinstance(i, dict) and i.get("path")}
+    read = list(inputs.values())
+    if "rows" in inputs:
+        read += [inputs["rows"].parent / name for name in ("X.npy", "y.npy")]
+    refuse_inputs([out, md_path], read)
+    if "manifest" in inputs:
+        manifest = read_manifest(inputs["manifest"])
+        manifest.refuse_listed([out, md_path], manifest.root_dir(inputs["manifest"]))
 
 
 def _claimed_note() -> str:
