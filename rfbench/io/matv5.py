@@ -8,10 +8,12 @@ sparse, objects) are skipped and listed. Files in the HDF5-based v7.3 format are
 Untrusted files are safe to read: the file's size and the total its compressed elements inflate to are bounded
 by ``max_bytes`` (default :data:`MAX_MAT_BYTES`), inflation stops at the bound (``zlib.decompressobj`` with
 ``max_length``), every size an element declares is checked against the bytes left before anything is sliced,
-and an array's dimensions are checked against the values actually present before it is shaped (never
-allocated from the dimensions). The work is one pass over the file: each compressed element must inflate to
-exactly one variable, as MATLAB writes it (a stream holding none, two, or another compressed element is refused,
-so nothing nests), a skipped variable's contents are not parsed, and at most :data:`MAX_MAT_ELEMENTS` data
+an array's dimensions are checked against the values actually present before it is shaped (never
+allocated from the dimensions), and the arrays a read returns take at most ``max_bytes`` together in their
+classes, checked before any value is converted (a double stored as int8 takes 8 times its stored bytes, a
+complex one 16). The work is one pass over the file: each compressed element must inflate to exactly one
+variable, as MATLAB writes it (a stream holding none, two, or another compressed element is refused, so nothing
+nests), a skipped variable's contents are not parsed, and at most :data:`MAX_MAT_ELEMENTS` data
 elements are parsed in one file. A variable name appearing twice is refused: MATLAB writes each variable once,
 and no reader may choose which one a file means. Error messages name a variable only when its name is a valid MATLAB
 identifier (at most 63 characters): they never quote arbitrary bytes of the file.
@@ -176,9 +178,12 @@ def _too_many(where: str) -> FormatError:
                        "5 to 7 per variable)")
 
 
-def _matrix(payload: bytes, endian: str, where: str, left: int) -> tuple[str, np.ndarray | str, int]:
+def _matrix(payload: bytes, endian: str, where: str, left: int,
+            room: int = MAX_MAT_BYTES) -> tuple[str, np.ndarray | str, int]:
     """Name and array of one miMATRIX element (or name and class name when it is not numeric: its contents past
-    the name are not parsed), and how many sub-elements were parsed; more than ``left`` is a FormatError."""
+    the name are not parsed), and how many sub-elements were parsed; more than ``left`` is a FormatError, and so
+    is an array that would take more than ``room`` bytes in its class (checked before any value is converted:
+    a double stored as int8 takes 8 times its stored bytes, a complex one 16)."""
     sub = _elements(payload, 0, len(payload), endian, where)
     parts = list(itertools.islice(sub, 3))
     if len(parts) > left:
@@ -212,6 +217,11 @@ def _matrix(payload: bytes, endian: str, where: str, left: int) -> tuple[str, np
     real = _numeric(parts[3][0], parts[3][1], endian, where)
     if real.size != count:
         raise FormatError(f"{where}: variable {_shown(name)} holds {real.size} values for dimensions {dims[:8]}")
+    out_bytes = count * np.dtype(np.result_type(out_dtype, np.complex64) if is_complex else out_dtype).itemsize
+    if out_bytes > room:
+        raise FormatError(f"{where}: variable {_shown(name)} would take {out_bytes:,} bytes as "
+                          f"{'complex ' if is_complex else ''}{_CLASS_NAMES[out_dtype.str[1:]]}, more than the "
+                          f"{room:,}-byte bound left of this file's limit; not read")
     arr = _as_class(real, out_dtype, where, name)
     if is_complex:
         imag = _numeric(parts[4][0], parts[4][1], endian, where)
@@ -291,8 +301,8 @@ def read_mat(source, *, max_bytes: int = MAX_MAT_BYTES) -> MatFile:
     source : path-like, bytes, bytearray or memoryview
         The file, or its bytes.
     max_bytes : int
-        Bound on the file's size and on the total its compressed elements inflate to
-        (default :data:`MAX_MAT_BYTES`, 256 MiB); past either, a :class:`FormatError`.
+        Bound on the file's size, on the total its compressed elements inflate to and on the total bytes of the
+        arrays returned (default :data:`MAX_MAT_BYTES`, 256 MiB); past any, a :class:`FormatError`.
 
     Returns
     -------
@@ -351,6 +361,7 @@ def read_mat_bytes(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYT
     out = MatFile()
     out.skipped = {}
     budget = max_bytes  # bytes all compressed elements together may still inflate to
+    room = max_bytes  # bytes the arrays read so far leave for the rest, in their classes (widened)
     parsed = 0  # data elements parsed so far, at most MAX_MAT_ELEMENTS
     for mi_type, payload in _elements(buf, 128, len(buf), endian, where):
         parsed += 1
@@ -365,7 +376,7 @@ def read_mat_bytes(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYT
             raise FormatError(f"{where}: unexpected top-level data element of type {mi_type}")
         if parsed > MAX_MAT_ELEMENTS:
             raise _too_many(where)
-        name, value, parts = _matrix(payload, endian, where, MAX_MAT_ELEMENTS - parsed)
+        name, value, parts = _matrix(payload, endian, where, MAX_MAT_ELEMENTS - parsed, room)
         parsed += parts
         if name in out or name in out.skipped:
             raise FormatError(f"{where}: variable {_shown(name)} appears twice; MATLAB writes each variable once, "
@@ -374,6 +385,7 @@ def read_mat_bytes(buf, where: str = "MAT-file", *, max_bytes: int = MAX_MAT_BYT
             out.skipped[name] = value
         else:
             out[name] = value
+            room -= value.nbytes
     return out
 
 

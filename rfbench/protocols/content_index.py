@@ -217,6 +217,7 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
 
 
 def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, advance) -> None:
+    from rfbench.datasets.mmfi import MAX_FRAME_BYTES
     from rfbench.io.files import input_errors, open_input, sha256_file
     from rfbench.io.matv5 import read_mat
 
@@ -316,7 +317,7 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
                 info.digest = sha256_file(info.path)[0]
                 counts["digests_computed"] += 1
             try:
-                mat = read_mat(info.path)
+                mat = read_mat(info.path, max_bytes=MAX_FRAME_BYTES)  # as ingest reads a frame
             except FormatError as exc:
                 mat = exc
         info.start, info.count = n_frame, 1

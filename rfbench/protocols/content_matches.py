@@ -232,6 +232,7 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
     """Unit → the content compared: its record's bytes as stored (bfee), its record's shape and canonical CSI
     values (logs of other hardware), or its arrays' names, shapes and canonical values (frames); None when it
     cannot be had (the file changed since it was fingerprinted, or no longer parses). Each file is read once."""
+    from rfbench.datasets.mmfi import MAX_FRAME_BYTES
     from rfbench.io.files import input_errors, read_input_bytes
     from rfbench.io.intel5300 import record_spans
     from rfbench.io.matv5 import read_mat
@@ -263,7 +264,7 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
             continue
         with input_errors(path):
             try:
-                mat = read_mat(path)
+                mat = read_mat(path, max_bytes=MAX_FRAME_BYTES)  # as fingerprinting read it
             except FormatError:
                 mat = None
         values, status, _ = frame_values(mat) if mat is not None else (None, _UNPARSED, None)

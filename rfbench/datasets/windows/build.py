@@ -1047,7 +1047,8 @@ def _mmfi_chunk(plan: Plan, chunk, produced: Produced, layouts: dict) -> np.ndar
 
 def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict, names: tuple | None = None) -> list:
     """The checked, read and decoded variables of one WiFi frame that the features (or ``names``) need (views of
-    its bytes)."""
+    its bytes), each frame read within :data:`~rfbench.datasets.mmfi.MAX_FRAME_BYTES` as ``ingest`` reads it."""
+    from rfbench.datasets.mmfi import MAX_FRAME_BYTES
     from rfbench.io.matv5 import mat_layout, read_mat_bytes
 
     rel = entry["path"]
@@ -1057,7 +1058,7 @@ def _frame_arrays(job: SideJob, entry: dict, s: WindowSettings, layouts: dict, n
         layout = layouts.get(size)
         mat = layout.read(buf) if layout else None
         if mat is None:
-            mat = read_mat_bytes(buf, rel)
+            mat = read_mat_bytes(buf, rel, max_bytes=MAX_FRAME_BYTES)
             if size not in layouts:
                 try:
                     layouts[size] = mat_layout(buf, rel)
