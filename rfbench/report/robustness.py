@@ -44,6 +44,7 @@ import numpy as np
 
 from rfbench.csi.corruption_table import corruption
 from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
+from rfbench.io.documents import MAX_JSON_BYTES
 from rfbench.report.robustness_settings import RobustnessSettings, cell_name, parse_severities
 from rfbench.settings import _kind, flag_of, options_of
 
@@ -298,7 +299,63 @@ def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> dict | No
     if not ours:
         raise OutputExistsError(f"{out} holds files but no robustness summary rfbench wrote ({SUMMARY_FILE}); "
                                 "--force replaces a sweep, never a folder of your own: give an empty or new folder")
+    why = _not_written_by_rfbench(doc)
+    if why is not None:
+        raise OutputExistsError(f"{summary_path}: not one rfbench robustness writes ({why}); --force replaces a "
+                                "sweep rfbench wrote, never a folder of your own: nothing was written or removed, "
+                                "give an empty or new folder")
     return doc
+
+
+def _finite_or_none(value: Any) -> bool:
+    return value is None or (type(value) in (int, float) and math.isfinite(value))
+
+
+def _not_written_by_rfbench(doc: Mapping) -> str | None:
+    """Why the earlier summary ``doc`` is not one rfbench robustness writes, None when its shape is: its settings
+    are ones the command takes, written as it writes them (as ``rfbench verify`` checks them), its cells are
+    their cells in sweep order, and the values its pictures are drawn from (each corruption's levels, the clean
+    and baseline values, the metric's label) are the settings' corruptions and severities and finite numbers.
+    Checked before anything of the earlier sweep is read or drawn."""
+    s = doc.get("settings")
+    if not isinstance(s, Mapping) or not isinstance(s.get("severities"), list) or \
+            not isinstance(s.get("corruptions"), list):
+        return "its settings are not the settings of a sweep"
+    try:
+        settings = RobustnessSettings(corruptions=tuple(s["corruptions"]),
+                                      severities=",".join(str(int(v)) for v in s["severities"]),
+                                      seeds=s.get("seeds"))
+        grid = settings.cells()
+    except (RfbenchError, TypeError, ValueError, OverflowError) as exc:
+        return f"its settings are not ones rfbench robustness takes: {' '.join(str(exc).split())[:160]}"
+    severities = list(settings.severity_list)
+    if severities != s["severities"] or list(settings.corruptions) != s["corruptions"] or \
+            not all(type(v) is int for v in s["severities"]):
+        return "its settings are not written as rfbench robustness writes them"
+    cells = doc.get("cells")
+    if not isinstance(cells, list) or len(cells) != len(grid) or not all(
+            isinstance(e, Mapping) and (e.get("corruption"), e.get("severity"), e.get("seed")) == g
+            and type(e.get("severity")) is int and type(e.get("seed")) is int for e, g in zip(cells, grid)):
+        return "its cells are not the cells of its settings, each once, in sweep order"
+    items = doc.get("corruptions")
+    if not isinstance(items, list) or len(items) != len(settings.corruptions):
+        return "its corruptions are not the corruptions of its settings"
+    for cid, item in zip(settings.corruptions, items):
+        levels = item.get("levels") if isinstance(item, Mapping) else None
+        if item.get("corruption") != cid or item.get("unit") != corruption(cid).unit or \
+                not isinstance(levels, list) or len(levels) != len(severities):
+            return "its corruptions are not the corruptions of its settings"
+        if not all(isinstance(lv, Mapping) and type(lv.get("severity")) is int and lv.get("severity") == sev
+                   and _finite_or_none(lv.get("value")) for lv, sev in zip(levels, severities)):
+            return f"the levels of {cid} are not its settings' severities, each with a finite value or null"
+    clean, baseline, metric = doc.get("clean"), doc.get("baseline"), doc.get("metric")
+    model = clean.get("model") if isinstance(clean, Mapping) else None
+    if not isinstance(model, Mapping) or not _finite_or_none(model.get("value")) or \
+            not isinstance(baseline, Mapping) or not _finite_or_none(baseline.get("value")):
+        return "its clean and baseline values are not finite numbers or null"
+    if not isinstance(metric, Mapping) or not isinstance(metric.get("label"), str):
+        return "its metric has no label"
+    return None
 
 
 # -- what a sweep writes, and what --force may replace -------------------------------------------------------
@@ -360,10 +417,15 @@ def _not_a_real_folder(out: Path, rel: str) -> None:
                                 "inside its own, never through a link; remove it, or give an empty or new folder")
 
 
-def _refuse(out: Path, rel: str, what: str) -> OutputExistsError:
+def _refuse(out: Path, rel: str, what: str, interrupted: bool = False) -> OutputExistsError:
+    """The refusal of ``out/rel``; ``interrupted``: a file a run of the sweep may have written (in a cell's folder,
+    a file no summary lists or that changed) — an earlier ``--force`` run stopped before it wrote its summary
+    leaves such files, and the message says what to do then."""
+    then = (f"; it may be a file of a --force run in {out} interrupted before it wrote its summary: if that "
+            f"is what happened, remove {out} (or that cell's folder) and run again") if interrupted else ""
     return OutputExistsError(f"{out / rel} is {what}: --force replaces only what the earlier sweep wrote in {out}, "
                              "each file still as its summary records it, and never goes through a link; nothing "
-                             "was written or removed: move it away, or give an empty or new folder")
+                             f"was written or removed: move it away, or give an empty or new folder{then}")
 
 
 def _recorded(out: Path, rel: str, sha256: Any, keep: bool = False) -> bytes | bool:
@@ -393,15 +455,41 @@ def _recorded(out: Path, rel: str, sha256: Any, keep: bool = False) -> bytes | b
     h = hashlib.sha256()
     kept = bytearray()
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise _refuse(out, rel, "not a regular file")
+        if keep and info.st_size > MAX_JSON_BYTES:  # (a JSON document of the earlier sweep's: read whole)
+            raise _refuse(out, rel, f"{info.st_size} bytes, more than the {MAX_JSON_BYTES} rfbench reads for a JSON "
+                          "document, so not the earlier sweep's")
         while block := fh.read(1 << 20):
             h.update(block)
             if keep:
                 kept += block
+                if len(kept) > MAX_JSON_BYTES:  # (it grew since)
+                    raise _refuse(out, rel, f"more than the {MAX_JSON_BYTES} bytes rfbench reads for a JSON "
+                                  "document, so not the earlier sweep's")
     if h.hexdigest() != sha256:
-        raise _refuse(out, rel, "not what the earlier sweep's summary records there (it changed since)")
+        raise _refuse(out, rel, "not what the earlier sweep's summary records there (it changed since)",
+                      interrupted=rel.startswith(("clean/", "cells/")))
     return bytes(kept) if keep else True
+
+
+def _earlier_json(out: Path, rel: str, data: bytes) -> Any:
+    """The earlier sweep's JSON document ``out/rel`` (its bytes ``data``, as its sha256 was recorded) parsed
+    within the bounds of :mod:`rfbench.io.documents` (nesting, values, numbers).
+
+    Raises
+    ------
+    OutputExistsError
+        It is outside them: not a document rfbench writes, whatever sha256 the summary records for it.
+    """
+    from rfbench.io.documents import parse_json_bytes
+
+    try:
+        return parse_json_bytes(data, str(out / rel))
+    except FormatError as exc:
+        raise OutputExistsError(f"{exc} — not a file rfbench writes, though the earlier sweep's summary records its "
+                                "sha256; nothing was written or removed: give an empty or new folder") from None
 
 
 def _earlier_outputs(out: Path, doc: Mapping) -> set[str]:
@@ -414,10 +502,10 @@ def _earlier_outputs(out: Path, doc: Mapping) -> set[str]:
     Raises
     ------
     OutputExistsError
-        One of them is there but not as recorded (:func:`_recorded`).
+        One of them is there but not as recorded (:func:`_recorded`), or a report or windows index is more than
+        rfbench reads or parses as JSON (:func:`_earlier_json`), whatever sha256 the summary records for it.
     """
     import hashlib
-    import json
 
     from rfbench.report.render import render_markdown
 
@@ -433,10 +521,12 @@ def _earlier_outputs(out: Path, doc: Mapping) -> set[str]:
         if not data:
             continue
         own.add(rel)
+        report = _earlier_json(out, rel, data)
         try:
-            report = json.loads(data)
             page = render_markdown(report).encode("utf-8", "backslashreplace")
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):  # (its sha256 says rfbench wrote it)
+            continue
+        if not isinstance(report, dict):
             continue
         if _recorded(out, f"{folder}/report.md", hashlib.sha256(page).hexdigest()):
             own.add(f"{folder}/report.md")
@@ -451,10 +541,7 @@ def _earlier_outputs(out: Path, doc: Mapping) -> set[str]:
                 continue
             own.add(f"{folder}/{name}")
             if role == "rows":
-                try:
-                    index = json.loads(got)
-                except ValueError:
-                    continue
+                index = _earlier_json(out, f"{folder}/{name}", got)
                 for key, array in (("x", "X.npy"), ("y", "y.npy")):
                     item = index.get(key) if isinstance(index, dict) else None
                     if isinstance(item, dict) and item.get("file") == array and \
@@ -500,7 +587,7 @@ def _stale_outputs(out: Path, doc: Mapping, cells: Sequence[str], pictures: Sequ
         kind = _kind_at(out / rel)
         if kind is not None and rel not in own:
             raise _refuse(out, rel, "not a file the earlier sweep's summary lists" if kind == "file" else
-                          "a folder" if kind == "folder" else kind)
+                          "a folder" if kind == "folder" else kind, interrupted=kind == "file" and rel != SUMMARY_FILE)
     for top in ("clean", "cells"):
         kind = _kind_at(out / top)
         if kind not in (None, "folder"):
