@@ -172,3 +172,18 @@ def test_a_file_no_summary_lists_names_an_interrupted_run(tmp_path, monkeypatch)
     assert "\n" not in text and "cells/noise-2-seed0/pred.json" in text
     assert "interrupted" in text
     assert f"remove {out}" in text
+
+
+def test_a_picture_no_summary_draws_names_an_interrupted_run(tmp_path, monkeypatch):
+    from rfbench.report.plots import have_matplotlib
+
+    if not have_matplotlib():
+        pytest.skip("pictures beside a summary are checked with matplotlib only")
+    doc = _summary()
+    out = _folder(tmp_path, doc)
+    (out / "robustness-noise.png").write_bytes(b"\x89PNG not the summary's")
+    monkeypatch.setattr(robustness, "_picture_bytes", lambda summary: {})
+    with pytest.raises(OutputExistsError) as exc:
+        robustness._stale_outputs(out, doc, ["clean"], [])
+    text = str(exc.value)
+    assert "\n" not in text and "robustness-noise.png" in text and "interrupted" in text

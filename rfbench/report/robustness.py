@@ -603,7 +603,7 @@ def _stale_outputs(out: Path, doc: Mapping, cells: Sequence[str], pictures: Sequ
                 kind = _kind_at(out / name)
                 raise _refuse(out, name, "not a picture of the earlier sweep's summary (verify compares every "
                               "picture beside a summary)" if kind == "file" else "a folder" if kind == "folder"
-                              else str(kind))
+                              else str(kind), interrupted=kind == "file")
     return sorted(own - writes)
 
 
