@@ -74,8 +74,11 @@ def _verify(
     from rfbench.errors import VerificationError
 
     with guard():
+        from rfbench.report import verify as V
         from rfbench.report.verify import Convention, rerun_guard, verify_report
 
+        V.check_not_a_rerun()
+        V.foreign_environment_removed()  # before numba or matplotlib is imported: their defaults, not a folder given
         limits = Limits(**limit_values)
         roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
         convention = Convention.from_options(template, fields_of(recording_by), roles, drop_duplicates)

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from rfbench._rerun import ENV as LIMITS_ENV
-from rfbench.errors import FormatError, RfbenchError, VerificationError, malformed_as_format_error
+from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError, malformed_as_format_error
 from rfbench.io.paths import resolve
 from rfbench.report.build import validate_report
 from rfbench.report.closed_world import Budget, ClosedWorld, close_world
@@ -65,6 +65,7 @@ from rfbench.settings import Settings, setting
 
 __all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "diff_documents", "rerun_plan", "RerunPlan",
            "resolve_input", "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted",
+           "FOREIGN_ENV", "foreign_environment_removed", "check_not_a_rerun",
            "ENVIRONMENT", "INDEX_ENVIRONMENT", "RECORD_ENVIRONMENT", "MAX_REPORT_BYTES", "MAX_TOLERANCE",
            "Convention", "convention_text"]
 
@@ -435,6 +436,34 @@ def rerun_guard() -> Iterator[None]:
             signal.signal(s, h)
 
 
+#: Variables that point a library in a re-run (or in verify itself) at files outside verify's world, which the
+#: closed world never sees since the library opens them itself: numba's cache of compiled kernels (its index files
+#: are pickles, loaded before any check: code of the party's run inside verify), matplotlib's configuration and font
+#: cache (which font file draws a picture's digits), and the XDG folders both fall back on. Removed from every
+#: re-run's environment and, by ``rfbench verify``, from its own (:func:`foreign_environment_removed`); each library
+#: then reads its default place, the verifier's own.
+FOREIGN_ENV = ("PYTHONPATH", "NUMBA_CACHE_DIR", "MPLCONFIGDIR", "MATPLOTLIBRC", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
+               "XDG_DATA_HOME")
+
+
+def foreign_environment_removed(environ: dict | None = None) -> list[str]:
+    """Remove :data:`FOREIGN_ENV` from ``environ`` (default: this process's environment, before numba or
+    matplotlib is imported); returns the names removed."""
+    environ = os.environ if environ is None else environ
+    removed = [k for k in FOREIGN_ENV if k in environ]
+    for k in removed:
+        del environ[k]
+    return removed
+
+
+def check_not_a_rerun() -> None:
+    """Refuse to verify inside what :data:`LIMITS_ENV` marks as one of verify's own re-runs (set in a shell by
+    hand, it confined verify to a closed world listing nothing, and the report was blamed)."""
+    if LIMITS_ENV in os.environ:
+        raise ValidationError(f"the environment variable {LIMITS_ENV} is set: it marks a process as one of verify's "
+                              "re-runs, which never runs verify; unset it and run verify again")
+
+
 class _Children:
     """Starts the re-run children of one verify: each in an empty folder of the private scratch folder, with
     the limits and the closed world in its environment, within what is left of the deadline."""
@@ -449,7 +478,7 @@ class _Children:
         env[LIMITS_ENV] = json.dumps({"cpu_seconds": int(self.limits.cpu_seconds),
                                       "memory_mb": int(self.limits.memory_mb), "parent": os.getpid(),
                                       "world": str(self.world_file)})
-        env.pop("PYTHONPATH", None)
+        foreign_environment_removed(env)
         self.count += 1
         cwd = self.scratch / f"cwd-{self.count}"
         cwd.mkdir()
