@@ -118,3 +118,20 @@ def test_the_same_file_under_another_name_is_still_an_input(tmp_path):
         refuse_inputs([tmp_path / "sub" / ".." / "b.json"], [tmp_path / "b.json"])
     refuse_inputs([tmp_path / "soft.json"], [data])  # an output link is replaced, never followed: not the input
     refuse_inputs([tmp_path / "new.json", None], [data, None])
+
+
+def test_score_checks_its_outputs_against_the_manifest_it_already_read(runner, chain, monkeypatch):
+    """The listed-file check uses the manifest the split was recomputed on: score reads it once (a 60 MB MM-Fi
+    manifest took a second per extra read)."""
+    import rfbench.datasets.manifest as manifest_module
+
+    reads = []
+    real = manifest_module.read_manifest
+    monkeypatch.setattr(manifest_module, "read_manifest", lambda path: reads.append(path) or real(path))
+    argv = ["score", "--task", "pose", "--pred", str(chain / "pose" / "pred.npy"), "--rows",
+            str(chain / "windows" / "mmfi-test" / "index.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
+            "hip-width", "--k", "0.2", "--metrics", "pck", "--split", str(chain / "mmfi-split.json"), "--manifest",
+            str(chain / "mmfi-manifest.json"), "--bootstrap", "50", "-o", str(chain / "pose" / "again.json")]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert len(reads) == 1, reads

@@ -148,13 +148,13 @@ def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | No
 
 
 def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, captured: dict, force: bool,
-           messages: list[str], also: list | tuple = ()) -> ScoreRun:
+           messages: list[str], also: list | tuple = (), manifest: tuple | None = None) -> ScoreRun:
     from rfbench.io.files import dumps_json, write_json, write_text
     from rfbench.report.render import render_markdown
 
     pictures = []
     if out is not None:
-        _refuse_read(report, out, md_path)
+        _refuse_read(report, out, md_path, manifest)
         if draw:
             from rfbench.io.files import sha256_file
             from rfbench.report.plots import plot_engine, write_pictures
@@ -171,9 +171,11 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
     return ScoreRun(report, out, md_path, [p for _, p in pictures], messages, verify)
 
 
-def _refuse_read(report: dict, out: Path, md_path: Path | None) -> None:
+def _refuse_read(report: dict, out: Path, md_path: Path | None, manifest: tuple | None = None) -> None:
     """Refuse a report (or its .md) over a file the run read: an input it records, the X and y beside the
-    index it scored, or a dataset file the manifest lists (ground truth, the training side's for the baseline)."""
+    index it scored, or a dataset file the manifest lists (ground truth, the training side's for the baseline).
+    ``manifest``: ``(Manifest, its file)`` when the run has it loaded (:func:`_split_manifest`), else the one
+    the report records is read."""
     from rfbench.datasets.manifest import read_manifest
     from rfbench.io.files import refuse_inputs
 
@@ -184,8 +186,8 @@ def _refuse_read(report: dict, out: Path, md_path: Path | None) -> None:
         read += [inputs["rows"].parent / name for name in ("X.npy", "y.npy")]
     refuse_inputs([out, md_path], read)
     if "manifest" in inputs:
-        manifest = read_manifest(inputs["manifest"])
-        manifest.refuse_listed([out, md_path], manifest.root_dir(inputs["manifest"]))
+        loaded, path = manifest if manifest is not None else (read_manifest(inputs["manifest"]), inputs["manifest"])
+        loaded.refuse_listed([out, md_path], loaded.root_dir(path))
 
 
 def _claimed_note() -> str:
@@ -384,18 +386,28 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
                                "file(s) (listed under shared_files): these numbers partly measure memory of "
                                "training data" + (" (scored anyway: --allow-shared-files)"
                                                   if options.allow_shared_files else ""))
-    return _write(report, out, md_path, draw, captured, force, messages, _places(loaded))
+    manifest = _split_manifest(loaded.split)
+    return _write(report, out, md_path, draw, captured, force, messages, _places(loaded, manifest), manifest)
 
 
-def _places(loaded) -> list[Path]:
+def _split_manifest(split) -> tuple | None:
+    """``(Manifest, its file)`` of a checked split: the manifest its sides were recomputed on, not read again."""
+    if split is None or split.manifest_file is None:
+        return None
+    manifest = split.manifest_object
+    if manifest is None:
+        from rfbench.datasets.manifest import read_manifest
+
+        manifest = read_manifest(split.manifest_file)
+    return manifest, split.manifest_file
+
+
+def _places(loaded, manifest: tuple | None) -> list[Path]:
     """Folders verify will read beside the inputs: the split's dataset root, and the label set a windows index
     names."""
     out = []
-    split = loaded.split
-    if split is not None and split.manifest_file is not None:
-        from rfbench.datasets.manifest import read_manifest
-
-        out.append(read_manifest(split.manifest_file).root_dir(split.manifest_file))
+    if manifest is not None:
+        out.append(manifest[0].root_dir(manifest[1]))
     if loaded.label_file is not None:
         out.append(loaded.label_file)
     return out
@@ -477,8 +489,8 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
     index = load_index(inputs.rows, check_arrays=False)
     if index.task != task:
         raise ValidationError(f"{inputs.rows}: the index holds {index.task} windows, not {task}")
-    truth = test_truth(inputs.split, index)
-    train = train_targets(inputs.split, index)
+    truth = test_truth(split, index)  # the split checked above: not read, recomputed and audited again
+    train = train_targets(split, index)
     pred = arrays["pred"]
     n_rows = len(truth.rows)
     if pred.ndim < 1 or pred.shape[0] != n_rows:

@@ -167,19 +167,22 @@ def open_sides(split, sides: Sequence[str], settings: WindowSettings | None = No
     for k, side in enumerate(sides):
         if jobs[k] is None:
             if loaded is None:
-                loaded = _load_split(split_path)
+                loaded = _load_split(split, split_path)
             jobs[k] = _side_job(loaded, side, settings, labels, reading)
             labels = labels or jobs[k].labels  # one label set for both sides: a label-set file is read once
     return tuple(jobs)
 
 
-def _load_split(split_path: Path) -> tuple:
-    """The split re-checked by ``load_split``, its sha256 and the manifest it was audited on."""
+def _load_split(split, split_path: Path) -> tuple:
+    """The split re-checked by ``load_split`` (or ``split`` itself, a :class:`SplitInfo` this process checked
+    already: score opens both sides of the split it has just checked), its sha256 and the manifest it was
+    audited on."""
     from rfbench.datasets.manifest import read_manifest
     from rfbench.io.files import sha256_file
-    from rfbench.protocols.splitfile import load_split
+    from rfbench.protocols.splitfile import SplitInfo, load_split
 
-    info = load_split(split_path)
+    checked = isinstance(split, SplitInfo) and split.path is not None and split.manifest_object is not None
+    info = split if checked else load_split(split_path)
     split_sha, _ = sha256_file(split_path)
     # the manifest load_split recomputed and audited the sides on: the rows are built from what was checked
     manifest = info.manifest_object if info.manifest_object is not None else read_manifest(info.manifest_file)
