@@ -201,7 +201,7 @@ def _report_file(path: Path) -> Path:
     return resolve(path.name, path.parent, what="report").path
 
 
-def _read_report(real: Path, shown: Path, sha256: str | None = None) -> dict:
+def _read_report(real: Path, shown: Path, sha256: str | None = None, reader: str = "the summary's checks") -> dict:
     """The report, read once and parsed from those bytes; with ``sha256`` (a robustness summary's cell), those
     bytes must be the ones the summary's checks read, else it changed in between: a :class:`VerificationError`
     before anything is re-run (what is re-run is what the summary was checked against, never a second read)."""
@@ -215,8 +215,8 @@ def _read_report(real: Path, shown: Path, sha256: str | None = None) -> dict:
     if sha256 is not None:
         digest = hashlib.sha256(data).hexdigest()
         if digest != sha256:
-            raise VerificationError(f"{shown}: not the report the summary's checks read (its sha256 is now "
-                                    f"{digest[:16]}…, the summary records {sha256[:16]}…): it changed while verify "
+            raise VerificationError(f"{shown}: not the report {reader} read (its sha256 is now "
+                                    f"{digest[:16]}…, {reader} read {sha256[:16]}…): it changed while verify "
                                     "ran; not re-run", differences=[{"path": "sha256", "report": sha256,
                                                                      "rerun": digest}])
     doc = parse_json_bytes(data, str(real))
@@ -820,8 +820,8 @@ def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[st
 
 def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = None, python: str | None = None,
                   limits: Limits | None = None, cells: Sequence[str] = (), all_cells: bool = False,
-                  datasets: Sequence[str | os.PathLike] = (), convention: "Convention | None" = None) \
-        -> VerifyResult:
+                  datasets: Sequence[str | os.PathLike] = (), convention: "Convention | None" = None,
+                  sha256: str | None = None) -> VerifyResult:
     """Re-run a report in a closed world and compare everything (see the module docstring for every step).
 
     Parameters
@@ -848,6 +848,10 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
         ``recording_by`` and ``drop_duplicates``): every manifest of the chain must record exactly it. A
         template manifest is the scored party's word on what each part of a name means (which field is the
         class, which the person), so with ``datasets`` and a template manifest, ``convention`` is required.
+    sha256 : str, optional
+        The sha256 of the report's bytes as the caller read them (``rfbench compare --verify`` lines up the
+        document it read with claims): verify re-runs those very bytes, and a report whose bytes differ (it
+        changed in between) is a :class:`VerificationError` before anything is re-run.
 
     Returns
     -------
@@ -895,7 +899,7 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
                            VerifyResult, cells=cells, all_cells=all_cells, limits=limits)
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
-        return _verify(Path(path), root, python, limits, None, datasets, convention)
+        return _verify(Path(path), root, python, limits, None, datasets, convention, sha256, "the caller")
 
 
 def _robustness_summary(path: Path, strict: bool = False):
@@ -916,9 +920,9 @@ def _robustness_summary(path: Path, strict: bool = False):
 
 def _verify(path: Path, root, python: str | None, limits: Limits, deadline: float | None = None,
             datasets: Sequence[str | os.PathLike] = (), convention: "Convention | None" = None,
-            sha256: str | None = None) -> VerifyResult:
+            sha256: str | None = None, reader: str = "the summary's checks") -> VerifyResult:
     """One report verified (a robustness summary's cell: ``sha256``, the digest of the bytes the summary's
-    checks read; the report re-run must be those very bytes)."""
+    checks read, or those ``reader`` read; the report re-run must be those very bytes)."""
     from rfbench import __version__
     from rfbench.io.files import read_json
     from rfbench.io.world import write_world
@@ -937,7 +941,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
         # those beside the link would see files verify never looked at
         raise FormatError(f"{path}: a symbolic link to {report_real}; verify the report file itself (its report.md "
                           "and pictures are those beside it)")
-    report = _read_report(report_real, path, sha256)
+    report = _read_report(report_real, path, sha256, reader)
     try:
         world = close_world(report, report_real, root, budget)
     except FormatError as exc:
