@@ -8,13 +8,48 @@ Every kernel is compiled through :func:`njit` (or :func:`njit_parallel` for ``pr
   reductions must keep their written order), so reassociation is never allowed.
 
 Kernels must also run under ``NUMBA_DISABLE_JIT=1`` (then these decorators return plain Python functions).
+
+Numba's settings come from the environment only: a ``.numba_config.yaml`` in the current folder (which Numba
+otherwise reads whenever PyYAML is installed, at import and before every compilation) is ignored. Such a file
+in a folder someone else handed over could point Numba's cache, whose index files are pickles loaded at a
+kernel's first call, at code of theirs: run from that folder, ``rfbench proof`` printed PASS for weights it
+never trained. (The environment's ``NUMBA_CACHE_DIR`` is the caller's own; ``rfbench verify`` removes it.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
+import warnings
 
-import numba
+
+def _import_numba():
+    """``import numba`` with its per-folder settings file never read: PyYAML is hidden from Numba's config
+    module while it loads (it then reads no file), and the file name it checks before each compilation is one
+    that is never a regular file."""
+    loaded = sys.modules.get("numba")
+    if loaded is not None:  # imported before rfbench, by the program that imports rfbench: its own choice
+        return loaded
+    missing = object()
+    kept = sys.modules.get("yaml", missing)
+    sys.modules["yaml"] = None  # type: ignore[assignment]  # `import yaml` raises ImportError
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="A Numba config file is found")
+            import numba
+            import numba.core.config as config
+    finally:
+        if kept is missing:
+            del sys.modules["yaml"]
+        else:
+            sys.modules["yaml"] = kept
+    config._HAVE_YAML = False
+    config._config_fname = os.devnull  # exists, never a regular file: skipped on every reload
+    return numba
+
+
+numba = _import_numba()
 
 __all__ = ["njit", "njit_parallel", "prange", "set_threads", "serial_below", "PARALLEL_MIN_WORK"]
 
