@@ -70,7 +70,15 @@ import numpy as np
 
 from rfbench.errors import FormatError, OutputExistsError, RfbenchError, ValidationError
 from rfbench.io import hwlog, intel5300
-from rfbench.io.files import NotRegularFile, check_replaceable, file_mode, new_temporary, open_regular, replace_output
+from rfbench.io.files import (
+    NotRegularFile,
+    check_replaceable,
+    file_mode,
+    new_temporary,
+    open_regular,
+    refuse_inputs,
+    replace_output,
+)
 
 __all__ = [
     "DEFAULT_GLOBS",
@@ -664,6 +672,39 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _file_key(path, follow: bool) -> tuple:
+    """What names one file: its device and inode (following a link when ``follow``), else its absolute path."""
+    try:
+        info = os.stat(path) if follow else os.lstat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.normcase(os.path.abspath(os.fspath(path))))
+    return ("file", info.st_dev, info.st_ino)
+
+
+def _inputs_by_file(paths: Iterable) -> dict:
+    """The inputs of a job by the file each is (:func:`_file_key`, links followed): one ``stat`` each, so that
+    checking every output against every input stays linear."""
+    return {_file_key(p, True): p for p in paths}
+
+
+def _input_at(read: dict, target: Path) -> Path | None:
+    """The input of :func:`_inputs_by_file` that the output ``target`` is (the same file under any name, or the same
+    path), or None. An output that is a symbolic link is the link, not its target: a job replaces it, never writes
+    through it."""
+    return read.get(_file_key(target, False))
+
+
+def _is_input(target: Path, given: Path) -> str:
+    """The failure of an input whose output ``target`` is the job's input ``given``
+    (:func:`rfbench.io.files.refuse_inputs`' words)."""
+    try:
+        refuse_inputs([target], [given])
+    except OutputExistsError as exc:
+        return f"output {exc}"
+    return f"output {target} is an input of this job ({given}): rfbench never writes over what it reads, `force` " \
+           "or not; write elsewhere"  # (the file changed between the two looks)
+
+
 @dataclass
 class _Pending:
     """An archive written to its temporary file, waiting for its batch to be committed."""
@@ -702,8 +743,10 @@ class _Job:
     # -- per input -------------------------------------------------------------------------------------
 
     def plan(self) -> list:
-        """Result records for every input, with duplicate outputs failed up front (the later inputs)."""
+        """Result records for every input, failed up front: an input whose output would also be another input's
+        (the later inputs), or would be one of the job's inputs (:func:`_inputs_by_file`)."""
         seen: dict = {}
+        read = _inputs_by_file(path for path, _ in self.files)
         for path, under in self.files:
             target = output_path(path, under, self.options.out_dir)
             name = str(path.relative_to(under)) if under is not None else str(path)
@@ -712,7 +755,11 @@ class _Job:
                    "error": None, "summary": None, "_target": target}
             key = os.path.abspath(target)
             linked = _linked_folder(target.parent, self.options.out_dir) if under is not None else None
-            if key in seen:
+            given = _input_at(read, target)
+            if given is not None:
+                rec["status"] = "failed"
+                rec["error"] = _is_input(target, given)
+            elif key in seen:
                 rec["status"] = "failed"
                 rec["error"] = f"output {target} would also be written by input {seen[key]}"
             elif linked is not None:

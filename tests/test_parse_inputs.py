@@ -1,0 +1,80 @@
+"""What a parse job reads stays as it was: an output that is one of the job's inputs fails that input (``--force``
+or not), ``--skip-existing`` reads an existing archive's recorded source with bounded reads only, and an ESP32 line
+with text after its list's ``]`` (two lines joined by a lost newline) is skipped and counted, not half read.
+
+``parse a.dat a.npz --format intel5300 --force`` (a.npz a CSI log) renamed a.dat's archive over a.npz, which the
+same job had just read; ``--skip-existing`` beside an archive whose ``source_sha256.npy`` header declares shape
+(2**40,) failed the input as "not enough memory" (NumPy's ``read_array`` allocates what a header declares); and
+an ESP32 line ``...,[1 2 3 4]xyz [5 6 7 8]`` was kept as ``[1 2 3 4]`` with nothing counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from rfbench.cli import app
+from rfbench.io.parse_files import ParseOptions, parse_many
+from rfbench.io.writer import synthetic_log
+
+INPUT = "is an input of this job"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# -- an output that is an input ------------------------------------------------------------------------------
+
+
+def test_force_never_renames_an_archive_over_another_input(runner, tmp_path):
+    a, log = tmp_path / "a.dat", tmp_path / "a.npz"  # a.npz: a CSI log that happens to end in .npz
+    a.write_bytes(synthetic_log(4, seed=1))
+    log.write_bytes(synthetic_log(6, seed=2))
+    before = _digest(log)
+    result = runner.invoke(app, ["parse", str(a), str(log), "--format", "intel5300", "--force", "--json"])
+    assert result.exit_code == 2, result.output  # a failed input: exit 2, as for any failed input
+    assert _digest(log) == before
+    doc = json.loads(result.stdout)
+    assert (doc["written"], doc["failed"]) == (1, 1)
+    first, second = doc["files"]
+    assert first["status"] == "failed" and INPUT in first["error"] and "write elsewhere" in first["error"]
+    assert second["status"] == "written" and second["output"] == str(tmp_path / "a.npz.npz")
+    assert np.load(tmp_path / "a.npz.npz")["source_sha256"] == before  # the other input went on
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {a}: ") and INPUT in errors[0], result.stderr
+
+
+def test_a_folder_run_never_writes_over_the_archives_it_takes_as_inputs(runner, tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.dat").write_bytes(synthetic_log(5, seed=3))
+    assert runner.invoke(app, ["parse", str(folder)]).exit_code == 0
+    archive = folder / "a.npz"
+    before = _digest(archive)
+    result = runner.invoke(app, ["parse", str(folder), "--glob", "*", "--force", "--json"])
+    assert result.exit_code == 2, result.output
+    assert _digest(archive) == before
+    by_name = {f["name"]: f for f in json.loads(result.stdout)["files"]}
+    assert by_name["a.dat"]["status"] == "failed" and INPUT in by_name["a.dat"]["error"]
+    assert sorted(p.name for p in folder.iterdir()) == ["a.dat", "a.npz"]  # a.npz is no log: nothing written
+
+
+def test_an_output_that_is_an_input_under_another_name_fails_that_input_alone(tmp_path):
+    logs = [tmp_path / "x.dat", tmp_path / "y.dat"]
+    for k, p in enumerate(logs):
+        p.write_bytes(synthetic_log(3 + k, seed=10 + k))
+    out = tmp_path / "out"
+    out.mkdir()
+    os.link(logs[1], out / "x.npz")  # x.dat's output is y.dat under another name
+    before = _digest(logs[1])
+    for existing in ("refuse", "replace", "keep-matching"):  # y.npz: written, replaced, kept
+        job = parse_many([(p, None) for p in logs], ParseOptions(out_dir=out, existing=existing))
+        x, y = job.files
+        assert x["status"] == "failed" and INPUT in x["error"] and f"(as {logs[1]})" in x["error"], existing
+        assert y["status"] in ("written", "kept") and y["output"] == str(out / "y.npz"), existing
+        assert _digest(logs[1]) == before and os.path.samefile(out / "x.npz", logs[1])
