@@ -6,6 +6,11 @@ it read outside the dataset:
 - **names that are not valid UTF-8** cannot be written into a manifest exactly, so the entry is a problem
   and left out; its path is shown with each undecodable byte as ``\\xNN`` (Python's ``backslashreplace``) and
   control characters escaped the same way (:func:`display_path`);
+- **names holding a control character** (U+0000–U+001F, DEL, U+0080–U+009F: a TAB, a newline, ESC…) are
+  problems and left out too: a path is shown and recorded as :func:`display_path` gives it (a terminal must
+  never receive a raw ESC), and for such a name that is not the name, so a recording would name a file the
+  tree does not hold. A discovered data folder (:meth:`TreeWalk.enter`) whose path below the root holds such
+  a name is one problem, its contents left out;
 - **symbolic links** are followed only when their target is inside the dataset folder (its real path); a link
   leading outside (``ground_truth.npy → /etc/passwd``) is a problem naming the link, never its target, unless
   following links was asked for (``follow_symlinks``, recorded in the manifest); a broken link is a problem; a
@@ -36,10 +41,9 @@ from typing import Callable, Iterable, Sequence
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import FormatError
 
-__all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "count_logs", "LogCount", "log_entry", "part_entries",
-           "duplicate_problems", "marker_record", "nested_marker", "ancestor_marker", "marker_folders",
-           "tree_marker",
-           "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
+__all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "has_control", "CONTROL_REASON", "count_logs",
+           "LogCount", "log_entry", "part_entries", "duplicate_problems", "marker_record", "nested_marker",
+           "ancestor_marker", "marker_folders", "tree_marker", "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
 
 #: Folders whose files are the kernel's pseudo-files: their sizes say nothing of their contents.
 PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
@@ -60,7 +64,8 @@ def is_utf8(name: str) -> bool:
 
 
 def display_path(text: str) -> str:
-    """A path as it is safe to print and store: undecodable bytes as ``\\xNN``, control characters escaped."""
+    """A path as it is safe to print and store: undecodable bytes as ``\\xNN``, control characters (C0, DEL and
+    C1) escaped the same way. A path holding neither is returned as it is."""
     if text.isascii() and text.isprintable():  # nothing to escape (most names): as it is
         return text
     raw = os.fsencode(text) if not is_utf8(text) else text.encode("utf-8")
@@ -70,7 +75,18 @@ def display_path(text: str) -> str:
     return shown
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+#: Control characters: C0, DEL and C1 (U+009B is read by some terminals as ESC [).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+#: Why an entry whose name holds a control character is left out (``{what}``: "it", or "its contents" for a folder
+#: an ingest discovered).
+CONTROL_REASON = ("name holds a control character (shown with \\x escapes); paths are recorded and shown escaped, "
+                  "which would name a file the tree does not hold, so {what} left out")
+
+
+def has_control(name: str) -> bool:
+    """Whether ``name`` holds a control character (C0, DEL or C1)."""
+    return _CONTROL.search(name) is not None
 
 
 def _child(base: str, name: str) -> str:
@@ -153,8 +169,20 @@ class TreeWalk:
         self.problems.append({"path": path if isinstance(path, str) else self.rel(path), "reason": reason})
 
     def enter(self, folder: Path) -> bool:
-        """Whether ``folder`` (e.g. a discovered sub-root) may be walked: inside the root unless following links.
-        A folder that may not is a problem."""
+        """Whether ``folder`` (e.g. a discovered sub-root) may be walked: inside the root unless following links,
+        and its path below the root nameable exactly (valid UTF-8, no control character: every path under it
+        starts with that text). A folder that may not is a problem."""
+        try:
+            below = folder.relative_to(self.root).as_posix()
+        except ValueError:
+            below = "."
+        if not is_utf8(below):
+            self.problem(folder, "name is not valid UTF-8 (shown with \\x escapes); a manifest cannot name the "
+                                 "files under it exactly, so its contents are left out")
+            return False
+        if has_control(below):
+            self.problem(folder, CONTROL_REASON.format(what="its contents are"))
+            return False
         real = os.path.realpath(folder)
         if not _inside(real, self.real_root) and not self.follow_symlinks:
             self.problem(folder, "symbolic link to a folder outside the dataset folder; not followed (following "
@@ -187,6 +215,9 @@ class TreeWalk:
                 path = folder / name
                 self.problem(path, "name is not valid UTF-8 (shown with \\x escapes); a manifest cannot name it "
                                    "exactly, so it is left out")
+                continue
+            if has_control(name):
+                self.problem(folder / name, CONTROL_REASON.format(what="it is"))
                 continue
             try:
                 link = item.is_symlink()

@@ -15,12 +15,13 @@ recording's ``capture`` is the id of the CSI recording of the same capture (date
 location, orientation, repetition): the content checks treat a BVP and a CSI recording of one capture as one
 source.
 
-Nothing here is fatal: names that do not parse, unknown (date, user, gesture) triples, T = 0, a missing or
-mis-shaped ``velocity_spectrum_ro``, unreadable or non-MAT files and files past :data:`MAX_BVP_BYTES` become
-``problems`` entries (``{path, reason}``); only a tree with no recording at all is an error. Every file is read
-once (bounded: at most :data:`MAX_BVP_BYTES` read, and inflated, per file) and hashed (sha256) from the same
-bytes, on a pool of threads (batches of files per task); a profile laid out as MATLAB writes it is judged from its
-header (:func:`bvp_frames`), and ``rfbench windows`` inflates, parses and checks it.
+Nothing here is fatal: names that do not parse, a number of the name outside :data:`FIELD_RANGES`, unknown
+(date, user, gesture) triples, T = 0, a missing or mis-shaped ``velocity_spectrum_ro``, unreadable or non-MAT
+files and files past :data:`MAX_BVP_BYTES` become ``problems`` entries (``{path, reason}``); only a tree with no
+recording at all is an error. Every file is read once (bounded: at most :data:`MAX_BVP_BYTES` read, and inflated,
+per file) and hashed (sha256) from the same bytes, on a pool of threads (batches of files per task); a profile laid
+out as MATLAB writes it is judged from its header (:func:`bvp_frames`), and ``rfbench windows`` inflates, parses
+and checks it.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from rfbench.errors import ValidationError
 
 __all__ = ["BvpName", "parse_bvp_name", "bvp_table", "find_bvp_root", "is_bvp_tree", "release_kind", "ingest_bvp",
            "read_bvp", "read_bvp_bytes", "bvp_frames", "BVP_VARIABLE", "GRID", "MAX_BVP_BYTES", "USER_TABLES",
-           "DATASET", "COMMON6", "GESTURE_PRESETS"]
+           "FIELD_RANGES", "DATASET", "COMMON6", "GESTURE_PRESETS"]
 
 #: The manifest's dataset name for a BVP tree.
 DATASET = "widar3-bvp"
@@ -64,10 +65,13 @@ GESTURE_PRESETS = {"common6": COMMON6}
 #: Date folders whose users follow different CSI tables: ``{date: {user: CSI date folder}}``.
 USER_TABLES = {"20181205": {"user2": "20181205_2", "user3": "20181205_3"}}
 
-_CSI_DATE = re.compile(r"^\d{8}(_\d+)?$")
-_DATE_FOLDER = re.compile(r"^(\d{8})-VS$")
-_NAME = re.compile(r"^(user[0-9]+)-([0-9]+)-([0-9]+)-([0-9]+)-([0-9]+)-(.+)-L([0-9]+)\.mat$")
-_FIELD_RANGES = {"location": (1, 8), "orientation": (1, 5), "gesture": (1, 99), "repetition": (1, 99)}
+_CSI_DATE = re.compile(r"^[0-9]{8}(_[0-9]+)?\Z")
+_DATE_FOLDER = re.compile(r"^([0-9]{8})-VS\Z")
+_NAME = re.compile(r"^(user[0-9]+)-([0-9]+)-([0-9]+)-([0-9]+)-([0-9]+)-(.+)-L([0-9]+)\.mat\Z")
+#: Allowed ranges of a BVP name's numbers (inclusive), those of the CSI names and the link's; a value outside is a
+#: problem and the file is left out (a manifest holds each number exactly: none may be 200 digits long).
+FIELD_RANGES = {"gesture": (1, 99), "location": (1, 8), "orientation": (1, 5), "repetition": (1, 99),
+                "link": (0, 99)}
 _LINK_LEVEL = "6-link"
 
 
@@ -97,13 +101,14 @@ def parse_bvp_name(name: str) -> BvpName | str:
         return ("not a Widar BVP file name (user-gesture-location-orientation-repetition-<parameters>-L<link>.mat); "
                 "left out")
     user, g, loc, ori, rep, params, link = m.groups()
-    fields = {"gesture": int(g), "location": int(loc), "orientation": int(ori), "repetition": int(rep)}
+    fields = {"gesture": int(g), "location": int(loc), "orientation": int(ori), "repetition": int(rep),
+              "link": int(link)}
     for key, value in fields.items():
-        lo, hi = _FIELD_RANGES[key]
+        lo, hi = FIELD_RANGES[key]
         if not lo <= value <= hi:
             return f"{key} {value} is outside {lo}–{hi}; file left out"
     why = user_problem(user)
-    return BvpName(user=user, parameters=params, link=int(link), **fields) if why is None else why
+    return BvpName(user=user, parameters=params, **fields) if why is None else why
 
 
 def bvp_table(date: str, user: str) -> str:
