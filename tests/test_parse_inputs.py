@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from rfbench.cli import app
-from rfbench.io.parse_files import ParseOptions, parse_many
+from rfbench.io.parse_files import ParseOptions, parse_many, recorded_source
 from rfbench.io.writer import synthetic_log
 
 INPUT = "is an input of this job"
@@ -78,3 +80,53 @@ def test_an_output_that_is_an_input_under_another_name_fails_that_input_alone(tm
         assert x["status"] == "failed" and INPUT in x["error"] and f"(as {logs[1]})" in x["error"], existing
         assert y["status"] in ("written", "kept") and y["output"] == str(out / "y.npz"), existing
         assert _digest(logs[1]) == before and os.path.samefile(out / "x.npz", logs[1])
+
+
+# -- --skip-existing reads the recorded source with bounded reads ----------------------------------------------
+
+
+def _npy(header: str, body: bytes = b"x" * 16) -> bytes:
+    h = header.encode("latin1")
+    h += b" " * (64 - ((10 + len(h) + 1) % 64)) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + body
+
+
+def test_skip_existing_never_allocates_the_shape_an_archive_header_declares(tmp_path):
+    a = tmp_path / "a.dat"
+    a.write_bytes(synthetic_log(3, seed=4))
+    with zipfile.ZipFile(tmp_path / "a.npz", "w") as zf:
+        zf.writestr("source_sha256.npy", _npy("{'descr': '|i1', 'fortran_order': False, 'shape': (1099511627776,), }"))
+        zf.writestr("source_bytes.npy", _npy("{'descr': '<i8', 'fortran_order': False, 'shape': (), }"))
+    before = _digest(tmp_path / "a.npz")
+    assert recorded_source(tmp_path / "a.npz") is None
+    job = parse_many([(a, None)], ParseOptions(existing="keep-matching"))
+    rec = job.files[0]
+    assert rec["status"] == "failed" and "exists but records no source input" in rec["error"], rec["error"]
+    assert _digest(tmp_path / "a.npz") == before
+
+
+def test_recorded_source_reads_what_parse_writes_and_refuses_anything_else(tmp_path):
+    a = tmp_path / "a.dat"
+    a.write_bytes(synthetic_log(3, seed=5))
+    assert parse_many([(a, None)]).files[0]["status"] == "written"
+    assert recorded_source(tmp_path / "a.npz") == (_digest(a), a.stat().st_size)
+
+    def forged(digest: bytes, size: bytes) -> Path:
+        path = tmp_path / "forged.npz"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("source_sha256.npy", digest)
+            zf.writestr("source_bytes.npy", size)
+        return path
+
+    digest = "ab" * 32
+    good_digest = _npy("{'descr': '<U64', 'fortran_order': False, 'shape': (), }", digest.encode("utf-32-le"))
+    good_size = _npy("{'descr': '<i8', 'fortran_order': False, 'shape': (), }", struct.pack("<q", 1234))
+    assert recorded_source(forged(good_digest, good_size)) == (digest, 1234)
+    for bad_digest, bad_size in [
+        (_npy("{'descr': '<U64', 'fortran_order': False, 'shape': (1,), }", digest.encode("utf-32-le")), good_size),
+        (_npy("{'descr': '<U64', 'fortran_order': False, 'shape': (), }", b"short"), good_size),
+        (good_digest, _npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", struct.pack("<d", 1.0))),
+        (good_digest, _npy("{'descr': '<i8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }")),
+        (good_digest, b"not an npy at all"),
+    ]:
+        assert recorded_source(forged(bad_digest, bad_size)) is None

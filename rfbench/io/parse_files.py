@@ -437,10 +437,14 @@ def read_hardware(data, fmt: str, options: ParseOptions | None = None, path: str
 def recorded_source(archive: Path) -> tuple[str, int] | None:
     """``(source_sha256, source_bytes)`` recorded in an existing archive, or None when it records none (an
     archive from an older rfbench, or not an archive: a link, a FIFO or a device too, never followed, waited on or
-    read). Reads only those two members, each bounded."""
+    read). Reads only those two members, each bounded, and only the arrays rfbench writes there: a 0-d str of at
+    most :data:`_MAX_DIGEST_CHARS` characters and a 0-d integer, their ``.npy`` headers read by
+    :func:`rfbench.io.files.parse_npy_header` (never NumPy's ``read_array``, which allocates whatever shape a
+    header declares before reading a byte)."""
+    import io
     import zipfile
 
-    from rfbench.io.files import open_regular
+    from rfbench.io.files import open_regular, parse_npy_header
 
     try:
         fh = os.fdopen(open_regular(archive), "rb")
@@ -449,18 +453,28 @@ def recorded_source(archive: Path) -> tuple[str, int] | None:
     try:
         with fh, zipfile.ZipFile(fh) as zf:
             values = []
-            for name in ("source_sha256.npy", "source_bytes.npy"):
+            for name, kinds, widest in (("source_sha256.npy", "U", 4 * _MAX_DIGEST_CHARS),
+                                        ("source_bytes.npy", "iu", 8)):
                 info = zf.getinfo(name)
                 if info.file_size > 4096:
                     return None
-                with zf.open(info) as fh:
-                    values.append(np.lib.format.read_array(fh, allow_pickle=False))
-    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
+                with zf.open(info) as member:
+                    member_bytes = io.BytesIO(member.read(4097))
+                shape, _, dtype = parse_npy_header(member_bytes, name)
+                if shape != () or dtype.kind not in kinds or dtype.itemsize > widest:
+                    return None
+                data = member_bytes.read(dtype.itemsize)
+                if len(data) != dtype.itemsize:
+                    return None
+                values.append(np.frombuffer(data, dtype=dtype)[0])
+    except (OSError, KeyError, ValueError, EOFError, RfbenchError, zipfile.BadZipFile):
         return None
     digest, size = values
-    if digest.shape != () or digest.dtype.kind != "U" or size.shape != () or size.dtype.kind not in "iu":
-        return None
     return str(digest), int(size)
+
+
+#: The longest ``source_sha256`` :func:`recorded_source` reads (a sha256 is 64 hex digits).
+_MAX_DIGEST_CHARS = 64
 
 
 # ----------------------------------------------------------------------------------------------------------
