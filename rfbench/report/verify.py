@@ -481,7 +481,12 @@ class _Children:
         foreign_environment_removed(env)
         self.count += 1
         cwd = self.scratch / f"cwd-{self.count}"
-        cwd.mkdir()
+        cwd.mkdir(mode=0o700)
+        # the child's (and its model sandbox's) temporary files go to a private folder of the scratch folder,
+        # removed with it: onnxruntime writes $TMPDIR/.ses, following a link planted there
+        tmp = self.scratch / f"tmp-{self.count}"
+        tmp.mkdir(mode=0o700)
+        env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))
         cmd = [self.python, "-I", "-m", "rfbench", *args]
         left = self.budget.left()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -507,14 +512,86 @@ class _Children:
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def scratch_base(root: Path, trees: Sequence[Path] = ()) -> Path:
+    """The folder verify makes its private temporary folder in (``TMPDIR``, else the system's), links resolved:
+    never the verify root or a dataset tree, nor inside one — the re-runs' outputs, the list of files they may
+    open and their working folders would lie among the files of whoever handed them over — and a folder no other
+    user can rename entries of (owned by this user or root; writable by others only with the sticky bit, as
+    ``/tmp`` is).
+
+    Raises
+    ------
+    ValidationError
+        Either is not so (exit 2): set ``TMPDIR`` to a folder of your own.
+    """
+    import stat
+
+    base = Path(os.path.realpath(tempfile.gettempdir()))
+    for what, folder in [("the verify root", root)] + [("the dataset tree", t) for t in trees]:
+        folder = Path(os.path.realpath(folder))
+        if base == folder or folder in base.parents:
+            raise ValidationError(f"the temporary folder {base} (TMPDIR) is inside {what} {folder}: the re-runs' "
+                                  "outputs would lie among the files verify checks, where whoever handed them over "
+                                  "could change them before verify reads them; set TMPDIR to a folder of your own "
+                                  "outside it")
+    st = os.stat(base)
+    if st.st_uid not in (0, os.geteuid()) or \
+            (st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX):
+        raise ValidationError(f"the temporary folder {base} (TMPDIR) is another user's or writable by others "
+                              "without the sticky bit: they could replace verify's private folder in it; set "
+                              "TMPDIR to a folder of your own")
+    return base
+
+
 @contextlib.contextmanager
-def _scratch() -> Iterator[Path]:
-    """verify's private temporary folder (mode 0700), removed on every exit path."""
-    folder = Path(tempfile.mkdtemp(prefix="rfbench-verify-"))
+def _scratch(root: Path, trees: Sequence[Path] = ()) -> Iterator[Path]:
+    """verify's private temporary folder (made by :func:`tempfile.mkdtemp`, mode 0700, in :func:`scratch_base`),
+    removed on every exit path."""
+    folder = Path(tempfile.mkdtemp(prefix="rfbench-verify-", dir=scratch_base(root, trees)))
     try:
         yield Path(os.path.realpath(folder))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _child_output(path: Path, what: str, where: Any, cap: int = MAX_REPORT_BYTES) -> bytes:
+    """The bytes of a file a re-run child wrote in the scratch folder, read through one descriptor: it must be
+    there, a regular file (a final link is not followed), this user's, and linked nowhere else; anything else
+    was put there by someone else than the child (a MISMATCH)."""
+    import stat
+
+    from rfbench.io.files import read_fd
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _mismatch(where, f"the re-run's {what} {path.name} cannot be read ({exc.strerror}): it is not the "
+                        "file the re-run wrote", f"rerun.{what}", "the re-run's own file", "unreadable") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
+            raise _mismatch(where, f"the re-run's {what} {path.name} is not a regular file of this user's linked "
+                            "only there: it was replaced after the re-run wrote it", f"rerun.{what}",
+                            "the re-run's own file", "replaced")
+        if st.st_size > cap:
+            raise _mismatch(where, f"the re-run's {what} {path.name} holds {st.st_size} bytes, more than the {cap} "
+                            "verify reads", f"rerun.{what}", f"at most {cap} bytes", st.st_size)
+        return read_fd(fd, st.st_size)
+    finally:
+        os.close(fd)
+
+
+def _child_json(path: Path, kind: str, where: Any) -> dict:
+    """A JSON document a re-run child wrote (:func:`_child_output`), parsed and its schema checked as
+    :func:`rfbench.io.files.read_json` does."""
+    from rfbench.io.documents import MAX_JSON_BYTES, parse_json_bytes
+    from rfbench.io.files import check_schema
+
+    doc = parse_json_bytes(_child_output(path, kind, where, MAX_JSON_BYTES), str(path))
+    if not isinstance(doc, dict):
+        raise FormatError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+    check_schema(doc, kind, str(path))
+    return doc
 
 
 # -- comparing -----------------------------------------------------------------------------------------------
@@ -704,7 +781,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     the prediction record field by field and the predictions with the scored file. Returns ``{rule, pred}``:
     how the predictions compared, and the re-run's predictions (to score again under tolerance)."""
     from rfbench.datasets.windows import WindowSettings
-    from rfbench.io.files import load_npy, load_npy_bytes, read_json
+    from rfbench.io.files import MAX_NPY_HEADER_BYTES, load_npy_bytes, max_array_bytes
     from rfbench.nn.prediction_comparison import compare_predictions
 
     w = scratch / "windows"
@@ -713,7 +790,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
         settings = replace(settings, label_set=str(world.named["label-set"].path))
     split = world.inputs["split"].path if "split" in world.inputs else world.named["index-split"].path
     children.run(["windows", str(split), "--side", "test", "-o", str(w), *settings.to_argv(), "--json"], "windows")
-    again = read_json(w / "index.json", "windows")
+    again = _child_json(w / "index.json", "windows", where)
     _refuse_differences(diff_documents(index.doc, again, INDEX_ENVIRONMENT, world.budget)[0], "chain.windows", where,
                         "the windows built again from the dataset differ from those the predictions were made over")
     from rfbench.nn.prediction_record import record_path_for
@@ -721,7 +798,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     p = scratch / "predict" / record.pred_path.name  # the recorded name: the record names its predictions' file
     children.run(["predict", str(world.inputs["model"].path), "--windows", str(w), "-o", str(p),
                   *record.settings.argv(), "--json"], "predict")
-    rerun_doc = read_json(record_path_for(p), "prediction")
+    rerun_doc = _child_json(record_path_for(p), "prediction", where)
     scored = load_npy_bytes(world.read(world.inputs["pred"], "input pred"), "predictions")
     recorded = dict(record.doc)
     recorded["settings"] = dict(recorded.get("settings") or {})
@@ -730,7 +807,8 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
         recorded["settings"]["tolerance"] = MAX_TOLERANCE
         notes.append(f"the prediction record declares a tolerance of {declared:g}; verify applies at most "
                      f"{MAX_TOLERANCE:g}")
-    outcome = compare_predictions(recorded, scored, rerun_doc, load_npy(p, "re-run predictions"))
+    pred_bytes = _child_output(p, "predictions", where, max_array_bytes() + MAX_NPY_HEADER_BYTES + 256)
+    outcome = compare_predictions(recorded, scored, rerun_doc, load_npy_bytes(pred_bytes, "re-run predictions"))
     if not outcome.equal:
         raise _mismatch(where, f"the model run again gives other predictions than those scored: {outcome.detail}",
                         "chain.predict", "the scored predictions", outcome.detail)
@@ -743,7 +821,7 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     _refuse_differences(diff_documents(record.doc, rerun_doc, environment, world.budget)[0], "chain.predict", where,
                         "the model run again gives another prediction record")
     notes.append(f"chain replayed: windows rebuilt from the dataset and the model run again ({outcome.detail})")
-    return {"rule": outcome.rule, "pred": p}
+    return {"rule": outcome.rule, "pred": pred_bytes}
 
 
 def _ingest_again(world: ClosedWorld, children: _Children, scratch: Path, where: Any, uncompared: list) -> None:
@@ -752,7 +830,6 @@ def _ingest_again(world: ClosedWorld, children: _Children, scratch: Path, where:
     listed twice or pointed at another's file, its frames) and then split, window and score again, so that every
     later link agrees with it. Only the tree decides what a manifest says."""
     from rfbench.datasets.reingest import ROOT_FIELD, ingest_argv
-    from rfbench.io.files import read_json
 
     for k, (m, root, recorded) in enumerate(world.manifests):  # one entry per distinct manifest (_chain_files)
         if not any(isinstance(r, Mapping) and r.get("files") for r in recorded.get("recordings") or []):
@@ -762,7 +839,7 @@ def _ingest_again(world: ClosedWorld, children: _Children, scratch: Path, where:
         out = scratch / f"ingest-{k}" / "manifest.json"
         out.parent.mkdir()
         children.run([*ingest_argv(recorded, str(root), str(out), m.path), "--json"], "ingest")
-        again = read_json(out, "manifest")
+        again = _child_json(out, "manifest", where)
         why = "where the dataset tree is, relative to the manifest; the tree itself is ingested again"
         _refuse_differences(diff_documents(recorded, again, {ROOT_FIELD: why}, world.budget)[0], "chain.ingest", where,
                             f"the manifest {m.path} is not what ingest makes of its dataset tree: it was edited, or "
@@ -924,7 +1001,6 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
     """One report verified (a robustness summary's cell: ``sha256``, the digest of the bytes the summary's
     checks read, or those ``reader`` read; the report re-run must be those very bytes)."""
     from rfbench import __version__
-    from rfbench.io.files import read_json
     from rfbench.io.world import write_world
 
     budget = Budget(limits.timeout, int(limits.max_gb * 2**30))
@@ -981,7 +1057,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                                     "pictures": why})
                 uncompared.append({"field": "pictures", "why": f"not compared with a re-drawing: {why}; the stored PNG "
                                                               "files still hash to the report's sha256"})
-        with _scratch() as scratch:
+        with _scratch(root, [tree for _, tree, _ in world.manifests] + list(pinned or [])) as scratch:
             world_file = scratch / "world.json"
             write_world(str(world_file), str(scratch), world.files, world.digests)
             children = _Children(python or sys.executable, limits, budget, scratch, world_file, path)
@@ -992,15 +1068,15 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             out = scratch / "score" / "report.json"
             args = plan.argv(world, out, draw)
             children.run(args, "score")
-            rerun = read_json(out, "report")
+            rerun = _child_json(out, "report", path)
             diffs, compared = diff_reports(report, rerun, environment, budget)
             if replayed is not None and replayed["rule"] != "identical bits":
                 out2 = scratch / "score-rerun-predictions" / "report.json"
                 kept = scratch / "rerun-predictions" / "pred.npy"  # without its record: scored as plain predictions
                 kept.parent.mkdir()
-                shutil.copyfile(replayed["pred"], kept)
+                kept.write_bytes(replayed["pred"])  # the bytes compared, not a second read
                 children.run(plan.argv(world, out2, False, pred=kept), "score")
-                again = read_json(out2, "report")
+                again = _child_json(out2, "report", path)
                 # every section the predictions decide, not only the results (the classes, the confusion matrix, the
                 # domains, the notes): all but what differs by construction between the two scorings
                 skip = ("chain", "inputs", "pictures", "reproducer")

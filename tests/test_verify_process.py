@@ -1,0 +1,148 @@
+"""verify's own process and what its re-runs inherit from it.
+
+- **Its temporary folder.** With ``TMPDIR`` inside the report folder, verify made its private folder there: the
+  re-runs' outputs (``score/report.json``, the manifests ingested again, the rebuilt windows, the replayed
+  predictions), the list of files they may open and their working folders lay among the scored party's files,
+  and a process watching the folder overwrote the re-run's report.json after the child wrote it: MATCH on an
+  accuracy of 1.000. A temporary folder inside the verify root (or a dataset tree), or one other users can
+  rename entries of, is refused; a re-run's output that is not the child's own file is a MISMATCH.
+- **The re-runs' temporary files.** The children inherited ``TMPDIR``: onnxruntime writes ``$TMPDIR/.ses`` on
+  import and follows a link planted there, overwriting a file rfbench never made. Each child's ``TMPDIR``,
+  ``TMP`` and ``TEMP`` are a private folder of verify's, removed with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from rfbench.cli import app
+from rfbench.errors import ValidationError, VerificationError
+from rfbench.report import verify as V
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def demo_copy(tiny_demo, tmp_path):
+    d = tmp_path / "d"
+    shutil.copytree(tiny_demo, d, symlinks=True)
+    return d
+
+
+# -- the temporary folder -------------------------------------------------------------------------------------
+
+
+def test_a_temporary_folder_inside_the_verify_root_is_refused(demo_copy, monkeypatch, runner):
+    inside = demo_copy / "gesture" / "tmp"
+    inside.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(inside))
+    result = runner.invoke(app, ["verify", str(demo_copy / "gesture" / "report.json"), "--root", str(demo_copy)])
+    assert result.exit_code == 2, result.output
+    assert f"the temporary folder {inside} (TMPDIR) is inside the verify root {demo_copy}" in _words(result.output)
+    assert list(inside.iterdir()) == []  # nothing was made there
+
+
+def test_a_temporary_folder_inside_a_dataset_tree_is_refused(tmp_path, monkeypatch):
+    tree = tmp_path / "data" / "tree"
+    (tree / "tmp").mkdir(parents=True)
+    (tmp_path / "reports").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tree / "tmp"))
+    with pytest.raises(ValidationError, match=f"is inside the dataset tree {tree}"):
+        V.scratch_base(tmp_path / "reports", [tree])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "reports"))  # beside the tree, its own folder: fine
+    assert V.scratch_base(tmp_path / "elsewhere", [tree]) == tmp_path / "reports"
+
+
+def test_a_temporary_folder_others_can_write_without_the_sticky_bit_is_refused(demo_copy, tmp_path, monkeypatch,
+                                                                                runner):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    result = runner.invoke(app, ["verify", str(demo_copy / "gesture" / "report.json"), "--root", str(demo_copy)])
+    assert result.exit_code == 2, result.output
+    assert "writable by others without the sticky bit" in _words(result.output)
+    assert list(shared.iterdir()) == []
+    shared.chmod(0o1777)  # /tmp's mode: others cannot rename what verify makes there
+    assert V.scratch_base(demo_copy) == shared
+
+
+@pytest.mark.parametrize("how", ["symlink", "hardlink"])
+def test_a_rerun_output_that_is_not_the_childs_own_file_is_a_mismatch(demo_copy, monkeypatch, how):
+    """The stored report put in place of the re-run's: read by path (links followed), it compared identical."""
+    stored = demo_copy / "gesture" / "report.json"
+    real_run = V._Children.run
+
+    def run(self, args, step):
+        done = real_run(self, args, step)
+        if step == "score":
+            out = args[args.index("-o") + 1]
+            os.unlink(out)
+            if how == "symlink":
+                os.symlink(stored, out)
+            else:
+                try:
+                    os.link(stored, out)
+                except OSError:
+                    pytest.skip("the temporary folder and the report are on different file systems")
+        return done
+
+    monkeypatch.setattr(V._Children, "run", run)
+    with pytest.raises(VerificationError, match="re-run's report") as err:
+        V.verify_report(stored, root=demo_copy)
+    assert err.value.differences[0]["path"] == "rerun.report"
+
+
+# -- the re-runs' temporary files -----------------------------------------------------------------------------
+
+
+def test_each_rerun_child_has_a_private_temporary_folder_removed_with_verify_s(tiny_demo, monkeypatch):
+    seen = []
+    real = subprocess.Popen
+
+    def popen(cmd, *args, **kwargs):
+        env = dict(kwargs.get("env") or {})
+        world = json.loads(env[V.LIMITS_ENV])["world"]
+        seen.append((env, os.path.dirname(world)))
+        return real(cmd, *args, **kwargs)
+
+    monkeypatch.setenv("TMPDIR", "/party/tmp")
+    monkeypatch.setenv("TMP", "/party/tmp")
+    monkeypatch.setenv("TEMP", "/party/tmp")
+    monkeypatch.setattr(V.subprocess, "Popen", popen)
+    assert V.verify_report(tiny_demo / "gesture" / "report.json", root=tiny_demo).status == "match"
+    assert seen, "no re-run child was started"
+    folders = set()
+    for env, scratch in seen:
+        tmp = env["TMPDIR"]
+        assert env["TMP"] == env["TEMP"] == tmp
+        assert os.path.dirname(tmp) == scratch, (tmp, scratch)  # a folder of verify's private folder
+        folders.add(tmp)
+    assert len(folders) == len(seen)  # one each
+    assert not any(os.path.exists(f) for f in folders)  # removed with verify's folder
+
+
+def test_onnxruntime_s_session_file_is_not_written_in_the_callers_temporary_folder(tiny_demo, tmp_path):
+    """A real verify: a link planted as ``$TMPDIR/.ses`` is left alone, and nothing is written beside it."""
+    outer = tmp_path / "t"
+    outer.mkdir()
+    (outer / "victim").write_text("precious\n")
+    os.symlink("victim", outer / ".ses")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "RFBENCH"))}
+    env["TMPDIR"] = str(outer)
+    proc = subprocess.run([sys.executable, "-I", "-m", "rfbench", "verify", str(tiny_demo / "gesture" / "report.json"),
+                           "--root", str(tiny_demo), "--json"], env=env, capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "match"
+    assert (outer / "victim").read_text() == "precious\n"
+    assert sorted(p.name for p in outer.iterdir()) == [".ses", "victim"]
