@@ -1305,7 +1305,8 @@ def naive_read_esp32(data: bytes) -> dict:
     """Every CSI_DATA line: ``records`` (dicts of fields and ``csi``: values 2j imaginary, 2j+1 real) and
     ``skipped`` by reason."""
     records = []
-    skipped = dict.fromkeys(("bad_field", "truncated", "bad_value", "odd_list", "empty_list", "not_csi"), 0)
+    skipped = dict.fromkeys(("bad_field", "truncated", "bad_value", "odd_list", "empty_list", "not_csi",
+                             "text_after_list"), 0)
     for raw in data.split(b"\n"):
         line = raw[:-1] if raw.endswith(b"\r") else raw
         if not line:
@@ -1330,6 +1331,9 @@ def naive_read_esp32(data: bytes) -> dict:
             continue
         if b"]" not in rest:
             skipped["truncated"] += 1
+            continue
+        if rest[rest.index(b"]") + 1:].strip(b" "):
+            skipped["text_after_list"] += 1
             continue
         tokens = [t for t in rest[:rest.index(b"]")].decode("latin-1").split(" ") if t]
         values = [_naive_int(t) for t in tokens]

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+import naive
 from rfbench.cli import app
+from rfbench.io import esp32
 from rfbench.io.parse_files import ParseOptions, parse_many, recorded_source
 from rfbench.io.writer import synthetic_log
 
@@ -130,3 +132,39 @@ def test_recorded_source_reads_what_parse_writes_and_refuses_anything_else(tmp_p
         (good_digest, b"not an npy at all"),
     ]:
         assert recorded_source(forged(bad_digest, bad_size)) is None
+
+
+# -- ESP32: text after the list's closing bracket -------------------------------------------------------------
+
+HEAD = "CSI_DATA,AP,3C:71:BF:6D:2A:78,-73,11,1,0,1,1,1,0,0,0,0,-93,0,1,1,80272146,0,101,0,0,80.363225,4,"
+
+
+def test_esp32_line_with_text_after_its_list_is_skipped_and_counted():
+    good = HEAD + "[1 2 3 4 ]"
+    lines = [
+        good,
+        good + good,  # two lines joined by a lost newline
+        HEAD + "[1 2 3 4]xyz [5 6 7 8]",
+        HEAD + "[1 2 3 4]   ",  # spaces after the list: the line ends there
+        HEAD + "[1 2 3 4] ,",
+        good,
+    ]
+    data = ("\r\n".join(lines) + "\r\n").encode()
+    log = esp32.read(data)
+    # kept: the two good lines and the one with spaces only after its list; skipped: the other three
+    assert log.n_records == 3
+    assert dict(log.skipped) == {"text_after_list": 3}
+    ref = naive.naive_read_esp32(data)
+    assert len(ref["records"]) == 3 and ref["skipped"] == {"text_after_list": 3}
+    assert log.csi[:, :, 0, 0].tolist() == [[complex(2, 1), complex(4, 3)]] * 3
+
+
+def test_esp32_joined_lines_of_the_shared_capture_count_one_skipped_line(tmp_path):
+    from tests.conftest import conformance_path
+
+    path = conformance_path("hardware", "example_csi.csv")
+    lines = Path(path).read_bytes().decode().splitlines()
+    joined = "\n".join(lines[:2] + [lines[2] + lines[3]] + lines[4:]) + "\n"
+    whole, cut = esp32.read(Path(path).read_bytes()), esp32.read(joined.encode())
+    assert cut.n_records == whole.n_records - 2  # both joined lines are lost, and the loss is counted
+    assert dict(cut.skipped) == {"text_after_list": 1}

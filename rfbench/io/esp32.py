@@ -16,9 +16,11 @@ Rules (issue 26):
   a list shorter than the file's longest is kept, padded with zeros after its values and counted in
   ``problems["short_list"]`` (ESP32-CSI-Tool issue 114: 127 values instead of 128).
 - Skipped and counted (``skipped``): a line with another number of fields or a field that is not a number
-  (``bad_field``), no closing ``]`` (``truncated``), a list value that is not an integer in −128…127
-  (``bad_value``), an odd number of values or none (``odd_list``, ``empty_list``), and other non-empty lines
-  but the CSV header (``not_csi``).
+  (``bad_field``), no closing ``]`` (``truncated``), anything but spaces after the list's ``]``
+  (``text_after_list``: two lines joined by a lost newline are one such line, never half read), a list value
+  that is not an integer in −128…127 (``bad_value``), an odd number of values or none (``odd_list``,
+  ``empty_list``), and other non-empty lines but the CSV header (``not_csi``). A line has one reason, the first
+  in that order.
 
 csiread 1.4.1 ``ESP32`` splits the same fields and pairs the values the same way (``csi[1::2] + 1j*csi[::2]``),
 but reshapes all lines to one length, so it fails on a file whose lists differ, and takes a list's last two
@@ -44,8 +46,8 @@ INT_FIELDS = ("rssi", "rate", "sig_mode", "mcs", "bandwidth", "smoothing", "not_
               "ant", "sig_len", "rx_state", "real_time_set", "len")
 _N_FIELDS = 25  # before the list
 #: Skip reasons, in the order of the scan kernel's counter array.
-SKIP_REASONS = ("bad_field", "truncated", "bad_value", "odd_list", "empty_list", "not_csi")
-_BAD_FIELD, _TRUNCATED, _BAD_VALUE, _ODD, _EMPTY, _NOT_CSI = range(6)
+SKIP_REASONS = ("bad_field", "truncated", "bad_value", "odd_list", "empty_list", "not_csi", "text_after_list")
+_BAD_FIELD, _TRUNCATED, _BAD_VALUE, _ODD, _EMPTY, _NOT_CSI, _AFTER_LIST = range(7)
 #: The LLTF bins that carry no data (DC and the guard bands: only -26..-1 and 1..26 do), left out where CSI is
 #: mapped to another grid (windows).
 NULL_SUBCARRIERS = (0, 27, 28, 29, 30, 31, -32, -31, -30, -29, -28, -27)
@@ -240,6 +242,12 @@ def _scan(b, ints, mac, stamp, role, values, list_at, n_values, skips):
             closed = q < stop
         if not closed:
             skips[_TRUNCATED] += 1
+            continue
+        q += 1  # past the "]": only spaces may follow it
+        while q < stop and b[q] == 32:
+            q += 1
+        if q < stop:
+            skips[_AFTER_LIST] += 1
             continue
         if bad:
             skips[_BAD_VALUE] += 1
