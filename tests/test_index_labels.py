@@ -1,0 +1,80 @@
+"""``score --rows`` derives the label set again, as ``windows`` derived it, and holds the index to it.
+
+The class names an index records were taken as read: an index whose ``labels.names`` were permuted (and their
+``sha256`` recomputed) renamed every class of the report — a per-class recall shown under another gesture's
+name — and with plain predictions ``verify`` said MATCH, since the re-run read the same index. An index whose
+settings name a label-set file that is gone or changed was scored, then refused by verify.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from rfbench.cli import app
+from rfbench.metrics.labelset import LabelSet
+
+NAMES = ["Clap", "Draw-O(Horizontal)", "Draw-Zigzag(Horizontal)", "Push&Pull", "Slide", "Sweep"]
+
+
+@pytest.fixture()
+def chain(tiny_demo, tmp_path):
+    shutil.copytree(tiny_demo, tmp_path / "d", symlinks=True)
+    d = tmp_path / "d"
+    shutil.copyfile(d / "bvp" / "scores.npy", d / "plain.npy")  # predictions without their record
+    return d
+
+
+def _score(runner, d, index):
+    return runner.invoke(app, ["score", "--task", "gesture", "--pred", str(d / "plain.npy"), "--rows", str(index),
+                               "--split", str(d / "bvp-split.json"), "-o", str(d / "report.json")])
+
+
+def _one_line(result) -> str:
+    return " ".join(result.output.split())
+
+
+def test_an_index_with_its_class_names_permuted_is_refused(runner, chain):
+    index = chain / "windows" / "bvp-test" / "index.json"
+    assert _score(runner, chain, index).exit_code == 0  # the honest index scores
+    (chain / "report.json").unlink()
+    (chain / "report.md").unlink()
+    doc = json.loads(index.read_text())
+    assert doc["labels"]["names"] == NAMES and doc["labels"]["source"] == "manifest"
+    swapped = [NAMES[1], NAMES[0], *NAMES[2:]]
+    doc["labels"].update(names=swapped, sha256=LabelSet(tuple(swapped)).sha256)  # consistent with itself
+    index.write_text(json.dumps(doc))
+    result = _score(runner, chain, index)
+    assert result.exit_code == 2, result.output
+    assert "label set differs" in _one_line(result) and "other class names or order" in _one_line(result)
+    assert not (chain / "report.json").exists()
+
+
+def test_an_edited_label_field_is_refused(runner, chain):
+    index = chain / "windows" / "bvp-test" / "index.json"
+    doc = json.loads(index.read_text())
+    doc["labels"]["key"] = "repetition"  # shown in the report as where the ground truth's classes came from
+    index.write_text(json.dumps(doc))
+    result = _score(runner, chain, index)
+    assert result.exit_code == 2 and "label set differs" in _one_line(result), result.output
+
+
+def test_the_label_set_file_an_index_names_is_read_again(runner, chain):
+    names = chain / "names.txt"
+    names.write_text("\n".join(NAMES) + "\n")
+    built = runner.invoke(app, ["windows", str(chain / "bvp-split.json"), "--side", "test", "--label-set", str(names),
+                                "-o", str(chain / "wl")])
+    assert built.exit_code == 0, built.output
+    index = chain / "wl" / "index.json"
+    assert _score(runner, chain, index).exit_code == 0
+    for name in ("report.json", "report.md"):
+        (chain / name).unlink()
+    names.write_text("\n".join([NAMES[2], *NAMES[:2], *NAMES[3:]]) + "\n")  # another order: y means other classes
+    changed = _score(runner, chain, index)
+    assert changed.exit_code == 2 and "label set differs" in _one_line(changed), changed.output
+    names.unlink()
+    gone = _score(runner, chain, index)
+    assert gone.exit_code == 2 and "names.txt" in _one_line(gone) and "no such file" in _one_line(gone), gone.output
+    assert not (chain / "report.json").exists()
