@@ -21,17 +21,22 @@ def test_display_path_escapes_undecodable_bytes_and_control_characters():
 
 
 def test_entries_show_their_path_from_the_root(tmp_path):
-    """An entry's shown path is its folder's, "/" and its name, escaped as display_path escapes the whole."""
-    deep = tmp_path / "a\tb" / "c d"
+    """An entry's shown path is its folder's, "/" and its name; a name holding a control character is never an
+    entry but a problem, its path escaped as display_path escapes the whole."""
+    deep = tmp_path / "a b" / "c d"
     deep.mkdir(parents=True)
     (deep / "e\x1bf.dat").write_bytes(b"x")
+    (deep / "é.dat").write_bytes(b"x")
+    (tmp_path / "a\tb").mkdir()
     (tmp_path / "top.dat").write_bytes(b"y")
     walk = tree.TreeWalk(tmp_path)
     top = walk.entries(tmp_path)
-    assert [e.rel for e in top] == ["a\\x09b", "top.dat"]
+    assert [e.rel for e in top] == ["a b", "top.dat"]
     mid = walk.entries(top[0].path)
-    assert [e.rel for e in mid] == ["a\\x09b/c d"]
-    assert [e.rel for e in walk.entries(mid[0].path)] == ["a\\x09b/c d/e\\x1bf.dat"]
+    assert [e.rel for e in mid] == ["a b/c d"]
+    assert [e.rel for e in walk.entries(mid[0].path)] == ["a b/c d/é.dat"]
+    assert walk.problems == [{"path": "a\\x09b", "reason": tree.CONTROL_REASON.format(what="it is")},
+                             {"path": "a b/c d/e\\x1bf.dat", "reason": tree.CONTROL_REASON.format(what="it is")}]
 
 
 def test_count_files_hashes_in_the_same_read(tmp_path):
