@@ -205,3 +205,17 @@ def test_display_path_escapes_c1_controls_too():
     # NEL (U+0085) and CSI (U+009B, which a terminal may read as ESC [) are control characters as ESC is
     assert tree.display_path("a\x85b\x9bc.dat") == "a\\x85b\\x9bc.dat"
     assert tree.display_path("é\x7f.dat") == "é\\x7f.dat"
+
+
+@pytest.mark.parametrize("pattern, name", [
+    ("_ENV", "E\u0660\u0661"), ("_SUBJECT", "S\u0660\u0661"), ("_ACTION", "A\u0661\u0662"),
+    ("_FRAME", "frame\u0661.mat"), ("_FRAME", "frame001.mat\n"), ("_SUBJECT", "S01\n")])
+def test_mmfi_folder_and_frame_names_take_ascii_digits_and_end_where_they_end(pattern, name):
+    """``\\d`` matched any Unicode digit (``int`` reads them too: "S٠١" was subject 1's folder twice over) and
+    ``$`` matched before a final newline."""
+    assert getattr(mmfi, pattern).match(name) is None
+
+
+@pytest.mark.parametrize("name", ["2018\u0661\u0661\u0660\u0669", "20181109\n"])
+def test_widar_date_folders_take_ascii_digits_only(name):
+    assert widar._DATE_LIKE.match(name) is None

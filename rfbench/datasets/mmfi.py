@@ -69,10 +69,10 @@ S3_TEST_ENVIRONMENTS = ("E04",)
 N_JOINTS = 17
 WIFI_FRAME_SHAPE = (3, 114, 10)
 
-_ENV = re.compile(r"^E\d{2}$")
-_SUBJECT = re.compile(r"^S\d{2}$")
-_ACTION = re.compile(r"^A\d{2}$")
-_FRAME = re.compile(r"^frame(\d+)\.mat$")
+_ENV = re.compile(r"^E[0-9]{2}\Z")
+_SUBJECT = re.compile(r"^S[0-9]{2}\Z")
+_ACTION = re.compile(r"^A[0-9]{2}\Z")
+_FRAME = re.compile(r"^frame([0-9]+)\.mat\Z")
 #: Largest WiFi frame file read when verifying frames, and the most its compressed variables may inflate to: a
 #: real frame holds two (3, 114, 10) double arrays, 54,720 bytes; this is 75× that.
 MAX_FRAME_BYTES = 4 << 20

@@ -82,7 +82,7 @@ GESTURE_NAMES: dict[str, tuple[str, ...]] = {
     "20181211": _PPC + ("Slide",) + _H3[:2],
 }
 
-_DATE_LIKE = re.compile(r"^\d{8}(_\d+)?$")
+_DATE_LIKE = re.compile(r"^[0-9]{8}(_[0-9]+)?\Z")
 #: Widar3.0's file-name template, matched against the name of each file under a date folder; the user must be
 #: ``user<N>`` and the other fields decimal numbers.
 NAME_TEMPLATE = "{user}-{gesture}-{location}-{orientation}-{repetition}-r{receiver}.dat"
