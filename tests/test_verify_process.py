@@ -9,6 +9,10 @@
 - **The re-runs' temporary files.** The children inherited ``TMPDIR``: onnxruntime writes ``$TMPDIR/.ses`` on
   import and follows a link planted there, overwriting a file rfbench never made. Each child's ``TMPDIR``,
   ``TMP`` and ``TEMP`` are a private folder of verify's, removed with it.
+- **The loader's variables.** With an empty entry in ``LD_LIBRARY_PATH`` (``:/usr/local/lib``) the loader
+  searches the current folder, and llvmlite opens an optional ``libsvml.so`` when numba is imported: verify run
+  from inside a report folder ran a library shipped there (MATCH on a forged accuracy). An empty or relative
+  entry, or one under the verify root, is refused before numba is imported; the re-runs never get them.
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ def test_a_rerun_output_that_is_not_the_childs_own_file_is_a_mismatch(demo_copy,
 # -- the re-runs' temporary files -----------------------------------------------------------------------------
 
 
-def test_each_rerun_child_has_a_private_temporary_folder_removed_with_verify_s(tiny_demo, monkeypatch):
+def test_each_rerun_child_has_a_private_temporary_folder_and_no_loader_variables(tiny_demo, monkeypatch):
     seen = []
     real = subprocess.Popen
 
@@ -118,6 +122,7 @@ def test_each_rerun_child_has_a_private_temporary_folder_removed_with_verify_s(t
     monkeypatch.setenv("TMPDIR", "/party/tmp")
     monkeypatch.setenv("TMP", "/party/tmp")
     monkeypatch.setenv("TEMP", "/party/tmp")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/nonexistent-party-lib")  # absolute, outside the root: verify runs
     monkeypatch.setattr(V.subprocess, "Popen", popen)
     assert V.verify_report(tiny_demo / "gesture" / "report.json", root=tiny_demo).status == "match"
     assert seen, "no re-run child was started"
@@ -125,6 +130,7 @@ def test_each_rerun_child_has_a_private_temporary_folder_removed_with_verify_s(t
     for env, scratch in seen:
         tmp = env["TMPDIR"]
         assert env["TMP"] == env["TEMP"] == tmp
+        assert not set(V.LOADER_ENV) & set(env)
         assert os.path.dirname(tmp) == scratch, (tmp, scratch)  # a folder of verify's private folder
         folders.add(tmp)
     assert len(folders) == len(seen)  # one each
@@ -146,3 +152,71 @@ def test_onnxruntime_s_session_file_is_not_written_in_the_callers_temporary_fold
     assert json.loads(proc.stdout)["status"] == "match"
     assert (outer / "victim").read_text() == "precious\n"
     assert sorted(p.name for p in outer.iterdir()) == [".ses", "victim"]
+
+
+# -- the loader's variables -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, value", [
+    ("LD_LIBRARY_PATH", ":/usr/local/lib"),  # an empty entry first: the current folder
+    ("LD_LIBRARY_PATH", "/usr/local/lib:"),
+    ("LD_LIBRARY_PATH", "/usr/lib::/usr/local/lib"),
+    ("LD_LIBRARY_PATH", "/usr/lib;;/usr/local/lib"),  # ';' separates entries too
+    ("LD_LIBRARY_PATH", "lib"),
+    ("LD_LIBRARY_PATH", "/usr/lib:./gesture"),
+    ("LD_LIBRARY_PATH", "ROOT/gesture"),
+    ("LD_LIBRARY_PATH", "ROOT"),
+    ("LD_LIBRARY_PATH", "LINK"),  # a link elsewhere to the root
+    ("LD_PRELOAD", "./libsvml.so"),
+    ("LD_PRELOAD", "/usr/lib/x.so libsvml.so"),
+    ("LD_PRELOAD", "ROOT/gesture/libsvml.so"),
+    ("LD_AUDIT", "ROOT/a.so"),
+])
+def test_a_loader_variable_reaching_the_current_folder_or_the_root_is_refused(tmp_path, name, value):
+    root = tmp_path / "root"
+    (root / "gesture").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(root)
+    value = value.replace("ROOT", str(root)).replace("LINK", str(tmp_path / "link"))
+    with pytest.raises(ValidationError, match=f"the environment variable {name} holds"):
+        V.check_loader_environment(root, {name: value})
+
+
+@pytest.mark.parametrize("env", [
+    {},
+    {"LD_LIBRARY_PATH": ""},  # set but empty: the loader searches nothing more
+    {"LD_LIBRARY_PATH": "/usr/local/lib:/opt/lib;/usr/lib"},
+    {"LD_PRELOAD": "/usr/lib/a.so  /usr/lib/b.so::/usr/lib/c.so"},  # empty entries are skipped by the loader
+    {"LD_AUDIT": "/usr/lib/audit.so"},
+    {"LD_LIBRARY_PATH": "ROOT-sibling"},  # a folder beside the root whose name starts like it
+])
+def test_loader_variables_naming_folders_outside_the_root_are_kept(tmp_path, env):
+    root = tmp_path / "root"
+    root.mkdir()
+    V.check_loader_environment(root, {k: v.replace("ROOT", str(root)) for k, v in env.items()})
+
+
+def test_the_verify_command_refuses_an_empty_library_path_entry(tiny_demo, monkeypatch, runner):
+    monkeypatch.setenv("LD_LIBRARY_PATH", ":/usr/local/lib")
+    result = runner.invoke(app, ["verify", str(tiny_demo / "gesture" / "report.json"), "--root", str(tiny_demo)])
+    assert result.exit_code == 2, result.output
+    assert "LD_LIBRARY_PATH holds an empty entry, which the loader reads as the current folder" \
+        in _words(result.output)
+
+
+def test_it_is_refused_before_numba_or_onnxruntime_is_loaded(tiny_demo, tmp_path):
+    """In a process of its own (the loader reads the variable when a process starts): the command refuses with
+    neither library imported, the default root (the report's folder) included."""
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[1]
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from rfbench.cli import main; "
+            "sys.argv = ['rfbench', 'verify', sys.argv[2]]\n"
+            "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+            "print(code, [m for m in ('numba', 'llvmlite', 'onnxruntime') if m in sys.modules])")
+    report = tiny_demo / "gesture" / "report.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "RFBENCH"))}
+    env["LD_PRELOAD"] = str(tiny_demo / "gesture" / "missing.so")  # under the default root
+    proc = subprocess.run([sys.executable, "-I", "-c", code, str(checkout), str(report)], env=env,
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.stdout.split("\n")[-2:] == ["2 []", ""], (proc.stdout, proc.stderr)
+    assert "the environment variable LD_PRELOAD holds the entry" in _words(proc.stderr)

@@ -65,7 +65,8 @@ from rfbench.settings import Settings, setting
 
 __all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "diff_documents", "rerun_plan", "RerunPlan",
            "resolve_input", "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted",
-           "FOREIGN_ENV", "foreign_environment_removed", "check_not_a_rerun",
+           "FOREIGN_ENV", "foreign_environment_removed", "check_not_a_rerun", "LOADER_ENV",
+           "check_loader_environment",
            "ENVIRONMENT", "INDEX_ENVIRONMENT", "RECORD_ENVIRONMENT", "MAX_REPORT_BYTES", "MAX_TOLERANCE",
            "Convention", "convention_text"]
 
@@ -456,6 +457,52 @@ def foreign_environment_removed(environ: dict | None = None) -> list[str]:
     return removed
 
 
+#: The dynamic loader's variables: folders it searches for shared libraries before the system's, and libraries it
+#: loads into every process. An empty or relative entry is read relative to the current folder, so verify run
+#: from inside a report folder loaded a library shipped there (llvmlite opens an optional ``libsvml.so`` when
+#: numba is imported): code of the party's inside verify. Checked by :func:`check_loader_environment` and
+#: removed from every re-run's environment.
+LOADER_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
+
+
+def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str] | None = None) -> None:
+    """Refuse a loader variable (:data:`LOADER_ENV`) that can make the loader open a file of the verify root:
+    an empty entry of ``LD_LIBRARY_PATH`` (the current folder), an entry that is not an absolute path, or one
+    that is the verify ``root`` or lies under it, links resolved. The loader read the variables when this process
+    started, so ``rfbench verify`` asks this before it imports numba or onnxruntime; the re-runs never get them.
+
+    Raises
+    ------
+    ValidationError
+        One of them is so (exit 2): unset it, or give folders of your own outside the verify root.
+    """
+    environ = os.environ if environ is None else environ
+    real_root = Path(os.path.realpath(root))
+    for name in LOADER_ENV:
+        value = environ.get(name)
+        if not value:
+            continue
+        # as the loader splits them: a library path on ':' and ';', the preloaded libraries on ':' and blanks
+        # (where it skips empty entries), the audit libraries on ':'
+        entries = re.split(r"[:;]" if name == "LD_LIBRARY_PATH" else r"[:\s]" if name == "LD_PRELOAD" else ":",
+                           value)
+        for entry in entries:
+            if not entry:
+                if name != "LD_LIBRARY_PATH":
+                    continue
+                why = "an empty entry, which the loader reads as the current folder"
+            elif not entry.startswith("/"):
+                why = f"the relative entry {entry!r}, which the loader reads from the current folder"
+            else:
+                real = Path(os.path.realpath(entry))
+                if real != real_root and real_root not in real.parents:
+                    continue
+                why = f"the entry {entry!r}, in the verify root {real_root}"
+            raise ValidationError(f"the environment variable {name} holds {why}: a library there would run inside "
+                                  f"verify; unset {name}, or give folders of your own outside the verify root, and "
+                                  "run verify again")
+
+
 def check_not_a_rerun() -> None:
     """Refuse to verify inside what :data:`LIMITS_ENV` marks as one of verify's own re-runs (set in a shell by
     hand, it confined verify to a closed world listing nothing, and the report was blamed)."""
@@ -479,6 +526,8 @@ class _Children:
                                       "memory_mb": int(self.limits.memory_mb), "parent": os.getpid(),
                                       "world": str(self.world_file)})
         foreign_environment_removed(env)
+        for name in LOADER_ENV:
+            env.pop(name, None)
         self.count += 1
         cwd = self.scratch / f"cwd-{self.count}"
         cwd.mkdir(mode=0o700)
@@ -1012,6 +1061,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
     if not root.is_dir():
         raise FormatError(f"verify root {root}: not a folder")
     resolve(path.name, path.parent, what="report", root=root)  # the report too is a file under the root
+    check_loader_environment(root)
     pinned = _pinned_datasets(datasets, root)
     if os.path.islink(path):  # report.md and the pictures are checked beside the real file: a reader opening
         # those beside the link would see files verify never looked at
