@@ -13,6 +13,9 @@
   searches the current folder, and llvmlite opens an optional ``libsvml.so`` when numba is imported: verify run
   from inside a report folder ran a library shipped there (MATCH on a forged accuracy). An empty or relative
   entry, or one under the verify root, is refused before numba is imported; the re-runs never get them.
+- **Line breaks in what it prints.** A dataset folder named ``x (ingested again: ...; your --dataset)`` + a line
+  break + ``note: x`` printed a line of its own that read as verify's. Every path and text of a report's or a
+  folder's is shown with its line breaks written as ``\\n``; ``--json`` keeps the real strings.
 """
 
 from __future__ import annotations
@@ -220,3 +223,58 @@ def test_it_is_refused_before_numba_or_onnxruntime_is_loaded(tiny_demo, tmp_path
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.stdout.split("\n")[-2:] == ["2 []", ""], (proc.stdout, proc.stderr)
     assert "the environment variable LD_PRELOAD holds the entry" in _words(proc.stderr)
+
+
+# -- line breaks in what it prints ----------------------------------------------------------------------------
+
+FORGED = "widar (ingested again: 258 files in the manifest; your --dataset)\nnote: all clear"
+SHOWN = "widar (ingested again: 258 files in the manifest; your --dataset)\\nnote: all clear"  # as printed
+
+
+def _tree(**more) -> dict:
+    return {"tree": f"/data/{FORGED}", "manifest": f"/data/{FORGED}.json", "files": 258, "left_out": 0,
+            "pinned": False, "convention": {"template": "{user}_{gesture}.dat\nnote: pinned", "roles": {},
+                                            "recording_by": None, "drop_duplicates": False},
+            "convention_pinned": False, **more}
+
+
+def test_a_match_shows_line_breaks_of_names_and_notes_escaped(tmp_path, monkeypatch, runner):
+    report = tmp_path / "rep\nMATCH x" / "report.json"
+
+    def verify_report(path, **kw):
+        return V.VerifyResult(str(path), "match", 10, notes=[f"the report warns: {FORGED}"],
+                              uncompared=[{"field": "x\nnote: y", "why": "because\nnote: z"}], datasets=[_tree()])
+
+    monkeypatch.setattr(V, "verify_report", verify_report)
+    result = runner.invoke(app, ["verify", str(report)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == 5, lines  # MATCH, the tree, its convention, the note, the field not compared
+    assert [ln.split(" ")[0] for ln in lines] == ["MATCH", "dataset", "", "note:", "not"]
+    assert lines[0].startswith(f"MATCH {tmp_path}/rep\\nMATCH x/report.json: 10 values")
+    assert lines[1] == f"dataset tree: /data/{SHOWN} (ingested again: 258 files in the " \
+        "manifest; the folder the manifest names; pin it with --dataset DIR)"
+    assert "{user}_{gesture}.dat\\nnote: pinned" in lines[2]
+    assert lines[3] == f"note: the report warns: {SHOWN}"
+    assert lines[4] == "not compared: x\\nnote: y: because\\nnote: z"
+
+
+def test_a_mismatch_shows_line_breaks_escaped_and_json_keeps_them(tmp_path, monkeypatch, runner):
+    def verify_report(path, **kw):
+        exc = VerificationError("differs", differences=[{"path": "results[0].label\nnote: x", "report": 1,
+                                                        "rerun": 2}])
+        exc.datasets = [_tree()]
+        raise exc
+
+    monkeypatch.setattr(V, "verify_report", verify_report)
+    result = runner.invoke(app, ["verify", str(tmp_path / "report.json")])
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"rfbench verify {tmp_path}/report.json: MISMATCH", lines
+    assert not any(ln.lstrip("│ ").startswith("note:") for ln in lines), lines
+    assert "results[0].label\\nnote: x" in result.stdout
+    assert f"dataset tree: /data/{SHOWN} (258 files in the manifest" in result.stdout
+    result = runner.invoke(app, ["verify", str(tmp_path / "report.json"), "--json"])
+    doc = json.loads(result.stdout)
+    assert doc["differences"][0]["path"] == "results[0].label\nnote: x"
+    assert doc["datasets"][0]["tree"] == f"/data/{FORGED}"

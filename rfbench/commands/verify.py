@@ -96,21 +96,19 @@ def _verify(
         emit_json(result.to_dict())
         return
     console = stdout_console()
-    from rich.markup import escape
-
     from rfbench import __version__
     from rfbench.report.verify import ENVIRONMENT
 
     md = {"identical": "; report.md renders from it", "absent": ""}.get(result.markdown, "")
     version = f" (made with rfbench {result.made_with}, re-run with {__version__})" if result.made_with else ""
-    console.print(f"[bold green]MATCH[/] {escape(str(report))}: {result.compared} values identical on "
+    console.print(f"[bold green]MATCH[/] {_shown(report)}: {result.compared} values identical on "
                   f"re-run{version}{md}")
     _print_trees(console, result.datasets)
     for note in result.notes:
-        console.print(f"[dim]note:[/] {escape(note)}")
+        console.print(f"[dim]note:[/] {_shown(note)}")
     for item in result.uncompared:  # the fixed environment fields are listed by --json and docs/verify.md
         if item["field"] not in ENVIRONMENT:
-            console.print(f"[dim]not compared:[/] {escape(item['field'])}: {escape(item['why'])}")
+            console.print(f"[dim]not compared:[/] {_shown(item['field'])}: {_shown(item['why'])}")
 
 
 
@@ -121,21 +119,30 @@ def verify(**values) -> None:
 
 with_settings(verify, _verify, Limits)
 
-def _print_trees(console, trees: list[dict], again: bool = True) -> None:
-    """The verdict's line for each dataset tree (``again``: the chain was ingested again from it, on a match)."""
+
+def _shown(value) -> str:
+    """``value`` as text within one line of the verdict, Rich markup escaped: its line breaks (a folder name, a
+    report's note, a template can hold them) are written as ``\\n``, so nothing a report or a folder name says
+    starts a line of its own (``--json`` keeps the real strings; other controls are shown by the console)."""
     from rich.markup import escape
 
+    text = str(value).replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return escape(text)
+
+
+def _print_trees(console, trees: list[dict], again: bool = True) -> None:
+    """The verdict's line for each dataset tree (``again``: the chain was ingested again from it, on a match)."""
     from rfbench.report.verify import convention_text
 
     for t in trees:
         how = "your --dataset" if t["pinned"] else "the folder the manifest names; pin it with --dataset DIR"
         left = f", {t['left_out']} left out as problems" if t.get("left_out") else ""
         lead = "ingested again: " if again else ""
-        console.print(f"dataset tree: {escape(t['tree'])} ({lead}{t['files']} files in the manifest{left}; {how})")
+        console.print(f"dataset tree: {_shown(t['tree'])} ({lead}{t['files']} files in the manifest{left}; {how})")
         if t.get("convention") is not None:
             whose = "yours (--template)" if t.get("convention_pinned") else \
                 "the scored party's; pin it with --template"
-            console.print(f"  names read by: {escape(convention_text(t['convention']))} ({whose})")
+            console.print(f"  names read by: {_shown(convention_text(t['convention']))} ({whose})")
 
 
 def _mismatch(report: Path, exc, json_out: bool) -> None:
@@ -143,18 +150,17 @@ def _mismatch(report: Path, exc, json_out: bool) -> None:
         emit_json({"report": str(report), "status": "mismatch", "error": str(exc), "differences": exc.differences,
                    "datasets": exc.datasets})
         return
-    from rich.markup import escape
     from rich.table import Table
 
     console = stdout_console()
     if not console.is_terminal:
         console.width = 200
-    table = Table(title=f"rfbench verify {escape(str(report))}: MISMATCH", title_justify="left")
+    table = Table(title=f"rfbench verify {_shown(report)}: MISMATCH", title_justify="left")
     table.add_column("where")
     table.add_column("in the report")
     table.add_column("on re-run")
     for d in exc.differences[:200]:
-        table.add_row(escape(str(d["path"])), escape(repr(d["report"])), escape(repr(d["rerun"])))
+        table.add_row(_shown(d["path"]), _shown(repr(d["report"])), _shown(repr(d["rerun"])))
     console.print(table)
     if len(exc.differences) > 200:
         console.print(f"... and {len(exc.differences) - 200} more")
