@@ -9,6 +9,7 @@ import typer
 
 from rfbench.commands._common import emit_json, guard, stdout_console
 from rfbench.commands._progress import progress
+from rfbench.commands.ingest import DropDuplicates, Label, Location, Orientation, RecordingBy, Room, Subject, fields_of
 
 COMMAND_NAME = "compare"
 
@@ -29,6 +30,23 @@ def compare(
     verify: Annotated[bool, typer.Option("--verify", help="Verify REPORT first, as rfbench verify does (same "
                                          "--root): its evidence tag and the fields compared are then re-made from "
                                          "its chain, not taken on its word; a MISMATCH exits 1.")] = False,
+    dataset: Annotated[Optional[List[Path]], typer.Option("--dataset", help="With --verify, as rfbench verify "
+                                                          "--dataset: your own copy of the dataset tree (a folder "
+                                                          "under --root; repeat for more); every manifest of the "
+                                                          "chain must name it, else MISMATCH.",
+                                                          show_default=False)] = None,
+    template: Annotated[Optional[str], typer.Option(
+        "--template", show_default=False,
+        help="With --verify, as rfbench verify --template: the file-name convention you hold a template corpus to "
+             "(with --recording-by, the roles and --drop-duplicates); every manifest of the chain must record "
+             "exactly it, else MISMATCH.")] = None,
+    recording_by: RecordingBy = None,
+    label: Label = None,
+    subject: Subject = None,
+    location: Location = None,
+    room: Room = None,
+    orientation: Orientation = None,
+    drop_duplicates: DropDuplicates = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Compare REPORT with published numbers: per claim, comparable or not, point by point.
@@ -41,15 +59,27 @@ def compare(
     Where the report's inputs are beside it (same files, same sha256), its predictions are re-scored under the
     claim's convention or spec: your number in the claim's terms (MEASURED, or SYNTHETIC for generated data)
     beside the claim (CLAIMED). Without --verify the evidence tag and the fields compared are the report's own
-    word, shown as unverified. Inputs are read inside the report's folder, or --root. Exit 0 whatever the verdict
-    (nothing comparable is an answer); 1 when --verify finds a MISMATCH; 2 for an unreadable report or a bad
-    claims file.
+    word, shown as unverified. With --verify the report is read once and verify re-runs those very bytes (a
+    report changed in between is a MISMATCH); the dataset trees the chain was ingested again from are named,
+    with verify's notes, and --dataset and --template hold the chain to your copy of the data as rfbench verify
+    does. Inputs are read inside the report's folder, or --root. Exit 0 whatever the verdict (nothing comparable
+    is an answer); 1 when --verify finds a MISMATCH; 2 for an unreadable report, a bad claims file, or
+    verify's options without --verify.
     """
     with guard():
         from rfbench.errors import ValidationError
         from rfbench.report.claims import load_claims
         from rfbench.report.compare import compare_report
+        from rfbench.report.verify import Convention
 
+        roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
+        given = (["--dataset"] * bool(dataset) + ["--template"] * (template is not None)
+                 + [f"--{k}" for k, v in roles.items() if v] + ["--recording-by"] * bool(recording_by)
+                 + ["--drop-duplicates"] * drop_duplicates)
+        if given and not verify:
+            raise ValidationError(f"{given[0]} holds the re-run of --verify to your copy of the data; without "
+                                  "--verify nothing is re-run: give it with --verify")
+        convention = Convention.from_options(template, fields_of(recording_by), roles, drop_duplicates)
         if not claims and not builtin:
             raise ValidationError("give one or more claims files (or claims:NAME), or --builtin for the sets "
                                   "shipped with rfbench")
@@ -57,14 +87,23 @@ def compare(
         total = sum(len(cf.claims) for cf in files)
         with progress(total, "comparing", enabled=not json_out) as advance:
             result = compare_report(report, files, batch_size=batch_size, root=root, on_claim=advance,
-                                    verify=verify)
+                                    verify=verify, datasets=tuple(dataset or ()), convention=convention)
     if json_out:
         emit_json(result.to_dict())
         return
+    from rfbench.commands.verify import _print_trees
+
     console = stdout_console()
     if not console.is_terminal:
         console.width = 200
-    for line in render_comparison(result.to_dict()):
+    doc = result.to_dict()
+    for line in render_head(doc):
+        console.print(line, markup=False, highlight=False)
+    if doc["verification"] is not None:  # what the MATCH rests on, in rfbench verify's words
+        _print_trees(console, doc["verification"]["datasets"])
+        for line in render_verification(doc["verification"]):
+            console.print(line, markup=False, highlight=False)
+    for line in render_claims(doc):
         console.print(line, markup=False, highlight=False)
 
 
@@ -74,8 +113,8 @@ def _value(v, scale) -> str:
     return f"{v:.4g}%" if scale == "percent" else f"{v:.4g}"
 
 
-def render_comparison(doc: dict) -> list[str]:
-    """The terminal lines of a comparison (from its ``to_dict()``)."""
+def render_head(doc: dict) -> list[str]:
+    """The first lines of a comparison (from its ``to_dict()``): the report, its tag, the verdict's count."""
     tag = doc["evidence"] if doc.get("verified") else f"{doc['evidence']}, unverified"
     out = [f"rfbench compare {doc['report']} ({tag}): {doc['claims']} claim(s), {doc['comparable']} comparable"]
     if doc.get("layout_warning"):
@@ -83,6 +122,24 @@ def render_comparison(doc: dict) -> list[str]:
     if not doc.get("verified"):
         out.append("  unverified: the report's evidence tag and the fields compared are its own word; --verify "
                    "re-runs it first (rfbench verify)")
+    return out
+
+
+def render_verification(verification: dict) -> list[str]:
+    """Verify's notes and what it did not compare (but the fixed environment fields), as rfbench verify shows
+    them under its MATCH; the dataset trees are shown by rfbench verify's own lines."""
+    from rfbench.report.verify import ENVIRONMENT
+
+    out = [f"note: {note}" for note in verification.get("notes") or []]
+    out += [f"not compared: {item['field']}: {item['why']}" for item in verification.get("uncompared") or []
+            if item["field"] not in ENVIRONMENT]
+    return out
+
+
+def render_claims(doc: dict) -> list[str]:
+    """The lines of each claim beside the report (from the comparison's ``to_dict()``)."""
+    tag = doc["evidence"] if doc.get("verified") else f"{doc['evidence']}, unverified"
+    out: list[str] = []
     for c in doc["comparisons"]:
         claim = c["claim"]
         src = claim["source"]

@@ -18,7 +18,9 @@ Where the report's inputs allow, the report's predictions are **re-scored under 
 spec** (``rescore``): the user's number in the claim's terms, tagged with the report's evidence (MEASURED for
 real data) beside the claim's value (CLAIMED). The tag, and every report field a part reads, are the report's own
 word unless the report is verified first (``verify``): a report edited to read MEASURED, or with its
-``shared_files`` deleted, says so only until then, and the comparison shows it as unverified. Spec pieces the
+``shared_files`` deleted, says so only until then, and the comparison shows it as unverified. The report is
+read once: verify re-runs those very bytes (by their sha256) and they are what is lined up, and the comparison
+carries verify's result (the dataset trees the chain was ingested again from, its notes). Spec pieces the
 claim does not give are taken at rfbench's defaults and listed as assumptions; a claim without its
 normalization (PCK) cannot be re-scored.
 
@@ -46,7 +48,7 @@ from rfbench.errors import (
     VerificationError,
     malformed_as_format_error,
 )
-from rfbench.io.files import NotRegularFile, read_json, read_regular
+from rfbench.io.files import NotRegularFile, read_regular
 from rfbench.report.build import validate_report
 from rfbench.report.claims import MAX_BATCH_SIZE, OKS_BOX_AREAS, UNKNOWN, Claim, ClaimsFile
 from rfbench.report.settings import PoseSettings
@@ -122,6 +124,11 @@ class Comparison:
     #: failed layout check scored with ``--trust-layout``, a check that could not run, a custom layout); None
     #: otherwise. Read from the report's ``skeleton`` and ``layout_check``, never from a claim.
     layout_warning: str | None = None
+    #: with ``verify``, what verify returned (:meth:`rfbench.report.verify.VerifyResult.to_dict`): among others
+    #: ``datasets``, each dataset tree the chain was ingested again from (and whether it is one given as
+    #: ``datasets``), and ``notes`` (what the MATCH rests on: ground truth the scored party supplied, a template
+    #: corpus read by the scored party's convention...); None without ``verify``
+    verification: dict[str, Any] | None = None
 
     @property
     def comparable(self) -> int:
@@ -129,7 +136,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {"report": self.report, "evidence": self.evidence, "verified": self.verified, "task": self.task,
-                "layout_warning": self.layout_warning,
+                "layout_warning": self.layout_warning, "verification": self.verification,
                 "claims_files": list(self.claims_files), "claims": len(self.items), "comparable": self.comparable,
                 "comparisons": [c.to_dict() for c in self.items]}
 
@@ -811,7 +818,8 @@ def _relevant(key: str, metric: str) -> bool:
 
 def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile], *,
                    batch_size: int | None = None, root: str | os.PathLike | None = None,
-                   on_claim=None, verify: bool = False, limits=None) -> Comparison:
+                   on_claim=None, verify: bool = False, limits=None, datasets: Sequence[str | os.PathLike] = (),
+                   convention=None) -> Comparison:
     """Compare a report with claims: per claim the closest result, the parts, the verdict and the re-score.
 
     Parameters
@@ -831,35 +839,43 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
     verify : bool
         Verify the report first (:func:`rfbench.report.verify.verify_report`, under ``root`` and ``limits``):
         its evidence tag and the fields the comparison reads are then re-made from its chain, not taken on its
-        word (``Comparison.verified``). Without it, they are the report's own word, and say so.
+        word (``Comparison.verified``; verify's result, with the dataset trees the chain was ingested again
+        from, in ``Comparison.verification``). The report is read once: verify re-runs those very bytes (their
+        sha256), and they are what is lined up with the claims. Without it, they are the report's own word,
+        and say so.
     limits : rfbench.report.verify.Limits, optional
         Verify's limits (default: its defaults).
+    datasets, convention : optional
+        Verify's ``datasets`` (your own copies of the dataset trees) and ``convention`` (the file-name
+        convention you hold a template corpus to); only with ``verify``.
 
     Raises
     ------
     FormatError
         The report is unreadable or malformed (exit 2). Nothing comparable is not an error.
     ValidationError
-        ``batch_size`` is not an integer in [1, :data:`MAX_BATCH_SIZE`] (exit 2).
+        ``batch_size`` is not an integer in [1, :data:`MAX_BATCH_SIZE`], or ``datasets`` or ``convention``
+        without ``verify`` (exit 2).
+    VerificationError
+        With ``verify``: a MISMATCH, or the report changed after it was read (exit 1); nothing is compared.
     """
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
                                    or not 1 <= batch_size <= MAX_BATCH_SIZE):
         raise ValidationError(f"`batch_size` for re-scoring must be a positive integer at most {MAX_BATCH_SIZE} (as "
                               f"rfbench score's), got {batch_size!r}")
+    if (datasets or convention is not None) and not verify:
+        raise ValidationError("`datasets` and `convention` (--dataset, --template) hold verify's re-run to your "
+                              "copy of the data: give them with verify (--verify)")
     path = Path(report_path)
-    report = validate_report(read_json(path, "report"), str(path))
+    data, report = _read_report(path)
+    verification = None
     if verify:  # a MISMATCH raises VerificationError (exit 1): nothing is lined up with a claim
-        from rfbench.report.verify import verify_report
-
-        try:
-            verify_report(path, root=root, limits=limits)
-        except VerificationError as exc:
-            raise VerificationError(f"verify: MISMATCH, nothing compared: {exc}", exc.differences) from None
-        report = validate_report(read_json(path, "report"), str(path))  # (as verified: read again)
+        verification = _verified(path, hashlib.sha256(data).hexdigest(), root, limits, datasets, convention)
     layout = _layout_unverified(report)
     out = Comparison(str(path), str(report.get("evidence")), str(report.get("task")),
                      claims_files=[cf.where for cf in claims], verified=verify,
-                     layout_warning=layout[1] if layout else None)
+                     layout_warning=layout[1] if layout else None,
+                     verification=None if verification is None else verification.to_dict())
     loaded: dict = {}
     for cf in claims:
         for claim in cf.claims:
@@ -871,6 +887,41 @@ def compare_report(report_path: str | os.PathLike, claims: Sequence[ClaimsFile],
             if on_claim is not None:
                 on_claim()
     return out
+
+
+def _read_report(path: Path) -> tuple[bytes, dict]:
+    """The report's bytes, read once, and the report parsed from them (as :func:`~rfbench.io.files.read_json`
+    reads a report): what verify re-runs (by their sha256) is what is lined up with the claims, never a second
+    read of a file that may have been replaced in between."""
+    from rfbench.io.documents import MAX_JSON_BYTES, parse_json_bytes
+    from rfbench.io.files import check_schema, read_input_bytes
+
+    data = read_input_bytes(path, cap=MAX_JSON_BYTES, expected="a JSON file")
+    doc = parse_json_bytes(data, str(path))
+    if not isinstance(doc, dict):
+        raise FormatError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+    check_schema(doc, "report", str(path))
+    return data, validate_report(doc, str(path))
+
+
+def _verified(path: Path, sha256: str, root, limits, datasets, convention):
+    """Verify's result for the report whose bytes hash to ``sha256`` (the ones compare read): a MISMATCH, or
+    a file that is no longer those bytes, is a :class:`VerificationError` naming the trees verify had named."""
+    from rfbench.report.verify import verify_report
+
+    try:
+        result = verify_report(path, root=root, limits=limits, datasets=tuple(datasets), convention=convention,
+                               sha256=sha256)
+        if not result.argv:  # every report's verify re-runs its reproducer; a robustness summary put in the
+            # report's place before verify read it is checked as a summary (none of those bytes re-run)
+            raise VerificationError(f"{path}: verify checked a robustness summary there, not the report compare read "
+                                    "(it changed while verify ran); not compared",
+                                    differences=[{"path": "sha256", "report": sha256, "rerun": "a summary"}])
+    except VerificationError as exc:
+        err = VerificationError(f"verify: MISMATCH, nothing compared: {exc}", exc.differences)
+        err.datasets = exc.datasets
+        raise err from None
+    return result
 
 
 def _check_value(result: Mapping[str, Any] | None) -> None:
