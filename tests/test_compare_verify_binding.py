@@ -259,3 +259,28 @@ def test_the_library_refuses_datasets_without_verify(d):
 
     with pytest.raises(ValidationError, match="give them with verify"):
         compare_report(d / "report.json", load_claims([str(d / "claim.toml")]), datasets=[d / "gen"])
+
+
+# -- the process verify's re-runs start from -------------------------------------------------------------------
+
+
+def test_compare_verify_prepares_its_process_as_verify_does(runner, monkeypatch, tmp_path):
+    """compare --verify runs verify in its own process: the variables verify drops go first, and a loader variable
+    reaching the report's folder is refused before anything loads a library (as rfbench verify does)."""
+    import os
+
+    from rfbench.report import verify as V
+
+    claim = tmp_path / "claim.toml"
+    claim.write_text("")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "party-cache"))
+    result = runner.invoke(app, ["compare", str(tmp_path / "missing.json"), str(claim), "--verify"])
+    assert result.exit_code == 2, result.output
+    assert "NUMBA_CACHE_DIR" not in os.environ
+    monkeypatch.setenv("LD_LIBRARY_PATH", ":/usr/local/lib")  # an empty entry: the current folder
+    refused = runner.invoke(app, ["compare", str(tmp_path / "missing.json"), str(claim), "--verify"])
+    assert refused.exit_code == 2 and "LD_LIBRARY_PATH" in refused.output, refused.output
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    monkeypatch.setenv(V.LIMITS_ENV, '{"cpu_seconds": 60, "memory_mb": 4096, "parent": 1, "world": "/nowhere"}')
+    marker = runner.invoke(app, ["compare", str(tmp_path / "missing.json"), str(claim), "--verify"])
+    assert marker.exit_code == 2 and V.LIMITS_ENV in " ".join(marker.output.split()), marker.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -67,6 +69,12 @@ def compare(
     verify's options without --verify.
     """
     with guard():
+        from rfbench.report import verify as V
+
+        if verify:  # the process verify's re-runs start from, prepared as rfbench verify prepares its own
+            V.check_not_a_rerun()
+            V.foreign_environment_removed()  # before numba or matplotlib is imported
+            V.check_loader_environment(root if root is not None else Path(os.path.realpath(report)).parent)
         from rfbench.errors import ValidationError
         from rfbench.report.claims import load_claims
         from rfbench.report.compare import compare_report
@@ -85,7 +93,8 @@ def compare(
                                   "shipped with rfbench")
         files = load_claims(claims or [], builtin=builtin)
         total = sum(len(cf.claims) for cf in files)
-        with progress(total, "comparing", enabled=not json_out) as advance:
+        with progress(total, "comparing", enabled=not json_out) as advance, \
+                (V.rerun_guard() if verify else contextlib.nullcontext()):  # re-runs killed if compare is stopped
             result = compare_report(report, files, batch_size=batch_size, root=root, on_claim=advance,
                                     verify=verify, datasets=tuple(dataset or ()), convention=convention)
     if json_out:
