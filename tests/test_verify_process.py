@@ -278,3 +278,46 @@ def test_a_mismatch_shows_line_breaks_escaped_and_json_keeps_them(tmp_path, monk
     doc = json.loads(result.stdout)
     assert doc["differences"][0]["path"] == "results[0].label\nnote: x"
     assert doc["datasets"][0]["tree"] == f"/data/{FORGED}"
+
+
+# -- verify's own memory --------------------------------------------------------------------------------------
+
+
+def _pad(path, keys: int) -> None:
+    """An extra object of ``keys`` short keys in the JSON document at ``path`` (within the parser's bounds: about
+    14 bytes and 2 values a key)."""
+    text = path.read_text().rstrip()
+    assert text.endswith("}")
+    body = ",".join(f'"{i:08d}":""' for i in range(keys))
+    path.write_text(text[:-1] + ', "zz": {' + body + "}}\n")
+
+
+def test_verify_s_own_parsing_is_bounded_by_memory_mb(tmp_path):
+    """2 million keys (28 MB, 4 million values: within the parser's bounds) take about 250 MB parsed; within
+    --memory-mb 64 verify's own process refuses, one line, instead of growing (16 million took 3.9 GB)."""
+    import resource
+
+    from rfbench.errors import FormatError
+    from rfbench.io.documents import parse_json_bytes
+
+    f = tmp_path / "manifest.json"
+    f.write_text('{"schema": "rfbench.manifest/1"}')
+    _pad(f, 2_000_000)
+    data = f.read_bytes()
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    with pytest.raises(FormatError, match="needed more than 64 MiB of memory in verify's own process"):
+        with V._own_memory_bounded(V.Limits(memory_mb=64)):
+            parse_json_bytes(data, str(f))
+    assert resource.getrlimit(resource.RLIMIT_AS) == before  # restored
+    with V._own_memory_bounded(V.Limits(memory_mb=2048)):  # room enough: the same document parses
+        assert len(parse_json_bytes(data, str(f))["zz"]) == 2_000_000
+
+
+def test_the_verify_command_says_which_option_to_raise(demo_copy, runner):
+    """The report itself is parsed within the bound too (the manifest, split, index and record of its chain are
+    read by the same code, inside the same bound)."""
+    _pad(demo_copy / "gesture" / "report.json", 2_000_000)
+    result = runner.invoke(app, ["verify", str(demo_copy / "gesture" / "report.json"), "--root", str(demo_copy),
+                                 "--memory-mb", "64"])
+    assert result.exit_code == 2, result.output
+    assert "(raise it with --memory-mb)" in _words(result.output)

@@ -124,7 +124,9 @@ class Limits(Settings):
     cpu_seconds : int
         CPU time of each re-run child (``RLIMIT_CPU``).
     memory_mb : int
-        Address space of each re-run child in MiB (``RLIMIT_AS``; Numba and NumPy reserve more than they use).
+        Address space of each re-run child in MiB (``RLIMIT_AS``; Numba and NumPy reserve more than they use),
+        and the most address space verify's own process may add while it reads and parses the report and the
+        files of its chain (:func:`_own_memory_bounded`).
     max_gb : float
         Most data verify hashes itself before re-running (each distinct file counted once), in GiB.
 
@@ -138,7 +140,8 @@ class Limits(Settings):
     timeout: float = setting(900.0, "Wall-clock seconds the whole verify may take (hashing and every re-run).",
                              min=1.0, max=86_400.0)
     cpu_seconds: int = setting(1800, "CPU-time limit of each re-run, seconds.", min=1, max=172_800)
-    memory_mb: int = setting(16384, "Address-space limit of each re-run, MiB.", min=64, max=1 << 20)
+    memory_mb: int = setting(16384, "Address-space limit of each re-run (and of what verify's own reading of the "
+                                    "chain's files adds), MiB.", min=64, max=1 << 20)
     max_gb: float = setting(64.0, "Most GiB verify hashes itself (each distinct file once) before re-running.",
                             min=0.0, min_open=True, max=1 << 20)
 
@@ -190,6 +193,47 @@ def resolve_input(recorded: str, base: Path, root: Path, what: str, outside: str
     """The real path of an input recorded relative to ``base`` (a report's folder), under ``root``, a regular
     file (:func:`rfbench.io.paths.resolve`; nothing is opened)."""
     return resolve(recorded, base, what=what, root=root, outside=outside).path
+
+
+# -- verify's own memory --------------------------------------------------------------------------------------
+
+
+def _address_space() -> int | None:
+    """This process's address space in bytes (what ``RLIMIT_AS`` counts), or None where the system does not say."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def _own_memory_bounded(limits: Limits) -> Iterator[None]:
+    """While active, verify's own process may add at most ``limits.memory_mb`` MiB to its address space
+    (``RLIMIT_AS``, lowered for the duration and restored after): the report and every file of its chain are
+    parsed in this process, and a manifest of 16 million short keys, within the bounds of
+    :mod:`rfbench.io.documents`, took 3.9 GB. An allocation past it is a :class:`FormatError`, as the other
+    limits are; where the system does not tell the address space, nothing is lowered."""
+    import resource
+
+    used = _address_space()
+    if used is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    bound = used + (int(limits.memory_mb) << 20)
+    if soft != resource.RLIM_INFINITY:
+        bound = min(bound, soft)
+    if hard != resource.RLIM_INFINITY:
+        bound = min(bound, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (bound, hard))
+    try:
+        yield
+    except MemoryError:
+        raise FormatError(f"reading the report and the files of its chain needed more than {int(limits.memory_mb)} "
+                          "MiB of memory in verify's own process (raise it with `memory_mb`)") from None
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 # -- the report itself ----------------------------------------------------------------------------------------
@@ -1067,13 +1111,14 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
         # those beside the link would see files verify never looked at
         raise FormatError(f"{path}: a symbolic link to {report_real}; verify the report file itself (its report.md "
                           "and pictures are those beside it)")
-    report = _read_report(report_real, path, sha256, reader)
-    try:
-        world = close_world(report, report_real, root, budget)
-    except FormatError as exc:
-        if "resolves outside" not in str(exc):
-            raise
-        raise FormatError(f"{exc}{_root_hint(report, report_real, root)}") from None
+    with _own_memory_bounded(limits):  # the report and the files of its chain are parsed here, in this process
+        report = _read_report(report_real, path, sha256, reader)
+        try:
+            world = close_world(report, report_real, root, budget)
+        except FormatError as exc:
+            if "resolves outside" not in str(exc):
+                raise
+            raise FormatError(f"{exc}{_root_hint(report, report_real, root)}") from None
     if world.changed:
         data = [d for d in world.changed if d.get("dataset")]
         if data:
