@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import naive
 from rfbench.cli import app
@@ -168,3 +169,54 @@ def test_esp32_joined_lines_of_the_shared_capture_count_one_skipped_line(tmp_pat
     whole, cut = esp32.read(Path(path).read_bytes()), esp32.read(joined.encode())
     assert cut.n_records == whole.n_records - 2  # both joined lines are lost, and the loss is counted
     assert dict(cut.skipped) == {"text_after_list": 1}
+
+
+# -- a signal while the summary is printed ---------------------------------------------------------------------
+
+
+def _blocked_writing(pid: int) -> bool:
+    """Whether the process's main thread waits to write into a full pipe (Linux; elsewhere, after a pause)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text().endswith("pipe_write")  # (anon_pipe_write on newer kernels)
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_json_is_written_leaves_it_whole(tmp_path, sig):
+    """Every input done, rfbench blocked writing its --json document into a pipe nobody reads yet (the document is
+    larger than the pipe): a signal then lets the document finish, one stderr line says so, exit 128 + signal.
+    Before, SIGTERM killed the process mid-document and SIGINT cut it short (a truncated JSON on stdout)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    signum = getattr(signal, sig)
+    src = tmp_path / "in"
+    src.mkdir()
+    first = src / "f000.dat"
+    first.write_bytes(synthetic_log(2, seed=6))
+    n = 400  # about 400 bytes of JSON each: 160 KB, more than a pipe holds (64 KiB on Linux)
+    for k in range(1, n):
+        os.link(first, src / f"f{k:03d}.dat")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "rfbench", "parse", str(src), "-o", str(out), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.is_dir() and len(list(out.glob("*.npz"))) == n and (_blocked_writing(proc.pid) or not
+                                                                   Path("/proc/self/wchan").exists()):
+            break
+        time.sleep(0.02)
+    time.sleep(0.3)
+    assert proc.poll() is None, "rfbench ended before it was signalled"
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=240)
+    assert proc.returncode == 128 + signum, (proc.returncode, stderr[-2000:])
+    doc = json.loads(stdout)  # whole
+    assert doc["written"] == n and "interrupted" not in doc
+    lines = [line for line in stderr.decode().splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0] == (f"error: {sig} arrived after every input had finished, while the JSON "
+                                            "document was printed; it is complete"), stderr[-2000:]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import signal
 import sys
@@ -11,7 +13,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from rfbench.commands._common import clean_text, emit_json, fail, guard
+from rfbench.commands._common import clean_text, fail, guard
 from rfbench.commands._progress import progress, stop_on_signals
 
 # Typer labels every option with its type; a flag takes no value, so it gets no label (`--scaled`, never
@@ -90,32 +92,51 @@ def parse(
     temporary files, says which inputs finished, and exits 128 + the signal number; --skip-existing then
     finishes the rest.
     """
-    with guard():
-        if force and skip_existing:
-            raise fail("--force and --skip-existing exclude each other: --force replaces every existing output, "
-                       "--skip-existing keeps those made from the same input")
-        if out is not None and out.exists() and not out.is_dir():
-            raise fail(f"--out {out} exists and is not a folder")
-        from rfbench._process import cheap_exit, collector_paused, load_kernels
-        from rfbench.io import parse_files
+    with contextlib.ExitStack() as signals:  # SIGINT, SIGTERM, SIGHUP caught from the job's start to the last line
+        with guard():
+            if force and skip_existing:
+                raise fail("--force and --skip-existing exclude each other: --force replaces every existing output, "
+                           "--skip-existing keeps those made from the same input")
+            if out is not None and out.exists() and not out.is_dir():
+                raise fail(f"--out {out} exists and is not a folder")
+            from rfbench._process import cheap_exit, collector_paused, load_kernels
+            from rfbench.io import parse_files
 
-        if fmt is not None and fmt not in parse_files.FORMAT_GLOBS:
-            raise fail(f"--format {fmt}: use one of {', '.join(parse_files.FORMAT_GLOBS)}")
-        if endian is not None and endian not in ("little", "big"):
-            raise fail(f"--endian {endian}: use little or big")
-        found = parse_files.find_inputs(inputs, glob or parse_files.FORMAT_GLOBS.get(fmt, parse_files.DEFAULT_GLOBS),
-                                        () if glob or fmt else parse_files.SNIFFED_GLOBS)
-        load_kernels()
-        cheap_exit()
-        options = parse_files.ParseOptions(
-            out_dir=out, scaled=scaled, raw_int8=raw_int8, workers=workers, format=fmt, endian=endian, chip=chip,
-            existing="replace" if force else ("keep-matching" if skip_existing else "refuse"))
-        import threading
+            if fmt is not None and fmt not in parse_files.FORMAT_GLOBS:
+                raise fail(f"--format {fmt}: use one of {', '.join(parse_files.FORMAT_GLOBS)}")
+            if endian is not None and endian not in ("little", "big"):
+                raise fail(f"--endian {endian}: use little or big")
+            found = parse_files.find_inputs(inputs,
+                                            glob or parse_files.FORMAT_GLOBS.get(fmt, parse_files.DEFAULT_GLOBS),
+                                            () if glob or fmt else parse_files.SNIFFED_GLOBS)
+            load_kernels()
+            cheap_exit()
+            options = parse_files.ParseOptions(
+                out_dir=out, scaled=scaled, raw_int8=raw_int8, workers=workers, format=fmt, endian=endian, chip=chip,
+                existing="replace" if force else ("keep-matching" if skip_existing else "refuse"))
+            import threading
 
-        cancel = threading.Event()
-        with stop_on_signals(cancel) as caught, collector_paused(), \
-                progress(len(found.files), "parsing", enabled=not json_out) as advance:
-            job = parse_files.parse_many(found.files, options, progress=advance, cancel=cancel)
+            cancel = threading.Event()
+            caught = signals.enter_context(stop_on_signals(cancel))
+            with collector_paused(), progress(len(found.files), "parsing", enabled=not json_out) as advance:
+                job = parse_files.parse_many(found.files, options, progress=advance, cancel=cancel)
+        stopped = list(caught)  # a signal from here on waits until the summary is printed whole
+        _render(job, found, json_out, stopped)
+    if caught and not stopped:
+        raise fail(f"{signal.Signals(caught[0]).name} arrived after every input had finished, while the "
+                   f"{'JSON document' if json_out else 'summary'} was printed; it is complete",
+                   128 + int(caught[0]))
+    if stopped:
+        from rfbench.io.parse_summary import interrupted_line
+
+        raise fail(interrupted_line(stopped[0], [_shown_record(r) for r in job.files]), 128 + int(stopped[0]))
+    if job.count("failed") or found.unlisted:
+        raise typer.Exit(2)
+
+
+def _render(job, found, json_out: bool, stopped: list) -> None:
+    """The job's summary on stdout (a table, or one JSON document with ``--json``), then one stderr line for each
+    failed input and each folder that could not be listed."""
     files = job.files
     counts = {status: job.count(status) for status in ("written", "kept", "failed", "not finished")}
     not_taken = [str(p) for p in found.not_taken]
@@ -125,9 +146,11 @@ def parse(
                "patterns": list(found.patterns), "sniffed_patterns": list(found.sniffed), "not_taken": len(not_taken),
                "not_taken_files": not_taken,
                "unlisted_folders": [{"path": str(f), "reason": why} for f, why in found.unlisted]}
-        if caught:
-            doc["interrupted"] = signal.Signals(caught[0]).name
-        emit_json(doc)
+        if stopped:
+            doc["interrupted"] = signal.Signals(stopped[0]).name
+        from rfbench.io.files import dumps_json
+
+        _print_whole(dumps_json(doc))  # emit_json's document, written whole
     else:
         from rfbench.io.parse_summary import plain, summary_lines
 
@@ -135,19 +158,29 @@ def parse(
         lines = summary_lines(shown, counts, replace(found, not_taken=[_cell(str(p)) for p in found.not_taken],
                                                     unlisted=[(_cell(str(f)), why) for f, why in found.unlisted]),
                               shutil.get_terminal_size((80, 24)).columns)
-        sys.stdout.write(clean_text(plain("\n".join(lines) + "\n")))
-        sys.stdout.flush()
+        _print_whole(clean_text(plain("\n".join(lines) + "\n")))
     for r in files:
         if r["status"] == "failed":
             fail(f"{_cell(r['path'])}: {_cell(r['error'])}")
     for folder, why in found.unlisted:
         fail(f"{_cell(str(folder))}: cannot list this folder ({why}); its files were not searched")
-    if caught:
-        from rfbench.io.parse_summary import interrupted_line
 
-        raise fail(interrupted_line(caught[0], [_shown_record(r) for r in files]), 128 + int(caught[0]))
-    if counts["failed"] or found.unlisted:
-        raise typer.Exit(2)
+
+def _print_whole(text: str) -> None:
+    """Write ``text`` on stdout whole, with one ``os.write`` loop on its descriptor: a signal caught meanwhile (its
+    handler returns) does not cut it short, as it cut a buffered ``sys.stdout.write`` of more than a pipe holds
+    (the rest of the text was lost). A stdout with no descriptor (a test's) is written as usual."""
+    out = sys.stdout
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
+        out.write(text)
+        out.flush()
+        return
+    out.flush()
+    data = memoryview(text.encode(out.encoding or "utf-8", out.errors or "strict"))
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def _cell(text: str) -> str:
