@@ -174,8 +174,25 @@ def test_a_report_that_became_a_robustness_summary_while_verify_read_it_is_a_mis
     out = runner.invoke(app, ["compare", "report.json", "claim.toml", "--verify"])
     assert out.exit_code == 1, out.output
     text = _flat(out.output)
-    assert "MISMATCH" in text and "not the report compare read" in text, text
+    assert "MISMATCH" in text and "not the report" in text and "read" in text, text
     assert "COMPARABLE" not in text and "0.95" not in text
+
+
+def test_verify_report_given_a_digest_refuses_a_summary_in_the_reports_place(tmp_path, monkeypatch):
+    """verify_report(sha256=...) binds the re-run to the caller's bytes; a robustness summary found in their place
+    was verified as a summary, the digest unused (its cells' own digests shadowed it)."""
+    import rfbench.report.verify as V
+    import rfbench.report.verify_robustness as R
+    from rfbench.errors import VerificationError
+
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"schema": "rfbench.robustness/1", "marker": "a summary that verifies"}))
+    monkeypatch.setattr(R, "is_summary", lambda doc: doc.get("marker") == "a summary that verifies")
+    monkeypatch.setattr(R, "verify_summary", lambda p, root, cell, result_type, **kw: result_type(
+        report=str(p), status="match", compared=1, notes=[], markdown="absent", uncompared=[], datasets=[]))
+    assert V.verify_report(path).status == "match"  # a summary verified as one: no digest given
+    with pytest.raises(VerificationError, match="a robustness summary is in its place"):
+        V.verify_report(path, sha256="0" * 64)
 
 
 # -- what the verdict rests on: the dataset tree, and --dataset / --template ---------------------------------

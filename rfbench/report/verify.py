@@ -1062,10 +1062,14 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
     # a report, or a file of its chain, malformed in a way no check names: still one line, exit 2
     with malformed_as_format_error(f"{path}: the report or a file of its chain is malformed"):
         summary = _robustness_summary(Path(path), strict=bool(cells or all_cells))
+        if summary is not None and sha256 is not None:  # the caller read a report: a summary is not those bytes
+            raise VerificationError(f"{path}: not the report the caller read: a robustness summary is in its place "
+                                    "(it changed while verify ran); not re-run",
+                                    differences=[{"path": "sha256", "report": sha256, "rerun": "a summary"}])
         if summary is not None:  # a robustness sweep's summary: its own checks, cells verified as reports
             return summary(Path(path), root,
-                           lambda cell, sha256: _verify(cell, root, python, limits, deadline, datasets, convention,
-                                                        sha256),
+                           lambda cell, digest: _verify(cell, root, python, limits, deadline, datasets, convention,
+                                                        digest),
                            VerifyResult, cells=cells, all_cells=all_cells, limits=limits)
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
