@@ -509,11 +509,16 @@ def foreign_environment_removed(environ: dict | None = None) -> list[str]:
 LOADER_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
 
 
-def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str] | None = None) -> None:
+def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str] | None = None,
+                             path: Sequence[str] | None = None) -> None:
     """Refuse a loader variable (:data:`LOADER_ENV`) that can make the loader open a file of the verify root:
     an empty entry of ``LD_LIBRARY_PATH`` (the current folder), an entry that is not an absolute path, or one
     that is the verify ``root`` or lies under it, links resolved. The loader read the variables when this process
     started, so ``rfbench verify`` asks this before it imports numba or onnxruntime; the re-runs never get them.
+    Likewise a ``HOME`` in the root (Matplotlib's and Numba's caches live under it when no other variable says
+    where) and an entry of Python's import path ``path`` (default ``sys.path``) in the root: the console script
+    has dropped the current folder from it (:mod:`rfbench._entry`), but an absolute ``PYTHONPATH`` entry there
+    would be searched before the installed libraries.
 
     Raises
     ------
@@ -545,6 +550,27 @@ def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str]
             raise ValidationError(f"the environment variable {name} holds {why}: a library there would run inside "
                                   f"verify; unset {name}, or give folders of your own outside the verify root, and "
                                   "run verify again")
+    home = environ.get("HOME")
+    if home and _within(home, real_root):  # where Matplotlib and Numba keep their caches when nothing else is set
+        raise ValidationError(f"the environment variable HOME is {home!r}, in the verify root {real_root}: "
+                              "Matplotlib's font cache and Numba's cache would be read from the report's folder; "
+                              "run verify with a HOME of your own")
+    installed = [Path(os.path.realpath(p)) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
+    for entry in sys.path if path is None else path:
+        if not entry or not os.path.isabs(entry) or not _within(entry, real_root):
+            continue
+        real = Path(os.path.realpath(entry))
+        if not any(real == p or p in real.parents for p in installed):  # (an environment in the root is yours)
+            raise ValidationError(f"Python's import path holds {entry!r}, in the verify root {real_root} (from "
+                                  "PYTHONPATH, or a .pth file): a module there would be imported inside verify "
+                                  "instead of the installed one; unset PYTHONPATH and run verify again from a "
+                                  "folder of your own")
+
+
+def _within(entry: str, real_root: Path) -> bool:
+    """Whether ``entry`` (absolute, links resolved) is ``real_root`` or lies under it."""
+    real = Path(os.path.realpath(entry))
+    return real == real_root or real_root in real.parents
 
 
 def check_not_a_rerun() -> None:

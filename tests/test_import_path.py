@@ -1,0 +1,61 @@
+"""The current folder is never on rfbench's import path, and verify refuses a HOME or an import path entry in the
+verify root.
+
+Run from a report folder with an empty ``PYTHONPATH`` entry (``export PYTHONPATH=$PYTHONPATH:/opt/lib`` with
+the variable unset leaves ``:/opt/lib``), the console script imported a ``typer.py`` shipped beside the report,
+which printed a MATCH for a forged report. ``HOME`` in the report's folder made Matplotlib read a font cache
+shipped with it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rfbench._entry import drop_current_folder
+from rfbench.errors import ValidationError
+from rfbench.report import verify as V
+
+SCRIPT = Path(sys.executable).with_name("rfbench")
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed beside this interpreter")
+@pytest.mark.parametrize("pythonpath", [":/nonexistent-lib", ".", "/nonexistent-lib::"])
+def test_the_console_script_never_imports_from_the_current_folder(tmp_path, pythonpath):
+    (tmp_path / "typer.py").write_text("import sys\nprint('PLANTED')\nsys.exit(0)\n")
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    done = subprocess.run([str(SCRIPT), "--version"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert "PLANTED" not in done.stdout, done.stdout
+    assert done.returncode == 0 and done.stdout.startswith("rfbench "), (done.stdout, done.stderr)
+
+
+def test_drop_current_folder_keeps_what_is_not_a_folder_here(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    hook = "__editable__.rfbench-0.1.0.finder.__path_hook__"  # an editable install's entry: no folder
+    path = ["", "sub", str(tmp_path), "/usr/lib/python3.11", hook, str(tmp_path / "sub")]
+    assert drop_current_folder(path) == ["/usr/lib/python3.11", hook, str(tmp_path / "sub")]
+
+
+def test_verify_refuses_a_home_in_the_verify_root(tmp_path):
+    root = tmp_path / "root"
+    (root / "d").mkdir(parents=True)
+    for home in (root, root / "d"):
+        with pytest.raises(ValidationError, match="HOME"):
+            V.check_loader_environment(root, {"HOME": str(home)}, path=[])
+    V.check_loader_environment(root, {"HOME": str(tmp_path)}, path=[])
+
+
+def test_verify_refuses_an_import_path_entry_in_the_verify_root(tmp_path):
+    root = tmp_path / "root"
+    (root / "pp").mkdir(parents=True)
+    with pytest.raises(ValidationError, match="import path"):
+        V.check_loader_environment(root, {}, path=["/usr/lib/python3.11", str(root / "pp")])
+    V.check_loader_environment(root, {}, path=["/usr/lib/python3.11", str(tmp_path)])
+    inside = [p for p in sys.path if p and os.path.isabs(p)]
+    V.check_loader_environment(Path(sys.prefix), {}, path=inside)  # an environment in the root is the verifier's
