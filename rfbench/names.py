@@ -98,16 +98,21 @@ def alike_pairs(left, right) -> list[tuple[str, str]]:
     order of ``left``, then ``right``. Names equal in :func:`plain_name` are paired through one table; only a
     name with a non-ASCII letter left is held against the other side's names of its length."""
     left, right = list(dict.fromkeys(left)), list(dict.fromkeys(right))
+    place = {b: k for k, b in enumerate(right)}
     plain_right: dict = {}
-    by_length: dict = {}
+    ascii_by_length: dict = {}  # two ASCII names read alike only when their plain names agree: never held
+    other_by_length: dict = {}  # against each other, so an ASCII name meets only the non-ASCII names
     for b in right:
         plain_right.setdefault(plain_name(b), []).append(b)
-        by_length.setdefault(len(_skeleton(b)), []).append((b, b.isascii()))
+        (ascii_by_length if b.isascii() else other_by_length).setdefault(len(_skeleton(b)), []).append(b)
     out = []
     for a in left:
         found = [b for b in plain_right.get(plain_name(a), ()) if b != a]
-        ascii_a = a.isascii()  # two ASCII names read alike only when their plain names agree
-        found += [b for b, ascii_b in by_length.get(len(_skeleton(a)), ()) if b != a and not (ascii_a and ascii_b)
-                  and b not in found and read_alike(a, b)]
-        out += [(a, b) for b in sorted(found, key=right.index)]
+        length = len(_skeleton(a))
+        candidates = other_by_length.get(length, [])
+        if not a.isascii():
+            candidates = ascii_by_length.get(length, []) + candidates
+        seen = set(found)
+        found += [b for b in candidates if b != a and b not in seen and read_alike(a, b)]
+        out += [(a, b) for b in sorted(found, key=place.__getitem__)]
     return out

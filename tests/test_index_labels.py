@@ -78,3 +78,27 @@ def test_the_label_set_file_an_index_names_is_read_again(runner, chain):
     gone = _score(runner, chain, index)
     assert gone.exit_code == 2 and "names.txt" in _one_line(gone) and "no such file" in _one_line(gone), gone.output
     assert not (chain / "report.json").exists()
+
+
+def test_a_label_set_of_more_classes_than_rfbench_scores_is_one_line():
+    """A windows index (or names.txt) naming 100,000 classes held verify's own process for hours: every pair of
+    names of one length was compared for look-alikes. A label set holds at most MAX_CLASSES now."""
+    from rfbench.errors import ValidationError
+    from rfbench.metrics.labelset import MAX_CLASSES
+
+    LabelSet(tuple(f"class{k:07d}" for k in range(MAX_CLASSES)))
+    with pytest.raises(ValidationError, match=f"names {MAX_CLASSES + 1} classes; rfbench scores at most"):
+        LabelSet(tuple(f"class{k:07d}" for k in range(MAX_CLASSES + 1)))
+
+
+def test_alike_pairs_is_every_pair_read_alike_finds():
+    """alike_pairs holds an ASCII name only against the non-ASCII names of its length (two ASCII names read alike
+    only when their plain names agree: walking them pairwise made 20,000 ids against 20,000 a quadratic loop);
+    its pairs are still every (a, b) that read_alike, a != b, in the order of left, then right."""
+    from rfbench.names import alike_pairs, read_alike
+
+    left = [f"user{k:02d}" for k in range(40)] + ["b\u0585b", "jos\u00e9", "Kq", "\u0261ina"]
+    right = [f"user{k:02d}" for k in range(20, 60)] + ["bob", "BOB", "b\u0585b", "jose", "KQ", "gina", "g ina"]
+    expected = [(a, b) for a in left for b in right if a != b and read_alike(a, b)]
+    assert alike_pairs(left, right) == expected
+    assert ("b\u0585b", "bob") in expected and ("Kq", "KQ") in expected and ("\u0261ina", "gina") in expected

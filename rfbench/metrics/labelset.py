@@ -16,7 +16,12 @@ import numpy as np
 from rfbench.errors import FormatError, ValidationError
 from rfbench.io.files import read_input_bytes
 
-__all__ = ["LabelSet", "as_label_set"]
+__all__ = ["LabelSet", "as_label_set", "MAX_CLASSES"]
+
+#: Most classes one label set may hold. WiFi-sensing corpora have tens (Widar3.0 22 gestures, MM-Fi 27
+#: actions); a report of more would be a confusion matrix no table can show, and a label set arrives in files
+#: other people write (a windows index, names.txt), whose names are checked pairwise for look-alikes.
+MAX_CLASSES = 1024
 
 
 @dataclass(frozen=True)
@@ -40,12 +45,15 @@ class LabelSet:
         object.__setattr__(self, "names", names)
         if not names:
             raise ValidationError("the label set is empty; list one class name per line")
+        if len(names) > MAX_CLASSES:
+            raise ValidationError(f"the label set names {len(names)} classes; rfbench scores at most {MAX_CLASSES}")
         for n in names:
             if not isinstance(n, str) or not n.strip() or n != n.strip() or "\n" in n or "\r" in n:
                 raise ValidationError(f"label set entry {n!r} is not a class name (non-empty text without "
                                       f"surrounding spaces or line breaks)")
         if len(set(names)) != len(names):
-            dup = next(n for n in names if names.count(n) > 1)
+            seen: set = set()
+            dup = next(n for n in names if n in seen or seen.add(n))
             raise ValidationError(f"class {dup!r} appears twice in the label set; each name once")
         from rfbench.names import alike_pairs
 
