@@ -39,6 +39,12 @@ def _import_numba():
             warnings.filterwarnings("ignore", message="A Numba config file is found")
             import numba
             import numba.core.config as config
+    except ValueError as exc:  # a NUMBA_* variable numba refuses (NUMBA_NUM_THREADS=0): the caller's, not an input's
+        from rfbench.errors import ValidationError
+
+        names = ", ".join(sorted(k for k in os.environ if k.startswith("NUMBA_"))) or "none set"
+        raise ValidationError(f"numba refused the settings of this environment ({exc}); check the NUMBA_* "
+                              f"variables ({names})") from None
     finally:
         if kept is missing:
             del sys.modules["yaml"]

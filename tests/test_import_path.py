@@ -59,3 +59,27 @@ def test_verify_refuses_an_import_path_entry_in_the_verify_root(tmp_path):
     V.check_loader_environment(root, {}, path=["/usr/lib/python3.11", str(tmp_path)])
     inside = [p for p in sys.path if p and os.path.isabs(p)]
     V.check_loader_environment(Path(sys.prefix), {}, path=inside)  # an environment in the root is the verifier's
+
+
+def _run(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_numba_variable_numba_refuses_is_named_not_blamed_on_an_input():
+    """NUMBA_NUM_THREADS=0 made numba's import raise ValueError, which verify reported as 'the report or a file
+    of its chain is malformed'."""
+    done = _run("from rfbench.errors import ValidationError\n"
+                "try:\n    import rfbench._jit\nexcept ValidationError as exc:\n    print('REFUSED', exc)\n",
+                NUMBA_NUM_THREADS="0")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("REFUSED numba refused the settings") and "NUMBA_NUM_THREADS" in done.stdout
+
+
+def test_a_misspelt_matplotlib_backend_variable_does_not_stop_the_drawing():
+    """rfbench draws with Agg into files: MPLBACKEND=nonexistent made `score --plots` a traceback."""
+    pytest.importorskip("matplotlib")
+    done = _run("from rfbench.report.plots import have_matplotlib, plot_engine\nprint(have_matplotlib(), "
+                "plot_engine())", MPLBACKEND="nonexistent_backend")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True matplotlib ")

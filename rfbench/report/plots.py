@@ -11,6 +11,7 @@ compares. Matplotlib runs with its non-interactive Agg backend and never opens a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,6 +19,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from rfbench.errors import MissingDependencyError
+
+# rfbench draws into files, with Agg only. A backend MPLBACKEND names (for windows on a screen) is checked when
+# matplotlib is imported, and a misspelt one failed every drawing command with a traceback; the variable is
+# replaced before matplotlib is imported here (the one module that imports it) and in the processes started after.
+if os.environ.get("MPLBACKEND"):
+    os.environ["MPLBACKEND"] = "agg"
 
 __all__ = ["PLOT_HINT", "have_matplotlib", "pck_curves", "PckCurve", "picture_paths", "write_pictures", "png_bytes",
            "write_picture"]
