@@ -321,3 +321,20 @@ def test_the_verify_command_says_which_option_to_raise(demo_copy, runner):
                                  "--memory-mb", "64"])
     assert result.exit_code == 2, result.output
     assert "(raise it with --memory-mb)" in _words(result.output)
+
+
+def test_a_match_shows_terminal_controls_of_notes_escaped(tmp_path, monkeypatch, runner):
+    """A note or a field not compared comes from the report (the scored party's text): an ESC sequence in it
+    (erase the line, move up) or a bidi override reached the terminal raw under a MATCH."""
+    report = tmp_path / "report.json"
+
+    def verify_report(path, **kw):
+        return V.VerifyResult(str(path), "match", 10, notes=["ok\x1b[2K\x1b[1AMISMATCH hidden\u202e"],
+                              uncompared=[{"field": "f\x9b1A", "why": "w\u200b"}], datasets=[])
+
+    monkeypatch.setattr(V, "verify_report", verify_report)
+    result = runner.invoke(app, ["verify", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\x9b" not in result.stdout
+    assert "note: ok\\x1b[2K\\x1b[1AMISMATCH hidden\\u202e" in result.stdout
+    assert "not compared: f\\x9b1A: w\\u200b" in result.stdout
