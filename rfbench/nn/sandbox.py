@@ -6,7 +6,9 @@ started in an empty temporary folder. Before it imports NumPy or onnxruntime, th
 (it never raises one it inherited): its address space (``RLIMIT_AS``, :attr:`PredictSettings.memory_mb
 <rfbench.nn.predict_settings.PredictSettings.memory_mb>`) and its CPU time (``RLIMIT_CPU``, ``cpu_seconds``),
 and asks the kernel to kill it when the process that started it ends (``PR_SET_PDEATHSIG``). The parent keeps
-the wall-clock limit (``timeout``): a timer kills every child of the run when it expires.
+the wall-clock limit (``timeout``): a timer kills every child of the run when it expires. The child starts
+without any ``ORT_*`` variable of the parent's environment, and its session never takes options from the
+model's ``ort_config`` metadata: its options are those the record names.
 
 The parent sends the model's bytes (those it read, hashed and checked: what runs is what was hashed), then one
 batch of ``X`` at a time — straight from the memory-mapped array, without a copy — and reads each batch's
@@ -209,8 +211,10 @@ class SandboxSession:
         self.outputs: list = []
         self.version = ""
         # the child does no linear algebra with NumPy (onnxruntime has its own kernels): one BLAS thread, which
-        # starts a third faster than a pool, and no other effect on what it computes
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+        # starts a third faster than a pool, and no other effect on what it computes; no ORT_* variable, which
+        # onnxruntime reads on its own (ORT_LOAD_CONFIG_FROM_MODEL=1 would let a model set its session options)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ORT_")}
+        env["OPENBLAS_NUM_THREADS"] = "1"
         with open(self.stderr_path, "wb") as err:
             # no shell; -I: neither the environment's PYTHON* variables nor the working folder reach the child
             self.proc = subprocess.Popen([sys.executable, "-I", "-m", "rfbench.nn.sandbox", json.dumps(spec)],
@@ -411,8 +415,10 @@ def _serve(spec: dict, proto_in, proto_out) -> None:
     header = _recv_header(proto_in)
     model = bytes(_read_frame(proto_in, int(header["model"])))
     try:
+        # read_config_from_model=0: a model's ``ort_config`` metadata never sets the session's options (threads,
+        # execution mode, graph optimisation, profiling); they are rfbench's, as the record names them
         session = ort.InferenceSession(model, sess_options=_session_options(ort, int(spec["threads"])),
-                                       providers=_PROVIDERS)
+                                       providers=_PROVIDERS, read_config_from_model=0)
     except Exception as exc:  # onnxruntime raises its own types from C++
         _send(proto_out, _error(exc))
         return
