@@ -36,6 +36,7 @@ onnxruntime is an optional dependency (``pip install 'rfbench[onnx]'``), importe
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import threading
@@ -148,9 +149,8 @@ class _Runner:
     """Feeds X to the sessions batch by batch and places each output in ``pred``."""
 
     def __init__(self, sessions, x: np.ndarray, plan: _Plan, target_shape, where: str,
-                 advance: Callable[[int], None], run_options=None):
+                 advance: Callable[[int], None]):
         self.sessions = sessions
-        self.run_options = run_options
         self.x = x
         self.plan = plan
         self.target_shape = target_shape
@@ -185,29 +185,40 @@ class _Runner:
 
     def run_one(self, session, start: int):
         stop, feed, copied = self.batch(start)
-        out = self._run(session, feed, f"rows {start}-{stop - 1}")
+        check = functools.partial(self._check_batch, feed.shape[0])
+        out = self._run(session, feed, f"rows {start}-{stop - 1}", check)
+        check(out.shape, out.dtype)
         rows = stop - start
-        if out.ndim < 1 or out.shape[0] != feed.shape[0]:
-            raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape {list(out.shape)} for a "
-                                  f"batch of {feed.shape[0]} rows; it must give one row per input row")
-        if out.dtype != self.plan.out_dtype:
-            raise ValidationError(f"{self.where}: output {self.plan.output.name!r} is {out.dtype}, but the model "
-                                  f"declares {self.plan.out_dtype}")
-        row = tuple(out.shape[1:])
         if self.row_shape is None:
-            self._first(row)
-        elif row != self.row_shape:
-            raise ValidationError(f"{self.where}: output {self.plan.output.name!r} rows changed shape from "
-                                  f"{self.row_shape} to {row} between batches")
+            self._first(tuple(out.shape[1:]))
         self.pred[start:stop] = out[:rows].reshape((rows,) + self.pred.shape[1:])
         with self.lock:
             self.copied += copied
             self.padded += feed.shape[0] - rows
             self.advance(rows)
 
-    def _run(self, session, feed: np.ndarray, what: str) -> np.ndarray:
+    def _check_batch(self, rows: int, shape: tuple, dtype: np.dtype) -> None:
+        """An output of ``shape`` and ``dtype`` for a batch of ``rows`` rows is one row per row, of the dtype the
+        model declares and of the row shape of the first batch (for the first: one the task allows)."""
+        if len(shape) < 1 or shape[0] != rows:
+            raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape {list(shape)} for a "
+                                  f"batch of {rows} rows; it must give one row per input row")
+        if dtype != self.plan.out_dtype:
+            raise ValidationError(f"{self.where}: output {self.plan.output.name!r} is {dtype}, but the model "
+                                  f"declares {self.plan.out_dtype}")
+        row = tuple(shape[1:])
+        if self.row_shape is None:
+            self._mode(row)
+        elif row != self.row_shape:
+            raise ValidationError(f"{self.where}: output {self.plan.output.name!r} rows changed shape from "
+                                  f"{self.row_shape} to {row} between batches")
+
+    def _run(self, session, feed: np.ndarray, what: str, check: Callable[[tuple, np.dtype], None]) -> np.ndarray:
+        """The session's output for ``feed``. ``check`` (which raises ValidationError) is handed to the session,
+        which applies it to the output's shape and dtype as the child's header declares them, before reading the
+        output's bytes: an output of a refused shape costs rfbench's process no more than its header."""
         try:
-            (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed}, self.run_options)
+            (out,) = session.run([self.plan.output.name], {self.plan.input.name: feed}, check)
         except ValidationError:  # a limit hit, or the child running the model ended: already one line
             raise
         except Exception as exc:
@@ -237,11 +248,14 @@ class _Runner:
             if self.plan.fixed_batch and len(rows) < batch:
                 feed = self._padded(feed)
             what = f"{len(rows)} row(s) in another batch, in another order"
-            out = self._run(self.sessions[0], feed, what)
-            if out.ndim < 1 or out.shape[0] != feed.shape[0] or tuple(out.shape[1:]) != self.row_shape:
-                raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape "
-                                      f"{list(out.shape)} for {what} ({feed.shape[0]} rows); it must give one row "
-                                      f"per input row")
+
+            def check(shape, dtype, n=feed.shape[0], what=what):
+                if len(shape) < 1 or shape[0] != n or tuple(shape[1:]) != self.row_shape:
+                    raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has shape "
+                                          f"{list(shape)} for {what} ({n} rows); it must give one row per input row")
+
+            out = self._run(self.sessions[0], feed, what, check)
+            check(out.shape, out.dtype)
             got = out[:len(rows)].reshape((len(rows),) + self.pred.shape[1:])
             want = self.pred[rows]
             scores = self.mode == "scores"
@@ -252,16 +266,19 @@ class _Runner:
                                       f"another output); rfbench scores models that answer each row from that "
                                       f"row alone")
 
-    def _first(self, row: tuple):
+    def _mode(self, row: tuple) -> str:
+        """How rows of shape ``row`` become predictions, when the task allows that shape."""
         allowed = self.plan.allowed
-        if allowed:
-            if row not in allowed:
-                raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has rows of shape "
-                                      f"{_row_text(row)}, expected {_expected_text(allowed, None)}")
-            self.mode = allowed[row]
-            final = tuple(self.target_shape) if self.mode in ("target", "flattened") else row
-        else:
-            self.mode, final = "as-is", row
+        if not allowed:
+            return "as-is"
+        if row not in allowed:
+            raise ValidationError(f"{self.where}: output {self.plan.output.name!r} has rows of shape "
+                                  f"{_row_text(row)}, expected {_expected_text(allowed, None)}")
+        return allowed[row]
+
+    def _first(self, row: tuple):
+        self.mode = self._mode(row)
+        final = tuple(self.target_shape) if self.mode in ("target", "flattened") else row
         self.row_shape = row
         self.pred = np.empty((self.n,) + final, dtype=self.plan.out_dtype)
 

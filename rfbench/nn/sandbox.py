@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from rfbench.errors import ValidationError
 
@@ -212,7 +212,8 @@ class SandboxSession:
         self.version = ""
         # the child does no linear algebra with NumPy (onnxruntime has its own kernels): one BLAS thread, which
         # starts a third faster than a pool, and no other effect on what it computes; no ORT_* variable, which
-        # onnxruntime reads on its own (ORT_LOAD_CONFIG_FROM_MODEL=1 would let a model set its session options)
+        # onnxruntime reads on its own: its C++ session reads ORT_LOAD_CONFIG_FROM_MODEL=1 whatever the Python
+        # session was told, and would let a model set its session options from its metadata
         env = {k: v for k, v in os.environ.items() if not k.startswith("ORT_")}
         env["OPENBLAS_NUM_THREADS"] = "1"
         with open(self.stderr_path, "wb") as err:
@@ -239,18 +240,29 @@ class SandboxSession:
             self.kill()
             self.proc.wait()
 
-    def _exchange(self, header: dict, payload=None) -> tuple[dict, bytearray | None]:
+    def _exchange(self, header: dict, payload=None, check=None) -> tuple[dict, bytearray | None]:
         try:
             _send(self.proc.stdin, header, payload)
             reply = _recv_header(self.proc.stdout)
             data = None
             if reply.get("bytes") is not None:
                 # the size the header declares, checked against its dtype and shape and against the child's own
-                # address space before anything is allocated for it; then the frame must be exactly that size
+                # address space, and the shape and dtype by the caller's ``check``, before anything is allocated
+                # for it; then the frame must be exactly that size
                 size = _declared_size(reply, self.box.settings.memory_mb << 20)
+                if check is not None:
+                    import numpy as np
+
+                    try:
+                        check(tuple(reply["shape"]), np.dtype(str(reply["dtype"])))
+                    except ValidationError:
+                        self.kill()  # its output is left unread in the pipe: the child cannot serve another batch
+                        raise
                 data = _read_frame(self.proc.stdout, size)
                 if len(data) != size:
                     raise ValueError(f"{len(data)} bytes where the header declared {size}")
+        except ValidationError:
+            raise
         except (_Died, BrokenPipeError, ConnectionResetError, OSError):
             raise self._death() from None
         except ValueError as exc:  # the child sent something that is not the protocol: treat as a crash
@@ -299,13 +311,16 @@ class SandboxSession:
     def get_inputs(self) -> list:
         return [_Named(n) for n in self.inputs]
 
-    def run(self, names, feed: dict, options: Any = None) -> list:
+    def run(self, names, feed: dict, check: Callable[[tuple, Any], None] | None = None) -> list:
+        """The output for ``feed``; ``check(shape, dtype)``, in the place of onnxruntime's run options, is applied
+        to the output's header before its bytes are read (it raises ValidationError to refuse the output, and the
+        child is then ended: its output stays unread)."""
         import numpy as np
 
         ((name, arr),) = feed.items()
         arr = np.ascontiguousarray(arr)  # a view when it already is (the batches of a memory-mapped X are)
         reply, data = self._exchange({"run": list(names), "input": name, "dtype": arr.dtype.str,
-                                      "shape": list(arr.shape)}, arr)
+                                      "shape": list(arr.shape)}, arr, check)
         if data is None:
             raise ValidationError(f"{self.box.where}: the process running the model answered out of protocol "
                                   "(no output)")
@@ -415,8 +430,9 @@ def _serve(spec: dict, proto_in, proto_out) -> None:
     header = _recv_header(proto_in)
     model = bytes(_read_frame(proto_in, int(header["model"])))
     try:
-        # read_config_from_model=0: a model's ``ort_config`` metadata never sets the session's options (threads,
-        # execution mode, graph optimisation, profiling); they are rfbench's, as the record names them
+        # read_config_from_model=0 (and no ORT_LOAD_CONFIG_FROM_MODEL in this process's environment): a model's
+        # ``ort_config`` metadata never sets the session's options (threads, execution mode, graph optimisation,
+        # profiling); they are rfbench's, as the record names them
         session = ort.InferenceSession(model, sess_options=_session_options(ort, int(spec["threads"])),
                                        providers=_PROVIDERS, read_config_from_model=0)
     except Exception as exc:  # onnxruntime raises its own types from C++
