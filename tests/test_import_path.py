@@ -42,23 +42,24 @@ def test_drop_current_folder_keeps_what_is_not_a_folder_here(tmp_path, monkeypat
     assert drop_current_folder(path) == ["/usr/lib/python3.11", hook, str(tmp_path / "sub")]
 
 
-def test_verify_refuses_a_home_in_the_verify_root(tmp_path):
-    root = tmp_path / "root"
-    (root / "d").mkdir(parents=True)
-    for home in (root, root / "d"):
+def test_verify_refuses_a_home_in_the_reports_folder(tmp_path):
+    folder = tmp_path / "report"
+    (folder / "d").mkdir(parents=True)
+    for home in (folder, folder / "d"):
         with pytest.raises(ValidationError, match="HOME"):
-            V.check_loader_environment(root, {"HOME": str(home)}, path=[])
-    V.check_loader_environment(root, {"HOME": str(tmp_path)}, path=[])
+            V.check_loader_environment(tmp_path, {"HOME": str(home)}, path=[], folder=folder)
+    V.check_loader_environment(tmp_path, {"HOME": str(tmp_path)}, path=[], folder=folder)
+    V.check_loader_environment("/", {"HOME": str(tmp_path)}, path=[], folder=folder)  # a root of / holds every home
 
 
-def test_verify_refuses_an_import_path_entry_in_the_verify_root(tmp_path):
-    root = tmp_path / "root"
-    (root / "pp").mkdir(parents=True)
+def test_verify_refuses_an_import_path_entry_in_the_reports_folder(tmp_path):
+    folder = tmp_path / "report"
+    (folder / "pp").mkdir(parents=True)
     with pytest.raises(ValidationError, match="import path"):
-        V.check_loader_environment(root, {}, path=["/usr/lib/python3.11", str(root / "pp")])
-    V.check_loader_environment(root, {}, path=["/usr/lib/python3.11", str(tmp_path)])
+        V.check_loader_environment(tmp_path, {}, path=["/usr/lib/python3.11", str(folder / "pp")], folder=folder)
+    V.check_loader_environment(tmp_path, {}, path=["/usr/lib/python3.11", str(tmp_path)], folder=folder)
     inside = [p for p in sys.path if p and os.path.isabs(p)]
-    V.check_loader_environment(Path(sys.prefix), {}, path=inside)  # an environment in the root is the verifier's
+    V.check_loader_environment("/", {}, path=inside, folder=sys.prefix)  # an environment there is the verifier's
 
 
 def _run(code: str, **env) -> subprocess.CompletedProcess:

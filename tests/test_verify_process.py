@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -338,3 +339,17 @@ def test_a_match_shows_terminal_controls_of_notes_escaped(tmp_path, monkeypatch,
     assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\x9b" not in result.stdout
     assert "note: ok\\x1b[2K\\x1b[1AMISMATCH hidden\\u202e" in result.stdout
     assert "not compared: f\\x9b1A: w\\u200b" in result.stdout
+
+
+def test_a_root_of_the_whole_file_system_holds_the_temporary_folder_and_verify_runs(tmp_path, monkeypatch):
+    """With --root / (the chain's files in folders with only / in common, as docs/corpora.md verifies a report
+    over the shared conformance data) every TMPDIR is inside the root: the report's folder and the dataset trees
+    are then what the temporary folder must stay out of."""
+    reports, tree, mine = tmp_path / "reports", tmp_path / "data", tmp_path / "mine"
+    for folder in (reports, tree, mine):
+        folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(mine))
+    assert V.scratch_base(Path("/"), [tree], reports) == mine
+    monkeypatch.setattr(tempfile, "tempdir", str(reports))
+    with pytest.raises(ValidationError, match="is inside the report's folder"):
+        V.scratch_base(Path("/"), [tree], reports)

@@ -81,7 +81,8 @@ def _verify(
         V.check_not_a_rerun()
         V.foreign_environment_removed()  # before numba or matplotlib is imported: their defaults, not a folder given
         # before numba or onnxruntime is imported: the loader would open a library of the report folder
-        V.check_loader_environment(root if root is not None else Path(os.path.realpath(report)).parent)
+        V.check_loader_environment(root if root is not None else Path(os.path.realpath(report)).parent,
+                                   folder=Path(os.path.realpath(report)).parent)
         limits = Limits(**limit_values)
         roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
         convention = Convention.from_options(template, fields_of(recording_by), roles, drop_duplicates)

@@ -510,15 +510,17 @@ LOADER_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
 
 
 def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str] | None = None,
-                             path: Sequence[str] | None = None) -> None:
+                             path: Sequence[str] | None = None, folder: str | os.PathLike | None = None) -> None:
     """Refuse a loader variable (:data:`LOADER_ENV`) that can make the loader open a file of the verify root:
     an empty entry of ``LD_LIBRARY_PATH`` (the current folder), an entry that is not an absolute path, or one
     that is the verify ``root`` or lies under it, links resolved. The loader read the variables when this process
     started, so ``rfbench verify`` asks this before it imports numba or onnxruntime; the re-runs never get them.
-    Likewise a ``HOME`` in the root (Matplotlib's and Numba's caches live under it when no other variable says
-    where) and an entry of Python's import path ``path`` (default ``sys.path``) in the root: the console script
-    has dropped the current folder from it (:mod:`rfbench._entry`), but an absolute ``PYTHONPATH`` entry there
-    would be searched before the installed libraries.
+    Likewise a ``HOME`` in the report's ``folder`` (default: the root; Matplotlib's and Numba's caches live
+    under ``HOME`` when no other variable says where) and an entry of Python's import path ``path`` (default
+    ``sys.path``) there that is not part of the Python installation: the console script has dropped the current
+    folder from it (:mod:`rfbench._entry`), but an absolute ``PYTHONPATH`` entry in the report's folder would be
+    searched before the installed libraries. (The report's folder, not the whole root: a root of ``/`` holds
+    every home.)
 
     Raises
     ------
@@ -550,18 +552,19 @@ def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str]
             raise ValidationError(f"the environment variable {name} holds {why}: a library there would run inside "
                                   f"verify; unset {name}, or give folders of your own outside the verify root, and "
                                   "run verify again")
+    real_folder = Path(os.path.realpath(folder)) if folder is not None else real_root
     home = environ.get("HOME")
-    if home and _within(home, real_root):  # where Matplotlib and Numba keep their caches when nothing else is set
-        raise ValidationError(f"the environment variable HOME is {home!r}, in the verify root {real_root}: "
-                              "Matplotlib's font cache and Numba's cache would be read from the report's folder; "
+    if home and _within(home, real_folder):  # where Matplotlib and Numba keep their caches when nothing else is set
+        raise ValidationError(f"the environment variable HOME is {home!r}, in the report's folder {real_folder}: "
+                              "Matplotlib's font cache and Numba's cache would be read from there; "
                               "run verify with a HOME of your own")
     installed = [Path(os.path.realpath(p)) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
     for entry in sys.path if path is None else path:
-        if not entry or not os.path.isabs(entry) or not _within(entry, real_root):
+        if not entry or not os.path.isabs(entry) or not _within(entry, real_folder):
             continue
         real = Path(os.path.realpath(entry))
         if not any(real == p or p in real.parents for p in installed):  # (an environment in the root is yours)
-            raise ValidationError(f"Python's import path holds {entry!r}, in the verify root {real_root} (from "
+            raise ValidationError(f"Python's import path holds {entry!r}, in the report's folder {real_folder} (from "
                                   "PYTHONPATH, or a .pth file): a module there would be imported inside verify "
                                   "instead of the installed one; unset PYTHONPATH and run verify again from a "
                                   "folder of your own")
@@ -631,12 +634,14 @@ class _Children:
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def scratch_base(root: Path, trees: Sequence[Path] = ()) -> Path:
+def scratch_base(root: Path, trees: Sequence[Path] = (), report_folder: Path | None = None) -> Path:
     """The folder verify makes its private temporary folder in (``TMPDIR``, else the system's), links resolved:
-    never the verify root or a dataset tree, nor inside one — the re-runs' outputs, the list of files they may
-    open and their working folders would lie among the files of whoever handed them over — and a folder no other
-    user can rename entries of (owned by this user or root; writable by others only with the sticky bit, as
-    ``/tmp`` is).
+    never the report's folder, the verify root or a dataset tree, nor inside one — the re-runs' outputs, the
+    list of files they may open and their working folders would lie among the files of whoever handed them over
+    — and a folder no other user can rename entries of (owned by this user or root; writable by others only with
+    the sticky bit, as ``/tmp`` is). A root of ``/`` (the whole file system, as when the chain's files lie in
+    folders with nothing but ``/`` in common) holds every temporary folder: then the report's folder and the
+    dataset trees are the folders of whoever handed them over.
 
     Raises
     ------
@@ -646,7 +651,10 @@ def scratch_base(root: Path, trees: Sequence[Path] = ()) -> Path:
     import stat
 
     base = Path(os.path.realpath(tempfile.gettempdir()))
-    for what, folder in [("the verify root", root)] + [("the dataset tree", t) for t in trees]:
+    real_root = Path(os.path.realpath(root))
+    places = [("the verify root", real_root)] if real_root != Path(real_root.anchor) else []
+    places += [("the report's folder", report_folder)] if report_folder is not None else []
+    for what, folder in places + [("the dataset tree", t) for t in trees]:
         folder = Path(os.path.realpath(folder))
         if base == folder or folder in base.parents:
             raise ValidationError(f"the temporary folder {base} (TMPDIR) is inside {what} {folder}: the re-runs' "
@@ -663,10 +671,10 @@ def scratch_base(root: Path, trees: Sequence[Path] = ()) -> Path:
 
 
 @contextlib.contextmanager
-def _scratch(root: Path, trees: Sequence[Path] = ()) -> Iterator[Path]:
+def _scratch(root: Path, trees: Sequence[Path] = (), report_folder: Path | None = None) -> Iterator[Path]:
     """verify's private temporary folder (made by :func:`tempfile.mkdtemp`, mode 0700, in :func:`scratch_base`),
     removed on every exit path."""
-    folder = Path(tempfile.mkdtemp(prefix="rfbench-verify-", dir=scratch_base(root, trees)))
+    folder = Path(tempfile.mkdtemp(prefix="rfbench-verify-", dir=scratch_base(root, trees, report_folder)))
     try:
         yield Path(os.path.realpath(folder))
     finally:
@@ -1135,7 +1143,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
     if not root.is_dir():
         raise FormatError(f"verify root {root}: not a folder")
     resolve(path.name, path.parent, what="report", root=root)  # the report too is a file under the root
-    check_loader_environment(root)
+    check_loader_environment(root, folder=report_real.parent)
     pinned = _pinned_datasets(datasets, root)
     if os.path.islink(path):  # report.md and the pictures are checked beside the real file: a reader opening
         # those beside the link would see files verify never looked at
@@ -1182,7 +1190,8 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                                     "pictures": why})
                 uncompared.append({"field": "pictures", "why": f"not compared with a re-drawing: {why}; the stored PNG "
                                                               "files still hash to the report's sha256"})
-        with _scratch(root, [tree for _, tree, _ in world.manifests] + list(pinned or [])) as scratch:
+        with _scratch(root, [tree for _, tree, _ in world.manifests] + list(pinned or []),
+                      report_real.parent) as scratch:
             world_file = scratch / "world.json"
             write_world(str(world_file), str(scratch), world.files, world.digests)
             children = _Children(python or sys.executable, limits, budget, scratch, world_file, path)

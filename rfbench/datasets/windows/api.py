@@ -453,20 +453,31 @@ def _index_for(split, index) -> WindowIndex:
     return idx
 
 
+def _index_labels(idx: WindowIndex):
+    """The label set to score an index's rows under. Derived from the manifest again (None: as ``windows``
+    derived it, the sorted names of its label field) unless the index's settings name a label-set file: that
+    file is never opened here, whatever path the index names (it could name a secret, a FIFO, a device), and
+    the names the index recorded are what ``y`` indexes (verify reads the file inside its closed world)."""
+    from rfbench.datasets.windows.build import LabelInfo
+
+    doc = idx.doc["labels"]
+    if doc is None or not idx.doc["settings"].get("label_set"):
+        return None
+    return LabelInfo(tuple(doc["names"]), str(doc["source"]), str(doc.get("key") or "label"),
+                     None, doc.get("file_sha256"))
+
+
 def _check_same(idx: WindowIndex, t: SideTargets) -> None:
-    """The index's manifest and label set are those its settings give now. The label set is derived again as
-    ``windows`` derived it (the sorted names of the manifest's label field, or the label-set file the settings
-    name, read again): the names an index records are its own word, and taken as read a permuted order renamed
-    every class of a report (a per-class recall under another gesture's name)."""
+    """The index's manifest and label set are those its settings give now (:func:`_index_labels`): the names an
+    index records from its manifest are its own word, and taken as read a permuted order renamed every class of
+    a report (a per-class recall under another gesture's name)."""
     if t.manifest["sha256"] != idx.doc["manifest"]["sha256"]:
         raise ValidationError(f"{idx.path}: the index was built from another manifest than the split's")
     recorded, now = idx.doc["labels"], t.labels
-    fields = ("names", "source", "key", "file_sha256")
+    fields = ("names", "source", "key")
     if recorded is not None and (now is None or any(now.get(k) != recorded.get(k) for k in fields)):
         raise ValidationError(f"{idx.path}: the index's label set differs from the one its settings give now ("
                               + ("other class names or order" if now is None or now["names"] != recorded["names"]
-                                 else "its label-set file changed since the index was built"
-                                 if now.get("file_sha256") != recorded.get("file_sha256")
                                  else "another label field or source")
                               + "); rebuild the index with rfbench windows")
 
@@ -495,7 +506,7 @@ def test_truth(split, index, *, workers: int | None = None) -> SideTargets:
     if idx.side != "test":
         raise ValidationError(f"{idx.path}: the index holds the {idx.side} side; scoring needs the test side's "
                               "index (rfbench windows SPLIT --side test)")
-    t = side_targets(split, "test", idx.window_settings(), workers=workers)
+    t = side_targets(split, "test", idx.window_settings(), workers=workers, labels=_index_labels(idx))
     _check_same(idx, t)
     if t.rows != idx.rows:
         diff = next((k for k, (a, b) in enumerate(zip(t.rows, idx.rows)) if a != b), min(len(t.rows), len(idx.rows)))
@@ -519,7 +530,7 @@ def train_targets(split, index, *, workers: int | None = None) -> SideTargets:
         As :func:`test_truth` (another split, a changed dataset file, a train side that gives no row).
     """
     idx = _index_for(split, index)
-    t = side_targets(split, "train", idx.window_settings(), workers=workers)
+    t = side_targets(split, "train", idx.window_settings(), workers=workers, labels=_index_labels(idx))
     _check_same(idx, t)
     return t
 
