@@ -61,6 +61,7 @@ def test_widar_tree_is_the_library_s_tree_with_its_marker(runner, tmp_path, monk
     files = sorted(p.relative_to(tmp_path / "cli").as_posix() for p in (tmp_path / "cli").rglob("*")
                    if p.is_file() and p.name != MARKER)
     assert marker.pop("files") == files
+    assert sorted(marker.pop("contents")) == files  # each file's size and sha256 (tests/test_generate_force.py)
     assert json.dumps(marker, indent=2, sort_keys=True) + "\n" == (
         '{\n  "generator": "rfbench.datasets.synthetic.make_widar_tree",\n  "params": {\n    "damage": true,\n'
         '    "records": [\n      2,\n      3\n    ],\n    "repetitions": 1,\n    "seed": 4\n  },\n'
@@ -82,6 +83,7 @@ def test_mmfi_tree_line_and_marker(runner, tmp_path, monkeypatch):
                                      "planted problem(s); marked SYNTHETIC")
     marker = json.loads((tmp_path / "m" / MARKER).read_text())
     assert len(marker.pop("files")) == 4 * (1 + 2)  # a ground truth and 2 frames a recording
+    assert len(marker.pop("contents")) == 4 * (1 + 2)  # each one's size and sha256
     assert marker == {"generator": "rfbench.datasets.synthetic.make_mmfi_tree", "synthetic": True,
                       "params": {"seed": 0, "subjects": ["S01", "S40"], "actions": ["A01", "A02"], "frames": 2,
                                  "damage": False}}

@@ -38,8 +38,9 @@ generate = typer.Typer(
 
 _TREE_DIR = ("Folder to write: new or empty. The tree is written beside it and renamed into place, so it never "
              "holds half a tree.")
-_TREE_FORCE = ("Replace a tree generated in DIR before (its RFBENCH_SYNTHETIC.json lists the files written); a "
-               "folder holding anything else (a file you added) is refused, never written into or deleted.")
+_TREE_FORCE = ("Replace a tree generated in DIR before (its RFBENCH_SYNTHETIC.json lists the files written, each "
+               "with its size and sha256); a folder holding anything else (a file you added, or saved at a listed "
+               "name) is refused, never written into or deleted.")
 
 
 @contextlib.contextmanager

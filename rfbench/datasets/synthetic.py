@@ -21,10 +21,13 @@ the Human3.6M-17 joint order (joint 0, the pelvis, is exactly the midpoint of th
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,25 +123,40 @@ def _target_state(root: Path, force: bool) -> bool:
     if not (root / MARKER).is_file():
         raise OutputExistsError(f"{root} is not empty and holds no {MARKER}, so it is not a tree rfbench "
                                 f"generated; it is left alone: choose an empty or new folder")
-    listed = _listed_files(root)
+    listed, contents = _marker_listing(root)
     if listed is None:
         raise OutputExistsError(f"{root}/{MARKER} lists no files (a tree from an older rfbench, or not one "
                                 f"rfbench wrote), so `force` cannot tell its files from yours; it is left alone: "
                                 f"remove it yourself, or choose an empty or new folder")
+    if contents is None:
+        raise OutputExistsError(f"{root}/{MARKER} records no size and sha256 of the files it lists (a tree from an "
+                                f"older rfbench, or not one rfbench wrote), so `force` cannot tell its files from "
+                                f"yours saved at the same names; it is left alone: remove it yourself, or choose an "
+                                f"empty or new folder")
     _, foreign = _tree_files(root, listed)
     if foreign is not None:
         raise OutputExistsError(f"{root} holds {foreign}, which rfbench generate did not write there; `force` "
                                 f"replaces only a generated tree, so it is left alone: move that out, or choose "
                                 f"an empty or new folder")
+    changed = _changed_file(root, contents)
+    if changed is not None:
+        raise OutputExistsError(f"{root} holds {changed}, {_CHANGED}, so it may be yours; `force` removes nothing: "
+                                f"move it, or choose an empty or new folder")
     return True
+
+
+#: Why a listed file is not removed: it is not the file the generator wrote there.
+_CHANGED = f"which changed since rfbench generate wrote it (its size or sha256 is not the one {MARKER} records)"
 
 
 #: Most bytes of a generator's marker read back (a file list of a release-size tree is a few MB).
 _MAX_MARKER_BYTES = 64 << 20
 
 
-def _listed_files(root: Path) -> set | None:
-    """The files the marker at ``root`` says the generator wrote (None: it lists none, or is not readable)."""
+def _marker_listing(root: Path) -> tuple[set | None, dict | None]:
+    """The files the marker at ``root`` says the generator wrote, and each one's ``{"size", "sha256"}`` as
+    written (``contents``); None for the list when the marker lists none or is not readable, None for the
+    contents when it records no size and sha256 of every listed file (an older rfbench's marker)."""
     from rfbench.errors import RfbenchError
     from rfbench.io.documents import parse_json_bytes
     from rfbench.io.files import read_regular
@@ -147,11 +165,47 @@ def _listed_files(root: Path) -> set | None:
         doc = parse_json_bytes(read_regular(root / MARKER, _MAX_MARKER_BYTES, "a generated tree's marker"),
                                str(root / MARKER))
     except (OSError, RfbenchError):
-        return None
+        return None, None
     files = doc.get("files") if isinstance(doc, dict) else None
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None, None
+    contents = doc.get("contents")
+    if not isinstance(contents, dict) or set(contents) != set(files) or not all(
+            isinstance(c, dict) and set(c) == {"size", "sha256"} and type(c["size"]) is int and c["size"] >= 0
+            and isinstance(c["sha256"], str) and _SHA256.fullmatch(c["sha256"]) for c in contents.values()):
+        return set(files), None
+    return set(files), contents
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _file_digest(path: Path) -> dict | None:
+    """``{"size", "sha256"}`` of the regular file at ``path`` (no link followed, never a FIFO's wait), or None
+    when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
         return None
-    return set(files)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        h = hashlib.sha256()
+        size = 0
+        while block := f.read(1 << 20):
+            h.update(block)
+            size += len(block)
+    return {"size": size, "sha256": h.hexdigest()}
+
+
+def _changed_file(root: Path, contents: Mapping[str, Mapping]) -> str | None:
+    """The first listed file still under ``root`` that is not as the generator wrote it (another size or
+    sha256, a link, anything but a regular file), or None. A listed file no longer there is fine."""
+    for rel in sorted(contents):
+        p = root / rel
+        if os.path.lexists(p) and _file_digest(p) != contents[rel]:
+            return rel
+    return None
 
 
 def _tree_files(root: Path, listed: set | None = None) -> tuple[list, str | None]:
@@ -209,10 +263,9 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
             os.rename(root, old)
             foreign = _foreign_entry(old)
             if foreign is not None:
-                _put_back(old, root, f"{root} holds {foreign}, which rfbench generate did not write there (it "
-                                     f"appeared while the new tree was generated); `force` replaces only a "
-                                     f"generated tree, so it is left alone and the new tree is discarded: move that "
-                                     f"out, or choose an empty or new folder")
+                _put_back(old, root, f"{root} holds {foreign}; `force` replaces only a generated tree, so it is "
+                                     f"left alone and the new tree is discarded: move that out, or choose an empty "
+                                     f"or new folder")
             try:
                 os.rename(tmp, root)
             except BaseException:
@@ -239,12 +292,18 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
 
 
 def _foreign_entry(tree: Path) -> str | None:
-    """The first entry of ``tree`` its marker does not list (the marker itself, when it no longer lists the
-    files), or None."""
-    listed = _listed_files(tree)
-    if listed is None:
-        return MARKER
-    return _tree_files(tree, listed)[1]
+    """Why ``tree`` is no longer only what its marker lists, as written (the first entry it does not list, or a
+    listed file that changed; the marker itself, when it no longer lists the files with their sizes and
+    hashes), or None."""
+    listed, contents = _marker_listing(tree)
+    appeared = "(it appeared while the new tree was generated)"
+    if listed is None or contents is None:
+        return f"{MARKER}, which rfbench generate did not write there {appeared}"
+    foreign = _tree_files(tree, listed)[1]
+    if foreign is not None:
+        return f"{foreign}, which rfbench generate did not write there {appeared}"
+    changed = _changed_file(tree, contents)
+    return None if changed is None else f"{changed}, {_CHANGED} (it changed while the new tree was generated)"
 
 
 def _put_back(old: Path, root: Path, why: str) -> None:
@@ -258,14 +317,18 @@ def _put_back(old: Path, root: Path, why: str) -> None:
 
 
 def _remove_old_tree(old: Path, root: Path) -> None:
-    """Remove the replaced tree ``old``: the files its marker lists and the marker, then its folders that are
-    empty. Nothing else is removed: anything left (a file that appeared in it after the check, through a folder
-    open in it) keeps the tree under a visible name beside ``root``, and the run says so."""
-    listed = (_listed_files(old) or set()) | {MARKER}
+    """Remove the replaced tree ``old``: the files its marker lists that are still as written (size and sha256)
+    and the marker, then its folders that are empty. Nothing else is removed: anything left (a file that appeared
+    in it, or a listed file that changed, after the check, through a folder open in it) keeps the tree under a
+    visible name beside ``root``, and the run says so."""
+    contents = _marker_listing(old)[1] or {}
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(old / MARKER)
     for folder, _dirs, files in os.walk(old, topdown=False):
         rel = Path(folder).relative_to(old).as_posix()
         for name in files:
-            if (name if rel == "." else f"{rel}/{name}") in listed:
+            path = name if rel == "." else f"{rel}/{name}"
+            if path in contents and _file_digest(Path(folder, name)) == contents[path]:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(folder, name))
         with contextlib.suppress(OSError):  # not empty (or a link): left as it is
@@ -273,10 +336,13 @@ def _remove_old_tree(old: Path, root: Path) -> None:
     if os.path.lexists(old):
         kept = root.parent / f"{root.name}.previous-{secrets.token_hex(4)}"
         os.rename(old, kept)
-        foreign = _tree_files(kept, listed)[1] or "a file it could not remove"
-        raise OutputExistsError(f"the new tree is in {root}, but {kept} holds {foreign}, which appeared in the old "
-                                f"tree while it was being replaced; it is kept there with what is left of that "
-                                f"tree: move out what is yours and remove the rest")
+        foreign = _tree_files(kept, set(contents))[1]
+        changed = None if foreign is not None else _changed_file(kept, contents)
+        why = (f"{foreign}, which appeared in the old tree while it was being replaced" if foreign is not None
+               else f"{changed}, {_CHANGED}" if changed is not None
+               else "a file it could not remove, which appeared in the old tree while it was being replaced")
+        raise OutputExistsError(f"the new tree is in {root}, but {kept} holds {why}; it is kept there with what is "
+                                f"left of that tree: move out what is yours and remove the rest")
 
 
 def _remove_staging(tmp: Path) -> None:
@@ -301,10 +367,12 @@ def _remove_staging(tmp: Path) -> None:
 
 
 def _list_in_marker(tree: Path) -> None:
-    """Add to the tree's top marker the list of every file written (the marker left out): what a later `force`
-    may remove, and nothing else."""
+    """Add to the tree's top marker the list of every file written (the marker left out), and each one's size
+    and sha256 as written (``contents``): what a later `force` may remove, while it is unchanged, and nothing
+    else."""
     doc = json.loads((tree / MARKER).read_text(encoding="utf-8"))
     doc["files"] = _tree_files(tree)[0]
+    doc["contents"] = {rel: _file_digest(tree / rel) for rel in doc["files"]}
     (tree / MARKER).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
