@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from rfbench.errors import FormatError
-from rfbench.protocols.fingerprints import _BODY_HEADER, _OK, _UNPARSED, _frame_shapes, frame_values, hardware_records
+from rfbench.protocols.fingerprints import _OK, _UNPARSED, _frame_shapes, bfee_content, frame_values, hardware_records
 
 #: Content found in more than this many recordings is reported per recording, not per pair.
 WIDESPREAD_RECORDINGS = 32
@@ -249,8 +249,8 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
             for u in mine:
                 i = u - int(starts_of[f])
                 if i < len(spans):
-                    x = int(spans.offsets[i])  # what the fingerprint hashes: the shape and the CSI payload
-                    out[u] = data[x + 8:x + 10] + data[x + _BODY_HEADER:x + int(spans.lengths[i])]
+                    x = int(spans.offsets[i])  # what the fingerprint hashes: the shape and the CSI bits
+                    out[u] = bfee_content(data[x:x + int(spans.lengths[i])])
                 else:
                     out[u] = None
             continue

@@ -1,6 +1,6 @@
 """Content fingerprints: XXH64 (xxHash's 64-bit hash, ``doc/xxhash_spec.md`` of the xxHash repository) as
-Numba kernels over many spans of a buffer at once (:func:`hash_spans`), the bodies of every valid Intel 5300
-bfee record of a log (:func:`bfee_fingerprints`), and the canonical values of an MM-Fi frame
+Numba kernels over many spans of a buffer at once (:func:`hash_spans`), the CSI bits of every valid Intel 5300
+bfee record of a log (:func:`bfee_fingerprints`, :func:`bfee_content`), and the canonical values of an MM-Fi frame
 (:func:`frame_values`). What they are used for, and why a fingerprint only proposes a match, is in
 :mod:`rfbench.protocols.content`."""
 
@@ -25,6 +25,7 @@ PARALLEL_MIN_BYTES = 64 << 20
 # The status of a record or frame: fingerprinted, all-zero, no finite value, unparsable.
 _OK, _ZERO, _NON_FINITE, _UNPARSED = 0, 1, 2, 3
 _BODY_HEADER = 20
+_NO_MASK = np.zeros(0, dtype=np.uint8)  # the mask argument of the unmasked XXH64 (never read)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -72,52 +73,87 @@ def _merge(acc, v):
     return acc * _P1 + _P4
 
 
-@njit
-def _xxh64(b, start, length, seed):
-    """XXH64 of ``b[start:start + length]`` (``b`` a uint8 array) with ``seed``, as xxhash_spec.md defines it:
-    four accumulators over 32-byte stripes, then 8-, 4- and 1-byte tails, then the avalanche. All arithmetic is
-    modulo 2**64 (uint64 wraps in Numba, as in C)."""
-    p = np.uint64(start)
-    n = np.uint64(length)
-    end = p + n
-    if n >= np.uint64(32):
-        limit = end - np.uint64(32)
-        v1 = seed + _P1 + _P2
-        v2 = seed + _P2
-        v3 = seed
-        v4 = seed - _P1
-        while p <= limit:
-            v1 = _round(v1, _u64_at(b, p))
-            v2 = _round(v2, _u64_at(b, p + np.uint64(8)))
-            v3 = _round(v3, _u64_at(b, p + np.uint64(16)))
-            v4 = _round(v4, _u64_at(b, p + np.uint64(24)))
-            p += np.uint64(32)
-        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
-        h = _merge(h, v1)
-        h = _merge(h, v2)
-        h = _merge(h, v3)
-        h = _merge(h, v4)
-    else:
-        h = seed + _P5
-    h = h + n
-    while p + _U8 <= end:
-        h = h ^ _round(np.uint64(0), _u64_at(b, p))
-        h = _rotl(h, 27) * _P1 + _P4
-        p += _U8
-    if p + np.uint64(4) <= end:
-        h = h ^ (_u32_at(b, p) * _P1)
-        h = _rotl(h, 23) * _P2 + _P3
-        p += np.uint64(4)
-    while p < end:
-        h = h ^ (np.uint64(b[p]) * _P5)
-        h = _rotl(h, 11) * _P1
-        p += np.uint64(1)
-    h = h ^ (h >> np.uint64(33))
-    h = h * _P2
-    h = h ^ (h >> np.uint64(29))
-    h = h * _P3
-    h = h ^ (h >> np.uint64(32))
-    return h
+def _xxh64_kernel(masked: bool):
+    """XXH64 as xxhash_spec.md defines it: four accumulators over 32-byte stripes, then 8-, 4- and 1-byte tails,
+    then the avalanche; all arithmetic modulo 2**64 (uint64 wraps in Numba, as in C). With ``masked``, every byte
+    ``b[start + k]`` is read as ``b[start + k] & mask[k]`` (one AND per loaded word): the XXH64 of the masked
+    bytes, without copying them. ``masked`` is a constant of the compiled function, so the unmasked kernel has no
+    trace of the mask."""
+
+    @njit(inline="always")
+    def w64(b, p, mask, q):
+        if masked:
+            return _u64_at(b, p) & _u64_at(mask, q)
+        return _u64_at(b, p)
+
+    @njit(inline="always")
+    def w32(b, p, mask, q):
+        if masked:
+            return _u32_at(b, p) & _u32_at(mask, q)
+        return _u32_at(b, p)
+
+    @njit(inline="always")
+    def w8(b, p, mask, q):
+        if masked:
+            return np.uint64(b[p] & mask[q])
+        return np.uint64(b[p])
+
+    @njit
+    def xxh64(b, start, length, seed, mask):
+        p = np.uint64(start)
+        q = np.uint64(0)  # the same position in ``mask``
+        n = np.uint64(length)
+        end = p + n
+        if n >= np.uint64(32):
+            limit = end - np.uint64(32)
+            v1 = seed + _P1 + _P2
+            v2 = seed + _P2
+            v3 = seed
+            v4 = seed - _P1
+            while p <= limit:
+                v1 = _round(v1, w64(b, p, mask, q))
+                v2 = _round(v2, w64(b, p + np.uint64(8), mask, q + np.uint64(8)))
+                v3 = _round(v3, w64(b, p + np.uint64(16), mask, q + np.uint64(16)))
+                v4 = _round(v4, w64(b, p + np.uint64(24), mask, q + np.uint64(24)))
+                p += np.uint64(32)
+                q += np.uint64(32)
+            h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+            h = _merge(h, v1)
+            h = _merge(h, v2)
+            h = _merge(h, v3)
+            h = _merge(h, v4)
+        else:
+            h = seed + _P5
+        h = h + n
+        while p + _U8 <= end:
+            h = h ^ _round(np.uint64(0), w64(b, p, mask, q))
+            h = _rotl(h, 27) * _P1 + _P4
+            p += _U8
+            q += _U8
+        if p + np.uint64(4) <= end:
+            h = h ^ (w32(b, p, mask, q) * _P1)
+            h = _rotl(h, 23) * _P2 + _P3
+            p += np.uint64(4)
+            q += np.uint64(4)
+        while p < end:
+            h = h ^ (w8(b, p, mask, q) * _P5)
+            h = _rotl(h, 11) * _P1
+            p += np.uint64(1)
+            q += np.uint64(1)
+        h = h ^ (h >> np.uint64(33))
+        h = h * _P2
+        h = h ^ (h >> np.uint64(29))
+        h = h * _P3
+        h = h ^ (h >> np.uint64(32))
+        return h
+
+    return xxh64
+
+
+#: ``_xxh64(b, start, length, seed, _NO_MASK)``: XXH64 of ``b[start:start + length]``.
+_xxh64 = _xxh64_kernel(False)
+#: ``_xxh64_masked(b, start, length, seed, mask)``: XXH64 of ``b[start:start + length] & mask[:length]``.
+_xxh64_masked = _xxh64_kernel(True)
 
 
 @njit_parallel
@@ -125,7 +161,7 @@ def _hash_spans(b, offsets, lengths, seed, out):
     """``out[i] = XXH64(b[offsets[i]:offsets[i] + lengths[i]], seed)``; records are independent, so each thread
     writes its own entries."""
     for i in prange(offsets.shape[0]):
-        out[i] = _xxh64(b, offsets[i], lengths[i], seed)
+        out[i] = _xxh64(b, offsets[i], lengths[i], seed, _NO_MASK)
 
 
 @njit_parallel
@@ -133,9 +169,10 @@ def _fingerprint_bfee(b, offsets, lengths, shape, masks, seed, out, blank):
     """For each bfee record body ``b[offsets[i]:offsets[i] + lengths[i]]`` (20 header bytes, then the payload):
     ``blank[i] = 1`` when every CSI value is zero — no payload bit under the value mask ``masks[shape[i]]`` (the
     bits of the record's Nrx×Ntx values, without the 3 unused bits before each subcarrier group) is set — and
-    ``out[i] = 0``; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64 of the CSI payload with ``seed + shape[i]``
-    (its Nrx×Ntx: the same bytes read as another shape are other values). The header is left out: a record copied
-    with its timestamp, packet counter, RSSI or AGC changed holds the same CSI."""
+    ``out[i] = 0``; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64 of the CSI payload under that mask (its
+    unused bits read as zero) with ``seed + shape[i]`` (its Nrx×Ntx: the same bytes read as another shape are
+    other values). The header and the unused bits are left out: a record copied with its timestamp, packet
+    counter, RSSI or AGC changed, or with bits the parser never reads flipped, holds the same CSI."""
     for i in prange(offsets.shape[0]):
         payload = offsets[i] + _BODY_HEADER
         m = shape[i]
@@ -149,7 +186,7 @@ def _fingerprint_bfee(b, offsets, lengths, shape, masks, seed, out, blank):
             out[i] = 0
         else:
             blank[i] = 0
-            out[i] = _xxh64(b, payload, lengths[i] - _BODY_HEADER, seed + np.uint64(m))
+            out[i] = _xxh64_masked(b, payload, lengths[i] - _BODY_HEADER, seed + np.uint64(m), masks[m])
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -232,6 +269,16 @@ def _value_masks() -> np.ndarray:
     return _MASKS[0]
 
 
+def bfee_content(body) -> bytes:
+    """What a bfee record's fingerprint covers, as bytes to compare: its Nrx and Ntx bytes, then its ``calc_len``
+    payload bytes with every bit the parser does not read set to zero. ``body`` is the record's body as framed by
+    :func:`rfbench.io.intel5300.record_spans` (20 header bytes, then the payload)."""
+    body = bytes(body)
+    nrx, ntx = body[8], body[9]
+    payload = np.frombuffer(body, dtype=np.uint8, offset=_BODY_HEADER)
+    return body[8:10] + (payload & _value_masks()[(nrx - 1) * 3 + ntx - 1, :payload.shape[0]]).tobytes()
+
+
 @dataclass(frozen=True)
 class BfeeFingerprints:
     """Fingerprints of a log's valid bfee records (file order): ``hashes`` (uint64, 0 where blank), ``blank``
@@ -268,10 +315,11 @@ def _bfee_batch(buf: np.ndarray, bounds: Sequence[int]) -> tuple[list, np.ndarra
 def bfee_fingerprints(source) -> BfeeFingerprints:
     """Fingerprint every valid bfee record of a log (a path, bytes or a 1-D uint8 array).
 
-    Each record's CSI payload as stored (before any antenna permutation) is hashed with XXH64, seeded with its
-    Nrx×Ntx shape; its 20 header bytes (timestamp, packet counter, RSSI, noise, AGC, ...) are left out, so a record
-    copied with them changed is the same content. Records whose CSI values are all zero are flagged ``blank`` and
-    get hash 0.
+    Each record's CSI payload (before any antenna permutation), with the bits the parser does not read set to
+    zero (:func:`bfee_content`), is hashed with XXH64, seeded with its Nrx×Ntx shape; its 20 header bytes
+    (timestamp, packet counter, RSSI, noise, AGC, ...) and the payload's unused bits (the 3 before each subcarrier
+    group, the tail up to ``calc_len``) are left out, so a record copied with them changed is the same content.
+    Records whose CSI values are all zero are flagged ``blank`` and get hash 0.
 
     Raises
     ------
