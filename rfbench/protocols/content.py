@@ -13,7 +13,8 @@ manifest's ``root``, see :meth:`Manifest.root_dir`):
 - **whole files**: the ``sha256`` recorded at ingest in the file entry, or computed from the file when the entry
   has none. Empty (0-byte) files are not fingerprinted (they would all match); they are counted.
 - **Intel 5300 records**, for files ending in ``.dat`` (or of ``kind`` ``intel5300``/``bfee``): each valid
-  bfee record's body as stored — its 20 header bytes and its CSI payload, before any antenna permutation —
+  bfee record's body — its 20 header bytes and its CSI payload with every bit the parser does not read set to
+  zero (the gap before each subcarrier group, the tail), before any antenna permutation —
   found by the parser's own framing kernel (:func:`rfbench.io.intel5300.record_spans`), so the records are
   exactly those ``rfbench parse`` returns. The header carries a µs timestamp and a packet counter, so two
   independent captures never store identical bodies; a shared body is a copy.
