@@ -35,8 +35,9 @@ def split(
         "--actions",
         help="MM-Fi action protocol for mmfi-s1|s2|s3: p1 (daily), p2 (rehabilitation), p3 (all).")] = None,
     allow_leaky: Annotated[bool, typer.Option(
-        "--allow-leaky", help="Allow a leakage-prone protocol (random, in-domain, mmfi-s1); the split is tagged "
-                              "leakage_prone.")] = False,
+        "--allow-leaky", help="Allow a leakage-prone protocol (random, in-domain, mmfi-s1, leave-one-domain-out "
+                              "over a key other than subject, room, location, orientation or a field with one "
+                              "of those roles); the split is tagged leakage_prone.")] = False,
     gestures: Annotated[Optional[str], typer.Option(
         "--gestures", help="Split only recordings of these gestures: comma-separated names, or common6 "
                            "(Widar3.0's six common gestures: Push&Pull, Sweep, Clap, Slide, Draw-O(Horizontal), "
@@ -103,7 +104,11 @@ def _render(path: Path, outcome) -> None:
         tags.append("[bold yellow]LEAKAGE-PRONE[/]")
     if doc["synthetic"]:
         tags.append("[bold magenta]SYNTHETIC[/]")
-    present = {str(row["value"]) for row in outcome.counts if row["train"] or row["test"]}
+    if "domain" in doc["params"]:  # values of the manifest's own key, the test side holding each of them
+        present = {str(v) for v in doc["held_out"]}
+    else:  # a protocol's fixed list (MM-Fi's S2 subjects, S3 environments): the values of its claimed keys
+        present = {str(row["value"]) for row in outcome.counts
+                   if row["key"] in doc["claims"] and (row["train"] or row["test"])}
     have = [str(v) for v in doc["held_out"] if str(v) in present]
     absent = [str(v) for v in doc["held_out"] if str(v) not in present]
     held = ", ".join(have) or "none of its held-out values"

@@ -323,8 +323,9 @@ def audit_document(doc: Mapping, table: RecordingTable, claims: Iterable[str] = 
                 rid, a, b = entry, None, None
             elif isinstance(entry, Mapping) and isinstance(entry.get("id"), str):
                 rid, a, b = entry["id"], entry.get("start"), entry.get("stop")
-                if not (_is_int(a) and _is_int(b) and 0 <= a <= b):
-                    raise ValidationError(f"{where}: {key}[{k}] window needs integer 0 <= start <= stop")
+                if not (_is_int(a) and _is_int(b) and 0 <= a <= b <= _FRAME_MAX):
+                    raise ValidationError(f"{where}: {key}[{k}] window needs integer 0 <= start <= stop <= 2**63-1 "
+                                          f"(frames), not start {_short(a)}, stop {_short(b)}")
             else:
                 raise ValidationError(f"{where}: {key}[{k}] must be a recording id string or an {{id, start, stop}} "
                                       "window")
@@ -341,6 +342,15 @@ def audit_document(doc: Mapping, table: RecordingTable, claims: Iterable[str] = 
                               "audit against the manifest the split was made from (--manifest)")
     return audit_rows(table, np.asarray(rec, dtype=np.int64), np.asarray(side, dtype=np.int8),
                       np.asarray(start, dtype=np.int64), np.asarray(stop, dtype=np.int64), claims=list(claims))
+
+
+#: The largest frame index a window may name (frames are 64-bit integers).
+_FRAME_MAX = 2**63 - 1
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 24 else text[:21] + "..."
 
 
 def _is_int(v) -> bool:

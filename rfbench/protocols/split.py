@@ -17,7 +17,10 @@ Protocols (``PROTOCOLS``):
   leakage-prone (it needs ``allow_leaky``): repetitions of one person, place and orientation sit on both sides.
   Recordings of one capture (``capture``) are drawn together.
 - ``leave-one-domain-out`` (``domain=KEY``): one split per value of the key, that value held out; fold names
-  (and files ``split-<key>-<value>.json``) are collision-free, see :func:`fold_names`.
+  (and files ``split-<key>-<value>.json``) are collision-free, see :func:`fold_names`. Over a key that is not
+  a domain of a cross-domain claim (:data:`CROSS_DOMAIN_KEYS`, or a template field given one of those roles;
+  not ``repetition``, ``date``, ``capture``, ``release`` or a field without such a role) every person, room,
+  place and orientation can be on both sides: it needs ``allow_leaky`` and is tagged leakage-prone.
 - ``mmfi-s1``, ``mmfi-s2``, ``mmfi-s3`` with ``actions="p1"|"p2"|"p3"``: the MM-Fi toolbox's settings, exactly.
   S1 is its per-action random subject split (leakage-prone: the same subject is in train for one action and in
   test for another); S2 holds out S05 S10 … S40; S3 trains on E01–E03 (S01–S30) and tests on E04 (S31–S40).
@@ -74,6 +77,8 @@ __all__ = [
     "mmfi_s1_subjects",
     "gesture_set",
     "IN_DOMAIN_STRATA",
+    "CROSS_DOMAIN_KEYS",
+    "is_cross_domain_key",
     "TRAIN",
     "TEST",
     "EXCLUDED",
@@ -206,7 +211,8 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
     actions : str, optional
         ``p1``, ``p2`` or ``p3`` for the MM-Fi protocols.
     allow_leaky : bool
-        Needed for leakage-prone protocols (``random``, ``in-domain``, ``mmfi-s1``); they are tagged
+        Needed for leakage-prone protocols (``random``, ``in-domain``, ``mmfi-s1``, and ``leave-one-domain-out``
+        over a key not in :data:`CROSS_DOMAIN_KEYS`, see :func:`is_cross_domain_key`); they are tagged
         ``leakage_prone``.
     gestures : str or sequence of str, optional
         Split only the recordings of these gestures (names, or a preset name such as ``common6``); the others
@@ -253,10 +259,55 @@ def assign(table: RecordingTable, protocol: str, *, seed: int = 0, test: Sequenc
             side[keep] = a.side
             out.append(Assignment(a.protocol, a.seed, {**a.params, "gestures": recorded}, a.claims,
                                   a.leakage_prone, side, a.held_out, a.name))
-        return out
+        return _tag_lodo(out, table, protocol, domain, allow_leaky)
     if not protocol.startswith("mmfi-") and len(table) < 2:
         raise ValidationError(f"the manifest has {len(table)} recording(s); a split needs at least 2")
-    return spec.assign(table, spec, seed, **given)
+    return _tag_lodo(spec.assign(table, spec, seed, **given), table, protocol, domain, allow_leaky)
+
+
+#: The keys a cross-domain claim holds out (the ``cross-*`` protocols'; MM-Fi's environment is its ``room``).
+#: Leave-one-domain-out over any other key (``repetition``, ``date``, ``capture``, ``release``, a template field
+#: without one of these roles) keeps every person, room, place and orientation on both sides: it is leakage-prone.
+CROSS_DOMAIN_KEYS = ("subject", "room", "location", "orientation")
+
+
+def _same_grouping(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two columns' codes group the recordings alike (one value of ``a`` for each value of ``b``)."""
+    if not np.array_equal(a < 0, b < 0):
+        return False
+    keep = a >= 0
+    if not np.any(keep):
+        return False
+    pairs = np.unique(np.stack([a[keep], b[keep]]), axis=1)
+    return pairs.shape[1] == np.unique(a[keep]).size == np.unique(b[keep]).size
+
+
+def is_cross_domain_key(table: RecordingTable, key: str) -> bool:
+    """Whether leave-one-domain-out over ``key`` holds out a domain of a cross-domain claim: ``key`` is one of
+    :data:`CROSS_DOMAIN_KEYS`, or groups the recordings exactly as one of them does (a template field given that
+    role, ``rfbench ingest files --subject FIELD``, is copied under the role's key)."""
+    if key in CROSS_DOMAIN_KEYS:
+        return True
+    col = table.domains.get(key)
+    return col is not None and any(_same_grouping(col.codes, table.domains[d].codes)
+                                   for d in CROSS_DOMAIN_KEYS if d in table.domains)
+
+
+def _tag_lodo(out: list[Assignment], table: RecordingTable, protocol: str, domain: str | None,
+              allow_leaky: bool) -> list[Assignment]:
+    """Leave-one-domain-out over a key that is not a domain (:func:`is_cross_domain_key`): refused without
+    ``allow_leaky``, else tagged ``leakage_prone``."""
+    from dataclasses import replace
+
+    if protocol != "leave-one-domain-out" or domain is None or is_cross_domain_key(table, domain):
+        return out
+    if not allow_leaky:
+        raise ValidationError(
+            f"leave-one-domain-out over {domain} is leakage-prone: {domain} is not {', '.join(CROSS_DOMAIN_KEYS)} "
+            "or a template field with one of those roles, so every person, room, place and orientation can be on "
+            "both sides (the in-domain leak); pass `allow_leaky` to create it anyway — the split and every report "
+            "made from it will be tagged leakage_prone")
+    return [replace(a, leakage_prone=True) for a in out]
 
 
 def refuse_unseen_classes(assignments: Sequence[Assignment], recordings: Sequence[Mapping], protocol: str,
@@ -292,6 +343,17 @@ def refuse_unseen_classes(assignments: Sequence[Assignment], recordings: Sequenc
                                   f"classes: {shown}); a classifier cannot name a class it never saw, so the "
                                   "held-out key stands for the class itself — hold out a domain of the recordings "
                                   "(subject, room, location, orientation, …), not one that follows the label")
+
+
+def _assign_classes_first(table: RecordingTable, manifest: Manifest, protocol: str, kwargs: Mapping) -> list:
+    """:func:`assign`, then :func:`refuse_unseen_classes`; a leave-one-domain-out key that holds classes out is
+    named as such before the same key is refused as not a domain (``allow_leaky`` could not make it a split)."""
+    lodo = protocol == "leave-one-domain-out" and not kwargs.get("allow_leaky")
+    assignments = assign(table, protocol, **{**kwargs, "allow_leaky": True} if lodo else kwargs)
+    refuse_unseen_classes(assignments, manifest.recordings, protocol, manifest.dataset)
+    if lodo:
+        _tag_lodo(assignments, table, protocol, kwargs.get("domain"), False)
+    return assignments
 
 
 def gesture_set(gestures: str | Sequence[str], table: RecordingTable | None = None) -> tuple[str, ...]:
@@ -689,8 +751,7 @@ def make_splits(manifest: "Manifest | Mapping | str | os.PathLike", protocol: st
     manifest = load_manifest(manifest)
     table = manifest.table()
     outcomes = []
-    assignments = assign(table, protocol, **kwargs)
-    refuse_unseen_classes(assignments, manifest.recordings, protocol, manifest.dataset)
+    assignments = _assign_classes_first(table, manifest, protocol, kwargs)
     for a in assignments:
         for name, s in (("train", TRAIN), ("test", TEST)):
             if not np.any(a.side == s):
@@ -858,9 +919,10 @@ class ProtocolSplitter:
         self.manifest = load_manifest(manifest)
         self.protocol = protocol
         self.table = self.manifest.table()
-        self.assignments = assign(self.table, protocol, seed=seed, test=test, test_fraction=test_fraction,
-                                  domain=domain, actions=actions, allow_leaky=allow_leaky, gestures=gestures)
-        refuse_unseen_classes(self.assignments, self.manifest.recordings, protocol, self.manifest.dataset)
+        self.assignments = _assign_classes_first(
+            self.table, self.manifest, protocol, dict(seed=seed, test=test, test_fraction=test_fraction,
+                                                      domain=domain, actions=actions, allow_leaky=allow_leaky,
+                                                      gestures=gestures))
         self.windows = make_windows(self.table, window, stride) if window is not None else None
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:

@@ -544,13 +544,36 @@ def _report_leakage(report: Mapping[str, Any]) -> Any:
         "not leakage-prone" if split.get("leakage_prone") is False else split.get("leakage_prone")
 
 
+def _report_protocol(split: Mapping[str, Any]) -> Any:
+    """The report's protocol, with the key leave-one-domain-out held out (``leave-one-domain-out --domain room``):
+    over ``repetition`` it is another protocol than over a domain."""
+    if not split:
+        return "none (no split given)"
+    protocol = split.get("protocol")
+    domain = _mapping(split.get("params")).get("domain")
+    if protocol == "leave-one-domain-out" and domain is not None:
+        return f"{protocol} --domain {domain}"
+    return protocol
+
+
+def _same_protocol(report_text: Any, claim_text: Any) -> bool:
+    """The claim's protocol is the report's: the same text, or ``leave-one-domain-out`` with no key beside a
+    report holding out one of the keys a cross-domain claim is about (subject, room, location, orientation)."""
+    from rfbench.protocols.split import CROSS_DOMAIN_KEYS
+
+    if report_text == claim_text:
+        return True
+    return claim_text == "leave-one-domain-out" and report_text in {
+        f"leave-one-domain-out --domain {k}" for k in CROSS_DOMAIN_KEYS}
+
+
 def _data_parts(report: Mapping[str, Any], claim: Claim) -> list[Part]:
     split = _mapping(report.get("split"))
-    protocol = split.get("protocol") if split else "none (no split given)"
+    protocol = _report_protocol(split)
     leak = _report_leakage(report)
     parts = [
         _dataset_part(report, claim),
-        _part("protocol", protocol, claim.protocol),
+        _part("protocol", protocol, claim.protocol, _same_protocol),
         _part("setting", _report_setting(report), claim.setting),
         *([_part("gestures", _report_gestures(report), claim.gestures, _same_gestures)]
           if claim.task == "gesture" else []),
