@@ -49,8 +49,8 @@ from rfbench.report.robustness_settings import RobustnessSettings, cell_name, pa
 from rfbench.settings import _kind, flag_of, options_of
 
 __all__ = ["RobustnessSettings", "run_robustness", "parse_severities", "SUMMARY_FILE", "cell_name",
-           "ScoreLike", "score_like", "aggregate", "read_reference", "check_reference", "cell_marks",
-           "sweep_evidence", "evidence_lines"]
+           "ScoreLike", "score_like", "aggregate", "read_reference", "check_reference", "reference_differs",
+           "cell_marks", "sweep_evidence", "evidence_lines"]
 
 SUMMARY_FILE = "summary.json"
 
@@ -665,9 +665,11 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
         something that is not the earlier sweep's own (a symbolic link, a FIFO, a file of the user's, a file of
         the earlier sweep that changed): nothing is written or removed then. A folder that becomes a link while
         the sweep runs is refused before that cell writes anything.
+        A file the sweep reads (the model, split, score-like report, reference) that is one of the files it
+        writes, under any name (an earlier summary named as the reference with ``force``): nothing is written.
     """
     from rfbench.datasets.windows import write_windows
-    from rfbench.io.files import write_json
+    from rfbench.io.files import refuse_inputs, write_json
     from rfbench.nn.onnx_file import load_model
     from rfbench.nn.predict import predict
     from rfbench.nn.prediction_record import write_prediction
@@ -686,6 +688,10 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     folders = ["clean", *(f"cells/{cell_name(*cell)}" for cell in cells)]
     picture_names = [_picture_name(c) for c in dict.fromkeys(c for c, _, _ in cells)] if have_matplotlib() else []
     stale = _stale_outputs(out, earlier, folders, picture_names) if earlier is not None else []
+    # what the sweep reads is never one of its outputs (an earlier summary named as the reference, its clean report
+    # as the score-like report): --force replaces the earlier sweep's files, never what this one reads
+    refuse_inputs([out / rel for rel in sorted(_outputs(folders, picture_names))],
+                  [Path(model), Path(split), Path(score_like_report), settings.reference])
     like = score_like(score_like_report)
     reference = read_reference(settings.reference) if settings.reference is not None else None
     if reference is not None:
@@ -979,24 +985,31 @@ def check_reference(reference: dict, where, like: ScoreLike, split, settings: Ro
     ValidationError
         Naming each way the reference differs.
     """
-    differs = []
-    if reference.get("task") != like.task:
-        differs.append(f"task {reference.get('task')!r}, not {like.task!r}")
-    metric = reference.get("metric")
-    label = metric.get("label") if isinstance(metric, dict) else None
-    if label != like.label:
-        differs.append(f"metric {label!r}, not {like.label!r}")
-    split_entry = reference.get("split")
-    if not isinstance(split_entry, dict) or split_entry.get("sha256") != _sha256(Path(split)):
-        differs.append("another split (its split file's sha256 differs from this one's)")
-    cells = settings.record()
-    theirs = reference.get("settings")
-    if theirs != cells:
-        differs.append(f"other cells ({theirs!r}, not {cells!r})")
+    differs = reference_differs(reference, like.task, like.label, _sha256(Path(split)), settings.record())
     if differs:
         raise ValidationError(f"{where}: not a reference for this sweep — a reference is another model's sweep over "
                               "the same cells (task, metric, split, corruptions × severities × seeds); it has "
                               + "; ".join(differs))
+
+
+def reference_differs(reference: Mapping, task, label, split_sha256: str, cells: Mapping) -> list[str]:
+    """Each way ``reference`` is not a reference for a sweep of ``task`` and metric ``label`` over the split whose
+    file hashes to ``split_sha256`` and the cells ``cells`` (``RobustnessSettings.record()``): what
+    :func:`check_reference` refuses, and what ``rfbench verify`` calls a difference in a summary's reference."""
+    differs = []
+    if reference.get("task") != task:
+        differs.append(f"task {reference.get('task')!r}, not {task!r}")
+    metric = reference.get("metric")
+    theirs_label = metric.get("label") if isinstance(metric, dict) else None
+    if theirs_label != label:
+        differs.append(f"metric {theirs_label!r}, not {label!r}")
+    split_entry = reference.get("split")
+    if not isinstance(split_entry, dict) or split_entry.get("sha256") != split_sha256:
+        differs.append("another split (its split file's sha256 differs from this one's)")
+    theirs = reference.get("settings")
+    if theirs != cells:
+        differs.append(f"other cells ({theirs!r}, not {dict(cells)!r})")
+    return differs
 
 
 def _pictures(summary: dict, out: Path) -> list:

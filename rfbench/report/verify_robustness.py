@@ -9,14 +9,18 @@ once within verify's ``timeout`` and ``max_gb``:
 - **every cell report** (and the clean one): it hashes to the recorded sha256, was scored on the summary's model
   and split, over a windows index (hashed as the report recorded it) built with the cell's own corruption,
   severity and seed (clean: none), with the summary's metric; the value and interval the summary copies from its
-  first result, and its drop from clean, are the report's;
+  first result, and its drop from clean, are the report's; it was built and scored as the clean cell was (its
+  windows index's settings but the corruption, and its score settings: every option of its reproducer and the
+  bootstrap its report records, are the clean report's);
 - **what it derives**: the task and metric (from the clean report), the baseline value (the clean report's),
   the evidence tag, its rule and the warnings (from every cell report's tag, warning notes and score settings:
   :func:`~rfbench.report.robustness.sweep_evidence`), the corruption errors (CE, mCE, recomputed from the
   cells), the reproducer (the command rfbench writes for the recorded paths and settings), the notes (rfbench's
   own); the version must read as one;
-- **the reference** sweep, when named: checked the same way (without a reference of its own), and its cells
-  re-run with the summary's own (below), so the CE and mCE it scales rest on re-run cells too;
+- **the reference** sweep, when named: checked the same way (without a reference of its own), a reference for
+  this sweep as ``rfbench robustness`` takes one (:func:`~rfbench.report.robustness.reference_differs`: the
+  same task, metric, split and cells), and its cells re-run with the summary's own (below), so the CE and mCE it
+  scales rest on re-run cells too;
 - **the score-like report** is the one the cells were scored like (the clean cell's score settings and windows
   settings, but the corruption, are its);
 - **the whole summary**, every key at every level, is the document rfbench writes for what the checks above
@@ -233,6 +237,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
     firsts: dict[str, dict] = {}
     models: dict[str, dict] = {}  # each report's first result as a summary copies it ({value, low, high})
     marks: dict[str, tuple] = {}  # each report's evidence tag and warnings
+    clean_bound = None  # the clean report's windows settings (but the corruption) and score settings
     for name, entry in [("clean", clean), *names.items()]:
         where = f"cells[{name}]" if name != "clean" else "clean"
         item = files.resolve(entry["report"], base, f"the summary's {name} report")
@@ -249,7 +254,12 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
             marks[name] = cell_marks(report)
         except FormatError as exc:
             raise FormatError(f"{path}: the {name} report {item.path}: {exc}") from None
-        compared += _bind(report, item.path, entry if name != "clean" else None, digests, files, where, differ)
+        n, bound = _bind(report, item.path, entry if name != "clean" else None, digests, files, where, differ)
+        compared += n
+        if name == "clean":
+            clean_bound = bound
+        elif clean_bound is not None:  # windows (but the corruption) and scoring: the clean cell's, as the sweep ran
+            compared += _same_as_clean(bound, clean_bound, where, differ)
         now = models[name] = _first(report)
         for key in ("value", "low", "high"):
             compared += 1
@@ -301,6 +311,17 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
             except VerificationError as exc:
                 raise VerificationError(f"{path}: its reference {item.path}: {exc}",
                                         differences=exc.differences) from None
+            # a reference for this sweep, as rfbench robustness takes one (check_reference): the same task, metric,
+            # split and cells
+            from rfbench.report.robustness import reference_differs
+
+            compared += 1
+            ref_differs = reference_differs(reference, clean_report.get("task"), metric["label"], digests["split"],
+                                            settings.record())
+            if ref_differs:
+                differ("reference", f"{doc['reference']['path']}: " + "; ".join(ref_differs),
+                       "a sweep of another model over the same cells (task, metric, split, corruptions × severities "
+                       "× seeds)")
     derived.update(aggregate(better, clean, entries, derived["baseline"]["value"], reference))
     ref_path = doc["reference"]["path"] if doc.get("reference") is not None else None
     derived["reproducer"] = {"argv": reproducer_argv(doc["model"]["path"], doc["split"]["path"],
@@ -467,13 +488,16 @@ def _spec_text(spec) -> str:
 
 
 def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Mapping, files: _Files, where: str,
-          differ) -> int:
+          differ) -> tuple[int, dict]:
     """A cell report must have been scored on the summary's model and split, over a windows index built with
-    the cell's corruption, severity and seed (``entry``; None: clean, no corruption). Returns values compared."""
+    the cell's corruption, severity and seed (``entry``; None: clean, no corruption). Returns values compared
+    and what :func:`_same_as_clean` compares: ``{"windows": the index's settings but the corruption (None when
+    not read), "score": the score settings (:func:`_score_of`)}``."""
     from rfbench.datasets.windows import load_index
 
     inputs = {i.get("role"): i for i in report.get("inputs") or [] if isinstance(i, Mapping)}
     n = 0
+    bound: dict = {"windows": None, "score": _score_of(report)}
     for role, key in (("model", "model"), ("split", "split")):
         n += 1
         if (inputs.get(role) or {}).get("sha256") != digests[key]:
@@ -481,13 +505,13 @@ def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Ma
     rows = inputs.get("rows")
     if rows is None:
         differ(f"{where}.inputs.rows", None, "the windows index the cell was scored on")
-        return n + 1
+        return n + 1, bound
     item = files.resolve(rows.get("path"), report_path.parent, f"the windows index of the {where} report")
     digest = files.sha256(item, f"the windows index of the {where} report")
     n += 1
     if digest != rows.get("sha256"):
         differ(f"{where}.inputs.rows.sha256", rows.get("sha256"), digest)
-        return n
+        return n, bound
     settings = load_index(item.path, check_arrays=False,
                           doc=files.document(item, "windows", f"the windows index of the {where} report")
                           ).doc.get("settings") or {}
@@ -497,7 +521,47 @@ def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Ma
     if got != want:
         differ(f"{where}.windows.corrupt", f"{want[0]} seed {want[1]}" if want[0] else "none",
                f"{got[0]} seed {got[1]}" if got[0] else "none")
-    return n
+    bound["windows"] = {k: v for k, v in settings.items() if k not in ("corrupt", "corrupt_seed")}
+    return n, bound
+
+
+def _score_of(report: Mapping) -> dict | None:
+    """A report's score settings: every option of its ``rfbench score`` reproducer (metric, bootstrap, report
+    options) and the bootstrap its report records; None when it has no reproducer rfbench writes."""
+    from dataclasses import asdict
+
+    from rfbench.report.robustness import _parse_score_argv
+
+    argv = (report.get("reproducer") or {}).get("argv") if isinstance(report.get("reproducer"), Mapping) else None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or argv[:2] != ["rfbench", "score"]:
+        return None
+    try:
+        parsed = _parse_score_argv(argv, str(report.get("task")))
+    except (RfbenchError, TypeError, ValueError):
+        return None
+    score = {"task": report.get("task")}
+    for part in parsed:
+        score.update(asdict(part))
+    score["report.bootstrap"] = report.get("bootstrap")
+    return score
+
+
+def _same_as_clean(bound: Mapping, clean: Mapping, where: str, differ) -> int:
+    """A cell's windows settings (but the corruption) and score settings are the clean cell's: the sweep builds
+    and scores every cell as it does clean, so a cell made over another stride (a subset of the frames) or
+    scored with another bootstrap is not a cell of this sweep. Returns values compared."""
+    for key, what in (("windows", "windows index settings (but the corruption)"), ("score", "score settings")):
+        mine, theirs = bound[key], clean[key]
+        if mine is None or theirs is None:
+            if mine is not theirs:
+                differ(f"{where}.{key}", "none read" if mine is None else "read",
+                       f"the clean cell's {what}")
+            continue
+        differs = [f"{k} {_shown(mine.get(k))!r}, not {_shown(theirs.get(k))!r}"
+                   for k in sorted(set(mine) | set(theirs), key=str) if not _same(mine.get(k), theirs.get(k))]
+        if differs:
+            differ(f"{where}.{key}", "; ".join(differs), f"the clean cell's {what}")
+    return 2
 
 
 def _pictures(doc: Mapping, base: Path, files: _Files, differ) -> int:
