@@ -90,7 +90,7 @@ def test_ingest_files_takes_one_role_per_field():
 
 def test_leave_one_domain_out_over_the_labels_own_field_is_refused(runner, tmp_path):
     """The label came from the template field 'activity': each fold over it holds one class out."""
-    recs = [{"id": f"r{k}", "files": [], "frames": 10, "user": u, "activity": a, "label": str(a)}
+    recs = [{"id": f"r{k}", "files": [], "frames": 10, "user": u, "subject": u, "activity": a, "label": str(a)}
             for k, (u, a) in enumerate((u, a) for u in ("x", "y") for a in (1, 2, 3))]
     doc = Manifest("toy", ".", recs).to_dict()
     doc["template"] = {"text": "{user}_{activity}.dat", "fields": [{"name": "user"}, {"name": "activity"}]}
@@ -130,7 +130,7 @@ def test_the_constant_model_no_longer_scores_one(tmp_path):
 def test_the_class_is_the_key_windows_labels_by():
     """A template corpus without --label: windows takes 'action' as the class, so leave-one-domain-out over it
     holds each class out (the refusal read 'label' only: a constant model scored 1.000, MEASURED, verify MATCH)."""
-    recs = [{"id": f"r{k}", "files": [], "frames": 10, "user": u, "action": a}
+    recs = [{"id": f"r{k}", "files": [], "frames": 10, "user": u, "subject": u, "action": a}
             for k, (u, a) in enumerate((u, a) for u in ("x", "y") for a in ("1", "2", "3"))]
     doc = Manifest("toy", ".", recs).to_dict()
     doc["template"] = {"text": "{user}_{action}.dat", "fields": [{"name": "user"}, {"name": "action"}]}
