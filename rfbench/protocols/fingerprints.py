@@ -73,87 +73,80 @@ def _merge(acc, v):
     return acc * _P1 + _P4
 
 
-def _xxh64_kernel(masked: bool):
-    """XXH64 as xxhash_spec.md defines it: four accumulators over 32-byte stripes, then 8-, 4- and 1-byte tails,
-    then the avalanche; all arithmetic modulo 2**64 (uint64 wraps in Numba, as in C). With ``masked``, every byte
-    ``b[start + k]`` is read as ``b[start + k] & mask[k]`` (one AND per loaded word): the XXH64 of the masked
-    bytes, without copying them. ``masked`` is a constant of the compiled function, so the unmasked kernel has no
-    trace of the mask."""
-
-    @njit(inline="always")
-    def w64(b, p, mask, q):
-        if masked:
-            return _u64_at(b, p) & _u64_at(mask, q)
-        return _u64_at(b, p)
-
-    @njit(inline="always")
-    def w32(b, p, mask, q):
-        if masked:
-            return _u32_at(b, p) & _u32_at(mask, q)
-        return _u32_at(b, p)
-
-    @njit(inline="always")
-    def w8(b, p, mask, q):
-        if masked:
-            return np.uint64(b[p] & mask[q])
-        return np.uint64(b[p])
-
-    @njit
-    def xxh64(b, start, length, seed, mask):
-        p = np.uint64(start)
-        q = np.uint64(0)  # the same position in ``mask``
-        n = np.uint64(length)
-        end = p + n
-        if n >= np.uint64(32):
-            limit = end - np.uint64(32)
-            v1 = seed + _P1 + _P2
-            v2 = seed + _P2
-            v3 = seed
-            v4 = seed - _P1
-            while p <= limit:
-                v1 = _round(v1, w64(b, p, mask, q))
-                v2 = _round(v2, w64(b, p + np.uint64(8), mask, q + np.uint64(8)))
-                v3 = _round(v3, w64(b, p + np.uint64(16), mask, q + np.uint64(16)))
-                v4 = _round(v4, w64(b, p + np.uint64(24), mask, q + np.uint64(24)))
-                p += np.uint64(32)
-                q += np.uint64(32)
-            h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
-            h = _merge(h, v1)
-            h = _merge(h, v2)
-            h = _merge(h, v3)
-            h = _merge(h, v4)
-        else:
-            h = seed + _P5
-        h = h + n
-        while p + _U8 <= end:
-            h = h ^ _round(np.uint64(0), w64(b, p, mask, q))
-            h = _rotl(h, 27) * _P1 + _P4
-            p += _U8
-            q += _U8
-        if p + np.uint64(4) <= end:
-            h = h ^ (w32(b, p, mask, q) * _P1)
-            h = _rotl(h, 23) * _P2 + _P3
-            p += np.uint64(4)
-            q += np.uint64(4)
-        while p < end:
-            h = h ^ (w8(b, p, mask, q) * _P5)
-            h = _rotl(h, 11) * _P1
-            p += np.uint64(1)
-            q += np.uint64(1)
-        h = h ^ (h >> np.uint64(33))
-        h = h * _P2
-        h = h ^ (h >> np.uint64(29))
-        h = h * _P3
-        h = h ^ (h >> np.uint64(32))
-        return h
-
-    return xxh64
+@njit(inline="always")
+def _w64(b, p, mask, q, masked):
+    """The little-endian word at ``b[p]``, ANDed with the one at ``mask[q]`` when ``masked``."""
+    if masked:
+        return _u64_at(b, p) & _u64_at(mask, q)
+    return _u64_at(b, p)
 
 
-#: ``_xxh64(b, start, length, seed, _NO_MASK)``: XXH64 of ``b[start:start + length]``.
-_xxh64 = _xxh64_kernel(False)
-#: ``_xxh64_masked(b, start, length, seed, mask)``: XXH64 of ``b[start:start + length] & mask[:length]``.
-_xxh64_masked = _xxh64_kernel(True)
+@njit(inline="always")
+def _w32(b, p, mask, q, masked):
+    if masked:
+        return _u32_at(b, p) & _u32_at(mask, q)
+    return _u32_at(b, p)
+
+
+@njit(inline="always")
+def _w8(b, p, mask, q, masked):
+    if masked:
+        return np.uint64(b[p] & mask[q])
+    return np.uint64(b[p])
+
+
+@njit
+def _xxh64(b, start, length, seed, mask, masked):
+    """XXH64 of ``b[start:start + length]`` as xxhash_spec.md defines it: four accumulators over 32-byte
+    stripes, then 8-, 4- and 1-byte tails, then the avalanche; all arithmetic modulo 2**64 (uint64 wraps in
+    Numba, as in C). With ``masked``, every byte ``b[start + k]`` is read as ``b[start + k] & mask[k]`` (one AND
+    per loaded word): the XXH64 of the masked bytes, without copying them (``mask`` is not read otherwise)."""
+    p = np.uint64(start)
+    q = np.uint64(0)  # the same position in ``mask``
+    n = np.uint64(length)
+    end = p + n
+    if n >= np.uint64(32):
+        limit = end - np.uint64(32)
+        v1 = seed + _P1 + _P2
+        v2 = seed + _P2
+        v3 = seed
+        v4 = seed - _P1
+        while p <= limit:
+            v1 = _round(v1, _w64(b, p, mask, q, masked))
+            v2 = _round(v2, _w64(b, p + np.uint64(8), mask, q + np.uint64(8), masked))
+            v3 = _round(v3, _w64(b, p + np.uint64(16), mask, q + np.uint64(16), masked))
+            v4 = _round(v4, _w64(b, p + np.uint64(24), mask, q + np.uint64(24), masked))
+            p += np.uint64(32)
+            q += np.uint64(32)
+        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+        h = _merge(h, v1)
+        h = _merge(h, v2)
+        h = _merge(h, v3)
+        h = _merge(h, v4)
+    else:
+        h = seed + _P5
+    h = h + n
+    while p + _U8 <= end:
+        h = h ^ _round(np.uint64(0), _w64(b, p, mask, q, masked))
+        h = _rotl(h, 27) * _P1 + _P4
+        p += _U8
+        q += _U8
+    if p + np.uint64(4) <= end:
+        h = h ^ (_w32(b, p, mask, q, masked) * _P1)
+        h = _rotl(h, 23) * _P2 + _P3
+        p += np.uint64(4)
+        q += np.uint64(4)
+    while p < end:
+        h = h ^ (_w8(b, p, mask, q, masked) * _P5)
+        h = _rotl(h, 11) * _P1
+        p += np.uint64(1)
+        q += np.uint64(1)
+    h = h ^ (h >> np.uint64(33))
+    h = h * _P2
+    h = h ^ (h >> np.uint64(29))
+    h = h * _P3
+    h = h ^ (h >> np.uint64(32))
+    return h
 
 
 @njit_parallel
@@ -161,7 +154,7 @@ def _hash_spans(b, offsets, lengths, seed, out):
     """``out[i] = XXH64(b[offsets[i]:offsets[i] + lengths[i]], seed)``; records are independent, so each thread
     writes its own entries."""
     for i in prange(offsets.shape[0]):
-        out[i] = _xxh64(b, offsets[i], lengths[i], seed, _NO_MASK)
+        out[i] = _xxh64(b, offsets[i], lengths[i], seed, _NO_MASK, False)
 
 
 @njit_parallel
@@ -186,7 +179,7 @@ def _fingerprint_bfee(b, offsets, lengths, shape, masks, seed, out, blank):
             out[i] = 0
         else:
             blank[i] = 0
-            out[i] = _xxh64_masked(b, payload, lengths[i] - _BODY_HEADER, seed + np.uint64(m), masks[m])
+            out[i] = _xxh64(b, payload, lengths[i] - _BODY_HEADER, seed + np.uint64(m), masks[m], True)
 
 
 # ----------------------------------------------------------------------------------------------------------
