@@ -283,24 +283,10 @@ def _write_marker(root: Path, before: dict[str, bool], stopped: str | None = Non
 
 
 def _fingerprint(path: Path) -> dict | None:
-    """``{"size", "sha256"}`` of the regular file at ``path`` (no link followed, never a FIFO's wait), or None
-    when there is none."""
-    import hashlib
-    import stat
+    """``{"size", "sha256"}`` of the regular file at ``path`` (:func:`rfbench.io.files.own_file_digest`)."""
+    from rfbench.io.files import own_file_digest
 
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
-        h = hashlib.sha256()
-        size = 0
-        while block := f.read(1 << 20):
-            h.update(block)
-            size += len(block)
-    return {"size": size, "sha256": h.hexdigest()}
+    return own_file_digest(path)
 
 
 def _stopped(root: Path) -> bool:

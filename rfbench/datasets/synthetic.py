@@ -21,13 +21,11 @@ the Human3.6M-17 joint order (joint 0, the pelvis, is exactly the midpoint of th
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import secrets
 import shutil
-import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +40,7 @@ from rfbench.datasets.synthetic_settings import (
     WidarTreeSettings,
 )
 from rfbench.errors import OutputExistsError
+from rfbench.io.files import own_file_digest
 
 __all__ = ["make_widar_tree", "make_mmfi_tree", "TreeSummary", "WidarTreeSettings", "MmfiTreeSettings",
            "mat_v5_bytes", "MARKER", "H36M_TEMPLATE"]
@@ -180,30 +179,12 @@ def _marker_listing(root: Path) -> tuple[set | None, dict | None]:
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def _file_digest(path: Path) -> dict | None:
-    """``{"size", "sha256"}`` of the regular file at ``path`` (no link followed, never a FIFO's wait), or None
-    when there is none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
-        h = hashlib.sha256()
-        size = 0
-        while block := f.read(1 << 20):
-            h.update(block)
-            size += len(block)
-    return {"size": size, "sha256": h.hexdigest()}
-
-
 def _changed_file(root: Path, contents: Mapping[str, Mapping]) -> str | None:
     """The first listed file still under ``root`` that is not as the generator wrote it (another size or
     sha256, a link, anything but a regular file), or None. A listed file no longer there is fine."""
     for rel in sorted(contents):
         p = root / rel
-        if os.path.lexists(p) and _file_digest(p) != contents[rel]:
+        if os.path.lexists(p) and own_file_digest(p) != contents[rel]:
             return rel
     return None
 
@@ -328,7 +309,7 @@ def _remove_old_tree(old: Path, root: Path) -> None:
         rel = Path(folder).relative_to(old).as_posix()
         for name in files:
             path = name if rel == "." else f"{rel}/{name}"
-            if path in contents and _file_digest(Path(folder, name)) == contents[path]:
+            if path in contents and own_file_digest(Path(folder, name)) == contents[path]:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(folder, name))
         with contextlib.suppress(OSError):  # not empty (or a link): left as it is
@@ -372,7 +353,7 @@ def _list_in_marker(tree: Path) -> None:
     else."""
     doc = json.loads((tree / MARKER).read_text(encoding="utf-8"))
     doc["files"] = _tree_files(tree)[0]
-    doc["contents"] = {rel: _file_digest(tree / rel) for rel in doc["files"]}
+    doc["contents"] = {rel: own_file_digest(tree / rel) for rel in doc["files"]}
     (tree / MARKER).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -33,6 +33,7 @@ from rfbench.io.documents import MAX_JSON_BYTES, MAX_NESTING, check_nesting, par
 
 __all__ = [
     "READ_FLAGS",
+    "own_file_digest",
     "file_mode",
     "new_temporary",
     "NotRegularFile",
@@ -932,6 +933,25 @@ def save_npz(path, arrays: Mapping[str, Any], force: bool = False, compress: boo
 
     saver = np.savez_compressed if compress else np.savez
     return atomic_write(path, lambda fh: saver(fh, **{k: np.asarray(v) for k, v in arrays.items()}), force)
+
+
+def own_file_digest(path: str | os.PathLike) -> dict | None:
+    """``{"size", "sha256"}`` of the regular file at ``path`` as it is now (no link followed, never a FIFO's
+    wait), or None when there is none: what ``demo --force`` and ``generate --force`` compare with the sizes
+    and hashes they recorded before they remove a file they wrote."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        h = hashlib.sha256()
+        size = 0
+        while block := f.read(1 << 20):
+            h.update(block)
+            size += len(block)
+    return {"size": size, "sha256": h.hexdigest()}
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> tuple[str, int]:
