@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -72,10 +71,7 @@ def compare(
         from rfbench.report import verify as V
 
         if verify:  # the process verify's re-runs start from, prepared as rfbench verify prepares its own
-            V.check_not_a_rerun()
-            V.foreign_environment_removed()  # before numba or matplotlib is imported
-            V.check_loader_environment(root if root is not None else Path(os.path.realpath(report)).parent,
-                                       folder=Path(os.path.realpath(report)).parent)
+            V.prepare_process(report, root)
         from rfbench.errors import ValidationError
         from rfbench.report.claims import load_claims
         from rfbench.report.compare import compare_report

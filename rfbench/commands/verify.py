@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -78,11 +77,7 @@ def _verify(
         from rfbench.report import verify as V
         from rfbench.report.verify import Convention, rerun_guard, verify_report
 
-        V.check_not_a_rerun()
-        V.foreign_environment_removed()  # before numba or matplotlib is imported: their defaults, not a folder given
-        # before numba or onnxruntime is imported: the loader would open a library of the report folder
-        V.check_loader_environment(root if root is not None else Path(os.path.realpath(report)).parent,
-                                   folder=Path(os.path.realpath(report)).parent)
+        V.prepare_process(report, root)  # before numba, matplotlib or onnxruntime is imported
         limits = Limits(**limit_values)
         roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
         convention = Convention.from_options(template, fields_of(recording_by), roles, drop_duplicates)

@@ -65,7 +65,7 @@ from rfbench.settings import Settings, setting
 
 __all__ = ["verify_report", "VerifyResult", "Limits", "diff_reports", "diff_documents", "rerun_plan", "RerunPlan",
            "resolve_input", "interrupt_reruns", "rerun_guard", "RERUNNABLE", "LIMITS_ENV", "Interrupted",
-           "FOREIGN_ENV", "foreign_environment_removed", "check_not_a_rerun", "LOADER_ENV",
+           "FOREIGN_ENV", "foreign_environment_removed", "check_not_a_rerun", "prepare_process", "LOADER_ENV",
            "check_loader_environment",
            "ENVIRONMENT", "INDEX_ENVIRONMENT", "RECORD_ENVIRONMENT", "MAX_REPORT_BYTES", "MAX_TOLERANCE",
            "Convention", "convention_text"]
@@ -574,6 +574,17 @@ def _within(entry: str, real_root: Path) -> bool:
     """Whether ``entry`` (absolute, links resolved) is ``real_root`` or lies under it."""
     real = Path(os.path.realpath(entry))
     return real == real_root or real_root in real.parents
+
+
+def prepare_process(report: str | os.PathLike, root: str | os.PathLike | None = None) -> None:
+    """Ready the process verify's re-runs start from, before numba, matplotlib or onnxruntime is imported:
+    refuse a hand-set re-run marker (:func:`check_not_a_rerun`), drop :data:`FOREIGN_ENV`, and refuse loader,
+    ``HOME`` and import-path settings that reach the report's folder or the verify root
+    (:func:`check_loader_environment`). ``rfbench verify`` and ``rfbench compare --verify`` call it first."""
+    folder = Path(os.path.realpath(report)).parent
+    check_not_a_rerun()
+    foreign_environment_removed()
+    check_loader_environment(root if root is not None else folder, folder=folder)
 
 
 def check_not_a_rerun() -> None:
