@@ -98,3 +98,24 @@ def test_duplicates_are_found_by_hash_not_by_name():
                                                 ("e2", "h0", 0), ("x", None, 3), ("y", None, 3)])
     assert groups == [["a", "b"]]  # empty files and unhashed ones are not compared
     assert [p["path"] for p in problems] == ["b"] and problems[0]["reason"].startswith("identical to a (same sha256")
+
+
+@pytest.mark.parametrize("folder", [".", "/", "a", "a/b", "/abs/c", "../up", "dir with space"])
+@pytest.mark.parametrize("name", ["f.mat", "user1-1-1-1-1-x-L0.mat", "caf\u00e9", "bad\udcff"])
+def test_path_text_is_the_text_of_the_path(folder, name):
+    """A reader process gets each file's path as text (``path_text``, built without a Path object): the very
+    text ``str(entry.path)`` gives, for a walk's entry (folder only) and for one given its path."""
+    walked = tree.Entry(name, None, name, "/real/" + name, False, 1, folder=Path(folder))
+    given = tree.Entry(name, Path(folder) / name, name, "/real/" + name, False, 1)
+    assert walked.path_text() == str(Path(folder) / name)
+    assert given.path_text() == str(Path(folder) / name)
+
+
+def test_path_text_of_a_walk_matches_its_paths(tmp_path, monkeypatch):
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    for rel in ("top.mat", "d/one.mat", "d/e/two.mat"):
+        (tmp_path / rel).write_bytes(b"x")
+    monkeypatch.chdir(tmp_path)
+    for root in (Path("."), tmp_path, Path("d")):
+        files = tree.TreeWalk(root).files(root)
+        assert files and [f.path_text() for f in files] == [str(f.path) for f in files]

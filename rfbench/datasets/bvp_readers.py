@@ -156,7 +156,7 @@ class BvpReaders:
 
     def submit(self, batch: Sequence) -> Future:
         future: Future = Future()
-        self.work.put((future, [[str(e.path), e.real] for e in batch]))
+        self.work.put((future, [[e.path_text(), e.real] for e in batch]))
         return future
 
     def _send(self, proc: subprocess.Popen, inflight: queue.Queue) -> None:

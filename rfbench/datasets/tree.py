@@ -120,6 +120,16 @@ class Entry:
             self._path = self._folder / self.name
         return self._path
 
+    def path_text(self) -> str:
+        """``str(self.path)``, without building the Path when the walk gave only the folder (a reader process
+        needs the text of each of a large tree's files, for its messages)."""
+        if self._path is not None:
+            return str(self._path)
+        folder = str(self._folder)
+        if folder == ".":
+            return self.name
+        return folder + self.name if folder.endswith(os.sep) else folder + os.sep + self.name
+
     @property
     def folder(self) -> Path:
         """The folder the entry was listed in (a walk's Path object, shared by the folder's entries)."""
