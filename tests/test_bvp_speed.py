@@ -735,3 +735,102 @@ def test_a_stopped_ingest_does_not_read_the_rest_of_the_tree(tmp_path, monkeypat
         widar_bvp.ingest_bvp(tmp_path / "tree", workers=2, progress=stop)
     assert len(futures) > 100 and sum(f.cancelled() for f in futures) > len(futures) // 2
     assert started and started[0] and all(proc.poll() is not None for proc in started[0])  # the children ended
+
+
+def _bvp_split(tmp_path):
+    from rfbench.datasets import widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+    from rfbench.protocols.split import write_splits
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 5), damage=False)
+    widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    return tmp_path / "split.json"
+
+
+def _count_spawns(monkeypatch, events: list) -> list:
+    """Record each reader process started (``spawn``) and each manifest read (``manifest``), in order."""
+    from rfbench.datasets import manifest
+    from rfbench.datasets.windows import bvp_procs
+
+    procs = []
+    real_spawn, real_read = bvp_procs._spawn, manifest.read_manifest
+
+    def spawn():
+        events.append("spawn")
+        procs.append(real_spawn())
+        return procs[-1]
+
+    def read(*args, **kwargs):
+        events.append("manifest")
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(bvp_procs, "_spawn", spawn)
+    monkeypatch.setattr(manifest, "read_manifest", read)
+    return procs
+
+
+@pytest.mark.parametrize("side", ["both", "test"])
+def test_reader_processes_start_before_the_split_is_rechecked(tmp_path, monkeypatch, side):
+    """``windows`` starts its BVP reader processes before it reads the manifest to re-check the split (they import
+    on the core the check leaves idle) and the readers take those very processes: none started later, and the
+    files written are the threads' bytes."""
+    from rfbench.datasets.windows import bvp_procs, write_windows
+
+    split = _bvp_split(tmp_path)
+    _private_shm(tmp_path, monkeypatch)
+    events: list = []
+    procs = _count_spawns(monkeypatch, events)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    write_windows(split, side, tmp_path / "p", workers=2)
+    assert events[:3] == ["spawn", "spawn", "manifest"] and events.count("spawn") == 2
+    assert all(p.poll() is not None for p in procs)  # every one ended
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
+    write_windows(split, side, tmp_path / "t", workers=2)
+    assert events.count("spawn") == 2  # threads: none started
+    folders = [("train", "test")] if side == "both" else [("",)]
+    for names in folders:
+        for name in names:
+            a, b = _side_files(tmp_path / "p" / name), _side_files(tmp_path / "t" / name)
+            assert a["X.npy"] == b["X.npy"] and a["y.npy"] == b["y.npy"]
+
+
+def test_reader_processes_started_ahead_end_when_the_split_is_refused(tmp_path, monkeypatch):
+    """A split the re-check refuses (a recording moved to the other side): the processes started ahead are ended,
+    never used, and nothing is written."""
+    import json
+
+    from rfbench.datasets.windows import bvp_procs, write_windows
+    from rfbench.errors import RfbenchError
+
+    split = _bvp_split(tmp_path)
+    doc = json.loads(split.read_text())
+    doc["test"].append(doc["train"].pop())
+    split.write_text(json.dumps(doc))
+    events: list = []
+    procs = _count_spawns(monkeypatch, events)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    with pytest.raises(RfbenchError):
+        write_windows(split, "both", tmp_path / "out", workers=2)
+    assert events[:2] == ["spawn", "spawn"] and len(procs) == 2
+    assert all(p.poll() is not None and p.stdout.closed for p in procs)
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_reader_process_starts_ahead_of_a_small_or_other_split(tmp_path, monkeypatch):
+    """Below MIN_ROWS declared rows, with one worker, or for a split of another dataset, none starts ahead."""
+    from rfbench.datasets.windows import bvp_procs
+    from rfbench.datasets.windows.build import bvp_spares
+
+    split = _bvp_split(tmp_path)
+    events: list = []
+    _count_spawns(monkeypatch, events)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
+    assert bvp_spares(split, ("train", "test"), 2) == []
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    assert bvp_spares(split, ("train", "test"), 1) == []
+    other = tmp_path / "other.json"
+    other.write_text(split.read_text().replace('"widar3-bvp"', '"widar3"'))
+    assert bvp_spares(other, ("train",), 2) == []
+    assert bvp_spares(tmp_path / "missing.json", ("train",), 2) == []
+    assert events == []

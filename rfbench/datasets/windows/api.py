@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from rfbench.datasets.windows.build import (
     SideJob,
     announced_rows,
     bvp_readers_for,
+    bvp_spares,
     default_workers,
     open_side,
     plan_side,
@@ -281,7 +282,7 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     dict
         The index document written (for :data:`BOTH`, one per side).
     """
-    from rfbench.datasets.windows.build import open_sides
+    from rfbench.datasets.windows.bvp_procs import close_spares
     from rfbench.io.files import check_writable
 
     out = Path(out)
@@ -295,6 +296,21 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     for side_targets_ in targets:
         for path in side_targets_.values():
             check_writable(path, force)
+    workers = workers or default_workers()
+    spares = bvp_spares(split, sides, workers, reading)  # reader processes starting while the split is re-checked
+    try:
+        return _write_sides(split, side, sides, folders, targets, settings, force, workers, progress, on_total,
+                            reading, spares)
+    finally:
+        close_spares(spares)  # those no side took
+
+
+def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], targets: list[dict], settings, force,
+                 workers: int, progress, on_total, reading, spares: list) -> dict:
+    """:func:`write_windows` once its outputs are checked writable (``spares``: reader processes started ahead,
+    taken by the BVP readers)."""
+    from rfbench.datasets.windows.build import open_sides
+
     jobs = open_sides(split, sides, settings, reading=reading)
     plans = [start_plan(job) for job in jobs]
     known = [announced_rows(plan) for plan in plans]
@@ -310,11 +326,11 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     for folder in folders:
         folder.mkdir(parents=True, exist_ok=True)
     staged: list[_Staged] = []
-    workers = workers or default_workers()
     readers = None
     try:
         try:
-            readers = bvp_readers_for(plans, workers) if len(plans) > 1 else None  # one pool reads both BVP sides
+            # one pool reads both BVP sides (a single side's pool starts in its batches, unless some started ahead)
+            readers = bvp_readers_for(plans, workers, spares) if len(plans) > 1 or spares else None
             for k, (job, n, t) in enumerate(zip(jobs, known, targets)):
                 plan, plans[k] = plans[k], None  # a side's plan is let go once it is written (its doc is kept)
                 try:

@@ -936,11 +936,42 @@ def side_batches(plan: Plan, produced: Produced, workers: int, progress=None,
         yield x, plan.recordings[-1].y
 
 
-def bvp_readers_for(plans: Sequence[Plan], workers: int):
+def bvp_spares(split, sides: Sequence[str], workers: int, reading=None) -> list:
+    """Reader processes started ahead of a BVP job (:func:`~rfbench.datasets.windows.bvp_procs.prestart`) when the
+    split file declares a Widar3.0 BVP split whose ``sides`` list enough recordings for :func:`bvp_readers_for` to
+    use them (read unchecked: only the time of starting them rests on it, never a row), else an empty list. They
+    start while the split is re-checked; the caller gives them to :func:`bvp_readers_for` and closes the rest
+    (:func:`~rfbench.datasets.windows.bvp_procs.close_spares`)."""
+    from rfbench.errors import RfbenchError
+    from rfbench.io.files import read_json
+    from rfbench.io.world import children_share_it
+
+    if reading is None:
+        from rfbench.datasets.windows.dataset_files import reading_in_use
+
+        reading = reading_in_use()
+    if reading is not None or not (workers > 1 and (os.cpu_count() or 1) > 1):
+        return []
+    try:
+        doc = read_json(Path(getattr(split, "path", None) or split), "split")
+    except (RfbenchError, OSError, TypeError):
+        return []
+    if not isinstance(doc, dict) or doc.get("dataset") != "widar3-bvp":
+        return []
+    declared = sum(len(doc[s]) for s in sides if isinstance(doc.get(s), list))
+    if declared < _bvp_min_rows() or not children_share_it():
+        return []
+    from rfbench.datasets.windows.bvp_procs import prestart
+
+    return prestart(min(workers, os.cpu_count() or 1))
+
+
+def bvp_readers_for(plans: Sequence[Plan], workers: int, spares: list | None = None):
     """Reader processes (:class:`~rfbench.datasets.windows.bvp_procs.BvpReaders`, started, every run of every
     plan queued in turn) for BVP sides of one split read straight from the dataset, when they are worth starting
     (:data:`~rfbench.datasets.windows.bvp_procs.MIN_ROWS` rows in all, more than one core and worker), else None.
-    The caller closes them; each plan's batches take its own runs (``side_batches(..., readers=...)``)."""
+    The caller closes them; each plan's batches take its own runs (``side_batches(..., readers=...)``).
+    ``spares``: processes started ahead (:func:`bvp_spares`), used first (those taken leave the list)."""
     from rfbench.datasets.windows import bvp
     from rfbench.io.world import children_share_it
 
@@ -959,7 +990,7 @@ def bvp_readers_for(plans: Sequence[Plan], workers: int):
     for plan in plans:
         runs += [(start + a, start + b) for a, b in bvp.chunks(len(plan.recordings), t_max)]
         start += len(plan.recordings)
-    readers = BvpReaders(root, recs, t_max, min(workers, os.cpu_count() or 1), max(b - a for a, b in runs))
+    readers = BvpReaders(root, recs, t_max, min(workers, os.cpu_count() or 1), max(b - a for a, b in runs), spares)
     try:
         readers.__enter__()
     except (OSError, RuntimeError):  # no reader process could start (rfbench not importable in isolation)

@@ -2,8 +2,10 @@
 shared buffer, so the side is read on every core (threads share one interpreter lock, and per file a BVP profile
 is mostly short Python steps between the checks: two threads were barely faster than one).
 
-The parent (:class:`BvpReaders`) starts ``n`` children (``python -I -m rfbench.datasets.windows.bvp_procs``), gives
-them the dataset root, the row width and the side's file entries through a file they read once, and hands each
+The parent (:class:`BvpReaders`) starts ``n`` children (``python -I -m rfbench.datasets.windows.bvp_procs``), or
+takes children started ahead (:func:`prestart`: ``rfbench windows`` starts them while it re-checks the split, on
+the core that check leaves idle), gives them the dataset root, the row width and the side's file entries through a
+file whose path is the first line of their input and which they read once, and hands each
 run of rows ``(a, b)`` to the child ``k mod n`` with the shared slot ``k mod 2n``. A child reads every file of its
 run through :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles` — inside the root, a regular file of
 the manifest's size and sha256, and in a verify re-run only a file verify admitted, exactly as a thread does — and
@@ -37,7 +39,7 @@ import numpy as np
 
 from rfbench.errors import RfbenchError
 
-__all__ = ["BvpReaders", "MIN_ROWS"]
+__all__ = ["BvpReaders", "MIN_ROWS", "prestart", "close_spares"]
 
 #: Fewest rows of a side read by processes: below, starting them costs what they save (whole processes on two
 #: cores: 3,276 rows 0.91 s with processes against 0.82-0.87 s with threads, 5,346 rows 1.63-1.83 s against
@@ -53,12 +55,44 @@ def _error_class(name: str):
     return cls if isinstance(cls, type) and issubclass(cls, RfbenchError) else None
 
 
+def _spawn() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-I", "-m", __name__], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)  # buffered: replies are read line by line
+
+
+def prestart(n: int) -> list[subprocess.Popen]:
+    """``n`` reader processes started ahead of their rows (each imports what it needs, then waits for the first
+    line of its input); hand them to :class:`BvpReaders` (``spares``), and close those not taken with
+    :func:`close_spares`; an empty list when one cannot start."""
+    procs: list[subprocess.Popen] = []
+    try:
+        for _ in range(n):
+            procs.append(_spawn())
+    except OSError:
+        close_spares(procs)
+        return []
+    return procs
+
+
+def close_spares(procs: list[subprocess.Popen]) -> None:
+    """End the processes of :func:`prestart` no :class:`BvpReaders` took (their input closed: they exit unused)."""
+    from rfbench.datasets.bvp_readers import close_children
+
+    close_children(procs)
+    for proc in procs:
+        proc.stdout.close()
+    procs.clear()
+
+
 class BvpReaders:
     """``n`` reader processes for the rows of ``recordings`` (one file each), ``t_max`` steps wide, under the
-    dataset ``root``; use as a context manager, then :meth:`queue` runs and :meth:`take` them."""
+    dataset ``root``; use as a context manager, then :meth:`queue` runs and :meth:`take` them. ``spares``: reader
+    processes started ahead (:func:`prestart`), taken from the list before any is started here."""
 
-    def __init__(self, root: Path, recordings: Sequence[Mapping], t_max: int, n: int, slot_rows: int):
+    def __init__(self, root: Path, recordings: Sequence[Mapping], t_max: int, n: int, slot_rows: int,
+                 spares: list | None = None):
         self.root, self.recordings, self.t_max, self.n = Path(root), recordings, int(t_max), int(n)
+        self._spares = spares if spares is not None else []
         self.row_bytes = 4 * t_max * 400
         self.slot_rows = int(slot_rows)
         self.n_slots = 2 * self.n
@@ -105,9 +139,10 @@ class BvpReaders:
             fh.write(json.dumps({"root": str(self.root), "t_max": self.t_max, "slots": slots,
                                  "slot_bytes": self.slot_bytes, "rows": rows}))
         for _ in range(self.n):
-            proc = subprocess.Popen([sys.executable, "-I", "-m", __name__, config], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE)  # buffered: replies are read line by line
+            proc = self._spares.pop() if self._spares else _spawn()
             self.procs.append(proc)
+            proc.stdin.write(json.dumps(config).encode() + b"\n")  # its first line: where its rows are
+            proc.stdin.flush()
             replies: queue.Queue = queue.Queue()
             drain = threading.Thread(target=_drain, args=(proc.stdout, replies), daemon=True)
             drain.start()
@@ -207,14 +242,19 @@ def _drain(stream, replies: queue.Queue) -> None:
     replies.put(None)
 
 
-def _child(config_path: str) -> int:
-    """A reader process: map the slots, then fill ``a:b`` rows into slot ``s`` for each line ``s a b`` read."""
+def _child() -> int:
+    """A reader process: import what it needs, read the path of its rows (its input's first line, a JSON string),
+    map the slots, then fill ``a:b`` rows into slot ``s`` for each line ``s a b`` read."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops its readers by closing their input
     from rfbench.datasets.windows.bvp import chunk_x
     from rfbench.datasets.windows.dataset_files import DatasetFiles
 
+    first = sys.stdin.buffer.readline()
+    if not first:  # started ahead and never used: its input closed
+        return 0
+    config_path = json.loads(first)
     with open(config_path, encoding="utf-8") as fh:
         config = json.load(fh)
     t_max, slot_bytes = int(config["t_max"]), int(config["slot_bytes"])
@@ -253,4 +293,4 @@ def _child(config_path: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_child(sys.argv[1]))
+    raise SystemExit(_child())
