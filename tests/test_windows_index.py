@@ -218,3 +218,22 @@ def test_a_label_set_file_is_found_again_from_the_index(tmp_path):
     finally:
         os.chdir(cwd)
     assert t.labels["names"] == ["Sweep", "Push&Pull", "Clap"]
+
+
+@pytest.mark.parametrize("odd", ["plain", "caf\u00e9 \u00fc", 'quote " and \\ back', "tab\tnew\nline\x01",
+                                 "lone \udcff", "\u2028sep", "emoji \U0001F600"])
+def test_index_lines_are_the_standard_encoders_lines(odd):
+    """Each row and file line of an index is the line the standard library's encoder writes for it (sorted keys,
+    ``", "`` and ``": "``, non-ASCII kept), whatever its strings hold."""
+    import json
+
+    from rfbench.datasets.windows.index import dumps_index
+
+    rows = [{"id": odd, "start": 0, "stop": 3}, {"id": odd, "receiver": 2, "start": 1, "stop": 4},
+            {"id": odd + "x", "length": 5, "start": 2, "stop": 9}]
+    files = [{"bytes": 7, "path": odd + "/a.mat", "sha256": "ab" * 32}, {"bytes": 1, "path": odd, "sha256": "0" * 64}]
+    text = dumps_index({"rows": rows, "files": files, "kind": "windows"})
+    expected = ["    " + json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+                for item in files + rows]  # "files" sorts before "rows"
+    lines = [line.rstrip(",") for line in text.split("\n") if line.startswith("    {")]
+    assert lines == [e.replace("\n", "") for e in expected]

@@ -196,12 +196,15 @@ def _lines(items: list) -> list[str]:
     import json
 
     encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(", ", ": ")).encode
+    # the very functions json.dumps(v, ensure_ascii=False) and json.dumps(v) call for a str, without the
+    # encoder's set-up per call (130,000 strings in the index of a full BVP release)
+    string, ascii_string = json.encoder.encode_basestring, json.encoder.encode_basestring_ascii
     strings: dict = {}
 
     def text(v):
         t = strings.get(v)
         if t is None:
-            t = strings[v] = json.dumps(v, ensure_ascii=False)
+            t = strings[v] = string(v)
         return t
 
     out = []
@@ -220,8 +223,8 @@ def _lines(items: list) -> list[str]:
                    f'"stop": {item["stop"]}}}')
         elif keys == _FILE and type(item["path"]) is str and type(item["bytes"]) is int \
                 and type(item["sha256"]) is str:
-            append(f'    {{"bytes": {item["bytes"]}, "path": {json.dumps(item["path"], ensure_ascii=False)}, '
-                   f'"sha256": {json.dumps(item["sha256"])}}}')
+            append(f'    {{"bytes": {item["bytes"]}, "path": {string(item["path"])}, '
+                   f'"sha256": {ascii_string(item["sha256"])}}}')
         else:
             append("    " + encode(item))
     return out
