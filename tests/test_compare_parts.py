@@ -323,3 +323,34 @@ def test_batch_size_is_bounded_as_score_bounds_it(runner, auc_report):
     files = [parse_claims(Path("claim.toml").read_text(), "claim.toml")]
     with pytest.raises(ValidationError, match=f"at most {bound}"):
         compare_report("report.json", files, batch_size=2**63)
+
+
+# -- one release of a manifest of both Widar3.0 releases ------------------------------------------------------
+
+
+@pytest.mark.parametrize("release, bvp_same, csi_same", [("bvp", True, False), ("csi", False, True),
+                                                         (None, False, True)])
+def test_the_scored_release_of_a_both_releases_manifest_is_the_dataset(release, bvp_same, csi_same):
+    """A report whose rows come from one release of an ``ingest widar --kind both`` manifest (``windows
+    --release``) records it (``split.release``, set by score): compare names that release's dataset, so BVP rows
+    are never "Widar3.0 CSI" and can be the BVP claims' dataset."""
+    from rfbench.report.claims import _builtin
+    from rfbench.report.compare import _dataset_part
+
+    split = {"dataset": "widar3", "protocol": "cross-subject", **({"release": release} if release else {})}
+    report = {"evidence": "MEASURED", "split": split}
+    bvp_claim = _builtin("widar3-bvp").claims[0]
+    assert (_dataset_part(report, bvp_claim).status == "same") is bvp_same
+    assert ("BVP" in _dataset_part(report, bvp_claim).report) is bvp_same
+    assert ("CSI" in _dataset_part(report, bvp_claim).report) is csi_same
+
+
+def test_score_records_the_release_of_its_rows():
+    from rfbench.protocols.splitfile import SplitInfo
+
+    info = SplitInfo(train=frozenset(), test=frozenset(), protocol="cross-subject", seed=0, params={},
+                     leakage_prone=False, audit={}, synthetic=False, manifest=None, dataset="widar3")
+    assert "release" not in info.to_report()
+    import dataclasses
+
+    assert dataclasses.replace(info, release="bvp").to_report()["release"] == "bvp"

@@ -166,6 +166,7 @@ def test_the_cli_ingests_both_and_a_bvp_chain_verifies_match(both, tmp_path, run
                                  str(root / "test" / "index.json"), "--split", str(root / "split.json"), "--task",
                                  "gesture", "-o", str(root / "report.json")])
     assert result.exit_code == 0, result.output
+    assert json.loads((root / "report.json").read_text())["split"]["release"] == "bvp"  # compare names BVP
     result = runner.invoke(app, ["verify", str(root / "report.json"), "--root", str(root)])
     assert result.exit_code == 0 and "MATCH" in result.output, result.output
     # the recorded release is compared: an index claiming the CSI release no longer verifies

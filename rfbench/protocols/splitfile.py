@@ -125,6 +125,9 @@ class SplitInfo:
     #: the Manifest the sides were recomputed and audited on (so a job builds from the very manifest checked,
     #: without reading it again)
     manifest_object: Any = field(default=None, repr=False, compare=False)
+    #: of a manifest holding both Widar3.0 releases, the one a report's rows come from (its index's ``release``):
+    #: the sides then hold that release's recordings only (set by score, never read from a file)
+    release: str | None = None
 
     @property
     def held_out_key(self) -> str | None:
@@ -151,6 +154,7 @@ class SplitInfo:
             "held_out": {"key": self.held_out_key, "values": list(self.held_out)},
             "checked": "sides recomputed from the manifest, protocol, seed and parameters, and audited with the "
                        "protocol's own claims",
+            **({"release": self.release} if self.release is not None else {}),
         }
 
 

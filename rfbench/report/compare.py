@@ -165,6 +165,8 @@ def _fmt(v: Any) -> str:
 
 #: The datasets rfbench reads itself (``ingest widar``, ``ingest mmfi``), by the names compare shows.
 _BUILTIN_NAMES = {"widar3-bvp": "Widar3.0 BVP", "widar3": "Widar3.0 CSI", "mmfi": "MM-Fi"}
+#: Of a manifest of both Widar3.0 releases (``ingest widar --kind both``), the release a report's rows come from.
+_RELEASE_NAMES = {"bvp": _BUILTIN_NAMES["widar3-bvp"], "csi": _BUILTIN_NAMES["widar3"]}
 #: How compare shows a corpus of ``rfbench ingest files`` (its name is the user's choice).
 _OWN_CORPUS = " (a corpus of rfbench ingest files)"
 
@@ -175,6 +177,8 @@ def _report_dataset(report: Mapping[str, Any]) -> str:
     if protocol.startswith("mmfi-"):
         return "MM-Fi"
     dataset = split.get("dataset")
+    if dataset == "widar3" and split.get("release") in _RELEASE_NAMES:  # both releases ingested, one scored
+        return _RELEASE_NAMES[split["release"]]
     if isinstance(dataset, str) and dataset:
         return _BUILTIN_NAMES.get(dataset, dataset + _OWN_CORPUS)
     return "not recorded in the report"

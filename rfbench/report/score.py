@@ -513,7 +513,7 @@ def _from_dataset(task: str, inputs: ScoreInputs, split, arrays: dict, files: li
             return frozenset(r for r in ids if (recordings.get(r) or {}).get("release") == release)
 
         other = len(split.test) - len(of(split.test))
-        split = dataclasses.replace(split, train=of(split.train), test=of(split.test))
+        split = dataclasses.replace(split, train=of(split.train), test=of(split.test), release=release)
         source += (f"; the {release} release's recordings only (windows --release {release}): the split's {other} "
                    "test recording(s) of the other release are not this report's")
     provenance = {"ground_truth": source, "ground_truth_files": truth.files, "excluded": truth.excluded,
