@@ -7,7 +7,16 @@ Before anything else is imported, the current folder leaves Python's import path
 unset, means the current folder) or the current folder itself. rfbench and its libraries are imported from where
 they are installed, never from the folder a command runs in: run from a report folder someone handed over with
 such a ``PYTHONPATH``, a ``typer.py`` beside the report ran inside ``rfbench verify`` and printed a MATCH.
-(``python -I -m rfbench`` keeps the current folder off the path from the start.)"""
+(``python -I -m rfbench`` keeps the current folder off the path from the start.)
+
+Variables that make Python itself import or run code from a place they name (:data:`CODE_ENV`: ``PYTHONPATH``,
+``PYTHONHOME``, ``PYTHONPYCACHEPREFIX``...) are acted on before any program's first line: a ``sitecustomize.py``
+that ``PYTHONPATH`` reaches is imported when the interpreter starts, and one shipped with a report installed an
+import hook that made ``rfbench verify`` print MATCH for a forged accuracy. When one is set, the command starts
+again at once in Python's isolated mode (``-I``: ``PYTHON*`` variables, the user's site folder and the script's
+folder ignored), so nothing the first start imported stays in effect; ``rfbench verify`` also refuses such a
+variable that names a place in the verify root (a hook that subverts even the new start is code the verifier's own
+environment told Python to run: see docs/verify.md)."""
 
 from __future__ import annotations
 
@@ -34,8 +43,39 @@ def drop_current_folder(path: list[str]) -> list[str]:
     return [p for p in path if not from_here(p)]
 
 
+#: Variables with which Python imports, reads or runs code from a place they name, or runs a hook of their
+#: choosing: the import path, another standard library, the user's site folder, the bytecode cache's folder,
+#: a start-up file, warnings turned into errors and ``breakpoint()``'s hook. Any of them set (not empty) starts
+#: the command again isolated (:func:`isolated_argv`).
+CODE_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONPLATLIBDIR", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX",
+            "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONEXECUTABLE")
+
+
+def isolated_argv(argv: list[str], flags, environ, executable: str | None) -> list[str] | None:
+    """The command line that runs this command again in Python's isolated mode, when a :data:`CODE_ENV` variable
+    is set and the interpreter does not already ignore them (``flags``: ``sys.flags``); else None. ``argv``:
+    ``sys.argv`` (the console script's path first, or ``__main__.py``'s for ``python -m rfbench``)."""
+    if flags.isolated or flags.ignore_environment or not executable or os.name != "posix":
+        return None
+    if not any(environ.get(name) for name in CODE_ENV):
+        return None
+    script = argv[0] if argv else ""
+    if not script or os.path.basename(script) == "__main__.py" or not os.path.isfile(script):
+        return [executable, "-I", "-m", "rfbench", *argv[1:]]
+    return [executable, "-I", script, *argv[1:]]
+
+
 def main() -> None:
-    """Run the command line (:func:`rfbench.cli.main`), importing it here, inside the interrupt handling."""
+    """Run the command line (:func:`rfbench.cli.main`), importing it here, inside the interrupt handling; started
+    again isolated first when the environment names code for Python to run (:func:`isolated_argv`)."""
+    again = isolated_argv(sys.argv, sys.flags, os.environ, sys.executable)
+    if again is not None:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.execv(again[0], again)
+        except OSError:  # cannot start again: go on here (verify still refuses what it can see)
+            pass
     sys.path[:] = drop_current_folder(sys.path)
     try:
         from rfbench.cli import main as run

@@ -22,6 +22,8 @@ class _InterruptedImport(importlib.abc.MetaPathFinder):
 
 
 def test_an_interrupt_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatch, capsys):
+    for name in _entry.CODE_ENV:  # (else main() would start this test process again, isolated)
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.delitem(sys.modules, "rfbench.cli", raising=False)
     monkeypatch.setattr(sys, "meta_path", [_InterruptedImport(), *sys.meta_path])
     with pytest.raises(SystemExit) as ended:

@@ -57,7 +57,8 @@ def test_verify_refuses_an_import_path_entry_in_the_reports_folder(tmp_path):
     (folder / "pp").mkdir(parents=True)
     with pytest.raises(ValidationError, match="import path"):
         V.check_loader_environment(tmp_path, {}, path=["/usr/lib/python3.11", str(folder / "pp")], folder=folder)
-    V.check_loader_environment(tmp_path, {}, path=["/usr/lib/python3.11", str(tmp_path)], folder=folder)
+    V.check_loader_environment(tmp_path / "root", {}, path=["/usr/lib/python3.11", str(tmp_path)],
+                               folder=tmp_path / "root" / "report")
     inside = [p for p in sys.path if p and os.path.isabs(p)]
     V.check_loader_environment("/", {}, path=inside, folder=sys.prefix)  # an environment there is the verifier's
 
@@ -84,3 +85,48 @@ def test_a_misspelt_matplotlib_backend_variable_does_not_stop_the_drawing():
                 "plot_engine())", MPLBACKEND="nonexistent_backend")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("True matplotlib ")
+
+
+def test_verify_refuses_an_import_path_entry_anywhere_in_the_verify_root(tmp_path):
+    """The folder handed over is the verify root: a ``PYTHONPATH`` entry beside the report's folder (the root
+    itself, or a sibling) reached a planted module as surely as one in it."""
+    folder = tmp_path / "report"
+    (tmp_path / "lib").mkdir()
+    folder.mkdir()
+    for entry in (tmp_path, tmp_path / "lib"):
+        with pytest.raises(ValidationError, match="import path"):
+            V.check_loader_environment(tmp_path, {}, path=[str(entry)], folder=folder)
+
+
+@pytest.mark.parametrize("name", ["PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX",
+                                  "PYTHONSTARTUP"])
+def test_verify_refuses_a_python_start_up_place_in_the_verify_root(tmp_path, monkeypatch, name):
+    """A variable with which Python reads code as it starts (a sitecustomize.py on PYTHONPATH, a standard
+    library, cached bytecode) naming a place of the verify root is refused by name, whatever the import path
+    holds now (the console script has started again isolated, so it holds none of it)."""
+    folder = tmp_path / "report"
+    (tmp_path / "lib").mkdir()
+    folder.mkdir()
+    last = f"/usr/lib:{tmp_path}" if name == "PYTHONPATH" else str(tmp_path)
+    for value in (str(tmp_path / "lib"), str(folder), last):
+        with pytest.raises(ValidationError, match=f"the environment variable {name} names"):
+            V.check_loader_environment(tmp_path, {name: value}, path=[], folder=folder)
+    monkeypatch.chdir(folder)
+    with pytest.raises(ValidationError, match=name):  # relative: from the current folder
+        V.check_loader_environment(tmp_path, {name: "."}, path=[], folder=folder)
+    V.check_loader_environment(tmp_path / "lib", {name: str(folder)}, path=[], folder=tmp_path / "lib")
+    V.check_loader_environment(tmp_path, {name: "/usr/lib/python3"}, path=[], folder=folder)
+
+
+def test_the_verify_command_refuses_a_pythonpath_beside_the_report(runner, tiny_demo, monkeypatch, tmp_path):
+    import shutil
+
+    from rfbench.cli import app
+
+    demo = tmp_path / "d"
+    shutil.copytree(tiny_demo, demo)
+    (demo / "lib").mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(demo / "lib"))
+    result = runner.invoke(app, ["verify", str(demo / "gesture" / "report.json"), "--root", str(demo)])
+    assert result.exit_code == 2, result.output
+    assert "the environment variable PYTHONPATH names" in " ".join(result.output.split())

@@ -69,3 +69,29 @@ def test_each_is_named_in_the_docs(name):
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "verify.md").read_text()
     assert f"`{name}`" in text
+
+
+def test_each_rerun_child_has_a_home_of_its_own(tiny_demo, monkeypatch, tmp_path):
+    """A ``HOME`` the party's instructions set (beside the report: a forged Matplotlib font cache under it drew
+    swapped digits that verify re-drew the same) is never a re-run's: the children share an empty ``HOME`` in
+    verify's private scratch folder, and nothing is read from or written to the verifier's."""
+    from pathlib import Path
+
+    party = tmp_path / "home"
+    (party / ".cache" / "matplotlib").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(party))
+    seen = []
+    real = subprocess.Popen
+
+    def popen(cmd, *args, **kwargs):
+        seen.append(dict(kwargs.get("env") or {}))
+        return real(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(V.subprocess, "Popen", popen)
+    result = V.verify_report(tiny_demo / "gesture" / "report.json", root=tiny_demo)
+    assert result.status == "match"
+    homes = {env.get("HOME") for env in seen}
+    assert len(seen) > 1 and len(homes) == 1 and str(party) not in homes
+    home = Path(homes.pop())
+    assert home.name == "home" and home.parent.name.startswith("rfbench-verify-") and not home.exists()
+    assert list((party / ".cache" / "matplotlib").iterdir()) == []  # no child drew with the party's font cache

@@ -516,11 +516,12 @@ def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str]
     that is the verify ``root`` or lies under it, links resolved. The loader read the variables when this process
     started, so ``rfbench verify`` asks this before it imports numba or onnxruntime; the re-runs never get them.
     Likewise a ``HOME`` in the report's ``folder`` (default: the root; Matplotlib's and Numba's caches live
-    under ``HOME`` when no other variable says where) and an entry of Python's import path ``path`` (default
-    ``sys.path``) there that is not part of the Python installation: the console script has dropped the current
-    folder from it (:mod:`rfbench._entry`), but an absolute ``PYTHONPATH`` entry in the report's folder would be
-    searched before the installed libraries. (The report's folder, not the whole root: a root of ``/`` holds
-    every home.)
+    under ``HOME`` when no other variable says where), and in the verify root (the report's folder when the root
+    is ``/``, which holds every home): a variable with which Python reads code as it starts
+    (:data:`_PYTHON_PLACES`; the console script then started again isolated, :mod:`rfbench._entry`, but what the
+    first start ran may have undone that), and an entry of Python's import path ``path`` (default ``sys.path``)
+    that is not part of the Python installation: the console script has dropped the current folder from it, but
+    an absolute ``PYTHONPATH`` entry there would be searched before the installed libraries.
 
     Raises
     ------
@@ -553,6 +554,17 @@ def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str]
                                   f"verify; unset {name}, or give folders of your own outside the verify root, and "
                                   "run verify again")
     real_folder = Path(os.path.realpath(folder)) if folder is not None else real_root
+    region = real_root if real_root != Path(real_root.anchor) else real_folder  # (a root of / holds every home)
+    for name in _PYTHON_PLACES:
+        value = environ.get(name)
+        if not value:
+            continue
+        for entry in value.split(os.pathsep) if name == "PYTHONPATH" else [value]:
+            if _within(os.path.abspath(entry or "."), region):  # (relative or empty: from the current folder)
+                raise ValidationError(f"the environment variable {name} names {entry!r}, in the verify root "
+                                      f"{region}: Python reads code from there as it starts (a sitecustomize.py, a "
+                                      "standard library, cached bytecode), before any line of rfbench; unset "
+                                      f"{name} and run verify again")
     home = environ.get("HOME")
     if home and _within(home, real_folder):  # where Matplotlib and Numba keep their caches when nothing else is set
         raise ValidationError(f"the environment variable HOME is {home!r}, in the report's folder {real_folder}: "
@@ -560,14 +572,19 @@ def check_loader_environment(root: str | os.PathLike, environ: Mapping[str, str]
                               "run verify with a HOME of your own")
     installed = [Path(os.path.realpath(p)) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
     for entry in sys.path if path is None else path:
-        if not entry or not os.path.isabs(entry) or not _within(entry, real_folder):
+        if not entry or not os.path.isabs(entry) or not _within(entry, region):
             continue
         real = Path(os.path.realpath(entry))
         if not any(real == p or p in real.parents for p in installed):  # (an environment in the root is yours)
-            raise ValidationError(f"Python's import path holds {entry!r}, in the report's folder {real_folder} (from "
+            raise ValidationError(f"Python's import path holds {entry!r}, in the verify root {region} (from "
                                   "PYTHONPATH, or a .pth file): a module there would be imported inside verify "
                                   "instead of the installed one; unset PYTHONPATH and run verify again from a "
                                   "folder of your own")
+
+
+#: The variables of :data:`rfbench._entry.CODE_ENV` that name a place Python reads code from as it starts (the
+#: import path, a standard library, the user's site folder, the bytecode cache's folder, a start-up file).
+_PYTHON_PLACES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONSTARTUP")
 
 
 def _within(entry: str, real_root: Path) -> bool:
@@ -583,8 +600,8 @@ def prepare_process(report: str | os.PathLike, root: str | os.PathLike | None = 
     (:func:`check_loader_environment`). ``rfbench verify`` and ``rfbench compare --verify`` call it first."""
     folder = Path(os.path.realpath(report)).parent
     check_not_a_rerun()
+    check_loader_environment(root if root is not None else folder, folder=folder)  # (sees PYTHONPATH first)
     foreign_environment_removed()
-    check_loader_environment(root if root is not None else folder, folder=folder)
 
 
 def check_not_a_rerun() -> None:
@@ -597,12 +614,17 @@ def check_not_a_rerun() -> None:
 
 class _Children:
     """Starts the re-run children of one verify: each in an empty folder of the private scratch folder, with
-    the limits and the closed world in its environment, within what is left of the deadline."""
+    the limits and the closed world in its environment, within what is left of the deadline, and a ``HOME`` of
+    their own (an empty folder of the scratch folder, shared by the children of one verify): Matplotlib builds its
+    font cache there from the installed fonts, never reading one under the verifier's ``HOME`` — which a party's
+    instructions can set (a ``HOME`` beside the report, whose cache drew swapped digits under a MATCH)."""
 
     def __init__(self, python: str, limits: Limits, budget: Budget, scratch: Path, world_file: Path, where: Any):
         self.python, self.limits, self.budget = python, limits, budget
         self.scratch, self.world_file, self.where = scratch, world_file, where
         self.count = 0
+        self.home = scratch / "home"
+        self.home.mkdir(mode=0o700)
 
     def run(self, args: list[str], step: str) -> subprocess.CompletedProcess:
         env = dict(os.environ)
@@ -619,7 +641,7 @@ class _Children:
         # removed with it: onnxruntime writes $TMPDIR/.ses, following a link planted there
         tmp = self.scratch / f"tmp-{self.count}"
         tmp.mkdir(mode=0o700)
-        env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))
+        env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp), HOME=str(self.home))
         cmd = [self.python, "-I", "-m", "rfbench", *args]
         left = self.budget.left()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
