@@ -28,14 +28,25 @@ __all__ = ["guard", "fail", "emit_json", "stdout_console", "stderr_console", "on
 def _console_class():
     """A Rich console that never writes a control character it did not make itself: the text of every segment
     (a report's strings, a file name, a label from a manifest) has its terminal controls shown as ``\\xNN``
-    (:func:`clean_text`), while Rich's own styling and cursor controls stay as they are."""
+    (:func:`clean_text`), while Rich's own styling and cursor controls stay as they are. Made with
+    ``broken_pipe=True``, a closed pipe raises ``BrokenPipeError`` (for :func:`verdict_output`) where Rich would
+    end the process with exit 1."""
     from rich.console import Console
     from rich.segment import Segment
 
     class SafeConsole(Console):
+        def __init__(self, *args, broken_pipe: bool = False, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._raise_broken_pipe = broken_pipe
+
         def _render_buffer(self, buffer):
             return super()._render_buffer(Segment(clean_text(text), style, control) if not control else
                                           Segment(text, style, control) for text, style, control in buffer)
+
+        def on_broken_pipe(self) -> None:
+            if self._raise_broken_pipe:
+                raise BrokenPipeError(32, "Broken pipe")
+            super().on_broken_pipe()
 
     return SafeConsole
 
@@ -44,9 +55,9 @@ def stderr_console():
     return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
 
-def stdout_console():
+def stdout_console(broken_pipe: bool = False):
     # long lines stay whole when piped; tables fit the width
-    return _console_class()(highlight=False, soft_wrap=True)
+    return _console_class()(highlight=False, soft_wrap=True, broken_pipe=broken_pipe)
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -122,6 +133,46 @@ def guard() -> Iterator[None]:
                    "file name can hold: that input is malformed", 2) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
+
+
+@contextlib.contextmanager
+def verdict_output(code: int, end: bool = True) -> Iterator[None]:
+    """Print a verdict whose exit code is ``code`` (verify: 0 MATCH, 1 MISMATCH) inside this block: stdout that
+    cannot be written (a reader that closed the pipe, ``| head``; a full disk) never changes the exit code — a
+    MATCH piped into ``head`` was exit 1, the code of a forged report, and a MISMATCH written to a full disk exit
+    2, that of bad input. A closed pipe is silent (its reader chose to stop); any other failure is one stderr
+    line. The block then ends the command with ``code`` or, with ``end=False``, lets the caller go on (a
+    MISMATCH raises its error next, whose one line goes to stderr)."""
+    try:
+        yield
+        sys.stdout.flush()
+    except OSError as exc:
+        _stdout_closed()
+        if not isinstance(exc, BrokenPipeError):
+            what = (exc.strerror or str(exc)).lower()
+            try:
+                sys.stderr.write(f"error: the verdict could not be written to stdout ({what}); the exit code {code} "
+                                 "is the verdict\n")
+                sys.stderr.flush()
+            except OSError:
+                pass
+        if end:
+            raise typer.Exit(code) from None
+
+
+def _stdout_closed() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush of what is still buffered cannot
+    fail (and print its own message) after the verdict's exit code is settled."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout (a test's capture): nothing to flush
+        pass
 
 
 def output_file(value: Any) -> Any:

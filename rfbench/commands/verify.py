@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from rfbench.commands._common import emit_json, guard, stdout_console, with_settings
+from rfbench.commands._common import emit_json, guard, stdout_console, verdict_output, with_settings
 from rfbench.commands.ingest import DropDuplicates, Label, Location, Orientation, RecordingBy, Room, Subject, fields_of
 from rfbench.report.verify import Limits
 
@@ -86,12 +86,18 @@ def _verify(
                 result = verify_report(report, root=root, limits=limits, cells=tuple(cell or ()),
                                        all_cells=all_cells, datasets=tuple(dataset or ()), convention=convention)
         except VerificationError as exc:
-            _mismatch(report, exc, json_out)
+            with verdict_output(1, end=False):
+                _mismatch(report, exc, json_out)
             raise
+    with verdict_output(0):
+        _match(report, result, json_out)
+
+
+def _match(report: Path, result, json_out: bool) -> None:
     if json_out:
         emit_json(result.to_dict())
         return
-    console = stdout_console()
+    console = stdout_console(broken_pipe=True)
     from rfbench import __version__
     from rfbench.report.verify import ENVIRONMENT
 
@@ -148,7 +154,7 @@ def _mismatch(report: Path, exc, json_out: bool) -> None:
         return
     from rich.table import Table
 
-    console = stdout_console()
+    console = stdout_console(broken_pipe=True)
     if not console.is_terminal:
         console.width = 200
     table = Table(title=f"rfbench verify {_shown(report)}: MISMATCH", title_justify="left")
