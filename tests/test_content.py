@@ -927,6 +927,65 @@ def test_a_bvp_profile_copied_under_another_header_is_a_leak(runner, tmp_path):
     assert f"train {train['id']} and test {test['id']} share 1 frame(s)" in result.output
 
 
+@pytest.mark.parametrize("change", ["below-float32", "zero-step", "both"])
+def test_a_bvp_profile_copied_as_the_same_model_input_is_a_leak(runner, tmp_path, change):
+    """A training profile copied over a test file with every float64 value moved by one step (below float32's
+    precision) or with an all-zero step appended gives the model the very row the training file gives, yet had a
+    fingerprint of its own while the float64 values were hashed: the audit passed a test side of such copies.
+    Profiles are now hashed as the model sees them (float32, trailing zero steps left out)."""
+    import numpy as np
+
+    from rfbench.datasets.bvp_mat import read_bvp
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+
+    def run(*args):
+        return runner.invoke(app, [str(a) for a in args])
+
+    tree = tmp_path / "t"
+    assert run("generate", "widar", tree, "--kind", "bvp", "--clean").exit_code == 0
+    assert run("ingest", "widar", tree, "-o", tmp_path / "m.json").exit_code == 0
+    assert run("split", tmp_path / "m.json", "-p", "cross-location", "--test", "3", "-o",
+               tmp_path / "s.json").exit_code == 0
+    m = json.loads((tmp_path / "m.json").read_text())
+    s = json.loads((tmp_path / "s.json").read_text())
+    by = {r["id"]: r for r in m["recordings"]}
+    test, train = by[s["test"][0]], by[s["train"][0]]
+    value = read_bvp(tree / train["files"][0]["path"])
+    if change in ("below-float32", "both"):
+        value = np.nextafter(value, np.inf)
+    if change in ("zero-step", "both"):
+        value = np.concatenate([value, np.zeros((20, 20, 1))], axis=2)
+    copy = tree / test["files"][0]["path"]
+    copy.write_bytes(bvp_file_bytes(value))
+    assert copy.read_bytes() != (tree / train["files"][0]["path"]).read_bytes()
+    assert run("ingest", "widar", tree, "-o", tmp_path / "m2.json").exit_code == 0
+    result = run("split", tmp_path / "m2.json", "-p", "cross-location", "--test", "3", "--content", "-o",
+                 tmp_path / "s2.json")
+    assert result.exit_code == 1, result.output
+    assert f"train {train['id']} and test {test['id']} share 1 frame(s)" in result.output
+
+
+def test_a_bvp_profile_one_float32_step_away_is_other_content():
+    """What is hashed is the model's input, exactly: a value moved by one float32 step, or a zero step put before
+    the profile (which shifts the row), is another input."""
+    import numpy as np
+
+    from rfbench.protocols.fingerprints import _canonical, bvp_model_view
+
+    rng = np.random.default_rng(0)
+    v = rng.random((20, 20, 6)).astype(np.float32).astype(np.float64)
+    same = [v, np.nextafter(v, np.inf), np.concatenate([v, np.zeros((20, 20, 3))], axis=2)]
+    views = [_canonical(bvp_model_view(x)).tobytes() for x in same]
+    assert views[0] == views[1] == views[2]
+    w = v.copy()
+    w[3, 4, 5] = np.nextafter(np.float32(w[3, 4, 5]), np.float32(2))
+    shifted = np.concatenate([np.zeros((20, 20, 1)), v], axis=2)
+    for other in (w, shifted):
+        assert _canonical(bvp_model_view(other)).tobytes() != views[0]
+    assert bvp_model_view(np.zeros((20, 20, 4))).shape == (0, 20, 20)  # all zero: blank, as before
+    assert bvp_model_view(v[:, :, 0]).shape == (1, 20, 20)  # T = 1, stored as 20×20
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Logs of other CSI hardware (ingest files): fingerprinted by their records' CSI values
 # ---------------------------------------------------------------------------------------------------------

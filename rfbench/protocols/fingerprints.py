@@ -339,19 +339,36 @@ def _canonical(arr: np.ndarray) -> np.ndarray:
     return x
 
 
+def bvp_model_view(value: np.ndarray) -> np.ndarray:
+    """A BVP profile as a model sees it (``rfbench windows``): float32 (rounded to nearest, as windows casts),
+    steps first (MATLAB's ``v(i, j, t)`` is ``x[t, i, j]``; a 2-D value is one step), the trailing steps whose
+    400 values are all zero left out (windows pads a row with zero steps). Two profiles with the same view give
+    the same row at any ``t_max`` that holds them: a copy whose values differ below float32's precision, or that
+    has zero steps appended, is the same content (each had a fingerprint of its own when the float64 values were
+    hashed)."""
+    v = np.asarray(value)
+    if v.ndim == 2:
+        v = v[:, :, None]
+    x = np.moveaxis(v.astype(np.float32), -1, 0)
+    kept = np.flatnonzero((x != 0).reshape(x.shape[0], -1).any(axis=1)) if x.shape[0] else np.zeros(0, np.int64)
+    return x[:int(kept[-1]) + 1] if kept.size else x[:0]
+
+
 def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int, str | None]:
     """The values of an MM-Fi frame that are hashed: ``CSIamp`` then ``CSIphase`` (when present), canonical
     float64 (see :func:`_canonical`), with the frame's status: ``0`` fingerprinted, ``1`` all zero, ``2`` no
     finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3`` not a frame (the reason is returned).
-    A Widar3.0 BVP file (no ``CSIamp``, a ``velocity_spectrum_ro``) is one such unit too, its profile's values
-    hashed: the same profile under another MAT header (a changed text, a compressed element) is the same content.
+    A Widar3.0 BVP file (no ``CSIamp``, a ``velocity_spectrum_ro``) is one such unit too, its profile hashed as a
+    model sees it (:func:`bvp_model_view`): the same profile under another MAT header (a changed text, a
+    compressed element), with values changed below float32's precision or zero steps appended, is the same
+    content.
 
     Returns
     -------
     (values or None, status, reason or None)
     """
     if "CSIamp" not in mat and BVP_VARIABLE in mat:
-        parts = [_canonical(mat[BVP_VARIABLE])]
+        parts = [_canonical(bvp_model_view(mat[BVP_VARIABLE]))]
     elif "CSIamp" not in mat:
         found = ", ".join(sorted(mat)) or "no numeric variable"
         return None, _UNPARSED, f"no CSIamp variable (found: {found})"
@@ -390,6 +407,8 @@ def hardware_records(log) -> tuple[list, np.ndarray]:
 
 
 def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
-    return tuple((k, np.shape(mat[k]), np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase", BVP_VARIABLE)
-                 if k in mat)
+    """The shapes of what :func:`frame_values` hashes (a BVP profile's as a model sees it), part of the content a
+    match is confirmed on."""
+    return tuple((k, np.shape(bvp_model_view(mat[k]) if k == BVP_VARIABLE and "CSIamp" not in mat else mat[k]),
+                  np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase", BVP_VARIABLE) if k in mat)
 
