@@ -728,13 +728,21 @@ def test_a_stopped_ingest_does_not_read_the_rest_of_the_tree(tmp_path, monkeypat
 
     monkeypatch.setattr(bvp_readers.BvpReaders, "start", start)
 
+    done_at_stop = []
+
     def stop(_):
+        done_at_stop.append(sum(f.done() for f in futures))
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         widar_bvp.ingest_bvp(tmp_path / "tree", workers=2, progress=stop)
-    assert len(futures) > 100 and sum(f.cancelled() for f in futures) > len(futures) // 2
-    assert started and started[0] and all(proc.poll() is not None for proc in started[0])  # the children ended
+    assert len(futures) > 100 and started and started[0]
+    assert all(f.done() for f in futures)  # each read, or cancelled: none left waiting
+    # after the stop only the batches already out are read: at most three per child (one read, one in its input,
+    # one waiting to be sent); how many were read before the stop is the machine's pace, not the test's
+    read_after = sum(f.done() and not f.cancelled() for f in futures) - done_at_stop[0]
+    assert read_after <= 3 * len(started[0]), (read_after, done_at_stop, len(futures))
+    assert all(proc.poll() is not None for proc in started[0])  # the children ended
 
 
 def _bvp_split(tmp_path):

@@ -901,10 +901,8 @@ def test_the_progress_total_of_a_content_audit_is_what_it_then_reads(leaky_widar
         assert len(totals) == 1 and totals[0] > 0 and sum(steps) == totals[0]
 
 
-def test_a_bvp_profile_copied_under_another_header_is_a_leak(runner, tmp_path):
-    """A BVP file is fingerprinted by its profile's values, not only by its bytes: a training file copied over a
-    test file with four bytes of its MAT header text changed (another sha256, the same velocity_spectrum_ro) is
-    content both sides share."""
+def _bvp_cross_location(runner, tmp_path):
+    """A generated BVP tree split cross-location (test location 3): ``(run, tree, by id, split doc)``."""
     def run(*args):
         return runner.invoke(app, [str(a) for a in args])
 
@@ -914,17 +912,28 @@ def test_a_bvp_profile_copied_under_another_header_is_a_leak(runner, tmp_path):
     assert run("split", tmp_path / "m.json", "-p", "cross-location", "--test", "3", "-o",
                tmp_path / "s.json").exit_code == 0
     m = json.loads((tmp_path / "m.json").read_text())
-    s = json.loads((tmp_path / "s.json").read_text())
-    by = {r["id"]: r for r in m["recordings"]}
-    test, train = by[s["test"][0]], next(by[i] for i in s["train"] if by[i]["frames"] == by[s["test"][0]]["frames"])
-    data = bytearray((tree / train["files"][0]["path"]).read_bytes())
-    data[60:64] = b"0042"  # inside the 116-byte descriptive text: no value changes
-    (tree / test["files"][0]["path"]).write_bytes(bytes(data))
+    return run, tree, {r["id"]: r for r in m["recordings"]}, json.loads((tmp_path / "s.json").read_text())
+
+
+def _copy_is_a_leak(run, tree, tmp_path, train, test):
+    """Ingested and split again with ``--content``: the test recording shares the train one's content."""
     assert run("ingest", "widar", tree, "-o", tmp_path / "m2.json").exit_code == 0
     result = run("split", tmp_path / "m2.json", "-p", "cross-location", "--test", "3", "--content", "-o",
                  tmp_path / "s2.json")
     assert result.exit_code == 1, result.output
     assert f"train {train['id']} and test {test['id']} share 1 frame(s)" in result.output
+
+
+def test_a_bvp_profile_copied_under_another_header_is_a_leak(runner, tmp_path):
+    """A BVP file is fingerprinted by its profile's values, not only by its bytes: a training file copied over a
+    test file with four bytes of its MAT header text changed (another sha256, the same velocity_spectrum_ro) is
+    content both sides share."""
+    run, tree, by, s = _bvp_cross_location(runner, tmp_path)
+    test, train = by[s["test"][0]], next(by[i] for i in s["train"] if by[i]["frames"] == by[s["test"][0]]["frames"])
+    data = bytearray((tree / train["files"][0]["path"]).read_bytes())
+    data[60:64] = b"0042"  # inside the 116-byte descriptive text: no value changes
+    (tree / test["files"][0]["path"]).write_bytes(bytes(data))
+    _copy_is_a_leak(run, tree, tmp_path, train, test)
 
 
 @pytest.mark.parametrize("change", ["below-float32", "zero-step", "both"])
@@ -938,17 +947,7 @@ def test_a_bvp_profile_copied_as_the_same_model_input_is_a_leak(runner, tmp_path
     from rfbench.datasets.bvp_mat import read_bvp
     from rfbench.datasets.synthetic_bvp import bvp_file_bytes
 
-    def run(*args):
-        return runner.invoke(app, [str(a) for a in args])
-
-    tree = tmp_path / "t"
-    assert run("generate", "widar", tree, "--kind", "bvp", "--clean").exit_code == 0
-    assert run("ingest", "widar", tree, "-o", tmp_path / "m.json").exit_code == 0
-    assert run("split", tmp_path / "m.json", "-p", "cross-location", "--test", "3", "-o",
-               tmp_path / "s.json").exit_code == 0
-    m = json.loads((tmp_path / "m.json").read_text())
-    s = json.loads((tmp_path / "s.json").read_text())
-    by = {r["id"]: r for r in m["recordings"]}
+    run, tree, by, s = _bvp_cross_location(runner, tmp_path)
     test, train = by[s["test"][0]], by[s["train"][0]]
     value = read_bvp(tree / train["files"][0]["path"])
     if change in ("below-float32", "both"):
@@ -958,11 +957,7 @@ def test_a_bvp_profile_copied_as_the_same_model_input_is_a_leak(runner, tmp_path
     copy = tree / test["files"][0]["path"]
     copy.write_bytes(bvp_file_bytes(value))
     assert copy.read_bytes() != (tree / train["files"][0]["path"]).read_bytes()
-    assert run("ingest", "widar", tree, "-o", tmp_path / "m2.json").exit_code == 0
-    result = run("split", tmp_path / "m2.json", "-p", "cross-location", "--test", "3", "--content", "-o",
-                 tmp_path / "s2.json")
-    assert result.exit_code == 1, result.output
-    assert f"train {train['id']} and test {test['id']} share 1 frame(s)" in result.output
+    _copy_is_a_leak(run, tree, tmp_path, train, test)
 
 
 def test_a_bvp_profile_one_float32_step_away_is_other_content():

@@ -27,9 +27,8 @@ def test_the_foreign_variables_are_the_ones_that_move_library_files():
     assert env == {"PATH": "/usr/bin", "HOME": "/root", "TMPDIR": "/tmp/x"}
 
 
-def test_no_rerun_child_gets_a_folder_the_environment_names(runner, tiny_demo, monkeypatch):
-    for k, v in FOREIGN.items():
-        monkeypatch.setenv(k, v)
+def _children_environments(tiny_demo, monkeypatch) -> list[dict]:
+    """Verify the tiny demo's gesture report (a MATCH) and return the environment of each re-run child."""
     seen = []
     real = subprocess.Popen
 
@@ -40,6 +39,13 @@ def test_no_rerun_child_gets_a_folder_the_environment_names(runner, tiny_demo, m
     monkeypatch.setattr(V.subprocess, "Popen", popen)
     result = V.verify_report(tiny_demo / "gesture" / "report.json", root=tiny_demo)
     assert result.status == "match"
+    return seen
+
+
+def test_no_rerun_child_gets_a_folder_the_environment_names(runner, tiny_demo, monkeypatch):
+    for k, v in FOREIGN.items():
+        monkeypatch.setenv(k, v)
+    seen = _children_environments(tiny_demo, monkeypatch)
     assert seen, "no re-run child was started"
     for env in seen:
         assert not set(FOREIGN) & set(env), sorted(set(FOREIGN) & set(env))
@@ -80,16 +86,7 @@ def test_each_rerun_child_has_a_home_of_its_own(tiny_demo, monkeypatch, tmp_path
     party = tmp_path / "home"
     (party / ".cache" / "matplotlib").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(party))
-    seen = []
-    real = subprocess.Popen
-
-    def popen(cmd, *args, **kwargs):
-        seen.append(dict(kwargs.get("env") or {}))
-        return real(cmd, *args, **kwargs)
-
-    monkeypatch.setattr(V.subprocess, "Popen", popen)
-    result = V.verify_report(tiny_demo / "gesture" / "report.json", root=tiny_demo)
-    assert result.status == "match"
+    seen = _children_environments(tiny_demo, monkeypatch)
     homes = {env.get("HOME") for env in seen}
     assert len(seen) > 1 and len(homes) == 1 and str(party) not in homes
     home = Path(homes.pop())
