@@ -146,6 +146,21 @@ def score_like(path) -> ScoreLike:
                      str(results[0].get("better")))
 
 
+#: The prediction settings that bound a run's resources (address space, CPU time, wall-clock time): they decide
+#: whether a run finishes, never what it predicts. Every other prediction setting (the input and output, the
+#: flattening, batching, threads, sessions, tolerance, random operators) is the sweep's: each cell's is the clean
+#: cell's, and the clean cell's is the score-like report's.
+PREDICT_LIMITS = ("memory_mb", "cpu_seconds", "timeout")
+
+
+def prediction_settings(settings) -> dict:
+    """``settings`` (a :class:`~rfbench.nn.predict_settings.PredictSettings`) as a dict, but the resource limits
+    (:data:`PREDICT_LIMITS`): what a sweep holds every cell's prediction run to."""
+    from dataclasses import asdict
+
+    return {k: v for k, v in asdict(settings).items() if k not in PREDICT_LIMITS}
+
+
 # -- paired drops -------------------------------------------------------------------------------------------
 
 

@@ -332,7 +332,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
             differ(key, doc.get(key), value)
     level = (clean_report.get("bootstrap") or {}).get("level")  # the level of the sweep's paired bootstrap too
     compared += _whole(doc, settings, digests, reference_digest, models, derived, level, differ)
-    compared += _score_like_binds(doc, base, files, clean_report, reports["clean"][0], differ)
+    compared += _score_like_binds(doc, base, files, clean_report, reports["clean"][0], clean_bound, differ)
     compared += _pictures(doc, base, files, differ)
     if differences:
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
@@ -435,12 +435,13 @@ def _shown(value: Any) -> Any:
 
 
 def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Mapping, clean_path: Path,
-                      differ) -> int:
+                      clean_bound: Mapping, differ) -> int:
     """The score-like report the summary names is the one the cells were scored like: the clean cell's score
-    settings (metric, bootstrap, report options, parsed from its reproducer) are the score-like report's, and its
-    windows (but the corruption) are built as the score-like report's were. (The sweep takes them from it: a
-    summary naming another report would carry a reproducer that does not make its numbers.) Returns values
-    compared."""
+    settings (metric, bootstrap, report options, parsed from its reproducer) are the score-like report's, its
+    windows (but the corruption) are built as the score-like report's were, and its prediction settings (but the
+    resource limits: ``clean_bound["predict"]``) are those of the score-like report's prediction record. (The
+    sweep takes them from it: a summary naming another report would carry a reproducer that does not make its
+    numbers.) Returns values compared."""
     from dataclasses import replace
 
     from rfbench.datasets.windows import load_index
@@ -475,7 +476,17 @@ def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Map
     if like_windows != clean_windows:
         differ("score_like.windows", f"{doc['score_like']['path']}'s windows index settings",
                "the clean cell's windows settings (but the corruption)")
-    return 2
+    inputs = {i.get("role"): i for i in like.get("inputs") or [] if isinstance(i, Mapping)}
+    n, like_predict = _predict_of(inputs, item.path, files, "score_like", differ)
+    clean_predict = clean_bound.get("predict")
+    if like_predict is not None and clean_predict is not None:
+        differs = [f"{k} {_shown(like_predict.get(k))!r}, not {_shown(clean_predict.get(k))!r}"
+                   for k in sorted(set(like_predict) | set(clean_predict), key=str)
+                   if not _same(like_predict.get(k), clean_predict.get(k))]
+        if differs:
+            differ("score_like.predict", f"{doc['score_like']['path']}'s prediction settings: " + "; ".join(differs),
+                   "the clean cell's prediction settings (but the resource limits)")
+    return 2 + n
 
 
 def _spec_text(spec) -> str:
@@ -498,6 +509,8 @@ def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Ma
     inputs = {i.get("role"): i for i in report.get("inputs") or [] if isinstance(i, Mapping)}
     n = 0
     bound: dict = {"windows": None, "score": _score_of(report)}
+    n_predict, bound["predict"] = _predict_of(inputs, report_path, files, where, differ)
+    n += n_predict
     for role, key in (("model", "model"), ("split", "split")):
         n += 1
         if (inputs.get(role) or {}).get("sha256") != digests[key]:
@@ -525,6 +538,28 @@ def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Ma
     return n, bound
 
 
+def _predict_of(inputs: Mapping, report_path: Path, files: _Files, where: str, differ) -> tuple[int, dict | None]:
+    """The prediction settings of the run a report was scored from, from its prediction record (``pred.json``,
+    the ``pred-record`` input, read from the bytes its recorded sha256 names) but the resource limits
+    (:func:`~rfbench.report.robustness.prediction_settings`); None when not read (a difference is named then).
+    Returns values compared and the settings."""
+    from rfbench.nn.predict_settings import settings_from_dict
+    from rfbench.report.robustness import prediction_settings
+
+    record = inputs.get("pred-record")
+    if not isinstance(record, Mapping):
+        differ(f"{where}.inputs.pred-record", None, "the prediction record (pred.json) the report was scored from")
+        return 1, None
+    what = f"the prediction record of the {where} report"
+    item = files.resolve(record.get("path"), report_path.parent, what)
+    digest = files.sha256(item, what)
+    if digest != record.get("sha256"):
+        differ(f"{where}.inputs.pred-record.sha256", record.get("sha256"), digest)
+        return 1, None
+    doc = files.document(item, "prediction", what)
+    return 1, prediction_settings(settings_from_dict(doc.get("settings"), f"{item.path}: settings"))
+
+
 def _score_of(report: Mapping) -> dict | None:
     """A report's score settings: every option of its ``rfbench score`` reproducer (metric, bootstrap, report
     options) and the bootstrap its report records; None when it has no reproducer rfbench writes."""
@@ -547,10 +582,13 @@ def _score_of(report: Mapping) -> dict | None:
 
 
 def _same_as_clean(bound: Mapping, clean: Mapping, where: str, differ) -> int:
-    """A cell's windows settings (but the corruption) and score settings are the clean cell's: the sweep builds
-    and scores every cell as it does clean, so a cell made over another stride (a subset of the frames) or
-    scored with another bootstrap is not a cell of this sweep. Returns values compared."""
-    for key, what in (("windows", "windows index settings (but the corruption)"), ("score", "score settings")):
+    """A cell's windows settings (but the corruption), prediction settings (but the resource limits) and score
+    settings are the clean cell's: the sweep builds, predicts and scores every cell as it does clean, so a cell
+    made over another stride (a subset of the frames), predicted from another output of the model (``--output``,
+    ``--input``, ``--flatten``, ...) or scored with another bootstrap is not a cell of this sweep. Returns values
+    compared."""
+    for key, what in (("windows", "windows index settings (but the corruption)"),
+                      ("predict", "prediction settings (but the resource limits)"), ("score", "score settings")):
         mine, theirs = bound[key], clean[key]
         if mine is None or theirs is None:
             if mine is not theirs:
@@ -561,7 +599,7 @@ def _same_as_clean(bound: Mapping, clean: Mapping, where: str, differ) -> int:
                    for k in sorted(set(mine) | set(theirs), key=str) if not _same(mine.get(k), theirs.get(k))]
         if differs:
             differ(f"{where}.{key}", "; ".join(differs), f"the clean cell's {what}")
-    return 2
+    return 3
 
 
 def _pictures(doc: Mapping, base: Path, files: _Files, differ) -> int:
