@@ -1010,9 +1010,16 @@ def _ingest_again(world: ClosedWorld, children: _Children, scratch: Path, where:
 
 
 def _plot_engine() -> str | None:
-    from rfbench.report.plots import have_matplotlib, plot_engine
+    """``"matplotlib"`` when the plotting library is installed here (the re-runs can draw the pictures again),
+    else None. Found, not imported: verify's own process never imports it — matplotlib reads a ``matplotlibrc``
+    in the current folder as it is imported, and one that was a FIFO hung verify past ``--timeout`` (one linked
+    to /dev/zero grew without bound); the re-runs draw, each in an empty folder of its own."""
+    import importlib.util
 
-    return plot_engine() if have_matplotlib() else None
+    try:
+        return "matplotlib" if importlib.util.find_spec("matplotlib") is not None else None
+    except (ImportError, ValueError):
+        return None
 
 
 def _stored_pictures(report: Mapping, report_real: Path, root: Path, budget: Budget) -> None:
