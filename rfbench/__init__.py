@@ -20,7 +20,17 @@ Numba, so the command line starts fast. :data:`__all__` lists every public name.
 
 from __future__ import annotations
 
-import importlib
+import sys
+
+if sys.argv[:1] == ["-m"]:  # (set so only while ``python -m`` imports the package its module is in)
+    from rfbench._entry import drop_current_folder, ran_as_module
+
+    if ran_as_module(sys.orig_argv if hasattr(sys, "orig_argv") else []):
+        # ``python -m rfbench``: the current folder, first on the import path, leaves it before anything else is
+        # imported (a json.py beside a report ran inside verify when rfbench._rerun imported json)
+        sys.path[:] = drop_current_folder(sys.path)
+
+import importlib  # noqa: E402
 
 __version__ = "0.1.0"
 

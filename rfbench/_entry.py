@@ -43,6 +43,30 @@ def drop_current_folder(path: list[str]) -> list[str]:
     return [p for p in path if not from_here(p)]
 
 
+def ran_as_module(orig_argv: list[str]) -> bool:
+    """Whether the interpreter's own command line (``sys.orig_argv``) runs rfbench or one of its modules with
+    ``-m`` (``python -m rfbench``, ``python -I -mrfbench.x``), not another program that imports rfbench."""
+    k = 1
+    while k < len(orig_argv):
+        arg = orig_argv[k]
+        if arg == "--check-hash-based-pycs":
+            k += 2
+            continue
+        if not arg.startswith("-") or arg in ("-", "--") or arg.startswith("--"):
+            return False  # a script, stdin, or a long option Python does not have: its options end here
+        for j, flag in enumerate(arg[1:], start=2):  # a cluster of short options: -I, -Im, -W error, -Xdev...
+            if flag == "c":
+                return False  # -c's program
+            if flag in "mWX":
+                value = arg[j:] or (orig_argv[k + 1] if k + 1 < len(orig_argv) else "")
+                if flag == "m":
+                    return value == "rfbench" or value.startswith("rfbench.")
+                k += 0 if arg[j:] else 1  # the value was the next word
+                break
+        k += 1
+    return False
+
+
 #: Variables with which Python imports, reads or runs code from a place they name, or runs a hook of their
 #: choosing: the import path, another standard library, the user's site folder, the bytecode cache's folder,
 #: a start-up file, warnings turned into errors and ``breakpoint()``'s hook. Any of them set (not empty) starts

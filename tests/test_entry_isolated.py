@@ -97,3 +97,24 @@ def test_isolated_argv():
     assert _entry.isolated_argv([str(script)], SimpleNamespace(isolated=0, ignore_environment=1),
                                 {"PYTHONPATH": "/x"}, python) is None
     assert _entry.isolated_argv([str(script)], plain, {"PYTHONPATH": "/x"}, "") is None
+
+
+def test_python_m_rfbench_imports_nothing_from_the_current_folder(tmp_path):
+    """``python -m rfbench`` puts the current folder first on the import path; rfbench._rerun imported ``json``
+    before the console-script code dropped it, so a ``json.py`` beside a report ran inside verify."""
+    for name in ("json", "signal", "importlib"):
+        (tmp_path / f"{name}.py").write_text("import sys\nprint('PLANTED')\nsys.exit(0)\n")
+    done = subprocess.run([sys.executable, "-m", "rfbench", "--version"], env=_env(), capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert "PLANTED" not in done.stdout and done.returncode == 0 and done.stdout.startswith("rfbench ")
+
+
+@pytest.mark.parametrize("argv, ran", [
+    (["python", "-m", "rfbench", "verify"], True), (["python", "-I", "-m", "rfbench"], True),
+    (["python", "-mrfbench.datasets.bvp_readers"], True), (["python", "-m", "pytest", "-m", "rfbench"], False),
+    (["python", "script.py", "-m", "rfbench"], False), (["python", "-c", "import rfbench", "-m", "rfbench"], False),
+    (["python", "-m", "rfbenchx"], False), (["python"], False), (["python", "-W", "error", "-m", "rfbench"], True),
+    (["python", "-Xdev", "-Im", "rfbench"], True), (["python", "-Imrfbench"], True), (["python", "-Ic", "x"], False),
+    (["python", "-X", "importtime", "-m", "rfbench"], True), (["python", "-W", "-m", "x"], False)])
+def test_ran_as_module(argv, ran):
+    assert _entry.ran_as_module(argv) is ran
