@@ -59,14 +59,46 @@ class _Group(TyperGroup):
         return " ".join(path)
 
 
+#: Error handlers that write any character (as itself or as an escape); any other (``strict``, or
+#: ``surrogateescape``, which writes a lone surrogate but raises on a character the encoding lacks) is replaced.
+_WRITES_ANY = ("backslashreplace", "replace", "xmlcharrefreplace", "namereplace")
+
+
 def _tolerant_streams() -> None:
-    """Let stdout/stderr print any file name: a name that is not valid UTF-8 (held as lone surrogates) is
-    shown escaped instead of raising UnicodeEncodeError under a strict UTF-8 locale."""
+    """Let stdout/stderr print any file name: a name that is not valid UTF-8 (held as lone surrogates), or one
+    the stream's encoding lacks (``PYTHONIOENCODING=ascii:surrogateescape`` and a folder named in UTF-8), is
+    shown escaped instead of raising UnicodeEncodeError (a traceback, and verify's MATCH exit 1). A stream that
+    is closed (``>&-``: Python has none) writes to the null device, so that a command's exit code stays its own."""
+    import os
+
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - lives as long as the process
     for stream in (sys.stdout, sys.stderr):
-        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        if getattr(stream, "errors", None) not in _WRITES_ANY and hasattr(stream, "reconfigure"):
             try:
                 stream.reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a stream that cannot change its handler keeps it
+                pass
+
+
+def _settle_streams() -> None:
+    """Flush stdout and stderr as a command ends; one that cannot take what is left (a reader gone, a full disk)
+    is pointed at the null device, so the interpreter's own last flush cannot fail and turn the command's exit
+    code (verify's verdict) into 120."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)
+                try:
+                    os.dup2(null, stream.fileno())
+                finally:
+                    os.close(null)
+            except (OSError, ValueError, AttributeError):
                 pass
 
 
@@ -165,6 +197,18 @@ def app_for(argv: list[str]) -> typer.Typer:
     return _whole_app()
 
 
+#: The variable with which Click answers shell completion instead of running the command: completion is off
+#: (``add_completion=False``), but Click still read it, and ``rfbench verify`` set so printed "Shell ... not
+#: supported" and exited 1, the code of a mismatch, having verified nothing.
+_COMPLETE_VAR = "_RFBENCH_COMPLETE"
+
+
 def main() -> None:
     """Console-script entry point (also ``python -m rfbench``, which names itself ``rfbench`` in usage and hints)."""
-    app_for(sys.argv[1:])(prog_name="rfbench")
+    import os
+
+    os.environ.pop(_COMPLETE_VAR, None)
+    try:
+        app_for(sys.argv[1:])(prog_name="rfbench")
+    finally:
+        _settle_streams()

@@ -64,6 +64,52 @@ def test_the_verdicts_console_raises_a_closed_pipe_where_rich_exits_1():
         other.print("x")
 
 
+def test_a_closed_or_narrow_stream_is_made_writable(monkeypatch):
+    """stdout closed (``>&-``: Python has none) writes to the null device; a handler that cannot write every
+    character (``PYTHONIOENCODING=ascii:surrogateescape``) becomes ``backslashreplace``; ``COLUMNS=0`` gives a
+    console of at least MIN_WIDTH columns (a MISMATCH printed nothing at width 0)."""
+    from rfbench.cli import _tolerant_streams
+    from rfbench.commands._common import MIN_WIDTH
+
+    monkeypatch.setattr(sys, "stdout", None)
+    ascii_err = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="surrogateescape")
+    monkeypatch.setattr(sys, "stderr", ascii_err)
+    _tolerant_streams()
+    assert sys.stdout is not None and sys.stdout.name == os.devnull
+    print("MATCH caf\u00e9")
+    sys.stderr.write("caf\u00e9 \udcff\n")
+    assert sys.stderr.errors == "backslashreplace"
+    sys.stdout.close()
+    monkeypatch.setenv("COLUMNS", "0")
+    assert stdout_console().width >= MIN_WIDTH
+
+
+def test_the_last_flush_of_a_broken_stream_cannot_change_the_exit_code(monkeypatch):
+    """What is still buffered for a reader that has gone is let go as the command ends: the interpreter's own
+    last flush then has nothing to fail on (it made the exit code 120)."""
+    from rfbench.cli import _settle_streams
+
+    read, write = os.pipe()
+    os.close(read)
+    stream = io.TextIOWrapper(io.BufferedWriter(io.FileIO(write, "w")), encoding="utf-8")
+    stream.write("MATCH\n")  # buffered, not yet written
+    monkeypatch.setattr(sys, "stdout", stream)
+    _settle_streams()
+    stream.write("more\n")
+    stream.flush()  # the descriptor is the null device now
+    stream.close()
+
+
+def test_shell_completion_never_replaces_a_command(monkeypatch):
+    """``_RFBENCH_COMPLETE`` set made Click answer completion ("Shell ... not supported", exit 1: a mismatch's
+    code) instead of running verify; completion is off, and the variable is ignored."""
+    env = {k: v for k, v in os.environ.items()}
+    env["_RFBENCH_COMPLETE"] = "complete_bash"
+    done = subprocess.run([sys.executable, "-m", "rfbench", "--version"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("rfbench "), done.stdout + done.stderr
+
+
 def _script() -> str:
     script = Path(sys.executable).parent / "rfbench"
     if not script.is_file():
@@ -100,3 +146,14 @@ def test_verify_exits_with_its_verdict_when_stdout_fails(tiny_demo, tmp_path):
             assert done.returncode == code, done.stderr
             assert "Traceback" not in done.stderr and "could not be written" not in done.stderr
             assert ("differ on re-run" in done.stderr) is (code == 1)
+            for shell in (f"exec >&-; {_quoted(argv)}", f"{_quoted(argv)} 2>&1 | true; exit ${{PIPESTATUS[0]}}",
+                          f"{_quoted(argv)} >/dev/full 2>/dev/full"):
+                done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=600)
+                assert done.returncode == code, (shell, done.stderr)
+                assert "Traceback" not in done.stderr
+
+
+def _quoted(argv) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)

@@ -25,6 +25,10 @@ __all__ = ["guard", "fail", "emit_json", "stdout_console", "stderr_console", "on
            "output_text"]
 
 
+#: The narrowest a console is made (``COLUMNS`` can say 0).
+MIN_WIDTH = 20
+
+
 def _console_class():
     """A Rich console that never writes a control character it did not make itself: the text of every segment
     (a report's strings, a file name, a label from a manifest) has its terminal controls shown as ``\\xNN``
@@ -38,6 +42,8 @@ def _console_class():
         def __init__(self, *args, broken_pipe: bool = False, **kwargs):
             super().__init__(*args, **kwargs)
             self._raise_broken_pipe = broken_pipe
+            if self.width < MIN_WIDTH:  # COLUMNS=0 made a width of 0: a MISMATCH printed nothing, not even its line
+                self.width = MIN_WIDTH
 
         def _render_buffer(self, buffer):
             return super()._render_buffer(Segment(clean_text(text), style, control) if not control else
