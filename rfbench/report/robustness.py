@@ -50,7 +50,8 @@ from rfbench.settings import _kind, flag_of, options_of
 
 __all__ = ["RobustnessSettings", "run_robustness", "parse_severities", "SUMMARY_FILE", "cell_name",
            "ScoreLike", "score_like", "aggregate", "read_reference", "check_reference", "reference_differs",
-           "cell_marks", "sweep_evidence", "evidence_lines"]
+           "cell_marks", "sweep_evidence", "evidence_lines", "reference_windows", "windows_compared",
+           "prediction_settings"]
 
 SUMMARY_FILE = "summary.json"
 
@@ -159,6 +160,23 @@ def prediction_settings(settings) -> dict:
     from dataclasses import asdict
 
     return {k: v for k, v in asdict(settings).items() if k not in PREDICT_LIMITS}
+
+
+def windows_compared(settings) -> dict:
+    """A :class:`~rfbench.datasets.windows.WindowSettings` as sweeps are compared by it: every field but the
+    corruption (``corrupt``, ``corrupt_seed``), a label set by its real path."""
+    from dataclasses import asdict
+
+    values = {k: v for k, v in asdict(settings).items() if k not in ("corrupt", "corrupt_seed")}
+    if values.get("label_set"):
+        values["label_set"] = os.path.realpath(values["label_set"])
+    return values
+
+
+def differing_fields(mine: Mapping, theirs: Mapping) -> list[str]:
+    """``"KEY MINE, not THEIRS"`` for each key whose values differ, in key order."""
+    return [f"{k} {mine.get(k)!r}, not {theirs.get(k)!r}" for k in sorted(set(mine) | set(theirs), key=str)
+            if mine.get(k) != theirs.get(k) or type(mine.get(k)) is not type(theirs.get(k))]
 
 
 # -- paired drops -------------------------------------------------------------------------------------------
@@ -988,12 +1006,48 @@ def read_reference(path: Path) -> dict:
     return doc
 
 
+def reference_windows(reference: Mapping, where) -> dict | None:
+    """The windows settings (:func:`windows_compared`) of a reference sweep's clean cell: its clean report (as the
+    reference records it, its sha256 checked) names its windows index (its sha256 checked too). None when the
+    reference names no clean report or it is not there (a summary.json copied alone: ``rfbench verify`` refuses
+    a summary with such a reference, whose cells it cannot re-run).
+
+    Raises
+    ------
+    ValidationError, FormatError
+        A clean report there but not as the reference records it, or a windows index missing or not as that
+        report records it.
+    """
+    from rfbench.datasets.windows import load_index
+    from rfbench.io.files import read_json
+    from rfbench.io.paths import resolve
+
+    where = Path(where)
+    clean = reference.get("clean")
+    rel = clean.get("report") if isinstance(clean, Mapping) else None
+    if not isinstance(rel, str) or not os.path.lexists(where.parent / rel):
+        return None
+    report_path = resolve(rel, where.parent, what="the reference's clean report").path
+    if _sha256(report_path) != clean.get("sha256"):
+        raise ValidationError(f"{where}: its clean report {report_path} is not the one it records (sha256 differs)")
+    report = read_json(report_path, "report")
+    rows = {i.get("role"): i for i in report.get("inputs") or [] if isinstance(i, dict)}.get("rows")
+    if not isinstance(rows, dict):
+        raise ValidationError(f"{report_path}: the reference's clean report names no windows index")
+    index_path = resolve(rows.get("path"), report_path.parent, what="the reference's clean windows index").path
+    if _sha256(index_path) != rows.get("sha256"):
+        raise ValidationError(f"{index_path}: the reference's clean windows index is not the one its report records "
+                              "(sha256 differs)")
+    return windows_compared(load_index(index_path, check_arrays=False).window_settings())
+
+
 def check_reference(reference: dict, where, like: ScoreLike, split, settings: RobustnessSettings) -> None:
     """A reference sweep is another model's over the same cells: the same task, metric (its full label: metric,
-    normalisation, layout, averaging), split (the same file's sha256) and corruptions × severities × seeds.
-    A corruption error divides by the reference's errors, so a reference of another task, metric or data (or
-    one missing cells, which left CE undefined without a word) would scale a verified mCE by a number that means
-    nothing here.
+    normalisation, layout, averaging), split (the same file's sha256), corruptions × severities × seeds and
+    windows (its clean cell's windows settings, every one but the corruption: stride, length, target,
+    features, ...). A corruption error divides by the reference's errors, so a reference of another task, metric
+    or data (a subset of the frames, other features, or one missing cells, which left CE undefined without a
+    word) would scale a verified mCE by a number that means nothing here.
 
     Raises
     ------
@@ -1001,16 +1055,25 @@ def check_reference(reference: dict, where, like: ScoreLike, split, settings: Ro
         Naming each way the reference differs.
     """
     differs = reference_differs(reference, like.task, like.label, _sha256(Path(split)), settings.record())
+    if not differs:  # (only then are its files read)
+        theirs = reference_windows(reference, where)
+        if theirs is not None:
+            differs = reference_differs(reference, like.task, like.label, _sha256(Path(split)), settings.record(),
+                                        windows_compared(like.windows), theirs)
     if differs:
         raise ValidationError(f"{where}: not a reference for this sweep — a reference is another model's sweep over "
-                              "the same cells (task, metric, split, corruptions × severities × seeds); it has "
-                              + "; ".join(differs))
+                              "the same cells (task, metric, split, corruptions × severities × seeds, windows); it "
+                              "has " + "; ".join(differs))
 
 
-def reference_differs(reference: Mapping, task, label, split_sha256: str, cells: Mapping) -> list[str]:
+def reference_differs(reference: Mapping, task, label, split_sha256: str, cells: Mapping,
+                      windows: Mapping | None = None, reference_windows: Mapping | None = None) -> list[str]:
     """Each way ``reference`` is not a reference for a sweep of ``task`` and metric ``label`` over the split whose
-    file hashes to ``split_sha256`` and the cells ``cells`` (``RobustnessSettings.record()``): what
-    :func:`check_reference` refuses, and what ``rfbench verify`` calls a difference in a summary's reference."""
+    file hashes to ``split_sha256``, the cells ``cells`` (``RobustnessSettings.record()``) and the windows
+    settings ``windows`` (:func:`windows_compared`; the reference's clean cell's are ``reference_windows``, both
+    compared when given): what :func:`check_reference` refuses, and what ``rfbench verify`` calls a difference in
+    a summary's reference. (The prediction settings are not compared: a reference is another model, which may
+    well be fed another input, read from another output or flattened.)"""
     differs = []
     if reference.get("task") != task:
         differs.append(f"task {reference.get('task')!r}, not {task!r}")
@@ -1024,6 +1087,10 @@ def reference_differs(reference: Mapping, task, label, split_sha256: str, cells:
     theirs = reference.get("settings")
     if theirs != cells:
         differs.append(f"other cells ({theirs!r}, not {dict(cells)!r})")
+    if windows is not None and reference_windows is not None:
+        fields = differing_fields(reference_windows, windows)
+        if fields:
+            differs.append("other windows (" + "; ".join(fields) + ")")
     return differs
 
 

@@ -19,7 +19,8 @@ once within verify's ``timeout`` and ``max_gb``:
   own); the version must read as one;
 - **the reference** sweep, when named: checked the same way (without a reference of its own), a reference for
   this sweep as ``rfbench robustness`` takes one (:func:`~rfbench.report.robustness.reference_differs`: the
-  same task, metric, split and cells), and its cells re-run with the summary's own (below), so the CE and mCE it
+  same task, metric, split, cells and windows — its clean cell's windows settings, but the corruption, are this
+  clean cell's), and its cells re-run with the summary's own (below), so the CE and mCE it
   scales rest on re-run cells too;
 - **the score-like report** is the one the cells were scored like (the clean cell's score settings and windows
   settings, but the corruption, are its);
@@ -133,7 +134,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
     files.resolve(path.name, path.parent, "the summary")  # the summary too is a file under the root
     with malformed_as_format_error(f"{path}: not a robustness summary rfbench writes"):
         checked = _check(path, files, reference_allowed=True)
-    names, reports, compared, version, reference_cells, evidence = checked
+    names, reports, compared, version, reference_cells, evidence, _ = checked
     unknown = [c for c in cells if c not in names and c != "clean"]
     if unknown:
         raise ValidationError(f"{path}: no cell {unknown[0]!r}; the cells are clean, "
@@ -180,8 +181,9 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
 def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | None = None):
     """Every check of the module docstring but the cell re-runs; ``(cell names, {cell: (report path, sha256 of
     the bytes checked)}, values compared, version, the reference's cell reports (the same pairs), the summary's
-    evidence, evidence_rule and warnings)``. ``doc``: the summary already parsed (a reference: from the bytes
-    hashed), else read from ``path``. Raises VerificationError listing every difference found."""
+    evidence, evidence_rule and warnings, the clean cell's windows settings as a reference is compared by
+    them)``. ``doc``: the summary already parsed (a reference: from the bytes hashed), else read from ``path``.
+    Raises VerificationError listing every difference found."""
     from rfbench.io.files import read_json
     from rfbench.report.robustness import NOTES, _first, aggregate, cell_marks, reproducer_argv, sweep_evidence
     from rfbench.report.robustness_settings import RobustnessSettings, cell_name
@@ -304,24 +306,24 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
             # checked as parsed from the bytes hashed, and scaled by the same document: never a second read
             reference = files.document(item, "robustness", "the summary's reference")
             try:
-                ref_names, ref_reports, ref_compared, _, _, _ = _check(item.path, files, reference_allowed=False,
-                                                                       doc=reference)
+                ref_names, ref_reports, ref_compared, _, _, _, ref_windows = _check(
+                    item.path, files, reference_allowed=False, doc=reference)
                 compared += ref_compared
                 reference_cells = {name: ref_reports[name] for name in ["clean", *ref_names]}
             except VerificationError as exc:
                 raise VerificationError(f"{path}: its reference {item.path}: {exc}",
                                         differences=exc.differences) from None
             # a reference for this sweep, as rfbench robustness takes one (check_reference): the same task, metric,
-            # split and cells
+            # split, cells and windows (its clean cell's windows settings but the corruption)
             from rfbench.report.robustness import reference_differs
 
             compared += 1
             ref_differs = reference_differs(reference, clean_report.get("task"), metric["label"], digests["split"],
-                                            settings.record())
+                                            settings.record(), clean_bound.get("window_settings"), ref_windows)
             if ref_differs:
                 differ("reference", f"{doc['reference']['path']}: " + "; ".join(ref_differs),
                        "a sweep of another model over the same cells (task, metric, split, corruptions × severities "
-                       "× seeds)")
+                       "× seeds, windows settings but the corruption)")
     derived.update(aggregate(better, clean, entries, derived["baseline"]["value"], reference))
     ref_path = doc["reference"]["path"] if doc.get("reference") is not None else None
     derived["reproducer"] = {"argv": reproducer_argv(doc["model"]["path"], doc["split"]["path"],
@@ -338,7 +340,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
                                 f"{differences[0]['path']})", differences=differences)
     evidence = {key: derived[key] for key in ("evidence", "evidence_rule", "warnings")}
-    return names, reports, compared, version, reference_cells, evidence
+    return names, reports, compared, version, reference_cells, evidence, clean_bound.get("window_settings")
 
 
 def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: Mapping, derived: Mapping, level,
@@ -525,9 +527,9 @@ def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Ma
     if digest != rows.get("sha256"):
         differ(f"{where}.inputs.rows.sha256", rows.get("sha256"), digest)
         return n, bound
-    settings = load_index(item.path, check_arrays=False,
-                          doc=files.document(item, "windows", f"the windows index of the {where} report")
-                          ).doc.get("settings") or {}
+    index = load_index(item.path, check_arrays=False,
+                       doc=files.document(item, "windows", f"the windows index of the {where} report"))
+    settings = index.doc.get("settings") or {}
     want = (None, None) if entry is None else (f"{entry['corruption']}:{entry['severity']}", entry["seed"])
     got = (settings.get("corrupt"), settings.get("corrupt_seed") if settings.get("corrupt") is not None else None)
     n += 1
@@ -535,6 +537,10 @@ def _bind(report: Mapping, report_path: Path, entry: Mapping | None, digests: Ma
         differ(f"{where}.windows.corrupt", f"{want[0]} seed {want[1]}" if want[0] else "none",
                f"{got[0]} seed {got[1]}" if got[0] else "none")
     bound["windows"] = {k: v for k, v in settings.items() if k not in ("corrupt", "corrupt_seed")}
+    if entry is None:  # clean's, as a reference sweep is compared by them (robustness.reference_differs)
+        from rfbench.report.robustness import windows_compared
+
+        bound["window_settings"] = windows_compared(index.window_settings())
     return n, bound
 
 
