@@ -89,10 +89,26 @@ def isolated_argv(argv: list[str], flags, environ, executable: str | None) -> li
     return [executable, "-I", script, *argv[1:]]
 
 
+def start_environ() -> dict:
+    """The environment this process was started with (Linux: ``/proc/self/environ``, which code run at start-up
+    cannot change by removing a variable from ``os.environ``: a ``sitecustomize.py`` that popped ``PYTHONPATH``
+    kept the command from starting again isolated) together with ``os.environ``."""
+    found: dict = {}
+    try:
+        with open("/proc/self/environ", "rb") as fh:
+            for item in fh.read().split(b"\0"):
+                name, sep, value = item.partition(b"=")
+                if sep:
+                    found[os.fsdecode(name)] = os.fsdecode(value)
+    except OSError:
+        pass
+    return {**found, **os.environ}
+
+
 def main() -> None:
     """Run the command line (:func:`rfbench.cli.main`), importing it here, inside the interrupt handling; started
     again isolated first when the environment names code for Python to run (:func:`isolated_argv`)."""
-    again = isolated_argv(sys.argv, sys.flags, os.environ, sys.executable)
+    again = isolated_argv(sys.argv, sys.flags, start_environ(), sys.executable)
     if again is not None:
         try:
             sys.stdout.flush()

@@ -118,3 +118,28 @@ def test_python_m_rfbench_imports_nothing_from_the_current_folder(tmp_path):
     (["python", "-X", "importtime", "-m", "rfbench"], True), (["python", "-W", "-m", "x"], False)])
 def test_ran_as_module(argv, ran):
     assert _entry.ran_as_module(argv) is ran
+
+
+SITECUSTOMIZE_HIDING = '''
+import os
+os.environ.pop("PYTHONPATH", None)  # so that nothing reading os.environ sees it
+''' + SITECUSTOMIZE
+
+
+def test_a_sitecustomize_that_hides_pythonpath_still_gets_the_command_started_again(tmp_path):
+    """The start-up code removes PYTHONPATH from os.environ before rfbench's first line: the environment the
+    process was started with still names it (/proc/self/environ), so the command starts again isolated."""
+    if not Path("/proc/self/environ").exists():
+        pytest.skip("no /proc here")
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE_HIDING)
+    done = subprocess.run([_script(), "--version"], env=_env(PYTHONPATH=str(tmp_path)), capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert "FORGED" not in done.stdout and done.returncode == 0 and done.stdout.startswith("rfbench "), done.stdout
+
+
+def test_start_environ_holds_what_the_process_was_started_with(monkeypatch):
+    from rfbench._entry import start_environ
+
+    monkeypatch.setenv("RFBENCH_TEST_SET_LATER", "1")
+    env = start_environ()
+    assert env["RFBENCH_TEST_SET_LATER"] == "1" and env.get("PATH") == os.environ.get("PATH")

@@ -17,7 +17,8 @@ from rfbench.cli import app
 from rfbench.report import verify as V
 
 FOREIGN = {"NUMBA_CACHE_DIR": "/party/numba", "MPLCONFIGDIR": "/party/mpl", "XDG_CACHE_HOME": "/party/cache",
-           "XDG_CONFIG_HOME": "/party/config", "MATPLOTLIBRC": "/party/rc", "PYTHONPATH": "/party/py"}
+           "XDG_CONFIG_HOME": "/party/config", "MATPLOTLIBRC": "/party/rc", "PYTHONPATH": "/party/py",
+           "FONTCONFIG_FILE": "/party/fonts.conf", "FONTCONFIG_PATH": "/party/fontconfig"}
 
 
 def test_the_foreign_variables_are_the_ones_that_move_library_files():

@@ -484,11 +484,13 @@ def rerun_guard() -> Iterator[None]:
 #: Variables that point a library in a re-run (or in verify itself) at files outside verify's world, which the
 #: closed world never sees since the library opens them itself: numba's cache of compiled kernels (its index files
 #: are pickles, loaded before any check: code of the party's run inside verify), matplotlib's configuration and font
-#: cache (which font file draws a picture's digits), and the XDG folders both fall back on. Removed from every
+#: cache (which font file draws a picture's digits), the XDG folders both fall back on, and fontconfig's
+#: configuration (the font folders ``fc-list`` gives Matplotlib when a re-run, in a HOME of its own, builds its
+#: font cache). Removed from every
 #: re-run's environment and, by ``rfbench verify``, from its own (:func:`foreign_environment_removed`); each library
 #: then reads its default place, the verifier's own.
 FOREIGN_ENV = ("PYTHONPATH", "NUMBA_CACHE_DIR", "MPLCONFIGDIR", "MATPLOTLIBRC", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
-               "XDG_DATA_HOME")
+               "XDG_DATA_HOME", "FONTCONFIG_FILE", "FONTCONFIG_PATH", "FONTCONFIG_SYSROOT")
 
 
 def foreign_environment_removed(environ: dict | None = None) -> list[str]:
