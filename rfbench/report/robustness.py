@@ -662,6 +662,63 @@ def _remove_stale(out: Path, stale: Sequence[str]) -> None:
                 pass
 
 
+def _fits(model_file, like: ScoreLike) -> None:
+    """The model has the input and output the score-like report's prediction settings name (or one of each when
+    they name none), each a tensor: checked before the sweep writes or removes anything.
+
+    Raises
+    ------
+    ValidationError
+        One line naming what does not fit (as ``rfbench predict`` names it).
+    """
+    from rfbench.nn.model_check import _pick
+
+    where = f"model {model_file.path}"
+    for kind, items, name, feeds in (("input", model_file.inputs, like.predict.input_name, True),
+                                     ("output", model_file.outputs, like.predict.output_name, False)):
+        try:
+            chosen = _pick(kind, items, name, where, feeds=feeds)
+        except ValidationError as exc:
+            raise ValidationError(f"{exc} — a sweep predicts with the prediction settings of its score-like report "
+                                  f"{like.path}: predict and score it so") from None
+        if chosen.kind != "tensor":
+            raise ValidationError(f"{where}: {kind} {chosen.name!r} is a {chosen.kind}, not a tensor (the score-like "
+                                  f"report {like.path} was predicted with other settings, or from another model)")
+
+
+@contextmanager
+def _removed_on_error(out: Path, folders: Sequence[str], new: bool) -> Iterator[None]:
+    """When the sweep began in a new or empty folder (``new``) and fails with an error before its summary, remove
+    the files it wrote there — each cell's :data:`CELL_FILES`, regular files reached through real folders only —
+    and the cell folders left empty, so that the same command can run again. An interrupted sweep (Ctrl-C,
+    SIGTERM) keeps the cells it ran, and a sweep over an earlier one (``--force``) its files: the next
+    ``--force`` names them."""
+    try:
+        yield
+    except Exception:
+        if new:
+            for folder in folders:
+                for name in CELL_FILES:
+                    rel = f"{folder}/{name}"
+                    if _on_the_way(out, rel) is None and _kind_at(out / rel) == "file":
+                        try:
+                            os.unlink(out / rel)
+                        except OSError:
+                            pass
+                for sub in (f"{folder}/windows", folder):
+                    if _kind_at(out / sub) == "folder":
+                        try:
+                            (out / sub).rmdir()
+                        except OSError:  # (not empty: a file this sweep did not write)
+                            pass
+            if _kind_at(out / "cells") == "folder":
+                try:
+                    (out / "cells").rmdir()
+                except OSError:
+                    pass
+        raise
+
+
 def run_robustness(model, split, score_like_report, out, settings: RobustnessSettings | None = None, *,
                    force: bool = False, workers: int | None = None,
                    on_total: Callable[[int], None] | None = None,
@@ -730,6 +787,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     if reference is not None:
         check_reference(reference, settings.reference, like, split, settings)
     model_file = load_model(model)
+    _fits(model_file, like)
     score = score_pose if like.task == "pose" else score_gesture
     _remove_stale(out, stale)
     if on_total is not None:
@@ -750,7 +808,8 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     # settings' limits (the wall-clock timeout included) bound every cell's predictions together; one reading of
     # the test side's files (the clean run's, kept in a temporary folder of the sweep's) for every cell's windows
     # (the scoring's ground truth and training targets too: the reading is in use for the whole sweep)
-    with _kept_reading(out) as reading, reading.in_use(), Sandbox(like.predict, f"model {model_file.path}") as box:
+    with _kept_reading(out) as reading, reading.in_use(), Sandbox(like.predict, f"model {model_file.path}") as box, \
+            _removed_on_error(out, folders, earlier is None):
         clean_report, clean_pred, clean_index = run_cell(out / "clean", like.windows)
         pairing = _Pairing(like, split, clean_index, clean_pred)
         del clean_pred
