@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from rfbench.cli import app
 from rfbench.errors import VerificationError
+from robustdata import rehash, two_outputs
 
 CELL = "noise-1-seed0"
 SCORE = ["--skeleton", "h36m17", "--units", "m", "--norm", "hip-width", "--k", "0.2", "--comparison", "<=",
@@ -32,28 +33,6 @@ LIMITS = ["--memory-mb", "4096", "--cpu-seconds", "3600", "--timeout", "3600.0"]
 def _run(argv: list) -> None:
     result = CliRunner().invoke(app, [str(a) for a in argv], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-
-
-def _two_outputs(ridge: Path, out: Path) -> Path:
-    """The demo's ridge model with a second output ``z``: the training mean pose, whatever the CSI."""
-    import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper
-
-    m = onnx.load(str(ridge))
-    g = m.graph
-    g.node.extend([helper.make_node("Mul", ["flat", "zero"], ["flat0"]),
-                   helper.make_node("Add", ["flat0", "target_mean"], ["flatz"]),
-                   helper.make_node("Reshape", ["flatz", "out_shape"], ["z"])])
-    dtype = numpy_helper.to_array([i for i in g.initializer if i.name == "target_mean"][0]).dtype
-    g.initializer.append(numpy_helper.from_array(np.array(0, dtype=dtype), "zero"))
-    z = onnx.ValueInfoProto()
-    z.CopyFrom(g.output[0])
-    z.name = "z"
-    g.output.append(z)
-    onnx.checker.check_model(m)
-    onnx.save(m, str(out))
-    return out
 
 
 def _like(d: Path, model: Path, output: str, name: str) -> Path:
@@ -72,7 +51,7 @@ def sweep(tiny_demo, tmp_path_factory) -> Path:
     ``--output y``, and a score-like report predicted with ``--output z`` beside it (``like-z.json``)."""
     d = tmp_path_factory.mktemp("bind-predict") / "d"
     shutil.copytree(tiny_demo, d, symlinks=True)
-    model = _two_outputs(d / "pose" / "ridge.onnx", d / "model2.onnx")
+    model = two_outputs(d / "pose" / "ridge.onnx", d / "model2.onnx")
     like = _like(d, model, "y", "like")
     _like(d, model, "z", "like-z")
     _run(["robustness", model, "--split", d / "mmfi-split.json", "--score-like", like, "--corruptions", "noise",
@@ -87,24 +66,6 @@ def demo(sweep, tmp_path) -> Path:
     return d
 
 
-def _rehash(summary: Path, cell: str) -> None:
-    """Record cell ``cell``'s report again in the summary (sha256, first result, drop) and derive every number and
-    picture again with rfbench's own functions."""
-    from rfbench.report.robustness import _first, _pictures, aggregate
-
-    doc = json.loads(summary.read_text())
-    report = summary.parent / "cells" / cell / "report.json"
-    first = _first(json.loads(report.read_text()))
-    for e in doc["cells"]:
-        if e["report"] == f"cells/{cell}/report.json":
-            e["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
-            e["model"] = first
-            e["drop"]["value"] = doc["clean"]["model"]["value"] - first["value"]
-    doc.update(aggregate(doc["metric"]["better"], doc["clean"], doc["cells"], doc["baseline"]["value"], None))
-    summary.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    _pictures(doc, summary.parent)
-
-
 def _repredict_cell(d: Path, *predict_options, batch_size: int = 64) -> Path:
     """Cell CELL of the sweep predicted again from its own windows with ``predict_options``, scored as the sweep
     scores it, and recorded again in the summary. Returns the summary's path."""
@@ -116,7 +77,7 @@ def _repredict_cell(d: Path, *predict_options, batch_size: int = 64) -> Path:
     _run(["score", "--task", "pose", "--pred", c / "pred.npy", "--rows", c / "windows" / "index.json", *SCORE,
           "--split", d / "mmfi-split.json", "--manifest", d / "mmfi-manifest.json", "-o", c / "report.json"])
     summary = d / "S" / "summary.json"
-    _rehash(summary, CELL)
+    rehash(summary, CELL)
     return summary
 
 

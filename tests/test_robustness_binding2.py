@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from rfbench.cli import app
 from rfbench.errors import VerificationError
+from robustdata import rehash
 
 CELL = "noise-3-seed0"
 SCORE = ["--skeleton", "h36m17", "--units", "m", "--norm", "hip-width", "--k", "0.2", "--comparison", "<=",
@@ -48,24 +49,6 @@ def _verify_clean(summary: Path, root: Path):
     return verify_report(summary, root=root, cells=("clean",))
 
 
-def _rehash(summary: Path, cell: str) -> None:
-    """Record cell ``cell``'s report again in the summary (sha256, first result, drop) and derive every number and
-    picture again with rfbench's own functions."""
-    from rfbench.report.robustness import _first, _pictures, aggregate
-
-    doc = json.loads(summary.read_text())
-    report = summary.parent / "cells" / cell / "report.json"
-    first = _first(json.loads(report.read_text()))
-    for e in doc["cells"]:
-        if e["report"] == f"cells/{cell}/report.json":
-            e["sha256"] = hashlib.sha256(report.read_bytes()).hexdigest()
-            e["model"] = first
-            e["drop"]["value"] = doc["clean"]["model"]["value"] - first["value"]
-    doc.update(aggregate(doc["metric"]["better"], doc["clean"], doc["cells"], doc["baseline"]["value"], None))
-    summary.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    _pictures(doc, summary.parent)
-
-
 def _rebuild_cell(d: Path, *, stride: int = 1, bootstrap=("--bootstrap", "200", "--confidence", "0.95",
                                                           "--seed", "0")) -> Path:
     """Cell noise-3-seed0 of the demo's pose sweep built again with its own corruption but ``stride`` and scored
@@ -82,7 +65,7 @@ def _rebuild_cell(d: Path, *, stride: int = 1, bootstrap=("--bootstrap", "200", 
           "--split", d / "mmfi-split.json", "--manifest", d / "mmfi-manifest.json", *bootstrap,
           "-o", c / "report.json"])
     summary = d / "pose" / "robustness" / "summary.json"
-    _rehash(summary, CELL)
+    rehash(summary, CELL)
     return summary
 
 

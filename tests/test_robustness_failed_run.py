@@ -17,27 +17,7 @@ from typer.testing import CliRunner
 
 from rfbench.cli import app
 from rfbench.errors import ValidationError
-
-
-def _two_outputs(ridge: Path, out: Path) -> Path:
-    """The demo's ridge model with a second output ``z`` (the training mean pose)."""
-    import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper
-
-    m = onnx.load(str(ridge))
-    g = m.graph
-    g.node.extend([helper.make_node("Mul", ["flat", "zero"], ["flat0"]),
-                   helper.make_node("Add", ["flat0", "target_mean"], ["flatz"]),
-                   helper.make_node("Reshape", ["flatz", "out_shape"], ["z"])])
-    dtype = numpy_helper.to_array([i for i in g.initializer if i.name == "target_mean"][0]).dtype
-    g.initializer.append(numpy_helper.from_array(np.array(0, dtype=dtype), "zero"))
-    z = onnx.ValueInfoProto()
-    z.CopyFrom(g.output[0])
-    z.name = "z"
-    g.output.append(z)
-    onnx.save(m, str(out))
-    return out
+from robustdata import two_outputs
 
 
 @pytest.fixture
@@ -54,7 +34,7 @@ def _sweep(d: Path, model: Path, out: Path, *extra) -> list:
 
 
 def test_a_model_the_prediction_settings_do_not_fit_writes_nothing(demo):
-    model = _two_outputs(demo / "pose" / "ridge.onnx", demo / "model2.onnx")
+    model = two_outputs(demo / "pose" / "ridge.onnx", demo / "model2.onnx")
     out = demo / "S"
     for extra in ((), ("--force",)):
         result = CliRunner().invoke(app, _sweep(demo, model, out, *extra), catch_exceptions=False)
