@@ -84,22 +84,15 @@ def _tolerant_streams() -> None:
 
 def _settle_streams() -> None:
     """Flush stdout and stderr as a command ends; one that cannot take what is left (a reader gone, a full disk)
-    is pointed at the null device, so the interpreter's own last flush cannot fail and turn the command's exit
-    code (verify's verdict) into 120."""
-    import os
+    is pointed at the null device (:func:`rfbench._process.stream_to_null`), so the interpreter's own last flush
+    cannot fail and turn the command's exit code (verify's verdict) into 120."""
+    from rfbench._process import stream_to_null
 
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
-            try:
-                null = os.open(os.devnull, os.O_WRONLY)
-                try:
-                    os.dup2(null, stream.fileno())
-                finally:
-                    os.close(null)
-            except (OSError, ValueError, AttributeError):
-                pass
+            stream_to_null(stream)
 
 
 def _new_app() -> typer.Typer:

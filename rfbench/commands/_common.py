@@ -153,7 +153,9 @@ def verdict_output(code: int, end: bool = True) -> Iterator[None]:
         yield
         sys.stdout.flush()
     except OSError as exc:
-        _stdout_closed()
+        from rfbench._process import stream_to_null
+
+        stream_to_null(sys.stdout)  # its buffered rest can no longer fail the interpreter's last flush
         if not isinstance(exc, BrokenPipeError):
             what = (exc.strerror or str(exc)).lower()
             try:
@@ -164,21 +166,6 @@ def verdict_output(code: int, end: bool = True) -> Iterator[None]:
                 pass
         if end:
             raise typer.Exit(code) from None
-
-
-def _stdout_closed() -> None:
-    """Point stdout at the null device, so that the interpreter's last flush of what is still buffered cannot
-    fail (and print its own message) after the verdict's exit code is settled."""
-    import os
-
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, sys.stdout.fileno())
-        finally:
-            os.close(null)
-    except (OSError, ValueError, AttributeError):  # no real file behind stdout (a test's capture): nothing to flush
-        pass
 
 
 def output_file(value: Any) -> Any:
