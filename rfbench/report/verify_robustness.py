@@ -482,9 +482,7 @@ def _score_like_binds(doc: Mapping, base: Path, files: _Files, clean_report: Map
     n, like_predict = _predict_of(inputs, item.path, files, "score_like", differ)
     clean_predict = clean_bound.get("predict")
     if like_predict is not None and clean_predict is not None:
-        differs = [f"{k} {_shown(like_predict.get(k))!r}, not {_shown(clean_predict.get(k))!r}"
-                   for k in sorted(set(like_predict) | set(clean_predict), key=str)
-                   if not _same(like_predict.get(k), clean_predict.get(k))]
+        differs = _differing(like_predict, clean_predict)
         if differs:
             differ("score_like.predict", f"{doc['score_like']['path']}'s prediction settings: " + "; ".join(differs),
                    "the clean cell's prediction settings (but the resource limits)")
@@ -601,11 +599,16 @@ def _same_as_clean(bound: Mapping, clean: Mapping, where: str, differ) -> int:
                 differ(f"{where}.{key}", "none read" if mine is None else "read",
                        f"the clean cell's {what}")
             continue
-        differs = [f"{k} {_shown(mine.get(k))!r}, not {_shown(theirs.get(k))!r}"
-                   for k in sorted(set(mine) | set(theirs), key=str) if not _same(mine.get(k), theirs.get(k))]
+        differs = _differing(mine, theirs)
         if differs:
             differ(f"{where}.{key}", "; ".join(differs), f"the clean cell's {what}")
     return 3
+
+
+def _differing(mine: Mapping, theirs: Mapping) -> list[str]:
+    """``"KEY MINE, not THEIRS"`` for each key of two settings whose values are not the same (:func:`_same`)."""
+    return [f"{k} {_shown(mine.get(k))!r}, not {_shown(theirs.get(k))!r}"
+            for k in sorted(set(mine) | set(theirs), key=str) if not _same(mine.get(k), theirs.get(k))]
 
 
 def _pictures(doc: Mapping, base: Path, files: _Files, differ) -> int:
