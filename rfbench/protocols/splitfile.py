@@ -338,16 +338,21 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
                       data_provenance(m, mfile), found, table)
 
 
-def declared_dataset(path: str | os.PathLike) -> str | None:
-    """The dataset name a split file declares (``dataset``), unchecked; None when the file does not read.
+def declared_split(path: str | os.PathLike) -> dict | None:
+    """A split file's document, unchecked; None when the file does not read.
 
-    Only for choosing what to load ahead of a job (a wrong name costs time, never a result): everything a
-    result depends on comes from :func:`load_split`.
+    Only for choosing what to load or start ahead of a job (a wrong word costs time, never a result): everything
+    a result depends on comes from :func:`load_split`.
     """
     try:
-        name = read_json(path, "split").get("dataset")
+        return read_json(path, "split")
     except (FormatError, ValidationError):
         return None
+
+
+def declared_dataset(path: str | os.PathLike) -> str | None:
+    """The dataset name a split file declares (``dataset``), unchecked (:func:`declared_split`)."""
+    name = (declared_split(path) or {}).get("dataset")
     return name if isinstance(name, str) else None
 
 

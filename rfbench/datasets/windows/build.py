@@ -942,9 +942,8 @@ def bvp_spares(split, sides: Sequence[str], workers: int, reading=None) -> list:
     use them (read unchecked: only the time of starting them rests on it, never a row), else an empty list. They
     start while the split is re-checked; the caller gives them to :func:`bvp_readers_for` and closes the rest
     (:func:`~rfbench.datasets.windows.bvp_procs.close_spares`)."""
-    from rfbench.errors import RfbenchError
-    from rfbench.io.files import read_json
     from rfbench.io.world import children_share_it
+    from rfbench.protocols.splitfile import declared_split
 
     if reading is None:
         from rfbench.datasets.windows.dataset_files import reading_in_use
@@ -952,10 +951,7 @@ def bvp_spares(split, sides: Sequence[str], workers: int, reading=None) -> list:
         reading = reading_in_use()
     if reading is not None or not (workers > 1 and (os.cpu_count() or 1) > 1):
         return []
-    try:
-        doc = read_json(Path(getattr(split, "path", None) or split), "split")
-    except (RfbenchError, OSError, TypeError):
-        return []
+    doc = declared_split(Path(getattr(split, "path", None) or split))
     if not isinstance(doc, dict) or doc.get("dataset") != "widar3-bvp":
         return []
     declared = sum(len(doc[s]) for s in sides if isinstance(doc.get(s), list))
