@@ -653,7 +653,12 @@ def _remove_stale(out: Path, stale: Sequence[str]) -> None:
         except OSError as exc:
             raise OutputError(f"cannot remove {out / rel}, a file of the earlier sweep: "
                               f"{exc.strerror or exc}") from None
-    folders = {p for rel in stale for p in Path(rel).parents if p.parts and p.parts[0] in ("clean", "cells")}
+    _remove_empty_cell_folders(out, stale)
+
+
+def _remove_empty_cell_folders(out: Path, files: Sequence[str]) -> None:
+    """Remove the cells' folders holding ``files`` (paths under ``out``) that are left empty, deepest first."""
+    folders = {p for rel in files for p in Path(rel).parents if p.parts and p.parts[0] in ("clean", "cells")}
     for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
         if _kind_at(out / folder) == "folder":
             try:
@@ -697,25 +702,14 @@ def _removed_on_error(out: Path, folders: Sequence[str], new: bool) -> Iterator[
         yield
     except Exception:
         if new:
-            for folder in folders:
-                for name in CELL_FILES:
-                    rel = f"{folder}/{name}"
-                    if _on_the_way(out, rel) is None and _kind_at(out / rel) == "file":
-                        try:
-                            os.unlink(out / rel)
-                        except OSError:
-                            pass
-                for sub in (f"{folder}/windows", folder):
-                    if _kind_at(out / sub) == "folder":
-                        try:
-                            (out / sub).rmdir()
-                        except OSError:  # (not empty: a file this sweep did not write)
-                            pass
-            if _kind_at(out / "cells") == "folder":
-                try:
-                    (out / "cells").rmdir()
-                except OSError:
-                    pass
+            written = [f"{folder}/{name}" for folder in folders for name in CELL_FILES]
+            for rel in written:
+                if _on_the_way(out, rel) is None and _kind_at(out / rel) == "file":
+                    try:
+                        os.unlink(out / rel)
+                    except OSError:
+                        pass
+            _remove_empty_cell_folders(out, written)
         raise
 
 
