@@ -125,3 +125,51 @@ def test_lists_of_records_written_together_give_the_same_bytes():
                 {"x": float("inf"), "files": [{"a": 1}]}):
         doc = records[:10] + [{**records[10], **odd}] + records[11:20]
         assert dumps_json(doc) == _reference(doc), odd
+
+
+def _has_float(v) -> bool:
+    """Whether ``v`` holds a finite float (NaN and infinities are written as null)."""
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, dict):
+        return any(_has_float(x) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return any(_has_float(x) for x in v)
+    return False
+
+
+_words = st.sampled_from(["true", "false", "null", "1e5", "1.5", "e", "u", "s", "l", '"', "\\", "\\\"", "é"])
+_tricky_text = st.lists(_words | _text, max_size=4).map("".join)
+_tricky = st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1) | st.floats() | _tricky_text,
+                       lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_tricky_text, inner, max_size=5),
+                       max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_tricky)
+def test_both_writers_give_the_standard_bytes(obj):
+    """dumps_json has two writers: orjson's (a document without a float) and the Python one (any other). Each is
+    held to the standard encoder on its own, and orjson's is used exactly when the document holds no finite float
+    (both write NaN and infinities as null) —
+    strings that spell ``true``, ``1e5`` or hold quotes and backslashes do not confuse the scan that says so."""
+    from rfbench.io import files
+
+    assert files._text(obj, "\n") + "\n" == _reference(obj)
+    compiled = files._compiled_text(obj)
+    assert (compiled is not None) == (not _has_float(obj))
+    if compiled is not None:
+        assert compiled == _reference(obj)
+
+
+def test_a_float_anywhere_leaves_the_document_to_the_python_writer():
+    """orjson writes 1e-07 as 1e-7: a document holding a float, wherever it sits (after a true, a false or a null,
+    alone, in an exponent-only form), is written by the Python writer; one without is orjson's."""
+    from rfbench.io import files
+
+    for doc in (1e-07, [None, 1e-05], [True, 1e-05], {"a": False, "b": 2.5e-8}, {"x": "1e5", "y": -0.0},
+                ["\\", 1e-07], {"k": [1, 2, {"z": 1e300}]}):
+        assert files._compiled_text(doc) is None, doc
+        assert dumps_json(doc) == _reference(doc)
+    for doc in ({"t": "1.5e-7", "u": True, "v": False, "w": None}, ["e", "\\\"1e5", 10**18, True],
+                {"a\\": ["null", "s", "u e"]}):
+        assert files._compiled_text(doc) == _reference(doc), doc
