@@ -803,6 +803,73 @@ def test_reader_processes_start_before_the_split_is_rechecked(tmp_path, monkeypa
             assert a["X.npy"] == b["X.npy"] and a["y.npy"] == b["y.npy"]
 
 
+def _count_checks_and_starts(monkeypatch, events: list) -> None:
+    """Record the split's re-check against its manifest (``check``) and each start of a reader pool
+    (``readers``: the rows handed to the processes), in order."""
+    from rfbench.datasets.windows import bvp_procs
+    from rfbench.protocols import splitfile
+
+    real_reassign, real_start = splitfile._reassign, bvp_procs.BvpReaders._start
+    monkeypatch.setattr(splitfile, "_reassign", lambda *a: (events.append("check"), real_reassign(*a))[1])
+    monkeypatch.setattr(bvp_procs.BvpReaders, "_start", lambda self: (events.append("readers"), real_start(self))[1])
+
+
+@pytest.mark.parametrize("side", ["both", "train"])
+def test_reader_processes_read_the_declared_sides_while_the_split_is_checked(tmp_path, monkeypatch, side):
+    """Once the manifest is read, the processes started ahead are given the rows of the sides the split file
+    declares and start reading, before the split is re-checked; the checked plans' rows are the same, so those
+    readers are the ones used (no pool started after the check), and the files are the threads' bytes."""
+    from rfbench.datasets.windows import bvp_procs, write_windows
+
+    split = _bvp_split(tmp_path)
+    _private_shm(tmp_path, monkeypatch)
+    events: list = []
+    procs = _count_spawns(monkeypatch, events)
+    _count_checks_and_starts(monkeypatch, events)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    write_windows(split, side, tmp_path / "p", workers=2)
+    assert events == ["spawn", "spawn", "manifest", "readers", "check"]
+    assert all(p.poll() is not None for p in procs)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
+    write_windows(split, side, tmp_path / "t", workers=2)
+    for name in ("train", "test") if side == "both" else ("",):
+        assert _side_files(tmp_path / "p" / name) == _side_files(tmp_path / "t" / name)
+
+
+def test_readers_started_ahead_on_other_rows_are_stopped_unused(tmp_path, monkeypatch):
+    """Readers started ahead on rows the checked plans do not have (here: a manifest whose first recording's T
+    was changed on the way to them) are stopped unused: a pool on the checked rows reads the sides, and the files
+    are the threads' bytes — had the first readers been used, their T would not be the files'."""
+    import copy
+
+    from rfbench.datasets.windows import bvp_procs, write_windows
+    from rfbench.datasets.windows.build import ReadAhead
+
+    split = _bvp_split(tmp_path)
+    _private_shm(tmp_path, monkeypatch)
+    events: list = []
+    procs = _count_spawns(monkeypatch, events)
+    _count_checks_and_starts(monkeypatch, events)
+    real_call = ReadAhead.__call__
+
+    def other_rows(self, manifest, path):
+        other = copy.deepcopy(manifest)
+        other.recordings[0]["frames"] += 1
+        real_call(self, other, path)
+        events.append(f"ahead: {self.readers is not None}")
+
+    monkeypatch.setattr(ReadAhead, "__call__", other_rows)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 1)
+    write_windows(split, "both", tmp_path / "p", workers=2)
+    assert events[:5] == ["spawn", "spawn", "manifest", "readers", "ahead: True"]
+    assert events[5:] == ["check", "readers", "spawn", "spawn"]
+    assert len(procs) == 4 and all(p.poll() is not None for p in procs)
+    monkeypatch.setattr(bvp_procs, "MIN_ROWS", 10**9)
+    write_windows(split, "both", tmp_path / "t", workers=2)
+    for name in ("train", "test"):
+        assert _side_files(tmp_path / "p" / name) == _side_files(tmp_path / "t" / name)
+
+
 def test_reader_processes_started_ahead_end_when_the_split_is_refused(tmp_path, monkeypatch):
     """A split the re-check refuses (a recording moved to the other side): the processes started ahead are ended,
     never used, and nothing is written."""
