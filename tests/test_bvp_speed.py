@@ -5,6 +5,7 @@ a BVP split loads no Intel 5300 kernel, and the split's declared dataset is read
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -599,6 +600,10 @@ def test_ingest_reader_processes_give_the_threads_manifest(tmp_path, monkeypatch
     assert manifest(150) == threads and started == [True, True]  # threads first, processes from the 150th file
     monkeypatch.setattr(bvp_readers.sys, "executable", str(tmp_path / "no-python"))
     assert manifest(1) == threads and started[-1] is False
+    # an interpreter that starts but never says it is ready (their start-up is not waited for): the batches sent
+    # to it are read in this process, and the manifest is the same
+    monkeypatch.setattr(bvp_readers.sys, "executable", shutil.which("false") or "/bin/false")
+    assert manifest(1) == threads and started[-1] is True
     reasons = " ".join(p["reason"] for p in widar_bvp.ingest_bvp(tmp_path / "tree", workers=1).problems)
     assert "more than the" in reasons and "no numeric" in reasons and "not a regular file" in reasons
 

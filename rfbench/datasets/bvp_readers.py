@@ -135,14 +135,14 @@ class BvpReaders:
         self.work: queue.Queue = queue.Queue()
 
     def start(self) -> bool:
-        """Start the children; False (and nothing left running) when none could start."""
+        """Start the children; False (and nothing left running) when none could start. Their start-up is not
+        waited for (the walk goes on while they import): each child's first line says it is ready, which its
+        receiving thread reads before the first answer; the batches of a child that ends (or says anything else)
+        instead are read by that thread, as the ingest's threads read them."""
         try:
             for _ in range(self.n):
                 self.procs.append(subprocess.Popen([sys.executable, "-I", "-m", __name__], stdin=subprocess.PIPE,
                                                    stdout=subprocess.PIPE))
-            for proc in self.procs:
-                if proc.stdout.readline().strip() != b"ready":
-                    raise OSError("a reader process did not start")
         except OSError:
             self.close()
             return False
@@ -172,19 +172,26 @@ class BvpReaders:
             try:
                 proc.stdin.write(json.dumps(batch).encode() + b"\n")
                 proc.stdin.flush()
-            except BaseException as exc:  # the parent raises it where the batch's results are asked for
-                future.set_exception(exc)
+            except BaseException as exc:  # (raised where the batch's results are asked for, if the child started)
+                inflight.put((future, batch, exc))
                 continue
-            inflight.put(future)
+            inflight.put((future, batch, None))
 
     def _receive(self, proc: subprocess.Popen, inflight: queue.Queue) -> None:
         """Fulfil each sent batch's future with the child's answer, in the order the batches were sent (a
         thread of its own, so the answers are always read while a send waits for room in the child's input)."""
+        ready = proc.stdout.readline().strip() == b"ready"
         while True:
-            future = inflight.get()
-            if future is None:
+            item = inflight.get()
+            if item is None:
                 return
+            future, batch, failed = item
             try:
+                if not ready:  # a child that did not start (it ended, or said something else): read here
+                    future.set_result(_read_batch([_Entry(path, real) for path, real in batch]))
+                    continue
+                if failed is not None:
+                    raise failed
                 line = proc.stdout.readline()
                 if not line:
                     raise RuntimeError("a BVP reader process ended before answering (see its error above)")

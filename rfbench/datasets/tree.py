@@ -503,9 +503,7 @@ def duplicate_problems(entries: Iterable[tuple[str, str, int]]) -> tuple[list[di
         if digest and size > 0:
             by_hash.setdefault(digest, []).append(path)
     problems, groups = [], []
-    for digest, paths in sorted(by_hash.items()):
-        if len(paths) < 2:
-            continue
+    for digest, paths in sorted((d, p) for d, p in by_hash.items() if len(p) > 1):  # (few: sorted alone)
         paths = sorted(paths)
         groups.append(paths)
         for p in paths[1:]:
