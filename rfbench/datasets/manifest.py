@@ -24,6 +24,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -455,12 +456,17 @@ class RecordingTable:
     @classmethod
     def from_recordings(cls, recordings: Sequence[Mapping], keys: Sequence[str] = SPLIT_KEYS) -> "RecordingTable":
         """Build from manifest recording dicts (order kept), one column per key of ``keys`` that is present."""
-        ids = tuple(r["id"] for r in recordings)
-        frames = np.fromiter((int(r.get("frames", 0)) for r in recordings), dtype=np.int64, count=len(ids))
+        ids = tuple(map(itemgetter("id"), recordings))
+        # dict.get mapped in C over plain dicts (a manifest's); other mappings through their own get
+        get = dict.get if set(map(type, recordings)) <= {dict} else (lambda r, key, default=None: r.get(key, default))
+        frames = np.fromiter(map(int, map(get, recordings, repeat("frames"), repeat(0))), dtype=np.int64,
+                             count=len(ids))
         domains: dict[str, DomainColumn] = {}
         for key in keys:
-            raw = [r.get(key) for r in recordings]
-            present = sorted_values({v for v in raw if v is not None})
+            raw = list(map(get, recordings, repeat(key)))
+            present = set(raw)
+            present.discard(None)
+            present = sorted_values(present)
             if not present:
                 continue
             index = {v: k for k, v in enumerate(present)}
