@@ -6,7 +6,7 @@ The parent (:class:`BvpReaders`) starts ``n`` children (``python -I -m rfbench.d
 takes children started ahead (:func:`prestart`: ``rfbench windows`` starts them while it re-checks the split, on
 the core that check leaves idle), gives them the dataset root, the row width and the side's file entries through a
 file whose path is the first line of their input and which they read once, and hands each
-run of rows ``(a, b)`` to the child ``k mod n`` with the shared slot ``k mod 4n``. A child reads every file of its
+run of rows ``(a, b)`` to the child ``k mod n`` with the shared slot ``k mod 2n``. A child reads every file of its
 run through :class:`~rfbench.datasets.windows.dataset_files.DatasetFiles` — inside the root, a regular file of
 the manifest's size and sha256, and in a verify re-run only a file verify admitted, exactly as a thread does — and
 fills the rows with :func:`rfbench.datasets.windows.bvp.chunk_x`; it answers with each file's size and sha256 (for
@@ -96,9 +96,7 @@ class BvpReaders:
         self.rows = _rows(recordings)  # what the children are given of each row
         self.row_bytes = 4 * t_max * 400
         self.slot_rows = int(slot_rows)
-        # four runs a child ahead: runs are taken in order, so a child done with its runs waits for a free slot
-        # while the run before them is still being read (the 43k tree: 6.2 s against 6.3 s with two)
-        self.n_slots = 4 * self.n
+        self.n_slots = 2 * self.n
         self.slot_bytes = self.slot_rows * self.row_bytes
         self.procs: list[subprocess.Popen] = []
         self.drains: list[threading.Thread] = []
