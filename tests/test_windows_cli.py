@@ -79,7 +79,7 @@ def test_both_sides_are_the_files_of_one_run_per_side_from_one_split_load(runner
     from rfbench.protocols import splitfile
 
     real, loads = splitfile.load_split, []
-    monkeypatch.setattr(splitfile, "load_split", lambda path, **kw: loads.append(path) or real(path, **kw))
+    monkeypatch.setattr(splitfile, "load_split", lambda path: loads.append(path) or real(path))
     result = _run(runner, split, "--side", "both", "-o", tmp_path / "both", "--length", "2", "--json")
     assert result.exit_code == 0, result.output
     assert len(loads) == 1  # the split (and its manifest) loaded and re-checked once, not once per side

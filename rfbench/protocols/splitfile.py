@@ -250,7 +250,7 @@ def _reassign(doc: Mapping, table, where: str):
 
 def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike | None = None, *,
                      doc: Mapping | None = None, claims=(), content: bool = False, min_shared: int | None = None,
-                     progress=None, on_total=None, on_manifest=None) -> SplitCheck:
+                     progress=None, on_total=None) -> SplitCheck:
     """Read a split file and its manifest, recompute the assignment and audit the file's sides.
 
     Parameters
@@ -269,10 +269,6 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     min_shared, progress, on_total
         The content check's threshold (default :data:`rfbench.protocols.content.DEFAULT_MIN_SHARED`) and
         progress callbacks: ``on_total(n_files)`` once, then ``progress(n_files)``.
-    on_manifest : callable, optional
-        ``on_manifest(manifest, manifest_path)``, called once the manifest is read and its sha256 is the one the
-        split recorded, before the split is checked against it (``rfbench windows`` starts reading dataset files
-        then); what it does decides nothing here.
 
     Raises
     ------
@@ -296,8 +292,6 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     if recorded is not None and recorded != digest:
         raise ValidationError(f"{mfile}: not the manifest the split {where} was made from (its sha256 differs from "
                               f"the one the split recorded); give that manifest, or rebuild the split")
-    if on_manifest is not None:
-        on_manifest(m, mfile)
     table = m.table()
     index = table.index_of()
     unknown = [i for i in train + test if i not in index]
@@ -362,8 +356,7 @@ def declared_dataset(path: str | os.PathLike) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None, *,
-               on_manifest=None) -> SplitInfo:
+def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = None) -> SplitInfo:
     """Read a split file, re-check it against its manifest (:func:`check_split_file`) and return what scoring
     may rely on.
 
@@ -373,8 +366,6 @@ def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = Non
         The ``rfbench.split/1`` file.
     manifest : path-like, optional
         The manifest it was made from (default: the one it names, relative to its folder).
-    on_manifest : callable, optional
-        As :func:`check_split_file`'s.
 
     Returns
     -------
@@ -408,7 +399,7 @@ def load_split(path: str | os.PathLike, manifest: str | os.PathLike | None = Non
     (['r3', 'r7'], False, True)
     """
     path = Path(path)
-    check = check_split_file(path, manifest, on_manifest=on_manifest)
+    check = check_split_file(path, manifest)
     if check.differences:
         raise LeakageError(f"{path}: the split's sides are not what its protocol gives ("
                            + check.audit.checks[0]["detail"] + "); a split edited by hand is not scored — rebuild "

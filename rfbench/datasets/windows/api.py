@@ -12,10 +12,10 @@ import numpy as np
 from rfbench.datasets.windows.build import (
     Plan,
     Produced,
-    ReadAhead,
     SideJob,
     announced_rows,
     bvp_readers_for,
+    bvp_spares,
     default_workers,
     open_side,
     plan_side,
@@ -282,6 +282,7 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
     dict
         The index document written (for :data:`BOTH`, one per side).
     """
+    from rfbench.datasets.windows.bvp_procs import close_spares
     from rfbench.io.files import check_writable
 
     out = Path(out)
@@ -296,19 +297,21 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
         for path in side_targets_.values():
             check_writable(path, force)
     workers = workers or default_workers()
-    # a BVP split's reader processes start now, and read its declared sides while the split is re-checked
-    with ReadAhead.open(split, sides, settings or WindowSettings(), workers, reading) as ahead:
+    spares = bvp_spares(split, sides, workers, reading)  # reader processes starting while the split is re-checked
+    try:
         return _write_sides(split, side, sides, folders, targets, settings, force, workers, progress, on_total,
-                            reading, ahead)
+                            reading, spares)
+    finally:
+        close_spares(spares)  # those no side took
 
 
 def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], targets: list[dict], settings, force,
-                 workers: int, progress, on_total, reading, ahead: ReadAhead) -> dict:
-    """:func:`write_windows` once its outputs are checked writable (``ahead``: reader processes started ahead,
-    taken by the BVP readers when they read what the checked plans say)."""
+                 workers: int, progress, on_total, reading, spares: list) -> dict:
+    """:func:`write_windows` once its outputs are checked writable (``spares``: reader processes started ahead,
+    taken by the BVP readers)."""
     from rfbench.datasets.windows.build import open_sides
 
-    jobs = open_sides(split, sides, settings, reading=reading, on_manifest=ahead)
+    jobs = open_sides(split, sides, settings, reading=reading)
     plans = [start_plan(job) for job in jobs]
     known = [announced_rows(plan) for plan in plans]
     for job, plan, n in zip(jobs, plans, known):
@@ -327,9 +330,7 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
     try:
         try:
             # one pool reads both BVP sides (a single side's pool starts in its batches, unless some started ahead)
-            readers = ahead.take(plans)
-            if readers is None and (len(plans) > 1 or ahead.spares):
-                readers = bvp_readers_for(plans, workers, ahead.spares)
+            readers = bvp_readers_for(plans, workers, spares) if len(plans) > 1 or spares else None
             for k, (job, n, t) in enumerate(zip(jobs, known, targets)):
                 plan, plans[k] = plans[k], None  # a side's plan is let go once it is written (its doc is kept)
                 try:

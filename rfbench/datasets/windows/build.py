@@ -26,8 +26,8 @@ from rfbench.datasets.windows.dataset_files import DatasetFiles, parse_npy
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
 
-__all__ = ["SideJob", "open_side", "open_sides", "ReadAhead", "Plan", "plan_side", "start_plan", "side_batches",
-           "announced_rows", "Produced", "dataset_kind", "bvp_readers_for", "LabelInfo", "MMFI_JOINTS", "toolbox_fill",
+__all__ = ["SideJob", "open_side", "open_sides", "Plan", "plan_side", "start_plan", "side_batches", "announced_rows",
+           "Produced", "dataset_kind", "bvp_readers_for", "LabelInfo", "MMFI_JOINTS", "toolbox_fill",
            "default_workers"]
 
 #: MM-Fi ground truth: (frames, 17, 3) joints in metres.
@@ -143,10 +143,9 @@ def open_side(split, side: str, settings: WindowSettings | None = None, labels: 
 
 
 def open_sides(split, sides: Sequence[str], settings: WindowSettings | None = None,
-               labels: "LabelInfo | None" = None, reading=None, on_manifest=None) -> tuple[SideJob, ...]:
+               labels: "LabelInfo | None" = None, reading=None) -> tuple[SideJob, ...]:
     """:func:`open_side` for each of ``sides`` (in that order), the split loaded and re-checked once for all of
-    them: the same jobs one :func:`open_side` per side would give. ``on_manifest``: given to
-    :func:`~rfbench.protocols.splitfile.load_split` when the split is loaded (:class:`ReadAhead`)."""
+    them: the same jobs one :func:`open_side` per side would give."""
     for side in sides:
         if side not in ("train", "test"):
             raise ValidationError(f"side must be train or test, not {side!r}")
@@ -168,13 +167,13 @@ def open_sides(split, sides: Sequence[str], settings: WindowSettings | None = No
     for k, side in enumerate(sides):
         if jobs[k] is None:
             if loaded is None:
-                loaded = _load_split(split, split_path, on_manifest)
+                loaded = _load_split(split, split_path)
             jobs[k] = _side_job(loaded, side, settings, labels, reading)
             labels = labels or jobs[k].labels  # one label set for both sides: a label-set file is read once
     return tuple(jobs)
 
 
-def _load_split(split, split_path: Path, on_manifest=None) -> tuple:
+def _load_split(split, split_path: Path) -> tuple:
     """The split re-checked by ``load_split`` (or ``split`` itself, a :class:`SplitInfo` this process checked
     already: score opens both sides of the split it has just checked), its sha256 and the manifest it was
     audited on."""
@@ -183,7 +182,7 @@ def _load_split(split, split_path: Path, on_manifest=None) -> tuple:
     from rfbench.protocols.splitfile import SplitInfo, load_split
 
     checked = isinstance(split, SplitInfo) and split.path is not None and split.manifest_object is not None
-    info = split if checked else load_split(split_path, on_manifest=on_manifest)
+    info = split if checked else load_split(split_path)
     split_sha, _ = sha256_file(split_path)
     # the manifest load_split recomputed and audited the sides on: the rows are built from what was checked
     manifest = info.manifest_object if info.manifest_object is not None else read_manifest(info.manifest_file)
@@ -943,13 +942,6 @@ def bvp_spares(split, sides: Sequence[str], workers: int, reading=None) -> list:
     use them (read unchecked: only the time of starting them rests on it, never a row), else an empty list. They
     start while the split is re-checked; the caller gives them to :func:`bvp_readers_for` and closes the rest
     (:func:`~rfbench.datasets.windows.bvp_procs.close_spares`)."""
-    return ReadAhead.open(split, sides, None, workers, reading).spares
-
-
-def _declared_bvp(split, sides: Sequence[str], workers: int, reading=None) -> dict | None:
-    """The split file's document, unchecked (:func:`~rfbench.protocols.splitfile.declared_split`), when it declares
-    a Widar3.0 BVP split whose ``sides`` list enough recordings for reader processes, and they may be started
-    (more than one core and worker, not a verify re-run, a child that shares this process's world); else None."""
     from rfbench.io.world import children_share_it
     from rfbench.protocols.splitfile import declared_split
 
@@ -958,14 +950,16 @@ def _declared_bvp(split, sides: Sequence[str], workers: int, reading=None) -> di
 
         reading = reading_in_use()
     if reading is not None or not (workers > 1 and (os.cpu_count() or 1) > 1):
-        return None
+        return []
     doc = declared_split(Path(getattr(split, "path", None) or split))
     if not isinstance(doc, dict) or doc.get("dataset") != "widar3-bvp":
-        return None
+        return []
     declared = sum(len(doc[s]) for s in sides if isinstance(doc.get(s), list))
     if declared < _bvp_min_rows() or not children_share_it():
-        return None
-    return doc
+        return []
+    from rfbench.datasets.windows.bvp_procs import prestart
+
+    return prestart(min(workers, os.cpu_count() or 1))
 
 
 def bvp_readers_for(plans: Sequence[Plan], workers: int, spares: list | None = None):
@@ -974,25 +968,6 @@ def bvp_readers_for(plans: Sequence[Plan], workers: int, spares: list | None = N
     (:data:`~rfbench.datasets.windows.bvp_procs.MIN_ROWS` rows in all, more than one core and worker), else None.
     The caller closes them; each plan's batches take its own runs (``side_batches(..., readers=...)``).
     ``spares``: processes started ahead (:func:`bvp_spares`), used first (those taken leave the list)."""
-    job = _readers_job(plans, workers)
-    if job is None:
-        return None
-    from rfbench.datasets.windows.bvp_procs import BvpReaders
-
-    recs, t_max, root, runs = job
-    readers = BvpReaders(root, recs, t_max, min(workers, os.cpu_count() or 1), max(b - a for a, b in runs), spares)
-    try:
-        readers.__enter__()
-    except (OSError, RuntimeError):  # no reader process could start (rfbench not importable in isolation)
-        readers.close()
-        return None
-    readers.queue(runs)
-    return readers
-
-
-def _readers_job(plans: Sequence[Plan], workers: int) -> tuple | None:
-    """``(recordings, t_max, root, runs)`` of the reader processes :func:`bvp_readers_for` starts for ``plans``,
-    or None when it starts none."""
     from rfbench.datasets.windows import bvp
     from rfbench.io.world import children_share_it
 
@@ -1005,90 +980,20 @@ def _readers_job(plans: Sequence[Plan], workers: int) -> tuple | None:
     root = plans[0].job.files.root
     if any(plan.x_row_shape[0] != t_max or plan.job.files.root != root for plan in plans):
         return None
+    from rfbench.datasets.windows.bvp_procs import BvpReaders
+
     runs, start = [], 0
     for plan in plans:
         runs += [(start + a, start + b) for a, b in bvp.chunks(len(plan.recordings), t_max)]
         start += len(plan.recordings)
-    return recs, t_max, root, runs
-
-
-class ReadAhead:
-    """BVP reader processes started on the sides a split file declares as soon as its manifest is read
-    (``on_manifest`` of :func:`open_sides`), so the dataset files are read while the split is re-checked against
-    that manifest and the sides are planned, instead of after.
-
-    The rows come from the declared sides run through the very code that plans the checked ones
-    (:func:`_side_job`, :func:`start_plan`); nothing read is used before :meth:`take` compares every row the
-    readers were given (each file's path, size, sha256 and T, their order, the row width, the dataset root and
-    the runs) with those of the checked plans: the same, the readers are handed over; anything else (a split
-    that does not check, a side edited by hand), they are stopped unused and the rows are read as without them.
-    A failure here only means no reading ahead. Use as a context manager (readers not taken are stopped)."""
-
-    def __init__(self, split_path: Path, doc: dict | None, sides: Sequence[str], settings, workers: int,
-                 spares: list):
-        self.split_path, self.doc, self.sides = Path(split_path), doc, tuple(sides)
-        self.settings, self.workers, self.spares = settings, workers, spares
-        self.readers = None
-
-    @classmethod
-    def open(cls, split, sides: Sequence[str], settings, workers: int, reading=None) -> "ReadAhead":
-        """A read-ahead for ``sides`` of ``split``: with reader processes starting now (:attr:`spares`, for
-        :func:`bvp_readers_for`) when the split file declares a BVP split worth them (:func:`_declared_bvp`),
-        else one that does nothing."""
-        from rfbench.datasets.windows.bvp_procs import prestart
-
-        doc = _declared_bvp(split, sides, workers, reading)
-        spares = prestart(min(workers, os.cpu_count() or 1)) if doc is not None else []
-        return cls(Path(getattr(split, "path", None) or split), doc, sides, settings, workers, spares)
-
-    def __enter__(self) -> "ReadAhead":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __call__(self, manifest, manifest_path) -> None:
-        from types import SimpleNamespace
-
-        if self.readers is not None or not self.spares or self.settings is None:
-            return
-        try:
-            ids = {s: tuple(self.doc[s]) for s in ("train", "test")}
-            if not all(isinstance(i, str) for side in ids.values() for i in side):
-                return
-            declared = SimpleNamespace(train=ids["train"], test=ids["test"], manifest_file=Path(manifest_path),
-                                       manifest={"sha256": None})
-            plans, labels = [], None
-            for side in self.sides:
-                job = _side_job((self.split_path, declared, None, manifest), side, self.settings, labels, None)
-                labels = labels or job.labels
-                if job.kind != "bvp":
-                    return
-                plans.append(start_plan(job))
-            self.readers = bvp_readers_for(plans, self.workers, self.spares)
-        except Exception:  # noqa: BLE001 - whatever is wrong, the checked split says it (if it must), not this
-            self.readers = None
-
-    def take(self, plans: Sequence[Plan]):
-        """The readers, when their rows are exactly those of the checked ``plans`` (then they are the caller's to
-        close), else None (those started are stopped)."""
-        readers, self.readers = self.readers, None
-        if readers is None:
-            return None
-        job = _readers_job(plans, self.workers)
-        if job is not None and readers.serves(*job):
-            return readers
+    readers = BvpReaders(root, recs, t_max, min(workers, os.cpu_count() or 1), max(b - a for a, b in runs), spares)
+    try:
+        readers.__enter__()
+    except (OSError, RuntimeError):  # no reader process could start (rfbench not importable in isolation)
         readers.close()
         return None
-
-    def close(self) -> None:
-        """Stop the readers not taken, and the processes started ahead that no readers took."""
-        from rfbench.datasets.windows.bvp_procs import close_spares
-
-        if self.readers is not None:
-            self.readers.close()
-            self.readers = None
-        close_spares(self.spares)
+    readers.queue(runs)
+    return readers
 
 
 def _bvp_batches(plan: Plan, produced: Produced, workers: int, progress, borrow: bool,

@@ -93,7 +93,6 @@ class BvpReaders:
                  spares: list | None = None):
         self.root, self.recordings, self.t_max, self.n = Path(root), recordings, int(t_max), int(n)
         self._spares = spares if spares is not None else []
-        self.rows = _rows(recordings)  # what the children are given of each row
         self.row_bytes = 4 * t_max * 400
         self.slot_rows = int(slot_rows)
         self.n_slots = 2 * self.n
@@ -134,9 +133,11 @@ class BvpReaders:
             os.close(fd)
         fd, config = tempfile.mkstemp(prefix="rfbench-bvp-", suffix=".json")
         self._paths.append(config)
+        rows = [[r["files"][0]["path"], r["files"][0]["bytes"], r["files"][0].get("sha256"), r["frames"]]
+                for r in self.recordings]
         with os.fdopen(fd, "w", encoding="utf-8") as fh:  # dumps, not dump: json.dump encodes in pure Python
             fh.write(json.dumps({"root": str(self.root), "t_max": self.t_max, "slots": slots,
-                                 "slot_bytes": self.slot_bytes, "rows": self.rows}))
+                                 "slot_bytes": self.slot_bytes, "rows": rows}))
         for _ in range(self.n):
             proc = self._spares.pop() if self._spares else _spawn()
             self.procs.append(proc)
@@ -152,13 +153,6 @@ class BvpReaders:
             if reply.get("ready") is not True:
                 raise RuntimeError(f"a BVP reader process did not start: {reply}")
         self._remove_files()
-
-    def serves(self, recordings: Sequence[Mapping], t_max: int, root, runs: Sequence[tuple[int, int]]) -> bool:
-        """Whether these readers read exactly the rows ``recordings`` at width ``t_max`` under ``root``, in the runs
-        ``runs`` (each file's path, size, sha256 and T as the children were given them, in the same order), and
-        none has been taken yet."""
-        return (self._taken == 0 and not self._holding and Path(root) == self.root and int(t_max) == self.t_max
-                and [(int(a), int(b)) for a, b in runs] == self._runs and _rows(recordings) == self.rows)
 
     def _reply(self, k: int) -> dict:
         line = self.replies[k].get()
@@ -240,12 +234,6 @@ class BvpReaders:
             except BufferError:  # a caller still holds a view of a slot: unmapped with the last one
                 pass
             self._map = None
-
-
-def _rows(recordings: Sequence[Mapping]) -> list[list]:
-    """``[path, bytes, sha256, T]`` of each recording's one file: what a child is given of its rows."""
-    return [[r["files"][0]["path"], r["files"][0]["bytes"], r["files"][0].get("sha256"), r["frames"]]
-            for r in recordings]
 
 
 def _drain(stream, replies: queue.Queue) -> None:

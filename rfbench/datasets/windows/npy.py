@@ -338,10 +338,8 @@ class _DirectWrites:
     caller's rows are free again as soon as they are copied in — a reader of the rows (``rfbench windows``'
     reader processes) never waits for their hashing, which on a busy machine waits for a core."""
 
-    #: Buffers of ``block`` bytes each, being written and hashed while others fill: enough to ride out a disk that
-    #: stalls now and then (with 4 of 8 MiB, ``rfbench windows`` of the 43,350-file BVP tree waited 0.46 s in all
-    #: for a free one, its reader processes idle meanwhile; with 8, under 0.01 s).
-    BUFFERS = 8
+    #: Buffers of ``block`` bytes each: two being written and hashed while others fill.
+    BUFFERS = 4
 
     def __init__(self, fd: int, plain_fd: int, block: int):
         self.fd, self.plain_fd = fd, plain_fd
