@@ -142,3 +142,40 @@ def test_an_honest_bvp_chain_verifies_match(chain, runner, tmp_path):
     result = runner.invoke(app, ["verify", str(root / "report.json"), "--root", str(root)])
     assert result.exit_code == 0, result.output
     assert "MATCH" in result.output
+
+
+def test_a_default_row_width_past_the_bound_is_refused(tmp_path):
+    """One train-side file declaring 5,000 time steps (stored as uint8: 2 MB, a file ingest takes) would make
+    every row 5,000 steps wide by default: refused with the recording named; a t_max the user gives still works."""
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 4), damage=False)
+    victim = sorted((tmp_path / "tree").rglob("user1-*.mat"))[0]
+    scipy.io.savemat(victim, {"velocity_spectrum_ro": np.ones((20, 20, 5000), dtype=np.uint8)})
+    ingest_bvp(tmp_path / "tree", workers=1).write(tmp_path / "manifest.json")
+    write_splits(tmp_path / "manifest.json", "cross-subject", tmp_path / "split.json", test=["user4"])
+    with pytest.raises(ValidationError, match=r"5,000 time steps \(.*user1-.*\), more than the 4,096") as info:
+        write_windows(tmp_path / "split.json", "train", tmp_path / "w")
+    assert "--t-max" in str(info.value) and not (tmp_path / "w").exists()
+    doc = write_windows(tmp_path / "split.json", "train", tmp_path / "w", WindowSettings(t_max=4))
+    assert doc["x"]["padding"]["train_longest"] == 5000 and np.load(tmp_path / "w" / "X.npy").shape[1] == 4
+
+
+def test_sides_that_would_not_fit_are_refused_before_any_file(chain, tmp_path, monkeypatch):
+    """X's size is known before a BVP side is read: sides that would not fit in the space free where they go are
+    refused at once, with the sizes, and nothing is left (not even the folders made for them)."""
+    import os
+
+    from rfbench.errors import OutputError
+
+    real = os.statvfs
+
+    class Full:
+        f_bavail, f_frsize, f_blocks = 3, 4096, 1000
+
+    monkeypatch.setattr(os, "statvfs", lambda path: Full())
+    with pytest.raises(OutputError, match=r"cannot write .*: X would take [0-9.]+ [kM]B, but 12.3 kB is free"):
+        write_windows(chain / "split.json", "both", tmp_path / "full" / "out")
+    assert not (tmp_path / "full").exists()
+    Full.f_blocks = 0  # a file system that reports no size: not checked
+    write_windows(chain / "split.json", "both", tmp_path / "full" / "out")
+    monkeypatch.setattr(os, "statvfs", real)
+    assert (tmp_path / "full" / "out" / "train" / "X.npy").exists()

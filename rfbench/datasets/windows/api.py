@@ -113,6 +113,44 @@ def _rel(path: Path, base: Path | None) -> str:
         return str(path)
 
 
+def _check_room(folders: Sequence[Path], plans: Sequence[Plan], known: Sequence[int | None]) -> None:
+    """Refuse, before any file is written, sides whose X (its rows known ahead: BVP, MM-Fi) would not fit in the
+    space free where they go: a run that would stop at "no space left" after writing for an hour stops now, with
+    the sizes. Sides on one file system are added up; a file system that reports no size is not checked."""
+    from rfbench.errors import OutputError
+
+    need: dict[int, list] = {}  # device: [bytes, the folder the outputs go into, its nearest existing folder]
+    for folder, plan, n in zip(folders, plans, known):
+        if n is None:
+            continue
+        existing = next((p for p in (folder, *folder.parents) if p.is_dir()), None)
+        try:
+            device = os.stat(existing).st_dev if existing is not None else None
+        except OSError:
+            continue
+        if device is None:
+            continue
+        x_bytes = n * int(np.prod(plan.x_row_shape, dtype=np.int64)) * 4
+        entry = need.setdefault(device, [0, folder, existing])
+        entry[0] += x_bytes
+    for total, folder, existing in need.values():
+        try:
+            fs = os.statvfs(existing)
+        except (OSError, AttributeError):  # (no statvfs: not checked)
+            continue
+        free = fs.f_bavail * fs.f_frsize
+        if fs.f_blocks and total > free:
+            raise OutputError(f"cannot write {folder}: X would take {_size(total)}, but {_size(free)} is free on its "
+                              "file system; free some space or write elsewhere (-o)")
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
 def _empty_side(plan: Plan) -> ValidationError:
     job = plan.job
     detail = f"{len(job.recordings)} recording(s)"
@@ -317,6 +355,7 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
     for job, plan, n in zip(jobs, plans, known):
         if n == 0 and job.kind in ("mmfi", "bvp"):
             raise _empty_side(plan)
+    _check_room(folders, plans, known)
     if on_total is not None:
         on_total(sum(progress_total(plan) for plan in plans))
     created = []  # the folders this run makes, deepest first

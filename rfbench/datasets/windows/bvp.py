@@ -46,12 +46,29 @@ def default_t_max(manifest, train_ids) -> int:
 
 
 def resolve_t_max(settings, manifest, train_ids):
-    """``settings`` with ``t_max`` set: as given, else :func:`default_t_max` of the train side."""
+    """``settings`` with ``t_max`` set: as given, else :func:`default_t_max` of the train side — which must be at
+    most :data:`~rfbench.datasets.windows.settings.MAX_T_MAX`, the most ``t_max`` may be when given: one file
+    declaring a long profile would otherwise set every row's width (X's size on disk), a width nobody chose.
+
+    Raises
+    ------
+    ValidationError
+        The train side's longest T is past that bound (give ``t_max``).
+    """
     import dataclasses
+
+    from rfbench.datasets.windows.settings import MAX_T_MAX
 
     if settings.t_max is not None:
         return settings
-    return dataclasses.replace(settings, t_max=default_t_max(manifest, train_ids))
+    longest = default_t_max(manifest, train_ids)
+    if longest > MAX_T_MAX:
+        ids = set(train_ids)
+        rid = next(r["id"] for r in manifest.recordings if r["id"] in ids and int(r.get("frames") or 0) == longest)
+        raise ValidationError(f"the split's train side holds a BVP recording of {longest:,} time steps ({rid}), more "
+                              f"than the {MAX_T_MAX:,} a row may hold: the default row width (the longest T) would "
+                              "make every row that wide; give t_max (--t-max) to pad or cut the rows")
+    return dataclasses.replace(settings, t_max=longest)
 
 
 def padding_record(manifest, train_ids, t_max: int) -> dict:
