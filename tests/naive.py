@@ -1782,6 +1782,34 @@ def naive_has_long_digits(text: str, run: int) -> bool:
 
 
 # ==========================================================================================================
+# rfbench.io.documents._json_depth — the nesting pre-check of the bounded JSON reader
+# ==========================================================================================================
+
+
+def naive_json_depth(text: str) -> int:
+    """Deepest nesting of ``[]``/``{}`` outside JSON strings, one character at a time: a backslash inside a string
+    escapes the next character."""
+    depth = peak = 0
+    inside = escaped = False
+    for ch in text:
+        if inside:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                inside = False
+        elif ch == '"':
+            inside = True
+        elif ch in "[{":
+            depth += 1
+            peak = max(peak, depth)
+        elif ch in "]}":
+            depth -= 1
+    return peak
+
+
+# ==========================================================================================================
 # rfbench.datasets.tree.display_path — a path as it is safe to print and store
 # ==========================================================================================================
 

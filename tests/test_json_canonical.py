@@ -173,3 +173,20 @@ def test_a_float_anywhere_leaves_the_document_to_the_python_writer():
     for doc in ({"t": "1.5e-7", "u": True, "v": False, "w": None}, ["e", "\\\"1e5", 10**18, True],
                 {"a\\": ["null", "s", "u e"]}):
         assert files._compiled_text(doc) == _reference(doc), doc
+
+
+_string_literals = st.text(alphabet='"\\[]{}a é', max_size=6).map(json.dumps)  # escaped quotes and backslashes
+_json_pieces = _string_literals | st.sampled_from(["[", "]", "{", "}", ",", ":", " ", "1"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_json_pieces, max_size=40).map("".join) | _values.map(json.dumps))
+def test_nesting_depth_is_the_naive_scan_s(text):
+    """The bounded reader's nesting pre-check (escapes removed, every byte but quotes and brackets dropped, quote
+    pairs with nothing between them dropped, the brackets outside strings counted) gives the depth a scan one
+    character at a time gives: over JSON texts, and over runs of brackets and string literals (brackets, quotes and
+    backslashes inside them) that need not balance."""
+    import naive
+    from rfbench.io.documents import _json_depth
+
+    assert _json_depth(text) == naive.naive_json_depth(text)
