@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
-from rfbench.io.documents import MAX_JSON_BYTES, MAX_NESTING, check_nesting, parse_json_bytes, parse_json_text
+from rfbench.io.documents import (
+    MAX_JSON_BYTES,
+    MAX_NESTING,
+    check_nesting,
+    parse_json_bytes,
+    parse_json_text,
+    without_escapes,
+)
 
 __all__ = [
     "READ_FLAGS",
@@ -322,21 +329,19 @@ _NOT_FLOAT_MARK = bytes(b for b in range(256) if b not in b'".eEusl')
 
 def _holds_float(data: bytes) -> bool:
     """Whether the JSON text ``data`` holds a number with a fraction or an exponent: a ``.``, ``E``, or ``e`` outside
-    its strings, other than the ``e`` of ``true`` and ``false``. Escaped backslashes, then escaped quotes, are
-    removed (as :func:`rfbench.io.documents.check_nesting` does), so the quotes left alternate between opening a
-    string and closing it. Outside strings, ``u``, ``s`` and ``l`` come from ``true`` (``u e``), ``false``
+    its strings, other than the ``e`` of ``true`` and ``false``. Escapes are removed first
+    (:func:`rfbench.io.documents.without_escapes`), so the quotes left alternate between opening a string and
+    closing it. Outside strings, ``u``, ``s`` and ``l`` come from ``true`` (``u e``), ``false``
     (``l s e``) and ``null`` (``u l l``) alone, so an ``e`` right after a ``u`` or an ``s`` ends a ``true`` or a
     ``false``, and any other ``e`` is an exponent's."""
     import numpy as np
 
-    if b"\\" in data:
-        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    m = np.frombuffer(data.translate(None, _NOT_FLOAT_MARK), np.uint8)
+    m = np.frombuffer(without_escapes(data).translate(None, _NOT_FLOAT_MARK), np.uint8)
     quote = m == 0x22
     outside = ~quote & (np.bitwise_xor.accumulate(quote.view(np.uint8)) == 0)
     dot_or_exponent = outside & ((m == 0x2E) | (m == 0x45))
     e = np.flatnonzero(outside & (m == 0x65))
-    after = m[e - 1]  # (an e outside a string is never the first mark: a true or false has a letter before it)
+    after = m[e - 1]  # (for an e that is the first mark, the last: a quote, or the e or l ending a literal)
     return bool(dot_or_exponent.any() or ((after != 0x75) & (after != 0x73)).any())
 
 

@@ -123,12 +123,10 @@ def _check_room(folders: Sequence[Path], plans: Sequence[Plan], known: Sequence[
     for folder, plan, n in zip(folders, plans, known):
         if n is None:
             continue
-        existing = next((p for p in (folder, *folder.parents) if p.is_dir()), None)
+        existing = next((p for p in (folder, *folder.parents) if p.is_dir()), Path("."))
         try:
-            device = os.stat(existing).st_dev if existing is not None else None
+            device = os.stat(existing).st_dev
         except OSError:
-            continue
-        if device is None:
             continue
         x_bytes = n * int(np.prod(plan.x_row_shape, dtype=np.int64)) * 4
         entry = need.setdefault(device, [0, folder, existing])
