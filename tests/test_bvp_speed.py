@@ -608,6 +608,33 @@ def test_ingest_reader_processes_give_the_threads_manifest(tmp_path, monkeypatch
     assert "more than the" in reasons and "no numeric" in reasons and "not a regular file" in reasons
 
 
+def test_a_reader_that_does_not_say_ready_is_sent_nothing(tmp_path, monkeypatch):
+    """A reader process whose first line is not ``ready`` (here a program that prints a note, then keeps what
+    reaches its input) is sent no batch — its input is closed at once — and its batches are read in this process:
+    the threads' manifest. (Batches sent to a child whose answers nobody reads filled its output, it stopped
+    reading its input, and the send waited for ever: ingest hung on a tree of 3,060 files.)"""
+    from rfbench.datasets import bvp_readers, widar_bvp
+    from rfbench.datasets.synthetic_bvp import make_widar_bvp_tree
+
+    make_widar_bvp_tree(tmp_path / "tree", frames=(1, 5), damage=False)
+    kept = tmp_path / "input"
+    chatty = tmp_path / "chatty"
+    chatty.write_text(f"#!/bin/sh\necho 'note: starting'\ncat >> '{kept}'\n")
+    chatty.chmod(0o755)
+
+    def manifest(name: str) -> bytes:
+        path = tmp_path / name
+        widar_bvp.ingest_bvp(tmp_path / "tree", workers=2).write(path)
+        return path.read_bytes().replace(name.encode(), b"")
+
+    monkeypatch.setattr(bvp_readers, "MIN_FILES", 10**9)
+    threads = manifest("t.json")
+    monkeypatch.setattr(bvp_readers, "MIN_FILES", 1)
+    monkeypatch.setattr(bvp_readers.sys, "executable", str(chatty))
+    assert manifest("c.json") == threads
+    assert kept.exists() and kept.read_bytes() == b""
+
+
 @pytest.mark.parametrize("first", ["non-finite", "damaged", "wrong T"])
 def test_the_first_bad_row_in_order_stops_a_run(first):
     """chunk_x checks its rows finite together, at the end or up to a row that fails to read: whichever bad row

@@ -125,6 +125,22 @@ class _Entry:
         self.path, self.real = path, real
 
 
+class _Started:
+    """Whether a reader process said it is ready, once its first line is read (:meth:`wait` blocks until then)."""
+
+    def __init__(self):
+        self._event = threading.Event()
+        self._ready = False
+
+    def decide(self, ready: bool) -> None:
+        self._ready = ready
+        self._event.set()
+
+    def wait(self) -> bool:
+        self._event.wait()
+        return self._ready
+
+
 class BvpReaders:
     """``n`` reader processes; :meth:`submit` a batch of walk entries, get a future of its ``_Read`` results."""
 
@@ -148,8 +164,9 @@ class BvpReaders:
             return False
         for proc in self.procs:  # per child a thread sending batches and one receiving the answers
             inflight: queue.Queue = queue.Queue(maxsize=1)
+            started = _Started()
             for serve in (self._send, self._receive):
-                thread = threading.Thread(target=serve, args=(proc, inflight), daemon=True)
+                thread = threading.Thread(target=serve, args=(proc, inflight, started), daemon=True)
                 thread.start()
                 self.threads.append(thread)
         return True
@@ -159,16 +176,22 @@ class BvpReaders:
         self.work.put((future, [[e.path_text(), e.real] for e in batch]))
         return future
 
-    def _send(self, proc: subprocess.Popen, inflight: queue.Queue) -> None:
+    def _send(self, proc: subprocess.Popen, inflight: queue.Queue, started: "_Started") -> None:
         """Send batches down the child's input as they come, while it reads earlier ones: the next batch waits in
         its input, so the child never waits for the parent between two batches. At most three are out (one read
-        by the child, one in its input, one whose future waits for room in ``inflight``)."""
+        by the child, one in its input, one whose future waits for room in ``inflight``). Nothing is sent before
+        the child has said it is ready, and nothing to a child that said anything else (its batches go on to the
+        receiving thread, which reads them here): a child whose answers nobody reads would stop reading its
+        input, and a send would wait for ever."""
         while True:
             item = self.work.get()
             if item is None:
                 inflight.put(None)
                 return
             future, batch = item
+            if not started.wait():
+                inflight.put((future, batch, None))
+                continue
             try:
                 proc.stdin.write(json.dumps(batch).encode() + b"\n")
                 proc.stdin.flush()
@@ -177,10 +200,17 @@ class BvpReaders:
                 continue
             inflight.put((future, batch, None))
 
-    def _receive(self, proc: subprocess.Popen, inflight: queue.Queue) -> None:
+    def _receive(self, proc: subprocess.Popen, inflight: queue.Queue, started: "_Started") -> None:
         """Fulfil each sent batch's future with the child's answer, in the order the batches were sent (a
-        thread of its own, so the answers are always read while a send waits for room in the child's input)."""
+        thread of its own, so the answers are always read while a send waits for room in the child's input).
+        First the child's first line: ``ready``, or it is given no batch (its input is closed: it ends)."""
         ready = proc.stdout.readline().strip() == b"ready"
+        if not ready:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        started.decide(ready)
         while True:
             item = inflight.get()
             if item is None:
