@@ -794,19 +794,22 @@ def _count_spawns(monkeypatch, events: list) -> list:
     from rfbench.datasets.windows import bvp_procs
 
     procs = []
-    real_spawn, real_read = bvp_procs._spawn, manifest.read_manifest
+    real_spawn = bvp_procs._spawn
 
     def spawn():
         events.append("spawn")
         procs.append(real_spawn())
         return procs[-1]
 
-    def read(*args, **kwargs):
-        events.append("manifest")
-        return real_read(*args, **kwargs)
+    def counted(real):
+        def read(*args, **kwargs):
+            events.append("manifest")
+            return real(*args, **kwargs)
+        return read
 
     monkeypatch.setattr(bvp_procs, "_spawn", spawn)
-    monkeypatch.setattr(manifest, "read_manifest", read)
+    for name in ("read_manifest", "read_manifest_hashed"):  # (a split's check reads it with its digest)
+        monkeypatch.setattr(manifest, name, counted(getattr(manifest, name)))
     return procs
 
 

@@ -126,8 +126,9 @@ def test_score_checks_its_outputs_against_the_manifest_it_already_read(runner, c
     import rfbench.datasets.manifest as manifest_module
 
     reads = []
-    real = manifest_module.read_manifest
-    monkeypatch.setattr(manifest_module, "read_manifest", lambda path: reads.append(path) or real(path))
+    for name in ("read_manifest", "read_manifest_hashed"):  # (a split's check reads it with its digest)
+        real = getattr(manifest_module, name)
+        monkeypatch.setattr(manifest_module, name, lambda path, real=real: reads.append(path) or real(path))
     argv = ["score", "--task", "pose", "--pred", str(chain / "pose" / "pred.npy"), "--rows",
             str(chain / "windows" / "mmfi-test" / "index.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
             "hip-width", "--k", "0.2", "--metrics", "pck", "--split", str(chain / "mmfi-split.json"), "--manifest",

@@ -33,13 +33,14 @@ import numpy as np
 from rfbench._order import listing_key
 from rfbench.datasets.values import sorted_values, value_sort_key
 from rfbench.errors import ValidationError
-from rfbench.io.files import check_schema, read_json, schema_id, write_json
+from rfbench.io.files import check_schema, read_json, read_json_hashed, schema_id, write_json
 
 __all__ = [
     "Manifest",
     "RecordingTable",
     "DomainColumn",
     "read_manifest",
+    "read_manifest_hashed",
     "load_manifest",
     "DOMAIN_KEYS",
     "SPLIT_KEYS",
@@ -410,6 +411,13 @@ def read_manifest(path: str | os.PathLike) -> Manifest:
     (['r1'], True)
     """
     return Manifest.from_dict(read_json(path, "manifest"), str(path))
+
+
+def read_manifest_hashed(path: str | os.PathLike) -> tuple[Manifest, str]:
+    """:func:`read_manifest` and the sha256 of the bytes it was read from (one read: the digest a split or an
+    index records is then of the manifest whose recordings were used, never of a file put in place after)."""
+    doc, digest = read_json_hashed(path, "manifest")
+    return Manifest.from_dict(doc, str(path)), digest
 
 
 def load_manifest(source: "Manifest | Mapping | str | os.PathLike") -> Manifest:

@@ -973,7 +973,20 @@ def read_json(path: str | os.PathLike, kind: str | None = None, cap: int = MAX_J
         Wrong or missing schema, or an unknown major version.
     """
     path = Path(path)
-    obj = parse_json_bytes(read_input_bytes(path, cap=cap, expected="a JSON file"), str(path))
+    return json_document(read_input_bytes(path, cap=cap, expected="a JSON file"), path, kind)
+
+
+def read_json_hashed(path: str | os.PathLike, kind: str | None = None, cap: int = MAX_JSON_BYTES) -> tuple[dict, str]:
+    """:func:`read_json`'s document and the sha256 of the very bytes it was parsed from, in one read: a digest
+    taken by a second read (:func:`sha256_file`) may be of another file, one put in place between the two."""
+    path = Path(path)
+    data = read_input_bytes(path, cap=cap, expected="a JSON file")
+    return json_document(data, path, kind), hashlib.sha256(data).hexdigest()
+
+
+def json_document(data: bytes, path: str | os.PathLike, kind: str | None = None) -> dict:
+    """:func:`read_json` of bytes already read from ``path`` (named in its errors)."""
+    obj = parse_json_bytes(data, str(path))
     if not isinstance(obj, dict):
         raise FormatError(f"{path}: expected a JSON object, found {type(obj).__name__}")
     if kind is not None:

@@ -81,9 +81,20 @@ class LabelSet:
         """Read ``names.txt``: one class name per line, in class-index order; blank lines are skipped and
         surrounding spaces stripped. A UTF-8 byte-order mark at the start of the file (as some editors save one)
         is not part of the first name; one anywhere else is refused."""
+        return cls.read_hashed(path)[0]
+
+    @classmethod
+    def read_hashed(cls, path: str | os.PathLike) -> tuple["LabelSet", str]:
+        """:meth:`from_file` and the sha256 of the bytes the names were read from (one read: the digest an index
+        records is of the names it uses, never of a file put in place after)."""
         path = Path(path)
+        data = read_input_bytes(path, "--label-set")
+        return cls._from_bytes(data, path), hashlib.sha256(data).hexdigest()
+
+    @classmethod
+    def _from_bytes(cls, data: bytes, path: Path) -> "LabelSet":
         try:
-            text = read_input_bytes(path, "--label-set").decode("utf-8-sig")
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise FormatError(f"`label_set` {path}: not UTF-8 text; list one class name per line") from None
         lines = text.splitlines()

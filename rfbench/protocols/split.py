@@ -855,15 +855,14 @@ def write_splits(manifest: str | os.PathLike, protocol: str, out: str | os.PathL
     >>> path.name, outcome.audit.passed, json.loads(path.read_text())["manifest"]["path"]
     ('split.json', True, 'manifest.json')
     """
-    from rfbench.datasets.manifest import read_manifest
-    from rfbench.io.files import check_writable, sha256_file, write_json
+    from rfbench.datasets.manifest import read_manifest_hashed
+    from rfbench.io.files import check_writable, write_json
 
     manifest = Path(manifest)
     if min_shared is not None and not content:
         raise ValidationError("`min_shared` applies only with `content`")
-    m = read_manifest(manifest)
+    m, digest = read_manifest_hashed(manifest)  # (one read: the digest the split records is of what it splits)
     folder, single = split_targets(protocol, out)
-    digest, _ = sha256_file(manifest)
     ref = {"path": Path(os.path.relpath(manifest.resolve(), folder.resolve())).as_posix(), "sha256": digest}
     outcomes = make_splits(m, protocol, manifest_ref=ref, **kwargs)
     targets = [single if single is not None else folder / o.filename for o in outcomes]

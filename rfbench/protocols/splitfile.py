@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from rfbench.errors import FormatError, LeakageError, ValidationError
-from rfbench.io.files import load_npy, read_json, sha256_file
+from rfbench.io.files import load_npy, read_json, read_json_hashed
 
 __all__ = [
     "SplitInfo",
@@ -128,6 +128,8 @@ class SplitInfo:
     #: of a manifest holding both Widar3.0 releases, the one a report's rows come from (its index's ``release``):
     #: the sides then hold that release's recordings only (set by score, never read from a file)
     release: str | None = None
+    #: the sha256 of the bytes the split was read from (None for a split given as a document)
+    sha256: str | None = None
 
     @property
     def held_out_key(self) -> str | None:
@@ -174,6 +176,7 @@ class SplitCheck:
     provenance: dict
     content: Any = None  # rfbench.protocols.content.ContentAudit when content was checked
     table: Any = None  # the manifest's RecordingTable the sides were recomputed on (built once)
+    split_sha256: str | None = None  # of the bytes ``doc`` was parsed from (None when ``doc`` was given)
 
     @property
     def spec(self):
@@ -194,7 +197,7 @@ class SplitCheck:
             manifest={"path": (self.doc.get("manifest") or {}).get("path"), "sha256": self.manifest_sha256},
             path=path, held_out=tuple(a.held_out), manifest_file=self.manifest_file,
             recordings={str(r["id"]): r for r in self.manifest.recordings}, provenance=dict(self.provenance),
-            dataset=str(self.manifest.dataset), manifest_object=self.manifest)
+            dataset=str(self.manifest.dataset), manifest_object=self.manifest, sha256=self.split_sha256)
 
 
 def _ids(doc: Mapping, key: str, where: str) -> list[str]:
@@ -276,18 +279,18 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
         Unreadable or malformed split or manifest, a manifest other than the split's, parameters that do not
         apply (exit 2).
     """
-    from rfbench.datasets.manifest import read_manifest
+    from rfbench.datasets.manifest import read_manifest_hashed
     from rfbench.protocols.leakage import audit_rows
     from rfbench.protocols.split import EXCLUDED, TEST, TRAIN, refuse_unseen_classes
 
     path = Path(path) if path is not None else None
     where = str(path) if path is not None else "split"
+    split_sha256 = None
     if doc is None:
-        doc = read_json(path, "split")
+        doc, split_sha256 = read_json_hashed(path, "split")
     train, test = _ids(doc, "train", where), _ids(doc, "test", where)
     mfile = _manifest_file(doc, path, manifest, where)
-    m = read_manifest(mfile)
-    digest, _ = sha256_file(mfile)
+    m, digest = read_manifest_hashed(mfile)  # (one read: the digest checked is of the recordings used)
     recorded = (doc.get("manifest") or {}).get("sha256") if isinstance(doc.get("manifest"), Mapping) else None
     if recorded is not None and recorded != digest:
         raise ValidationError(f"{mfile}: not the manifest the split {where} was made from (its sha256 differs from "
@@ -335,7 +338,7 @@ def check_split_file(path: str | os.PathLike | None, manifest: str | os.PathLike
     else:
         found = None
     return SplitCheck(dict(doc), where, m, mfile, digest, a, file_side, differences, audit,
-                      data_provenance(m, mfile), found, table)
+                      data_provenance(m, mfile), found, table, split_sha256)
 
 
 def declared_split(path: str | os.PathLike) -> dict | None:

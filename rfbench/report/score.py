@@ -566,7 +566,8 @@ def _prediction_record(inputs: ScoreInputs, files: list, index):
         raise ValidationError(f"{path}: the record names the windows index {record.index_path}, not `rows` "
                               f"({inputs.rows}); score with the index rfbench predict read")
     recorded = (record.doc.get("windows") or {}).get("index", {}).get("sha256")
-    if recorded != sha256_file(inputs.rows)[0]:
+    # the digest of the index read (a second read of `rows` may find another file in its place)
+    if recorded != (index.sha256 or sha256_file(inputs.rows)[0]):
         raise ValidationError(f"{path}: the predictions were made over another windows index than `rows` "
                               f"({inputs.rows}); score them with the index rfbench predict read")
     if (record.doc.get("x") or {}).get("sha256") != index.doc["x"]["sha256"]:

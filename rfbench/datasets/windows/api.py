@@ -499,7 +499,7 @@ def _index_for(split, index) -> WindowIndex:
 
     idx = index if isinstance(index, WindowIndex) else load_index(index, check_arrays=False)
     split_path = Path(getattr(split, "path", None) or split)
-    digest, _ = sha256_file(split_path)
+    digest = getattr(split, "sha256", None) or sha256_file(split_path)[0]  # a loaded split's: of what it holds
     if digest != idx.doc["split"]["sha256"]:
         raise ValidationError(f"{idx.path}: the index was built from another split (its split sha256 differs from "
                               f"{split_path}'s); build the index from this split with rfbench windows")

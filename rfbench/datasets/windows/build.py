@@ -183,7 +183,8 @@ def _load_split(split, split_path: Path) -> tuple:
 
     checked = isinstance(split, SplitInfo) and split.path is not None and split.manifest_object is not None
     info = split if checked else load_split(split_path)
-    split_sha, _ = sha256_file(split_path)
+    # the digest of the bytes the sides were read from (a second read may find another file in their place)
+    split_sha = info.sha256 if info.sha256 is not None else sha256_file(split_path)[0]
     # the manifest load_split recomputed and audited the sides on: the rows are built from what was checked
     manifest = info.manifest_object if info.manifest_object is not None else read_manifest(info.manifest_file)
     return split_path, info, split_sha, manifest
@@ -262,14 +263,12 @@ def _label_key(manifest) -> str:
 
 
 def _label_info(manifest, settings: WindowSettings) -> LabelInfo:
-    from rfbench.io.files import sha256_file
     from rfbench.metrics.labelset import LabelSet
 
     key = _label_key(manifest)
     if settings.label_set is not None:
         path = Path(settings.label_set)
-        ls = LabelSet.from_file(path)
-        digest, _ = sha256_file(path)
+        ls, digest = LabelSet.read_hashed(path)
         return LabelInfo(ls.names, "label-set", key, path, digest)
     from rfbench._order import natural_sorted
 

@@ -109,6 +109,8 @@ class WindowIndex:
 
     doc: Mapping[str, Any]
     path: Path
+    #: the sha256 of the bytes ``doc`` was read from (None for a document given already parsed)
+    sha256: str | None = None
 
     @property
     def folder(self) -> Path:
@@ -360,15 +362,16 @@ def load_index(path: str | os.PathLike, *, check_arrays: bool = True, hash_array
         Unreadable or malformed index, or arrays that do not match it (exit 2).
     """
     from rfbench.datasets.windows.npy import read_npy_header
-    from rfbench.io.files import check_schema, read_json, sha256_file
+    from rfbench.io.files import check_schema, read_json_hashed, sha256_file
 
     path = Path(path)
+    digest = None
     if doc is None:
-        doc = read_json(path, "windows")
+        doc, digest = read_json_hashed(path, "windows")
     else:
         check_schema(doc, "windows", str(path))
     validate_index(doc, str(path))
-    idx = WindowIndex(doc, path)
+    idx = WindowIndex(doc, path, digest)
     if not check_arrays:
         return idx
     for key, file in (("x", idx.x_path), ("y", idx.y_path)):
@@ -410,18 +413,25 @@ def check_index_files(index: "WindowIndex | str | os.PathLike") -> list[dict]:
     ``[{path, reason}]`` for every file that is missing or changed (empty when all hold); callers decide what
     that means (``verify``: exit 1; ``score --rows``: exit 2).
     """
-    from rfbench.datasets.manifest import read_manifest
+    import hashlib
+
+    from rfbench.datasets.manifest import Manifest
     from rfbench.datasets.windows.dataset_files import DatasetFiles
-    from rfbench.io.files import sha256_file
+    from rfbench.io.documents import MAX_JSON_BYTES
+    from rfbench.io.files import json_document, read_input_bytes
 
     idx = index if isinstance(index, WindowIndex) else load_index(index)
     mpath = idx.manifest_path
     if not mpath.is_file():
         return [{"path": str(mpath), "reason": "the manifest is missing"}]
-    digest, _ = sha256_file(mpath)
-    if digest != idx.doc["manifest"]["sha256"]:
-        return [{"path": str(mpath), "reason": "the manifest's sha256 differs from the index's"}]
-    manifest = read_manifest(mpath)
+    changed = [{"path": str(mpath), "reason": "the manifest's sha256 differs from the index's"}]
+    if mpath.stat().st_size > MAX_JSON_BYTES:  # more than rfbench reads: not the manifest the index was made from
+        return changed
+    data = read_input_bytes(mpath, cap=MAX_JSON_BYTES, expected="a JSON file")
+    if hashlib.sha256(data).hexdigest() != idx.doc["manifest"]["sha256"]:
+        return changed
+    # the manifest parsed is the one hashed (one read: a file put in place after the hash is never the one used)
+    manifest = Manifest.from_dict(json_document(data, mpath, "manifest"), str(mpath))
     try:
         files = DatasetFiles(manifest.root_dir(mpath))
     except ValidationError as exc:

@@ -1,0 +1,114 @@
+"""A digest rfbench records or checks is of the very bytes it used: each document is read once, hashed and parsed
+from the same bytes. Before, the manifest a split is made from (and checked against), the split file an index
+names, the label-set file an index names, the manifest ``check_index_files`` re-checks the dataset from, and an
+index scored against a prediction record were parsed by one read and hashed by another; a file put in place
+between the two paired one file's content with another's digest (a split checked against the recorded manifest
+while built from another). Each test replaces the file right after rfbench first opens it (the open descriptor
+still reads the old file, as with a rename by another process) and fails on the code that read twice."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rfbench.datasets.windows import WindowSettings, check_index_files, load_index, write_windows
+from rfbench.errors import ValidationError
+from rfbench.io import files
+from rfbench.protocols.split import write_splits
+from rfbench.protocols.splitfile import load_split
+from tests.windowsdata import mmfi_case, widar_case
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def replace_after_first_open(monkeypatch, target: Path, replacement: bytes) -> dict:
+    """Once rfbench has opened ``target`` (through :func:`rfbench.io.files.open_regular`, which every whole-file
+    read and hash goes through), put ``replacement`` in its place by a rename."""
+    real = files.open_regular
+    state = {"replaced": False}
+
+    def opening(path, follow=False):
+        fd = real(path, follow)
+        if not state["replaced"] and os.path.realpath(path) == os.path.realpath(target):
+            state["replaced"] = True
+            staged = target.with_name(target.name + ".new")
+            staged.write_bytes(replacement)
+            os.replace(staged, target)
+        return fd
+
+    monkeypatch.setattr(files, "open_regular", opening)
+    return state
+
+
+@pytest.fixture
+def case(tmp_path):
+    return mmfi_case(tmp_path)
+
+
+def test_a_split_is_checked_against_the_manifest_it_is_built_from(case, monkeypatch):
+    _, manifest, split = case
+    recorded = manifest.read_bytes()  # the manifest the split was made from
+    manifest.write_bytes(recorded + b" ")  # another file at its path, the recorded one put back once it is read
+    state = replace_after_first_open(monkeypatch, manifest, recorded)
+    with pytest.raises(ValidationError, match="not the manifest the split"):
+        load_split(split)
+    assert state["replaced"]
+
+
+def test_a_split_records_the_digest_of_the_manifest_it_split(case, monkeypatch, tmp_path):
+    _, manifest, _ = case
+    used = manifest.read_bytes()
+    state = replace_after_first_open(monkeypatch, manifest, used + b" ")
+    ((path, _),) = write_splits(manifest, "cross-subject", tmp_path / "again.json", test=["S02"])
+    assert state["replaced"]
+    assert json.loads(path.read_text())["manifest"]["sha256"] == _sha(used)
+
+
+def test_an_index_records_the_digest_of_the_split_it_was_built_from(case, monkeypatch):
+    from rfbench.datasets.windows.build import _load_split
+
+    _, _, split = case
+    used = split.read_bytes()
+    state = replace_after_first_open(monkeypatch, split, used + b" ")
+    _, info, digest, _ = _load_split(split, split)  # what write_windows records in the index's "split"
+    assert state["replaced"]
+    assert digest == _sha(used)
+    assert info.sha256 == digest
+
+
+def test_an_index_records_the_digest_of_the_label_set_it_used(tmp_path, monkeypatch):
+    _, _, split = widar_case(tmp_path)
+    names = tmp_path / "names.txt"
+    used = b"Sweep\nPush&Pull\nClap\n"
+    names.write_bytes(used)
+    state = replace_after_first_open(monkeypatch, names, b"Clap\nSweep\nPush&Pull\n")
+    doc = write_windows(split, "test", tmp_path / "out", WindowSettings(length=8, label_set=str(names)))
+    assert state["replaced"]
+    assert doc["labels"]["names"] == ["Sweep", "Push&Pull", "Clap"]
+    assert doc["labels"]["file_sha256"] == _sha(used)
+
+
+def test_index_files_are_checked_from_the_manifest_that_was_hashed(case, monkeypatch, tmp_path):
+    _, manifest, split = case
+    write_windows(split, "test", tmp_path / "out", WindowSettings(length=2))
+    recorded = manifest.read_bytes()
+    other = json.loads(recorded)
+    other["root"] = str(tmp_path / "elsewhere")  # a manifest whose dataset is somewhere else
+    state = replace_after_first_open(monkeypatch, manifest, json.dumps(other).encode())
+    assert check_index_files(tmp_path / "out" / "index.json") == []  # the recorded manifest's files: all there
+    assert state["replaced"]
+
+
+def test_a_loaded_index_carries_the_digest_of_its_bytes(case, monkeypatch, tmp_path):
+    _, _, split = case
+    write_windows(split, "test", tmp_path / "out", WindowSettings(length=2))
+    index = tmp_path / "out" / "index.json"
+    used = index.read_bytes()
+    replace_after_first_open(monkeypatch, index, used + b" ")
+    assert load_index(index, check_arrays=False).sha256 == _sha(used)  # what score compares with a record's
