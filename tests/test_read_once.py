@@ -29,20 +29,23 @@ def _sha(data: bytes) -> str:
 
 def replace_after_first_open(monkeypatch, target: Path, replacement: bytes) -> dict:
     """Once rfbench has opened ``target`` (through :func:`rfbench.io.files.open_regular`, which every whole-file
-    read and hash goes through), put ``replacement`` in its place by a rename."""
-    real = files.open_regular
+    read and hash goes through, or :func:`rfbench.io.files.open_input`, which ``.npy`` reads go through), put
+    ``replacement`` in its place by a rename."""
     state = {"replaced": False}
 
-    def opening(path, follow=False):
-        fd = real(path, follow)
-        if not state["replaced"] and os.path.realpath(path) == os.path.realpath(target):
-            state["replaced"] = True
-            staged = target.with_name(target.name + ".new")
-            staged.write_bytes(replacement)
-            os.replace(staged, target)
-        return fd
+    def after(opener):
+        def opening(path, *args, **kwargs):
+            opened = opener(path, *args, **kwargs)
+            if not state["replaced"] and os.path.realpath(path) == os.path.realpath(target):
+                state["replaced"] = True
+                staged = target.with_name(target.name + ".new")
+                staged.write_bytes(replacement)
+                os.replace(staged, target)
+            return opened
+        return opening
 
-    monkeypatch.setattr(files, "open_regular", opening)
+    monkeypatch.setattr(files, "open_regular", after(files.open_regular))
+    monkeypatch.setattr(files, "open_input", after(files.open_input))
     return state
 
 
@@ -112,3 +115,38 @@ def test_a_loaded_index_carries_the_digest_of_its_bytes(case, monkeypatch, tmp_p
     used = index.read_bytes()
     replace_after_first_open(monkeypatch, index, used + b" ")
     assert load_index(index, check_arrays=False).sha256 == _sha(used)  # what score compares with a record's
+
+
+def test_a_report_records_the_digest_of_the_predictions_it_scored(tmp_path, monkeypatch):
+    import numpy as np
+
+    from rfbench.report.score import BootstrapSettings, score_gesture
+
+    _, _, split = widar_case(tmp_path)
+    doc = write_windows(split, "test", tmp_path / "w", WindowSettings(length=8))
+    pred = tmp_path / "w" / "pred.npy"
+    np.save(pred, np.zeros(len(doc["rows"]), dtype=np.int64))
+    used = pred.read_bytes()
+    np.save(tmp_path / "other.npy", np.ones(len(doc["rows"]), dtype=np.int64))
+    state = replace_after_first_open(monkeypatch, pred, (tmp_path / "other.npy").read_bytes())
+    run = score_gesture(pred, rows=tmp_path / "w" / "index.json", split=split,
+                        bootstrap=BootstrapSettings(replicates=0), out=tmp_path / "report.json")
+    assert state["replaced"]
+    (entry,) = [i for i in run.report["inputs"] if i["role"] == "pred"]
+    assert (entry["sha256"], entry["bytes"]) == (_sha(used), len(used))
+
+
+def test_a_file_read_twice_with_other_bytes_is_refused(tmp_path):
+    from rfbench.errors import FormatError
+    from rfbench.io.files import digest_read, read_input_bytes, reads_recorded
+
+    path = tmp_path / "names.txt"
+    path.write_bytes(b"a\n")
+    with reads_recorded():
+        read_input_bytes(path)
+        assert digest_read(path) == (_sha(b"a\n"), 2)
+        read_input_bytes(path)  # the same bytes again: fine
+        path.write_bytes(b"b\n")
+        with pytest.raises(FormatError, match="changed while rfbench read it"):
+            read_input_bytes(path)
+    assert digest_read(path) is None  # (recorded only within)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import contextvars
 import hashlib
 import io
 import json
@@ -640,9 +641,43 @@ def read_regular(path: str | os.PathLike, cap: int, what: str, error: type = For
         size = os.fstat(fd).st_size
         if size > cap:
             raise error(f"{what} {os.fspath(path)}: {size} bytes, more than the {cap} rfbench reads for it")
-        return read_fd(fd, size)
+        data = read_fd(fd, size)
     finally:
         os.close(fd)
+    if _READS.get() is not None:
+        _record_read(path, hashlib.sha256(data).hexdigest(), len(data))
+    return data
+
+
+#: The files read whole under :func:`reads_recorded`: real path → (sha256, size) of the bytes read.
+_READS: contextvars.ContextVar = contextvars.ContextVar("rfbench_reads", default=None)
+
+
+@contextlib.contextmanager
+def reads_recorded():
+    """Within it, every input file read whole (:func:`read_regular`, :func:`load_npy`) is recorded by its real path
+    with the sha256 and size of the very bytes read; :func:`digest_read` gives them back. A command that records
+    its inputs' digests takes them from here, so each is of the bytes the command used (a second read, to hash,
+    may find another file in the place of the first); a file read twice with different bytes is an error."""
+    token = _READS.set({})
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def digest_read(path: str | os.PathLike) -> tuple[str, int] | None:
+    """``(sha256, size)`` of the bytes read from ``path`` under :func:`reads_recorded`, or None."""
+    reads = _READS.get()
+    return None if reads is None else reads.get(os.path.realpath(path))
+
+
+def _record_read(path, digest: str, size: int) -> None:
+    reads = _READS.get()
+    first = reads.setdefault(os.path.realpath(path), (digest, size))
+    if first != (digest, size):
+        raise FormatError(f"{os.fspath(path)}: changed while rfbench read it (two reads gave different bytes); read "
+                          "nothing while the file is being written")
 
 
 def read_fd(fd: int, size: int) -> bytes:
@@ -831,7 +866,42 @@ def load_npy(path: str | os.PathLike, what: str = "", max_rows: int | None = Non
             if head[:4] == b"PK\x03\x04":
                 raise FormatError(f"{where}: expected a .npy array, not an .npz archive")
             fh.seek(0)
-            return _read_npy_data(fh, where, os.fstat(fh.fileno()).st_size, max_rows)
+            size = os.fstat(fh.fileno()).st_size
+            if _READS.get() is None:
+                return _read_npy_data(fh, where, size, max_rows)
+            hashing = _HashingReader(fh)  # (under reads_recorded: the file's sha256 from this very read)
+            arr = _read_npy_data(hashing, where, size, max_rows)
+            digest, n = hashing.finish()
+    _record_read(path, digest, n)
+    return arr
+
+
+class _HashingReader:
+    """A binary file object read from its start, hashing every byte read; :meth:`finish` reads the rest and gives
+    ``(sha256, size)`` of the whole file as read through this descriptor."""
+
+    def __init__(self, fh):
+        self._fh, self._h, self._n = fh, hashlib.sha256(), 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(n)
+        self._h.update(data)
+        self._n += len(data)
+        return data
+
+    def readinto(self, view) -> int:
+        n = self._fh.readinto(view) or 0
+        self._h.update(view[:n])
+        self._n += n
+        return n
+
+    def tell(self) -> int:
+        return self._fh.tell()
+
+    def finish(self) -> tuple[str, int]:
+        while self.read(1 << 20):
+            pass
+        return self._h.hexdigest(), self._n
 
 
 def load_npy_bytes(data: bytes, what: str):

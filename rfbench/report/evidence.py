@@ -80,15 +80,18 @@ class Reproducer:
 
 def input_record(role: str, path: str | os.PathLike, *, base: str | os.PathLike | None = None,
                  option: str | None = None) -> dict[str, Any]:
-    """``{role, path, bytes, sha256, option}`` for one input file, hashing it now.
+    """``{role, path, bytes, sha256, option}`` for one input file: the sha256 and size of the bytes this command read
+    of it (under :func:`rfbench.io.files.reads_recorded`), else of the file as it is now.
 
     ``path`` is stored relative to ``base`` when given (the report's folder), so a folder moved with its
     report still verifies; ``option`` is the command-line option that passes the file (or None).
     """
-    from rfbench.io.files import sha256_file
+    from rfbench.io.files import digest_read, sha256_file
 
     path = Path(path)
-    digest, size = sha256_file(path)
+    # a file this command read whole (under rfbench.io.files.reads_recorded): the digest of the bytes it used
+    read = digest_read(path)
+    digest, size = read if read is not None else sha256_file(path)
     shown = Path(os.path.relpath(path.resolve(), Path(base).resolve())) if base is not None else path
     return {"role": role, "path": shown.as_posix(), "bytes": size, "sha256": digest, "option": option}
 

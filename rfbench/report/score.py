@@ -352,7 +352,10 @@ def _score(task, given: dict, settings, bootstrap, options, out, plots, force) -
         raise ValidationError("scoring needs predictions, and ground truth (`gt`) or a windows index (`rows`)")
     base = out.parent if out is not None else Path.cwd()
     argv = reproducer_argv(task, inputs, settings, bootstrap, options, out, plots)
-    loaded = _load_files(task, inputs, settings, base)
+    from rfbench.io.files import reads_recorded
+
+    with reads_recorded():  # each input's recorded sha256 is of the bytes scored (one read), not of a second read
+        loaded = _load_files(task, inputs, settings, base)
     reproducer = _reproducer(argv, options, base)
     common.update(loaded.provenance)
     if loaded.chain is not None:
