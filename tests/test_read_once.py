@@ -150,3 +150,19 @@ def test_a_file_read_twice_with_other_bytes_is_refused(tmp_path):
         with pytest.raises(FormatError, match="changed while rfbench read it"):
             read_input_bytes(path)
     assert digest_read(path) is None  # (recorded only within)
+
+
+def test_predict_checks_the_digest_of_the_x_it_maps(case, monkeypatch, tmp_path):
+    from rfbench.nn.windows_folder import open_windows
+
+    _, _, split = case
+    write_windows(split, "test", tmp_path / "out", WindowSettings(length=2))
+    x = tmp_path / "out" / "X.npy"
+    legit = x.read_bytes()
+    forged = bytearray(legit)
+    forged[-4:] = b"\x00\x00\x80\x7f"  # the last value of X made +inf: the same size, another sha256
+    x.write_bytes(bytes(forged))  # the forged X is mapped; the written one put back once it is opened
+    state = replace_after_first_open(monkeypatch, x, legit)
+    with pytest.raises(ValidationError, match="changed since `rfbench windows` wrote it"):
+        open_windows(tmp_path / "out")
+    assert state["replaced"]

@@ -86,6 +86,12 @@ def _open_npy(path: Path, what: str) -> np.ndarray:
     """A plain ``.npy`` array memory-mapped read-only, opened through the safe opener (a regular file: a FIFO or
     a device is refused unread) and checked before it is mapped: the size its header declares must be the
     data the file holds, and it may hold no Python objects."""
+    return _map_npy(path, what, False)[0]
+
+
+def _map_npy(path: Path, what: str, hash_file: bool) -> tuple[np.ndarray, str | None, int]:
+    """:func:`_open_npy`, the file's sha256 (with ``hash_file``, else None) and its size, both of the file that is
+    mapped: read through the same descriptor (a second open, to hash, could find another file put in its place)."""
     from rfbench.io.files import input_errors, open_input, parse_npy_header
 
     where = f"{what} {path}"
@@ -96,10 +102,24 @@ def _open_npy(path: Path, what: str) -> np.ndarray:
         if offset + count * dtype.itemsize != size:
             raise FormatError(f"{where}: its header declares {tuple(shape)} {dtype} ({count * dtype.itemsize} bytes) "
                               f"but {size - offset} bytes follow it (truncated, or a forged header)")
+        digest = _descriptor_sha256(fh.fileno(), size) if hash_file else None
         if count == 0:
-            return np.empty(shape, dtype=dtype)
+            return np.empty(shape, dtype=dtype), digest, size
         return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=tuple(shape),
-                         order="F" if fortran else "C")
+                         order="F" if fortran else "C"), digest, size
+
+
+def _descriptor_sha256(fd: int, size: int) -> str:
+    """The sha256 of the first ``size`` bytes of the open file ``fd`` (read with ``pread``: its position stays)."""
+    h = hashlib.sha256()
+    done = 0
+    while done < size:
+        block = os.pread(fd, min(1 << 24, size - done), done)
+        if not block:
+            break
+        h.update(block)
+        done += len(block)
+    return h.hexdigest()
 
 
 def _same_dtype(actual: np.dtype, recorded) -> bool:
@@ -128,7 +148,7 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
         ``X.npy`` is not the file the index describes (size or sha256).
     """
 
-    from rfbench.io.files import check_schema, read_input_bytes, sha256_file
+    from rfbench.io.files import check_schema, read_input_bytes
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -176,17 +196,15 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
     x_sha = _hex64(xd.get("sha256"), f"{where} x.sha256")
 
     x_path = folder / _plain_name(xd.get("file"), f"{where} x.file")
-    x = _open_npy(x_path, "windows X")
+    # the sha256 checked is of the file mapped (one descriptor: hashing it by its path again could hash another)
+    x, digest, x_size = _map_npy(x_path, "windows X", check_x)
     if x.shape != x_shape or not _same_dtype(x.dtype, xd.get("dtype")):
         raise FormatError(f"windows X {x_path}: {x.dtype} {list(x.shape)}, but the index says "
                           f"{xd.get('dtype')} {list(x_shape)}")
-    if isinstance(xd.get("bytes"), int) and x_path.stat().st_size != xd["bytes"]:
+    if isinstance(xd.get("bytes"), int) and x_size != xd["bytes"]:
         raise ValidationError(_x_changed(x_path))
-    digest = None
-    if check_x:
-        digest = sha256_file(x_path)[0]
-        if digest != x_sha:
-            raise ValidationError(_x_changed(x_path))
+    if check_x and digest != x_sha:
+        raise ValidationError(_x_changed(x_path))
     y_path = folder / _plain_name(yd.get("file"), f"{where} y.file")
     y = _open_npy(y_path, "windows y")
     if y.shape != y_shape or not _same_dtype(y.dtype, yd.get("dtype")):
