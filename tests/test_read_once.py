@@ -1,10 +1,11 @@
 """A digest rfbench records or checks is of the very bytes it used: each document is read once, hashed and parsed
 from the same bytes. Before, the manifest a split is made from (and checked against), the split file an index
-names, the label-set file an index names, the manifest ``check_index_files`` re-checks the dataset from, and an
-index scored against a prediction record were parsed by one read and hashed by another; a file put in place
-between the two paired one file's content with another's digest (a split checked against the recorded manifest
-while built from another). Each test replaces the file right after rfbench first opens it (the open descriptor
-still reads the old file, as with a rename by another process) and fails on the code that read twice."""
+names, the label-set file an index names, the manifest ``check_index_files`` re-checks the dataset from, an
+index scored against a prediction record, the predictions a report scores and the X ``predict`` maps were used
+from one read (or open) and hashed by another; a file put in place between the two paired one file's content with
+another's digest (a split checked against the recorded manifest while built from another, forged predictions
+scored under the honest file's digest). Each test replaces the file right after rfbench first opens it (the
+open descriptor still reads the old file, as with a rename by another process) and fails on the code before."""
 
 from __future__ import annotations
 
@@ -166,3 +167,28 @@ def test_predict_checks_the_digest_of_the_x_it_maps(case, monkeypatch, tmp_path)
     with pytest.raises(ValidationError, match="changed since `rfbench windows` wrote it"):
         open_windows(tmp_path / "out")
     assert state["replaced"]
+
+
+def test_score_checks_the_prediction_record_against_the_predictions_it_scored(tiny_demo, tmp_path, monkeypatch,
+                                                                             runner):
+    import shutil
+
+    import numpy as np
+
+    from rfbench.cli import app
+
+    chain = tmp_path / "d"
+    shutil.copytree(tiny_demo, chain, symlinks=True)
+    pred = chain / "pose" / "pred.npy"
+    written = pred.read_bytes()  # the predictions the record describes
+    forged = np.load(pred) + 0.01
+    np.save(pred, forged)  # forged predictions scored; the written ones put back once they are opened
+    state = replace_after_first_open(monkeypatch, pred, written)
+    argv = ["score", "--task", "pose", "--pred", str(pred), "--rows",
+            str(chain / "windows" / "mmfi-test" / "index.json"), "--skeleton", "h36m17", "--units", "m", "--norm",
+            "hip-width", "--k", "0.2", "--metrics", "pck", "--split", str(chain / "mmfi-split.json"), "--manifest",
+            str(chain / "mmfi-manifest.json"), "--bootstrap", "0", "-o", str(chain / "pose" / "again.json")]
+    result = runner.invoke(app, argv)
+    assert state["replaced"]
+    assert result.exit_code == 2 and "not the array this record describes" in " ".join(result.output.split())
+    assert not (chain / "pose" / "again.json").exists()

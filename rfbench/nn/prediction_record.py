@@ -185,7 +185,7 @@ def load_prediction_record(path: str | os.PathLike, *, doc: Mapping | None = Non
     ValidationError
         ``pred.npy`` is missing or is not the array the record describes.
     """
-    from rfbench.io.files import check_schema, load_npy_bytes, read_json, sha256_file
+    from rfbench.io.files import check_schema, digest_read, load_npy_bytes, read_json, sha256_file
 
     path = Path(path)
     if path.suffix == ".npy":
@@ -231,7 +231,8 @@ def load_prediction_record(path: str | os.PathLike, *, doc: Mapping | None = Non
     if pred_bytes is None:
         if not pred_path.is_file():
             raise ValidationError(f"{where}: its predictions {pred_path} are missing")
-        digest, size = sha256_file(pred_path)
+        # the bytes this command scored, when it read them (score: rfbench.io.files.reads_recorded)
+        digest, size = digest_read(pred_path) or sha256_file(pred_path)
     else:
         digest, size = hashlib.sha256(pred_bytes).hexdigest(), len(pred_bytes)
     if digest != want_sha or size != pred["bytes"]:
