@@ -185,6 +185,12 @@ class Interrupted(RfbenchError):
         self.exit_code = 128 + signum
 
 
+#: What a re-run's error output says when it met the address-space limit (Python, the C and C++ runtimes, the
+#: dynamic loader mapping a library, OpenBLAS): the verdict then names the limit, as it names a timeout.
+_OUT_OF_MEMORY = re.compile(r"MemoryError|Cannot allocate memory|failed to map segment|Memory allocation still "
+                            r"failed|std::bad_alloc|out of memory", re.IGNORECASE)
+
+
 def _mismatch(where: Any, message: str, path: str, report: Any, rerun: Any) -> VerificationError:
     return VerificationError(f"{where}: {message}", differences=[{"path": path, "report": report, "rerun": rerun}])
 
@@ -370,6 +376,12 @@ def rerun_plan(report: Mapping, where: Any = "report") -> RerunPlan:
     def refuse(why: str) -> VerificationError:
         return _mismatch(where, f"the reproducer is not a command verify runs: {why}", "reproducer.argv",
                          " ".join(argv[:40]), "not run")
+
+    extra = sorted(str(k) for k in rep if k not in ("argv", "cwd"))
+    if extra:  # (the reproducer is not compared with the re-run's: it must be exactly what rfbench writes)
+        raise _mismatch(where, f"the reproducer holds {', '.join(map(repr, extra[:5]))}"
+                               f"{' …' if len(extra) > 5 else ''}, which rfbench never writes (a reproducer is its "
+                               "argv and cwd)", "reproducer", ", ".join(extra[:5]), "argv and cwd only")
 
     tokens = argv[2:]
     if len(tokens) < 2 or tokens[0] != "--task" or tokens[1] not in ("pose", "gesture"):
@@ -664,6 +676,10 @@ class _Children:
             lines = [ln for ln in err.strip().splitlines() if ln.strip()]
             errors = [ln for ln in lines if ln.lstrip().startswith("error:")]
             last = (errors or lines or ["no message"])[-1].strip()
+            if _OUT_OF_MEMORY.search(err):  # the limit, not the report: say which one, as a timeout does
+                raise _mismatch(self.where, f"the re-run's {step} step ran out of memory within the limit of "
+                                            f"{int(self.limits.memory_mb)} MiB (raise it with `memory_mb`): {last}",
+                                f"rerun.{step}", "finished", f"out of memory at {int(self.limits.memory_mb)} MiB")
             raise _mismatch(self.where, f"the re-run's {step} step failed with exit code {proc.returncode}: {last}",
                             f"rerun.{step}", "exit 0", f"exit {proc.returncode}")
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
@@ -759,35 +775,79 @@ def _child_json(path: Path, kind: str, where: Any) -> dict:
 # -- comparing -----------------------------------------------------------------------------------------------
 
 
-def _pattern(key: str) -> re.Pattern:
-    """``inputs[].path`` → a regex over the dotted paths :func:`_walk` produces (``[]`` is any index)."""
-    return re.compile("^" + re.escape(key).replace(r"\[\]", r"\[\d+\]") + r"(\.|\[|$)")
+#: In a field pattern (:func:`_pattern`), any index of a list.
+_ANY_INDEX = object()
 
 
-def _walk(a: Any, b: Any, path: str, out: list, skip) -> int:
+def _pattern(key: str) -> tuple:
+    """``inputs[].path`` → ``("inputs", any index, "path")``: the steps of the paths it names and everything below
+    them. Paths are compared step by step, keys as whole strings, never as dotted text: a key that holds a dot
+    (``"reproducer.evidence"``) is one key, not the field ``evidence`` of ``reproducer``."""
+    steps: list = []
+    for part in key.split("."):
+        indices = 0
+        while part.endswith("[]"):
+            part, indices = part[:-2], indices + 1
+        steps += [part] + [_ANY_INDEX] * indices
+    return tuple(steps)
+
+
+def _in_field(path: tuple, pattern: tuple) -> bool:
+    """Whether ``path`` is the field ``pattern`` names or lies below it."""
+    if len(path) < len(pattern):
+        return False
+    for step, want in zip(path, pattern):
+        if want is _ANY_INDEX:
+            if not isinstance(step, int):
+                return False
+        elif not (isinstance(step, str) and step == want):
+            return False
+    return True
+
+
+def _path_text(path: tuple) -> str:
+    """A path as text: ``inputs[0].path``; a key holding a dot, a bracket, a quote, a space or a control character
+    is shown quoted (``["a.b"]``), so no two paths read alike."""
+    text = ""
+    for step in path:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        elif step and _PLAIN_KEY.fullmatch(step):
+            text += f".{step}" if text else step
+        else:
+            text += "[" + json.dumps(step, ensure_ascii=True) + "]"
+    return text
+
+
+#: A key shown as it is in a path (anything else is shown quoted): no dot, bracket, quote, space or control.
+_PLAIN_KEY = re.compile(r'[^.\[\]"\s\x00-\x1f\x7f-\x9f]+')
+
+
+def _walk(a: Any, b: Any, path: tuple, out: list, skip) -> int:
     """Append differences between a and b to out; return the number of leaf values compared."""
     if path and skip(path):
         return 0
     if isinstance(a, dict) and isinstance(b, dict):
         n = 0
         for k in sorted(set(a) | set(b)):
-            sub = f"{path}.{k}" if path else k
+            sub = (*path, k)
             if skip(sub):
                 continue
             if k not in a or k not in b:
-                out.append({"path": sub, "report": _short(a.get(k, "<absent>")), "rerun": _short(b.get(k, "<absent>"))})
+                out.append({"path": _path_text(sub), "report": _short(a.get(k, "<absent>")),
+                            "rerun": _short(b.get(k, "<absent>"))})
                 continue
             n += _walk(a[k], b[k], sub, out, skip)
         return n
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
-            out.append({"path": f"{path} (length)", "report": len(a), "rerun": len(b)})
+            out.append({"path": f"{_path_text(path)} (length)", "report": len(a), "rerun": len(b)})
         n = 0
         for i, (x, y) in enumerate(zip(a, b)):
-            n += _walk(x, y, f"{path}[{i}]", out, skip)
+            n += _walk(x, y, (*path, i), out, skip)
         return n
     if not same_value(a, b):
-        out.append({"path": path, "report": _short(a), "rerun": _short(b)})
+        out.append({"path": _path_text(path), "report": _short(a), "rerun": _short(b)})
     return 1
 
 
@@ -817,17 +877,17 @@ def diff_documents(a: Mapping, b: Mapping, environment: Mapping[str, str] = (), 
     out: list = []
     seen = 0
 
-    def skip(path: str) -> bool:  # asked of every value before it is compared
+    def skip(path: tuple) -> bool:  # asked of every value before it is compared
         nonlocal seen
         seen += 1
         if not seen & 4095 and budget is not None:
             budget.left()
         if len(out) >= MAX_DIFFERENCES:
             raise _Enough
-        return any(p.match(path) for p in patterns)
+        return any(_in_field(path, p) for p in patterns)
 
     try:
-        n = _walk(dict(a), dict(b), "", out, skip)
+        n = _walk(dict(a), dict(b), (), out, skip)
     except _Enough:
         out.append({"path": "…", "report": f"more than {MAX_DIFFERENCES} differences",
                     "rerun": f"the comparison stopped after the first {MAX_DIFFERENCES}"})
@@ -933,7 +993,7 @@ def _refuse_differences(diffs: list, prefix: str, where: Any, message: str) -> N
     """A mismatch listing ``diffs`` (their paths under ``prefix``), when there are any."""
     if diffs:
         for d in diffs:
-            d["path"] = f"{prefix}.{d['path']}"
+            d["path"] = prefix + ("" if d["path"].startswith("[") else ".") + d["path"]
         raise VerificationError(f"{where}: {message} (first: {diffs[0]['path']})", differences=diffs)
 
 

@@ -1,0 +1,89 @@
+"""What verify leaves uncompared is named by field, and a field is a path of keys, never dotted text: before, a
+key holding a dot (``"reproducer.evidence"``, ``"root.note"``, ``"model.path.trained_on"``) read as a field
+below one verify does not compare, and a report, index, prediction record or manifest carrying such a key
+verified as MATCH. The reproducer itself is not compared with the re-run's, so it must be exactly what rfbench
+writes, argv and cwd: before, any other key rode along. And report.md shows control characters escaped: a
+working folder holding terminal escape sequences was written raw into the "Recorded as run in" line, so ``cat
+report.md`` ran them. A re-run that met the memory limit is named as such. (Found by an adversarial probe; each
+test of a fix fails on the code before.)"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from rfbench.cli import app
+from rfbench.datasets.reingest import ROOT_FIELD
+from rfbench.report.render import render_markdown
+from rfbench.report.verify import ENVIRONMENT, INDEX_ENVIRONMENT, RECORD_ENVIRONMENT, diff_documents
+from tests.test_verify_forms import _report
+
+ARGS = ["score", "--pred", "pred.npy", "--gt", "gt.npy", "--skeleton", "coco17", "--units", "m", "--norm", "bbox",
+        "--k", "0.2", "--bootstrap", "0", "-o", "report.json"]
+
+
+@pytest.mark.parametrize("environment, key", [
+    (ENVIRONMENT, "reproducer.evidence"),
+    (ENVIRONMENT, "rfbench_version.audit"),
+    (INDEX_ENVIRONMENT, "rfbench_version.reviewed"),
+    (INDEX_ENVIRONMENT, "split.path.note"),
+    (RECORD_ENVIRONMENT, "model.path.trained_on"),
+    (RECORD_ENVIRONMENT, "runtime.checked"),
+    ({ROOT_FIELD: "the dataset's folder"}, "root.note"),
+])
+def test_a_key_holding_a_dot_is_compared(environment, key):
+    stored = {"schema": "x", key: "MEASURED and audited by hand"}
+    diffs, _ = diff_documents(stored, {"schema": "x"}, environment)
+    assert [d["path"] for d in diffs] == [f'["{key}"]']
+
+
+def test_a_key_holding_a_dot_inside_a_list_entry_is_compared():
+    stored = {"inputs": [{"role": "pred", "path": "a.npy", "path.note": "checked"}]}
+    rerun = {"inputs": [{"role": "pred", "path": "elsewhere/a.npy"}]}
+    diffs, _ = diff_documents(stored, rerun, ENVIRONMENT)
+    assert [d["path"] for d in diffs] == ['inputs[0]["path.note"]']  # (the path itself still uncompared)
+
+
+def test_the_fields_verify_leaves_out_are_still_left_out():
+    stored = {"reproducer": {"argv": ["a"]}, "rfbench_version": "0.1", "inputs": [{"path": "a", "sha256": "1"}],
+              "chain": [{"argv": ["x"], "step": "windows"}], "value": 1}
+    rerun = {"reproducer": {"argv": ["b"]}, "rfbench_version": "0.2", "inputs": [{"path": "b", "sha256": "1"}],
+             "chain": [{"argv": ["y"], "step": "windows"}], "value": 1}
+    assert diff_documents(stored, rerun, ENVIRONMENT) == ([], 3)
+
+
+def test_a_reproducer_holding_more_than_argv_and_cwd_is_a_mismatch(runner, tmp_path):
+    folder = tmp_path / "r"
+    rep = _report(runner, folder, ARGS)
+    rep["reproducer"]["verified"] = {"by": "an independent auditor", "status": "MATCH"}
+    (folder / "report.json").write_text(json.dumps(rep))
+    (folder / "report.md").write_text(render_markdown(rep))
+    result = runner.invoke(app, ["verify", str(folder / "report.json")])
+    assert result.exit_code == 1, result.output
+    assert "the reproducer holds 'verified', which rfbench never writes" in " ".join(result.output.split())
+
+
+def test_report_md_shows_control_characters_escaped(runner, tmp_path):
+    rep = _report(runner, tmp_path / "r", ARGS)
+    rep["reproducer"]["cwd"] = "ok\x1b[2J\x1b]8;;https://example.invalid\x07click\x1b]8;;\x07\x9b1A"
+    rep["notes"] = rep.get("notes", []) + ["a note \x1b[31mred\x1b[0m"]
+    md = render_markdown(rep)
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", md)
+    assert "\\u001b[2J" in md
+
+
+@pytest.mark.parametrize("line, out_of_memory", [
+    ("OpenBLAS error: Memory allocation still failed after 10 retries, giving up.", True),
+    ("OSError: /x/libllvmlite.so: failed to map segment from shared object", True),
+    ("MemoryError", True),
+    ("error: report.json: the split's sides are not what its protocol gives", False),
+    ("ValueError: shapes (3,) and (4,) not aligned", False),
+])
+def test_a_re_run_that_met_the_memory_limit_is_named_as_such(line, out_of_memory):
+    """A re-run that failed because of `memory_mb` (at 200 MiB: the dynamic loader, OpenBLAS) was reported as a
+    failed step with its last line; the verdict now names the limit to raise, as it does for a timeout."""
+    from rfbench.report.verify import _OUT_OF_MEMORY
+
+    assert bool(_OUT_OF_MEMORY.search(f"Traceback (most recent call last):\n{line}\n")) is out_of_memory
