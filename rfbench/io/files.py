@@ -869,39 +869,11 @@ def load_npy(path: str | os.PathLike, what: str = "", max_rows: int | None = Non
             size = os.fstat(fh.fileno()).st_size
             if _READS.get() is None:
                 return _read_npy_data(fh, where, size, max_rows)
-            hashing = _HashingReader(fh)  # (under reads_recorded: the file's sha256 from this very read)
+            hashing = _Hashed(fh)  # (under reads_recorded: the file's sha256 from this very read)
             arr = _read_npy_data(hashing, where, size, max_rows)
             digest, n = hashing.finish()
     _record_read(path, digest, n)
     return arr
-
-
-class _HashingReader:
-    """A binary file object read from its start, hashing every byte read; :meth:`finish` reads the rest and gives
-    ``(sha256, size)`` of the whole file as read through this descriptor."""
-
-    def __init__(self, fh):
-        self._fh, self._h, self._n = fh, hashlib.sha256(), 0
-
-    def read(self, n: int = -1) -> bytes:
-        data = self._fh.read(n)
-        self._h.update(data)
-        self._n += len(data)
-        return data
-
-    def readinto(self, view) -> int:
-        n = self._fh.readinto(view) or 0
-        self._h.update(view[:n])
-        self._n += n
-        return n
-
-    def tell(self) -> int:
-        return self._fh.tell()
-
-    def finish(self) -> tuple[str, int]:
-        while self.read(1 << 20):
-            pass
-        return self._h.hexdigest(), self._n
 
 
 def load_npy_bytes(data: bytes, what: str):
@@ -1021,6 +993,30 @@ class _Counted:
 
     def tell(self) -> int:
         return self._pos
+
+
+class _Hashed(_Counted):
+    """A :class:`_Counted` stream, read from its start, that also hashes every byte it gives; :meth:`finish` reads
+    the rest and gives ``(sha256, size)`` of the whole file as read through it."""
+
+    def __init__(self, fh):
+        super().__init__(fh)
+        self._h = hashlib.sha256()
+
+    def read(self, n: int = -1) -> bytes:
+        data = super().read(n)
+        self._h.update(data)
+        return data
+
+    def readinto(self, view) -> int:
+        n = super().readinto(view) or 0
+        self._h.update(view[:n])
+        return n
+
+    def finish(self) -> tuple[str, int]:
+        while self.read(1 << 20):
+            pass
+        return self._h.hexdigest(), self._pos
 
 
 def read_json(path: str | os.PathLike, kind: str | None = None, cap: int = MAX_JSON_BYTES) -> dict:
