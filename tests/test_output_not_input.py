@@ -136,3 +136,45 @@ def test_score_checks_its_outputs_against_the_manifest_it_already_read(runner, c
     result = runner.invoke(app, argv)
     assert result.exit_code == 0, result.output
     assert len(reads) == 1, reads
+
+
+def test_score_never_writes_a_picture_over_an_input(runner, chain):
+    """``score --plots`` checked its report and report.md against what it read, not the pictures beside them:
+    ``-o r.json --plots --force`` wrote r-confusion.png over a split named so (found by an adversarial probe)."""
+    pytest.importorskip("matplotlib")
+    split = chain / "r-confusion.png"  # the split, under the name the report's picture takes
+    shutil.copy(chain / "bvp-split.json", split)
+    before = _digest(split)
+    argv = ["score", "--task", "gesture", "--pred", str(chain / "bvp" / "scores.npy"), "--rows",
+            str(chain / "windows" / "bvp-test" / "index.json"), "--split", str(split), "--plots", "--force"]
+    _refused(runner.invoke(app, [*argv, "-o", str(chain / "r.json")]))
+    assert _digest(split) == before
+    assert not (chain / "r.json").exists() and not (chain / "r.md").exists()
+    ok = runner.invoke(app, [*argv, "-o", str(chain / "elsewhere.json")])
+    assert ok.exit_code == 0, ok.output
+    assert (chain / "elsewhere-confusion.png").is_file()
+
+
+@pytest.mark.parametrize("which", ["split", "manifest"])
+def test_windows_never_writes_over_its_split_or_manifest(runner, chain, which):
+    """``windows SPLIT -o DIR --force`` checked none of X.npy, y.npy and index.json against what it read: a split
+    (or its manifest) named DIR/index.json was replaced by the index (found by an adversarial probe)."""
+    folder = chain / "w"
+    folder.mkdir()
+    doc = json.loads((chain / "bvp-split.json").read_text())
+    if which == "split":
+        doc["manifest"]["path"] = "../bvp-manifest.json"
+        split = folder / "index.json"
+    else:
+        manifest = json.loads((chain / "bvp-manifest.json").read_text())
+        manifest["root"] = "../" + manifest["root"]  # (relative to the manifest's folder)
+        (folder / "index.json").write_text(json.dumps(manifest))
+        doc["manifest"] = {"path": "w/index.json", "sha256": _digest(folder / "index.json")}
+        split = chain / "s.json"
+    split.write_text(json.dumps(doc))
+    before = _digest(folder / "index.json")
+    _refused(runner.invoke(app, ["windows", str(split), "--side", "test", "-o", str(folder), "--force"]))
+    assert _digest(folder / "index.json") == before
+    assert sorted(os.listdir(folder)) == ["index.json"]
+    ok = runner.invoke(app, ["windows", str(split), "--side", "test", "-o", str(chain / "w2")])
+    assert ok.exit_code == 0, ok.output

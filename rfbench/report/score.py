@@ -154,7 +154,12 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
 
     pictures = []
     if out is not None:
-        _refuse_read(report, out, md_path, manifest)
+        outputs = [out, md_path]
+        if draw:
+            from rfbench.report.plots import picture_paths
+
+            outputs += picture_paths(out, report.get("task"))
+        _refuse_read(report, outputs, manifest)
         if draw:
             from rfbench.io.files import sha256_file
             from rfbench.report.plots import plot_engine, write_pictures
@@ -171,23 +176,24 @@ def _write(report: dict, out: Path | None, md_path: Path | None, draw: bool, cap
     return ScoreRun(report, out, md_path, [p for _, p in pictures], messages, verify)
 
 
-def _refuse_read(report: dict, out: Path, md_path: Path | None, manifest: tuple | None = None) -> None:
-    """Refuse a report (or its .md) over a file the run read: an input it records, the X and y beside the
-    index it scored, or a dataset file the manifest lists (ground truth, the training side's for the baseline).
-    ``manifest``: ``(Manifest, its file)`` when the run has it loaded (:func:`_split_manifest`), else the one
-    the report records is read."""
+def _refuse_read(report: dict, outputs: list, manifest: tuple | None = None) -> None:
+    """Refuse any of ``outputs`` (the report, its .md, its pictures; the report first) over a file the run read:
+    an input it records, the X and y beside the index it scored, or a dataset file the manifest lists (ground
+    truth, the training side's for the baseline). ``manifest``: ``(Manifest, its file)`` when the run has it
+    loaded (:func:`_split_manifest`), else the one the report records is read."""
     from rfbench.datasets.manifest import read_manifest
     from rfbench.io.files import refuse_inputs
 
+    out = outputs[0]
     inputs = {i.get("role"): out.parent / str(i["path"]) for i in report.get("inputs") or ()
               if isinstance(i, dict) and i.get("path")}
     read = list(inputs.values())
     if "rows" in inputs:
         read += [inputs["rows"].parent / name for name in ("X.npy", "y.npy")]
-    refuse_inputs([out, md_path], read)
+    refuse_inputs(outputs, read)
     if "manifest" in inputs:
         loaded, path = manifest if manifest is not None else (read_manifest(inputs["manifest"]), inputs["manifest"])
-        loaded.refuse_listed([out, md_path], loaded.root_dir(path))
+        loaded.refuse_listed(outputs, loaded.root_dir(path))
 
 
 def _claimed_note() -> str:

@@ -348,6 +348,7 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
     from rfbench.datasets.windows.build import open_sides
 
     jobs = open_sides(split, sides, settings, reading=reading)
+    _refuse_inputs([path for t in targets for path in t.values()], jobs)
     plans = [start_plan(job) for job in jobs]
     known = [announced_rows(plan) for plan in plans]
     for job, plan, n in zip(jobs, plans, known):
@@ -392,6 +393,17 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
     if side == BOTH:
         return {one.doc["side"]: one.doc for one in staged}
     return staged[0].doc
+
+
+def _refuse_inputs(outputs: list[Path], jobs) -> None:
+    """Refuse to write X, y or an index over a file the sides are built from: the split, its manifest, the label
+    set, a dataset file the manifest lists (``force`` replaces earlier outputs, never what the job reads)."""
+    from rfbench.io.files import refuse_inputs
+
+    for job in jobs:
+        labels = job.labels.path if job.labels is not None else None
+        refuse_inputs(outputs, [job.split_path, job.manifest_path, labels])
+        job.manifest.refuse_listed(outputs, job.files.root)
 
 
 class _Recount(Exception):
