@@ -246,7 +246,8 @@ def test_compare_shows_verify_s_notes(d, runner):
     (d / "report.md").unlink()
     out = runner.invoke(app, ["compare", "report.json", "claim.toml", "--verify"])
     assert out.exit_code == 0, out.output
-    assert "note: no report.md beside the report: only the JSON was checked" in _flat(out.output), out.output
+    assert ("note: no report.md beside the report (where score writes its Markdown): only the JSON was checked"
+            in _flat(out.output)), out.output
 
 
 @pytest.mark.parametrize("extra, named", [

@@ -87,3 +87,32 @@ def test_a_re_run_that_met_the_memory_limit_is_named_as_such(line, out_of_memory
     from rfbench.report.verify import _OUT_OF_MEMORY
 
     assert bool(_OUT_OF_MEMORY.search(f"Traceback (most recent call last):\n{line}\n")) is out_of_memory
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name, rename", [("report.md.json", None), ("report.json", "final.json")])
+def test_markdown_beside_the_report_that_verify_did_not_check_is_named(runner, tmp_path, name, rename):
+    """verify checks the Markdown where score writes it (the report's name, .md for .json): a report named
+    report.md.json has it at report.md.md, and a report renamed has none. A report.md beside it, whatever it shows,
+    was not checked, and the verdict said nothing of it — or said "no report.md beside the report" while there was
+    one (found by an adversarial probe: a forged accuracy in report.md under a MATCH)."""
+    folder = tmp_path / "r"
+    _report(runner, folder, ARGS)  # (written as report.json, then renamed to the name score was given)
+    if name != "report.json":
+        (folder / "report.json").rename(folder / name)
+        (folder / "report.md").rename((folder / name).with_suffix(".md"))
+    if rename:
+        (folder / name).rename(folder / rename)
+        (folder / name).with_suffix(".md").rename(folder / "report.md")
+    report = folder / (rename or name)
+    forged = (folder / "report.md").read_text() if rename else render_markdown(json.loads(report.read_text()))
+    (folder / "report.md").write_text(forged.replace("| PCK@0.2", "| PCK@0.2 (0.99)"))
+    result = runner.invoke(app, ["verify", str(report), "--json"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    checked = report.with_suffix(".md").name
+    assert any(n.startswith("Markdown beside the report that verify did not check") and n.endswith(": report.md")
+               for n in notes), notes
+    assert not any(n.startswith("no report.md beside") for n in notes), notes
+    if rename:
+        assert f"no {checked} beside the report (where score writes its Markdown): only the JSON was checked" in notes

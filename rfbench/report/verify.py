@@ -1101,6 +1101,29 @@ def _stored_pictures(report: Mapping, report_real: Path, root: Path, budget: Bud
                             "differs): it was replaced", f"pictures[{n}].sha256", p.get("sha256"), digest)
 
 
+#: Most names of unchecked Markdown files a verdict's note lists.
+_SHOW_MD = 5
+
+
+def _other_markdown(md_path: Path) -> tuple[list[str], int]:
+    """The names of the ``.md`` files (any case) in ``md_path``'s folder other than ``md_path`` itself — a report.md
+    a reader may open that is not the one checked (a report named ``report.md.json`` has its Markdown at
+    ``report.md.md``; a ``report.md`` beside it is then anyone's) — the first :data:`_SHOW_MD` in name order, and
+    how many there are."""
+    import heapq
+
+    try:
+        with os.scandir(md_path.parent) as it:
+            names = (e.name for e in it if e.name.lower().endswith(".md") and e.name != md_path.name)
+            count, first = 0, []
+            for name in names:
+                count += 1
+                first = heapq.nsmallest(_SHOW_MD, [*first, name])
+    except OSError:
+        return [], 0
+    return first, count
+
+
 def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[str, str | None]:
     """``(status, first differing line)`` of the report.md beside the report against a fresh rendering."""
     from rfbench.io.files import read_regular
@@ -1331,12 +1354,19 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             first = diffs[0]
             raise VerificationError(f"{path}: {len(diffs)} value(s) differ on re-run{version} (first: {first['path']}: "
                                     f"{first['report']!r} in the report, {first['rerun']!r} now)", differences=diffs)
-        md_status, where = _markdown_difference(report, report_real.with_suffix(".md"), root)
+        md_path = report_real.with_suffix(".md")  # where score writes it
+        md_status, where = _markdown_difference(report, md_path, root)
         if md_status == "differs":
-            raise _mismatch(path, f"report.md does not render from report.json ({where}); it was edited{version}",
-                            "report.md", "rendered from report.json", where)
+            raise _mismatch(path, f"{md_path.name} does not render from {report_real.name} ({where}); it was "
+                            f"edited{version}", "report.md", "rendered from report.json", where)
         if md_status == "absent":
-            notes.append("no report.md beside the report: only the JSON was checked")
+            notes.append(f"no {md_path.name} beside the report (where score writes its Markdown): only the JSON was "
+                         "checked")
+        others, count = _other_markdown(md_path)
+        if count:
+            more = f" and {count - len(others)} more" if count > len(others) else ""
+            notes.append(f"Markdown beside the report that verify did not check (not written for {report_real.name}, "
+                         f"or renamed): {', '.join(others)}{more}")
         for t in trees:
             if t.get("convention") is not None and not t["convention_pinned"]:
                 notes.append(f"the labels and domains of {t['manifest']} are read from file names by the scored "
