@@ -104,6 +104,18 @@ def test_ingest_never_writes_the_manifest_over_a_file_it_lists(runner, chain, tm
     assert json.loads(ok.stdout)["recordings"] > 0
 
 
+def test_split_never_writes_over_a_dataset_file_its_manifest_lists(runner, chain):
+    """``split -o`` a dataset file the manifest lists, with ``--force``, replaced that file with the split (the
+    manifest itself was refused, its files were not; found by an adversarial review)."""
+    listed = sorted((chain / "data" / "bvp").rglob("*.mat"))[0]
+    before = _digest(listed)
+    argv = ["split", str(chain / "bvp-manifest.json"), "-p", "cross-location", "--test", "3", "--force"]
+    _refused(runner.invoke(app, [*argv, "-o", str(listed)]))
+    assert _digest(listed) == before
+    ok = runner.invoke(app, [*argv, "-o", str(chain / "again.json")])
+    assert ok.exit_code == 0, ok.output
+
+
 def test_the_same_file_under_another_name_is_still_an_input(tmp_path):
     data = tmp_path / "a.json"
     data.write_text("{}")

@@ -867,6 +867,7 @@ def write_splits(manifest: str | os.PathLike, protocol: str, out: str | os.PathL
     outcomes = make_splits(m, protocol, manifest_ref=ref, **kwargs)
     targets = [single if single is not None else folder / o.filename for o in outcomes]
     _check_targets(targets, manifest)
+    m.refuse_listed(targets, m.root_dir(manifest))  # (a dataset file the split names, and --content reads)
     for t in targets:
         check_writable(t, force)
     if content:
