@@ -116,6 +116,18 @@ def test_split_never_writes_over_a_dataset_file_its_manifest_lists(runner, chain
     assert ok.exit_code == 0, ok.output
 
 
+@pytest.mark.parametrize("kind", ["bvp", "widar", "mmfi"])
+def test_ingest_never_writes_the_manifest_over_the_tree_s_synthetic_marker(runner, chain, kind):
+    """``ingest -o TREE/RFBENCH_SYNTHETIC.json --force`` replaced the generator's marker it had just read with the
+    manifest: the tree no longer said it was generated (found by an adversarial review)."""
+    tree = chain / "data" / kind
+    marker = tree / "RFBENCH_SYNTHETIC.json"
+    before = _digest(marker)
+    command = "widar" if kind == "bvp" else kind
+    _refused(runner.invoke(app, ["ingest", command, str(tree), "-o", str(marker), "--force"]))
+    assert _digest(marker) == before
+
+
 def test_the_same_file_under_another_name_is_still_an_input(tmp_path):
     data = tmp_path / "a.json"
     data.write_text("{}")

@@ -221,9 +221,16 @@ class Manifest:
         return write_json(path, doc, force=force)
 
     def _refuse_own_file(self, path) -> None:
-        """Refuse a manifest written over one of the dataset files it lists (``-o TREE/labels.csv --force``)."""
+        """Refuse a manifest written over one of the dataset files it lists (``-o TREE/labels.csv --force``), or
+        over the generator's marker the ingest read (``-o TREE/RFBENCH_SYNTHETIC.json --force`` left the tree
+        without the file that says it is generated)."""
         if os.path.isabs(self.root):  # (relative: to another manifest's folder, not this process's to resolve)
             self.refuse_listed([path], self.root)
+            marker = self.extra.get("synthetic_marker")
+            if _is_mapping(marker) and isinstance(marker.get("path"), str):
+                from rfbench.io.files import refuse_inputs
+
+                refuse_inputs([path], [os.path.join(self.root, marker["path"])])
 
     def refuse_listed(self, outputs, root: str | os.PathLike) -> None:
         """Refuse to write any of ``outputs`` over a dataset file this manifest lists under ``root`` (the dataset
