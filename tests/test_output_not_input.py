@@ -85,6 +85,19 @@ def test_predict_never_writes_over_the_windows_it_runs_on(runner, chain):
     assert sorted(os.listdir(windows)) == ["X.npy", "index.json", "y.npy"]
 
 
+@pytest.mark.parametrize("name", ["bvp-split", "bvp-manifest"])
+def test_predict_never_writes_its_record_over_the_split_or_manifest_the_index_names(runner, chain, name):
+    """The record goes beside the predictions (``-o NAME.npy`` writes NAME.json): ``-o bvp-split.npy --force``
+    replaced the split the windows index names (and the record pins) with the record (found by an adversarial
+    probe)."""
+    target = chain / f"{name}.json"
+    before = _digest(target)
+    _refused(runner.invoke(app, ["predict", str(chain / "bvp" / "centroid.onnx"), "--windows",
+                                 str(chain / "windows" / "bvp-test"), "-o", str(chain / f"{name}.npy"), "--force"]))
+    assert _digest(target) == before
+    assert not (chain / f"{name}.npy").exists()
+
+
 def test_adapt_never_writes_over_its_features(runner, tmp_path):
     features = tmp_path / "f.npy"
     np.save(features, np.random.default_rng(0).normal(size=(80, 12)))

@@ -58,7 +58,7 @@ def _predict(
         check_writable(out, force)
         check_writable(record_path, force)
         folder = P.open_windows(windows, check_x=False)  # predict hashes X while the model runs
-        refuse_inputs([out, record_path], [model, folder.x_path, *(folder.path / n for n in ("y.npy", "index.json"))])
+        refuse_inputs([out, record_path], [model, *folder.files()])
         with progress(int(folder.x.shape[0]), "predicting", enabled=not json_out) as advance:
             prediction = P.predict(model, folder, settings, advance=advance)
         record = P.write_prediction(out, prediction, force=force)

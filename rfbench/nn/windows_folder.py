@@ -62,6 +62,15 @@ class WindowsFolder:
     def index_path(self) -> Path:
         return self.path / "index.json"
 
+    def files(self) -> list[Path]:
+        """The files of the folder and those its index names (the split, its manifest, the label set), as the
+        index records them (relative to the folder): what a job on the folder must never write over."""
+        named = [self.index.get("split"), self.index.get("manifest")]
+        names = [d.get("path") for d in named if isinstance(d, dict)]
+        names.append((self.index.get("settings") or {}).get("label_set"))
+        return [self.x_path, self.path / "y.npy", self.index_path,
+                *(self.path / n for n in names if isinstance(n, str) and n)]
+
 
 def _plain_name(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value or value in (".", "..") or "/" in value or "\\" in value:
