@@ -243,6 +243,72 @@ def test_the_operator_sets_are_the_onnx_package_s():
     assert ONNX_ML_OPERATORS == {s.name for s in schemas if s.domain == "ai.onnx.ml"}
 
 
+def test_the_versions_that_define_each_operator_are_the_onnx_package_s():
+    """defined_at(domain, op, v) is what the installed onnx's schema for (op, v) says: one exists, not deprecated."""
+    from rfbench.nn.onnx_operators import ONNX_ML_OPERATORS, ONNX_OPERATORS, defined_at
+
+    defs = pm.onnx.defs
+    for domain, ops, top in (("", ONNX_OPERATORS, defs.onnx_opset_version()), ("ai.onnx.ml", ONNX_ML_OPERATORS, 5)):
+        for op in sorted(ops):
+            for v in range(1, top + 1):
+                try:
+                    expected = not defs.get_schema(op, v, domain).deprecated
+                except defs.SchemaError:
+                    expected = False
+                assert defined_at(domain, op, v) == expected, (domain, op, v)
+
+
+def _layer_norm(opset: int, in_function: int | None = None) -> bytes:
+    scale = numpy_helper.from_array(np.ones(4, np.float32), "scale")
+    node = helper.make_node("LayerNormalization", ["x", "scale"], ["y"])
+    if in_function is None:
+        g = helper.make_graph([node], "g", [t("x", ["N", 4])], [t("y", ["N", 4])], initializer=[scale])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    else:
+        fn = helper.make_function("local.fn", "Norm", ["a", "s"], ["b"],
+                                  [helper.make_node("LayerNormalization", ["a", "s"], ["b"])],
+                                  [helper.make_opsetid("", in_function)])
+        g = helper.make_graph([helper.make_node("Norm", ["x", "scale"], ["y"], domain="local.fn")], "g",
+                              [t("x", ["N", 4])], [t("y", ["N", 4])], initializer=[scale])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("local.fn", 1)],
+                              functions=[fn])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+@pytest.mark.parametrize("opset, in_function", [(13, None), (17, 13)])
+def test_an_operator_its_imported_opset_does_not_define_is_refused(tmp_path, opset, in_function):
+    """LayerNormalization is ONNX's from opset 17: under opset 13 (the model's, or a local function's own import)
+    onnxruntime ran a kernel of its own for the name, and the model was accepted as standard (found by an
+    adversarial probe)."""
+    msg = refused(tmp_path, _layer_norm(opset, in_function))
+    assert "uses operator 'LayerNormalization' of domain ''" in msg and "imports opset 13" in msg, msg
+    loaded = onnx_file.load_model(save(tmp_path, _layer_norm(17, 17 if in_function else None), "ok.onnx"))
+    assert loaded.opsets[0] == ("", 17)
+
+
+def test_a_model_past_the_element_bound_is_refused_without_keeping_each(tmp_path, monkeypatch):
+    """A file of two-byte empty nodes (50 million in 100 MB) took 3.7 GB and 83 s to walk in rfbench's own
+    process, before any limit: the walk kept a tuple per node. It keeps one entry per distinct operator now, and
+    stops at MAX_ELEMENTS nodes, graph inputs and outputs and tensors (found by an adversarial probe)."""
+    w, b = pm.linear_weights()
+    base = pm.onnx.load_from_string(pm.linear(w, b))
+    base.graph.node.extend(helper.make_node("Identity", ["y"], [f"y{k}"]) for k in range(40))
+    data = base.SerializeToString()
+    parts = onnx_file.parse_model(data)
+    assert len(parts["operators"]) == len({n.op_type for n in base.graph.node}) < 5
+    monkeypatch.setattr(onnx_file, "MAX_ELEMENTS", parts["elements"] - 1)
+    with pytest.raises(FormatError) as info:
+        onnx_file.load_model(save(tmp_path, data))
+    assert f"holds more than {parts['elements'] - 1:,} nodes, graph inputs and outputs and tensors" in str(info.value)
+    graph = pm.onnx.load_from_string(pm.linear(w, b)).graph  # the same count in a local function's body
+    fn = helper.make_function("local.fn", "Many", ["a"], ["b"], [helper.make_node("Identity", ["a"], ["b"])] * 200,
+                              [helper.make_opsetid("", 17)])
+    flood = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], functions=[fn])
+    with pytest.raises(FormatError, match="holds more than"):
+        onnx_file.parse_model(flood.SerializeToString())
+
+
 def test_a_function_default_that_is_an_ordinary_tensor_runs(tmp_path):
     # the attribute default is walked, not refused as such: the same function with an inline default runs
     fn = helper.make_function("local.fn", "AddK", ["a"], ["b"],

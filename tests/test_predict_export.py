@@ -106,7 +106,7 @@ def test_exports_are_plain_standard_onnx(tmp_path):
     data = E.ridge_model(params, MMFI)
     parts = parse_model(data)
     assert parts["opsets"] == [("", E.OPSET)] and parts["ir_version"] == E.IR_VERSION
-    assert {d for d, _, _ in parts["nodes"]} == {""} and parts["external"] == []
+    assert {d for d, _, _ in parts["operators"]} == {""} and parts["external"] == []
     assert E.ridge_model(params, MMFI) == data  # the same parameters give the same bytes (the same sha256)
 
 

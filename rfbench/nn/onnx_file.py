@@ -54,6 +54,10 @@ __all__ = ["MAX_MODEL_BYTES", "MAX_GRAPH_DEPTH", "STANDARD_DOMAINS", "RUNTIME_DO
 MAX_MODEL_BYTES = 2**31 - 1
 #: Deepest nesting of subgraphs (control-flow bodies inside control-flow bodies) accepted.
 MAX_GRAPH_DEPTH = 32
+#: Most nodes, graph inputs and outputs and tensors a model may hold, all graphs and functions together (a large
+#: network holds tens of thousands): the walk keeps a little of each, and a file of two-byte empty nodes held
+#: 50 million of them in 100 MB (3.7 GB of memory to walk, 83 s).
+MAX_ELEMENTS = 1_000_000
 #: Operator domains defined by the ONNX specification itself; anything else is a custom or vendor operator.
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 #: Domains onnxruntime registers kernels or schemas in (onnxruntime/core/graph/constants.h): a model-local
@@ -210,6 +214,10 @@ class _Malformed(Exception):
     pass
 
 
+class _TooLarge(_Malformed):
+    """Past a bound of this module (its message is the whole reason)."""
+
+
 def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     result = 0
     shift = 0
@@ -286,12 +294,24 @@ class _Walk:
     def __init__(self, buf: bytes):
         self.buf = buf
         self.external: list[tuple[str, str]] = []  # (tensor name, where)
-        self.nodes: list[tuple[str, str, str]] = []  # (domain, op_type, node name)
+        #: (domain, op_type, opsets) → the first such node's name, in the order first met; opsets: the local
+        #: function's imports for a node in one, else None (the model's)
+        self.operators: dict[tuple, str] = {}
         self.random: list[tuple[str, str, str]] = []  # (op_type, node name, where) of random operators
         self.place = "the main graph"
+        self.opsets = None  # the imports nodes are read under (None: the model's)
+        self.elements = 0
+
+    def count(self) -> None:
+        """One more node, graph input or output, or tensor (at most :data:`MAX_ELEMENTS`)."""
+        self.elements += 1
+        if self.elements > MAX_ELEMENTS:
+            raise _TooLarge(f"holds more than {MAX_ELEMENTS:,} nodes, graph inputs and outputs and tensors; rfbench "
+                            "runs models of at most that many")
 
     # TensorProto: 8 name, 13 external_data, 14 data_location
     def tensor(self, span) -> str:
+        self.count()
         name = ""
         external = False
         for number, wire, value in _fields(self.buf, *span):
@@ -334,6 +354,7 @@ class _Walk:
 
     # NodeProto: 1 input, 3 name, 4 op_type, 5 attribute, 7 domain
     def node(self, span, depth: int) -> None:
+        self.count()
         name = op = domain = ""
         inputs: list[str] = []
         attributes = []
@@ -348,7 +369,7 @@ class _Walk:
                 domain = _text(self.buf, value)
             elif number == 5:
                 attributes.append(_span(wire, value, "a node attribute"))
-        self.nodes.append((domain, op, name))
+        self.operators.setdefault((domain, op, self.opsets), name)
         if domain in ("", "ai.onnx") and (op in RANDOM_OPERATORS
                                           or (op == "Dropout" and len(inputs) > 2 and inputs[2])):
             self.random.append((op, name, self.place))
@@ -376,6 +397,7 @@ class _Walk:
 
     # ValueInfoProto: 1 name, 2 type
     def value_info(self, span) -> TensorInfo:
+        self.count()
         name = ""
         info = TensorInfo("", "unknown")
         for number, wire, value in _fields(self.buf, *span):
@@ -417,28 +439,28 @@ class _Walk:
                 dims = tuple(dims)
         return TensorInfo("", "tensor", elem, dims)
 
-    # FunctionProto: 1 name, 7 node, 10 domain, 11 attribute_proto (attribute defaults)
+    # FunctionProto: 1 name, 7 node, 9 opset_import, 10 domain, 11 attribute_proto (attribute defaults)
     def function(self, span) -> tuple[str, str]:
         name = domain = ""
-        nodes, defaults = [], []
-        for number, wire, value in _fields(self.buf, *span):
+        opsets = []
+        for number, wire, value in _fields(self.buf, *span):  # first its name and imports, keeping no node
             if number == 1 and wire == 2:
                 name = _text(self.buf, value)
             elif number == 10 and wire == 2:
                 domain = _text(self.buf, value)
-            elif number == 7:
-                nodes.append(_span(wire, value, "a function node"))
-            elif number == 11:
-                defaults.append(_span(wire, value, "a function attribute default"))
-        outer = self.place
-        self.place = f"local function {domain}:{name}"
+            elif number == 9:
+                opsets.append(_opset(self.buf, _span(wire, value, "a function's opset import")))
+        outer = self.place, self.opsets
+        self.place, self.opsets = f"local function {domain}:{name}", tuple(opsets)
         try:
-            for node in nodes:
-                self.node(node, 0)
-            for default in defaults:
-                self.attribute(default, 0)
+            for number, wire, value in _fields(self.buf, *span):  # its nodes, then its attribute defaults
+                if number == 7:
+                    self.node(_span(wire, value, "a function node"), 0)
+            for number, wire, value in _fields(self.buf, *span):
+                if number == 11:
+                    self.attribute(_span(wire, value, "a function attribute default"), 0)
         finally:
-            self.place = outer
+            self.place, self.opsets = outer
         return domain, name
 
     # TrainingInfoProto: 1 initialization, 2 algorithm (GraphProto); 3 initialization_binding, 4 update_binding
@@ -454,13 +476,26 @@ class _Walk:
             self.place = outer
 
 
+def _opset(buf: bytes, span) -> tuple[str, int]:
+    """An OperatorSetIdProto (1 domain, 2 version): ``(domain, version)``."""
+    domain, version = "", 0
+    for number, wire, value in _fields(buf, *span):
+        if number == 1 and wire == 2:
+            domain = _text(buf, value)
+        elif number == 2 and wire == 0:
+            version = _int64(value)
+    return domain, version
+
+
 def parse_model(data: bytes, where: str = "model") -> dict:
     """Walk a serialised ``ModelProto``; return its parts as a dict (see :func:`load_model` for the checks).
 
     Keys: ``ir_version``, ``opsets`` (list of (domain, version)), ``producer`` ((name, version)), ``inputs``
     and ``outputs`` (TensorInfo lists; inputs exclude initialized names), ``external`` (names of tensors
-    with external data; ``external_places``: (name, where) pairs), ``nodes`` ((domain, op_type, name) of every
-    node, subgraphs, functions and training graphs included), ``functions`` (set of (domain, name)) and
+    with external data; ``external_places``: (name, where) pairs), ``operators`` (every distinct (domain,
+    op_type, opsets) → the first such node's name, in the order first met, subgraphs, functions and training
+    graphs included; opsets: a local function's own imports, None for the model's), ``elements`` (nodes, graph
+    inputs and outputs and tensors: at most :data:`MAX_ELEMENTS`), ``functions`` (set of (domain, name)) and
     ``random`` ((op_type, node name, where) of every random operator).
 
     Raises
@@ -484,13 +519,7 @@ def parse_model(data: bytes, where: str = "model") -> dict:
             elif number == 7:
                 graphs.append(_span(wire, value, "the graph"))
             elif number == 8:
-                domain, version = "", 0
-                for n2, w2, v2 in _fields(data, *_span(wire, value, "an opset import")):
-                    if n2 == 1 and w2 == 2:
-                        domain = _text(data, v2)
-                    elif n2 == 2 and w2 == 0:
-                        version = _int64(v2)
-                opsets.append((domain, version))
+                opsets.append(_opset(data, _span(wire, value, "an opset import")))
             elif number == 25:
                 functions.add(walk.function(_span(wire, value, "a local function")))
             elif number == 20:
@@ -498,14 +527,25 @@ def parse_model(data: bytes, where: str = "model") -> dict:
         if len(graphs) != 1:
             raise _Malformed("no graph" if not graphs else f"{len(graphs)} graphs")
         inputs, outputs, initialized = walk.graph(graphs[0], 0)
+    except _TooLarge as exc:
+        raise FormatError(f"{where}: {exc}") from None
     except _Malformed as exc:
         raise FormatError(f"{where}: not an ONNX model ({exc})") from None
     if ir_version == 0:
         raise FormatError(f"{where}: not an ONNX model (no ir_version)")
     return {"ir_version": ir_version, "opsets": opsets, "producer": tuple(producer),
             "inputs": [i for i in inputs if i.name not in initialized], "outputs": outputs,
-            "external": [n for n, _ in walk.external], "external_places": walk.external, "nodes": walk.nodes,
+            "external": [n for n, _ in walk.external], "external_places": walk.external,
+            "operators": walk.operators, "elements": walk.elements,
             "functions": functions, "random": walk.random}
+
+
+def _imported(opsets, domain: str) -> int | None:
+    """The version of ``domain`` in ``opsets`` ((domain, version) pairs; ``''`` and ``ai.onnx`` are one domain),
+    or None when it is not imported (or imported twice, at two versions)."""
+    names = ("", "ai.onnx") if domain in ("", "ai.onnx") else (domain,)
+    versions = {v for d, v in opsets if d in names}
+    return versions.pop() if len(versions) == 1 else None
 
 
 def random_refusal(where: str, random) -> ValidationError:
@@ -569,15 +609,26 @@ def load_model(path: str | os.PathLike, max_bytes: int = MAX_MODEL_BYTES, allow_
                               "registers operators of its own: it would run its own kernel for that name, not the "
                               "function's body; give the model's functions a domain of their own (such as "
                               "'local.functions')")
-    from rfbench.nn.onnx_operators import ONNX_ML_OPERATORS, ONNX_OPERATORS
+    from rfbench.nn.onnx_operators import ONNX_ML_OPERATORS, ONNX_OPERATORS, defined_at
 
-    for domain, op, node in parts["nodes"]:
+    for (domain, op, opsets), node in parts["operators"].items():
         if (domain, op) in local:
             continue
         label = f"node {node!r}" if node else "a node"
         if domain in STANDARD_DOMAINS:
             if op in (ONNX_ML_OPERATORS if domain == "ai.onnx.ml" else ONNX_OPERATORS):
-                continue
+                version = _imported(parts["opsets"] if opsets is None else opsets, domain)
+                if version is not None and defined_at(domain, op, version):
+                    continue
+                whose = "the model" if opsets is None else "its local function"
+                if version is None:
+                    raise ValidationError(f"{where}: {label} uses operator {op!r} of domain {domain!r}, but {whose} "
+                                          "imports no single version of that domain's opset, so what the operator "
+                                          "means is not stated; export the model with its opset imports")
+                raise ValidationError(f"{where}: {label} uses operator {op!r} of domain {domain!r}, where {whose} "
+                                      f"imports opset {version}, which does not define it (the ONNX standard defines "
+                                      "it at other versions): the runtime would run a kernel of its own for the "
+                                      "name; export the model at an opset that defines the operator")
             raise ValidationError(f"{where}: {label} uses operator {op!r} in domain {domain!r}, which is no ONNX "
                                   "operator: onnxruntime registers kernels of its own there (such as "
                                   "SimplifiedLayerNormalization), whose meaning depends on its build, so rfbench "
