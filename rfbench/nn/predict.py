@@ -70,7 +70,7 @@ from rfbench.nn.runtime import (
     onnxruntime_version,
 )
 from rfbench.nn.sandbox import LimitExceeded, Sandbox
-from rfbench.nn.windows_folder import WindowsFolder, _x_changed, open_windows
+from rfbench.nn.windows_folder import FileRows, WindowsFolder, _x_changed, open_windows
 
 __all__ = [
     "PredictSettings", "settings_argv", "settings_from_dict", "WindowsFolder", "open_windows", "Prediction",
@@ -84,7 +84,7 @@ class _Hasher(threading.Thread):
     """sha256 of a file, or of an array's C-order bytes, on its own thread: hashlib releases the GIL on large
     blocks, so it runs beside onnxruntime, which releases it too."""
 
-    def __init__(self, source: Path | np.ndarray):
+    def __init__(self, source: "Path | np.ndarray | FileRows"):
         super().__init__(daemon=True)
         self.source = source
         self.digest = None
@@ -96,9 +96,11 @@ class _Hasher(threading.Thread):
         try:
             if isinstance(self.source, np.ndarray):
                 self.digest = _array_sha256(self.source)
+            elif isinstance(self.source, FileRows):  # the very file the rows are read from
+                self.digest = self.source.sha256()
             else:
                 self.digest = sha256_file(self.source)[0]
-        except OSError as exc:
+        except (OSError, ValidationError) as exc:
             self.error = exc
 
 
@@ -149,9 +151,10 @@ class _Runner:
     """Feeds X to the sessions batch by batch and places each output in ``pred``."""
 
     def __init__(self, sessions, x: np.ndarray, plan: _Plan, target_shape, where: str,
-                 advance: Callable[[int], None]):
+                 advance: Callable[[int], None], reader: "FileRows | None" = None):
         self.sessions = sessions
         self.x = x
+        self.reader = reader  # X's file read, not mapped: for every copy of rows made here (see FileRows)
         self.plan = plan
         self.target_shape = target_shape
         self.where = where
@@ -172,7 +175,7 @@ class _Runner:
         view = self.x[start:stop]
         copied = False
         if self.plan.fixed_batch and stop - start < self.plan.batch_rows:
-            view, copied = self._padded(view), True
+            view, copied = self._padded(view if self.reader is None else self.reader[start:stop]), True
         elif not self.contiguous:
             view, copied = np.ascontiguousarray(view), True
         return stop, view, copied
@@ -244,7 +247,7 @@ class _Runner:
         size = batch if self.plan.fixed_batch else (max(1, min(batch, n) - 1) if every_row else len(order))
         for a in range(0, len(order), size):
             rows = order[a:a + size]
-            feed = np.ascontiguousarray(self.x[rows])
+            feed = np.ascontiguousarray(self.x[rows]) if self.reader is None else self.reader[rows]
             if self.plan.fixed_batch and len(rows) < batch:
                 feed = self._padded(feed)
             what = f"{len(rows)} row(s) in another batch, in another order"
@@ -419,7 +422,7 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
     settings = settings if settings is not None else PredictSettings()
     if not isinstance(settings, PredictSettings):
         raise ValidationError(f"settings must be a PredictSettings, got {type(settings).__name__}")
-    folder = None
+    folder = reader = None
     if isinstance(windows, np.ndarray):
         x = windows
         if x.ndim < 1 or x.shape[0] == 0:
@@ -437,7 +440,7 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
                   "axes": list(axes) if axes else None}
     else:
         folder = windows if isinstance(windows, WindowsFolder) else open_windows(windows, check_x=False)
-        x = folder.x
+        x, reader = folder.x, folder.x_rows
         if x.shape[0] == 0:
             raise ValidationError(f"windows folder {folder.path}: X has no rows (an empty side)")
         target_shape, target_kind, n_classes, axes = (folder.target_shape, folder.target_kind, folder.n_classes,
@@ -446,6 +449,7 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
                   "axes": list(axes)}
     if settings.flatten:  # one vector per row, C order: a view of X (a memory map stays one)
         x = x.reshape(x.shape[0], -1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape[0], -1)
+        reader = reader.reshape(x.shape[0], -1) if reader is not None else None
         axes = None
     if isinstance(model, ModelFile):
         if model.random and not settings.allow_random:
@@ -463,12 +467,12 @@ def predict(model: str | os.PathLike | ModelFile, windows: str | os.PathLike | W
         names = [i.name for i in sessions[0].get_inputs()]
         if plan.input.name not in names:  # onnxruntime disagrees with the file's own graph: refuse, do not guess
             raise ValidationError(f"{where}: onnxruntime sees inputs {names}, not {plan.input.name!r}")
-        runner = _Runner(sessions, x, plan, target_shape, where, advance or (lambda n=1: None))
+        runner = _Runner(sessions, x, plan, target_shape, where, advance or (lambda n=1: None), reader)
         hasher = None
         if folder is None:
             hasher = _Hasher(x)
         elif folder.x_sha256 is None:
-            hasher = _Hasher(folder.x_path)
+            hasher = _Hasher(folder.x_rows)
         if hasher is not None:
             hasher.start()
         t0 = time.perf_counter()

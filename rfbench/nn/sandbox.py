@@ -25,6 +25,7 @@ come back.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -72,7 +73,12 @@ def _write_frame(fh, data) -> None:
     view = memoryview(data)
     view = view.cast("B") if view.nbytes else memoryview(b"")  # (a view with a zero in its shape cannot be cast)
     fh.write(_LENGTH.pack(view.nbytes))
-    fh.write(view)
+    fh.flush()
+    # straight from the caller's memory by the system call, never copied into the writer's buffer first: a batch of
+    # a memory-mapped X cut short meanwhile is then an error (EFAULT) here, not a SIGBUS in a copy
+    fd, done = fh.fileno(), 0
+    while done < view.nbytes:
+        done += os.write(fd, view[done:])
 
 
 def _read_exact(fh, n: int) -> bytearray:
@@ -263,7 +269,13 @@ class SandboxSession:
                     raise ValueError(f"{len(data)} bytes where the header declared {size}")
         except ValidationError:
             raise
-        except (_Died, BrokenPipeError, ConnectionResetError, OSError):
+        except OSError as exc:
+            if exc.errno == errno.EFAULT:  # the batch's own memory: a mapped file cut short since it was opened
+                self.kill()
+                raise ValidationError(f"{self.box.where}: a batch of the input could not be read (its file, "
+                                      "mapped, was cut short while the model ran)") from None
+            raise self._death() from None
+        except _Died:
             raise self._death() from None
         except ValueError as exc:  # the child sent something that is not the protocol: treat as a crash
             self.kill()

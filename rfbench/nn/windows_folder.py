@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ class WindowsFolder:
         sha256 of the ``index.json`` bytes that were parsed.
     x : numpy.ndarray
         ``X.npy``, memory-mapped read-only.
+    x_rows : FileRows
+        The same file's rows read with ``pread``: for every copy rfbench's process makes of rows of X.
     x_path : Path
         ``X.npy``.
     x_sha256 : str or None
@@ -48,6 +51,7 @@ class WindowsFolder:
     index: dict
     index_sha256: str
     x: np.ndarray
+    x_rows: "FileRows"
     x_path: Path
     x_sha256: str | None
     target_shape: tuple
@@ -91,6 +95,77 @@ def _hex64(value: Any, where: str) -> str:
     return value
 
 
+class FileRows:
+    """X of a windows folder read a run of rows at a time (``pread``) through a descriptor of the mapped file:
+    where rfbench's own process copies rows out of X (rows gathered in another order, a batch padded), it reads
+    them so rather than touching the mapping — a file cut short while it is mapped ends the process on the next
+    touch of a lost page (SIGBUS, exit 135, no word said); read, it is one error line. (The batches themselves
+    go from the mapping to the model's process by a system call, which fails with an error instead.) Rows by a
+    slice, an index or an array of indices (each a new C-order array), ``reshape(n, -1)`` (one flat vector a
+    row: the same bytes); :meth:`sha256` hashes the file it reads."""
+
+    class _Flags:
+        c_contiguous = True  # (each read is a new C-order array)
+
+    flags = _Flags()
+
+    def __init__(self, fd: int, offset: int, size: int, shape: tuple, dtype: np.dtype, path: Path,
+                 owner: "FileRows | None" = None):
+        self.fd, self.offset, self.size, self.path = fd, offset, size, path
+        self.shape, self.dtype, self.ndim = tuple(shape), np.dtype(dtype), len(shape)
+        self.row_bytes = int(np.prod(self.shape[1:], dtype=np.int64)) * self.dtype.itemsize
+        self._owner = owner  # (a reshaped view keeps the descriptor's owner alive)
+        if owner is None:
+            self._close = weakref.finalize(self, os.close, fd)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def reshape(self, rows: int, rest: int = -1) -> "FileRows":
+        if rows != self.shape[0] or rest not in (-1, self.row_bytes // max(1, self.dtype.itemsize)):
+            raise ValueError(f"X's rows read from a file reshape to ({self.shape[0]}, -1) only")
+        return FileRows(self.fd, self.offset, self.size, (rows, self.row_bytes // self.dtype.itemsize), self.dtype,
+                        self.path, self._owner or self)
+
+    def __getitem__(self, key) -> np.ndarray:
+        n = self.shape[0]
+        if isinstance(key, slice):
+            start, stop, step = key.indices(n)
+            if step == 1:
+                return self._rows(start, max(start, stop))
+            key = np.arange(start, stop, step)
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            k = int(key) + n if key < 0 else int(key)
+            if not 0 <= k < n:
+                raise IndexError(f"row {key} of {n}")
+            return self._rows(k, k + 1)[0]
+        rows = np.asarray(key)
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        out = np.empty((len(rows),) + self.shape[1:], dtype=self.dtype)
+        for i, r in enumerate(rows.tolist()):
+            out[i] = self[r]
+        return out
+
+    def _rows(self, a: int, b: int) -> np.ndarray:
+        out = np.empty((b - a,) + self.shape[1:], dtype=self.dtype)
+        view = memoryview(out.reshape(-1).view(np.uint8))
+        done, at = 0, self.offset + a * self.row_bytes
+        while done < len(view):
+            got = os.preadv(self.fd, [view[done:]], at + done)
+            if got <= 0:
+                raise ValidationError(_x_changed(self.path))  # cut short since it was opened
+            done += got
+        return out
+
+    def sha256(self) -> str:
+        """The sha256 of the file these rows are read from (through the same descriptor)."""
+        digest = _descriptor_sha256(self.fd, self.size)
+        if os.fstat(self.fd).st_size != self.size:
+            raise ValidationError(_x_changed(self.path))
+        return digest
+
+
 def _open_npy(path: Path, what: str) -> np.ndarray:
     """A plain ``.npy`` array memory-mapped read-only, opened through the safe opener (a regular file: a FIFO or
     a device is refused unread) and checked before it is mapped: the size its header declares must be the
@@ -98,9 +173,10 @@ def _open_npy(path: Path, what: str) -> np.ndarray:
     return _map_npy(path, what, False)[0]
 
 
-def _map_npy(path: Path, what: str, hash_file: bool) -> tuple[np.ndarray, str | None, int]:
+def _map_npy(path: Path, what: str, hash_file: bool, rows: bool = False) -> tuple:
     """:func:`_open_npy`, the file's sha256 (with ``hash_file``, else None) and its size, both of the file that is
-    mapped: read through the same descriptor (a second open, to hash, could find another file put in its place)."""
+    mapped: read through the same descriptor (a second open, to hash, could find another file put in its place).
+    ``rows``: also a :class:`FileRows` over the same file (a fourth item), the array C-order with rows."""
     from rfbench.io.files import input_errors, open_input, parse_npy_header
 
     where = f"{what} {path}"
@@ -112,10 +188,18 @@ def _map_npy(path: Path, what: str, hash_file: bool) -> tuple[np.ndarray, str | 
             raise FormatError(f"{where}: its header declares {tuple(shape)} {dtype} ({count * dtype.itemsize} bytes) "
                               f"but {size - offset} bytes follow it (truncated, or a forged header)")
         digest = _descriptor_sha256(fh.fileno(), size) if hash_file else None
+        reader = None
+        if rows:
+            if fortran or not shape:
+                raise FormatError(f"{where}: stored in Fortran order or without rows; rfbench windows writes X in C "
+                                  "order, one row per window")
+            reader = FileRows(os.dup(fh.fileno()), offset, size, tuple(shape), dtype, path)
         if count == 0:
-            return np.empty(shape, dtype=dtype), digest, size
-        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=tuple(shape),
-                         order="F" if fortran else "C"), digest, size
+            arr = np.empty(shape, dtype=dtype)
+        else:
+            arr = np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=tuple(shape),
+                            order="F" if fortran else "C")
+        return (arr, digest, size, reader) if rows else (arr, digest, size)
 
 
 def _descriptor_sha256(fd: int, size: int) -> str:
@@ -206,7 +290,7 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
 
     x_path = folder / _plain_name(xd.get("file"), f"{where} x.file")
     # the sha256 checked is of the file mapped (one descriptor: hashing it by its path again could hash another)
-    x, digest, x_size = _map_npy(x_path, "windows X", check_x)
+    x, digest, x_size, x_rows = _map_npy(x_path, "windows X", check_x, rows=True)
     if x.shape != x_shape or not _same_dtype(x.dtype, xd.get("dtype")):
         raise FormatError(f"windows X {x_path}: {x.dtype} {list(x.shape)}, but the index says "
                           f"{xd.get('dtype')} {list(x_shape)}")
@@ -221,7 +305,7 @@ def open_windows(folder: str | os.PathLike, check_x: bool = True) -> WindowsFold
                           f"{yd.get('dtype')} {list(y_shape)}")
     del y
     return WindowsFolder(path=folder, index=index, index_sha256=hashlib.sha256(raw).hexdigest(), x=x,
-                         x_path=x_path, x_sha256=digest, target_shape=y_shape[1:], target_kind=kind,
+                         x_rows=x_rows, x_path=x_path, x_sha256=digest, target_shape=y_shape[1:], target_kind=kind,
                          n_classes=n_classes)
 
 
