@@ -107,6 +107,8 @@ def test_markdown_beside_the_report_that_verify_did_not_check_is_named(runner, t
     report = folder / (rename or name)
     forged = (folder / "report.md").read_text() if rename else render_markdown(json.loads(report.read_text()))
     (folder / "report.md").write_text(forged.replace("| PCK@0.2", "| PCK@0.2 (0.99)"))
+    (folder / "other.json").write_text("{}")  # another report and its Markdown: verifying that one checks it
+    (folder / "other.md").write_text("# another report\n")
     result = runner.invoke(app, ["verify", str(report), "--json"])
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["notes"]

@@ -1106,22 +1106,23 @@ _SHOW_MD = 5
 
 
 def _other_markdown(md_path: Path) -> tuple[list[str], int]:
-    """The names of the ``.md`` files (any case) in ``md_path``'s folder other than ``md_path`` itself — a report.md
-    a reader may open that is not the one checked (a report named ``report.md.json`` has its Markdown at
-    ``report.md.md``; a ``report.md`` beside it is then anyone's) — the first :data:`_SHOW_MD` in name order, and
-    how many there are."""
+    """The names of the ``.md`` files (any case) in ``md_path``'s folder other than ``md_path`` itself and other than
+    another report's (``X.md`` beside an ``X.json``, which verifying that report checks) — a report.md a reader
+    may open that is not the one checked (a report named ``report.md.json`` has its Markdown at ``report.md.md``; a
+    ``report.md`` beside it is then anyone's) — the first :data:`_SHOW_MD` in name order, and how many there are."""
     import heapq
 
     try:
         with os.scandir(md_path.parent) as it:
-            names = (e.name for e in it if e.name.lower().endswith(".md") and e.name != md_path.name)
-            count, first = 0, []
-            for name in names:
-                count += 1
-                first = heapq.nsmallest(_SHOW_MD, [*first, name])
+            names = set()
+            for e in it:
+                names.add(e.name)
+                if len(names) > 100_000:  # a folder this large is not a report's: say so, do not list it all
+                    break
     except OSError:
         return [], 0
-    return first, count
+    found = [n for n in names if n.lower().endswith(".md") and n != md_path.name and n[:-3] + ".json" not in names]
+    return heapq.nsmallest(_SHOW_MD, found), len(found)
 
 
 def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[str, str | None]:
