@@ -160,3 +160,30 @@ def test_cli_ingest_mmfi(runner, tree, tmp_path):
     assert r.exit_code == 0, r.output
     doc = json.loads((tmp_path / "s.json").read_text())
     assert {i.split("/")[0] for i in doc["test"]} == {"E04"} and doc["synthetic"] is True
+
+
+@pytest.mark.parametrize("verify_frames", [False, True])
+def test_generated_frames_are_synthetic_without_the_marker_file(tmp_path, verify_frames):
+    """The marker file deleted (or renamed) before ingest: the manifest said synthetic: false, and the pose chain
+    scored MEASURED and verified MATCH, even with --dataset — while every generated WiFi frame's MAT header text
+    still read 'rfbench synthetic' (found by an adversarial probe; BVP profiles were read so already). A frame
+    that says the generator wrote it makes the tree SYNTHETIC; the same frames under another header text are
+    not."""
+    from rfbench.datasets.mmfi import ingest
+    from rfbench.datasets.synthetic import MARKER, make_mmfi_tree
+
+    tree = tmp_path / "tree"
+    make_mmfi_tree(tree, subjects=("S01",), actions=("A01", "A02"), frames=3, damage=False)
+    for m in tree.rglob(MARKER):
+        m.rename(m.with_name("rfbench_synthetic.JSON"))
+    manifest = ingest(tree, verify_frames=verify_frames, workers=2)
+    assert manifest.synthetic is True
+    marker = manifest.extra["synthetic_marker"]
+    assert marker["path"] == "E01/S01/A01/wifi-csi/frame001.mat" and marker["found_in"] == "the file's MAT header text"
+    listed = {f["path"]: f["sha256"] for r in manifest.recordings for f in r["files"]}
+    assert marker["sha256"] == listed[marker["path"]]
+    for path in tree.rglob("frame*.mat"):
+        data = bytearray(path.read_bytes())
+        data[:116] = b"MATLAB 5.0 MAT-file, Platform: PCWIN64, Created on: Mon Jan 01 00:00:00 2018".ljust(116)
+        path.write_bytes(bytes(data))
+    assert ingest(tree, verify_frames=verify_frames, workers=2).synthetic is False

@@ -135,17 +135,21 @@ def _gt_check(data: bytes, n_frames: int) -> tuple[str | None, int | None]:
     return None, frames
 
 
-def _read_or_hash(path: Path, size: int, cap: int) -> tuple[bytes | None, str]:
-    """The bytes of a regular file (when at most ``cap``) and their sha256; a larger file is hashed in chunks
-    and not kept."""
-    if size > cap:
+#: A file up to this size is read whole to be hashed (and its first bytes looked at); a larger one in chunks.
+_WHOLE_BYTES = 1 << 20
+
+
+def _read_or_hash(path: Path, size: int, cap: int) -> tuple[bytes | None, str, bytes]:
+    """The bytes of a regular file (when at most ``cap``, else None), their sha256 and their first 116 (a MAT
+    header's text; empty for a file past :data:`_WHOLE_BYTES` and ``cap``, hashed in chunks and not kept)."""
+    if size > max(cap, _WHOLE_BYTES):
         from rfbench.io.files import sha256_file
 
-        return None, sha256_file(path)[0]
+        return None, sha256_file(path)[0], b""
     from rfbench.io.files import read_input_bytes
 
-    data = read_input_bytes(path, cap=cap)
-    return data, hashlib.sha256(data).hexdigest()
+    data = read_input_bytes(path, cap=max(cap, _WHOLE_BYTES))
+    return (data if len(data) <= cap else None), hashlib.sha256(data).hexdigest(), bytes(data[:116])
 
 
 def find_mmfi_root(root: Path) -> Path:
@@ -191,10 +195,15 @@ def read_wifi_frame(source) -> dict[str, np.ndarray]:
     return {k: np.asarray(mat[k]) for k in ("CSIamp", "CSIphase") if k in mat}
 
 
-def _recording(walk: TreeWalk, env: str, subj: str, act: str, folder: Entry, verify_frames: bool) -> tuple[dict, list]:
-    """One E/S/A folder → its recording and its problems (run on a worker thread: touches no shared state
-    but the walk's folder listing, whose problems are taken afterwards)."""
+def _recording(walk: TreeWalk, env: str, subj: str, act: str, folder: Entry,
+               verify_frames: bool) -> tuple[dict, list, dict | None]:
+    """One E/S/A folder → its recording, its problems and the first WiFi frame whose MAT header text says the
+    generator wrote it (or None) (run on a worker thread: touches no shared state but the walk's folder listing,
+    whose problems are taken afterwards)."""
+    from rfbench.datasets.bvp_readers import GENERATED_TEXT
+
     problems: list[dict] = []
+    generated = None
     sub = TreeWalk(walk.root, walk.follow_symlinks)
     items = {e.name: e for e in sub.entries(folder.path, folder.real)}
     wifi_rel, gt_rel = f"{folder.rel}/wifi-csi", f"{folder.rel}/ground_truth.npy"
@@ -222,11 +231,13 @@ def _recording(walk: TreeWalk, env: str, subj: str, act: str, folder: Entry, ver
                                                           "skips this frame"})
                 continue
             try:
-                data, entry["sha256"] = _read_or_hash(f.path, f.size, MAX_FRAME_BYTES if verify_frames else 0)
+                data, entry["sha256"], head = _read_or_hash(f.path, f.size, MAX_FRAME_BYTES if verify_frames else 0)
             except OSError as exc:
                 entry["sha256"] = None
                 problems.append({"path": f.rel, "reason": f"cannot read ({exc.strerror or exc})"})
                 continue
+            if generated is None and GENERATED_TEXT in head:
+                generated = {"path": f.rel, "sha256": entry["sha256"], "found_in": "the file's MAT header text"}
             if not verify_frames:
                 continue
             if data is None:
@@ -253,7 +264,7 @@ def _recording(walk: TreeWalk, env: str, subj: str, act: str, folder: Entry, ver
         entry = {"path": gt.rel, "bytes": gt.size, "kind": "ground-truth", "sha256": None}
         files.append(entry)
         try:
-            data, entry["sha256"] = _read_or_hash(gt.path, gt.size, MAX_GROUND_TRUTH_BYTES)
+            data, entry["sha256"], _ = _read_or_hash(gt.path, gt.size, MAX_GROUND_TRUTH_BYTES)
         except OSError as exc:
             data, reason = None, f"cannot read ({exc.strerror or exc})"
         else:
@@ -276,7 +287,7 @@ def _recording(walk: TreeWalk, env: str, subj: str, act: str, folder: Entry, ver
         "empty_frames": empty,
         "gt_frames": gt_frames,
         "files": files,
-    }, problems
+    }, problems, generated
 
 
 def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int | None = None,
@@ -367,14 +378,18 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
         return _recording(walk, *item, verify_frames)
 
     with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        for rec, found in pool.map(one, folders):
+        generated = None  # the first frame, in recording order, whose header says the generator wrote it
+        for rec, found, said in pool.map(one, folders):
             recordings.append(rec)
             problems.extend(found)
+            generated = generated or said
             if progress is not None:
                 progress(1)
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {}
     marker = tree_marker(walk, SYNTHETIC_MARKER)
+    if marker is None:  # the marker file gone, the frames still say who wrote them
+        marker = generated
     if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:
