@@ -206,6 +206,26 @@ def test_paired_bootstrap_matches_an_independent_recomputation(tmp_path):
     assert dumps_json(_report(tmp_path, n_boot=400, seed=7)) == dumps_json(rep)
 
 
+def test_the_majority_baseline_breaks_ties_by_name_not_by_the_label_set_s_order(tmp_path):
+    """Slide and Draw-O(Vertical) are tied in training: the majority scorer's second class was the one the label
+    set listed first, so a label-set file could choose, among tied classes, the one rarest on the test side — the
+    weakest baseline beside the model (found by an adversarial probe). Any order of the same names gives the same
+    baseline now."""
+    pred, gt, groups, train_gt, train_groups = arrays()
+    split = load_split(write_gesture_split(tmp_path / "split.json"))
+    values = []
+    for names in (NAMES, NAMES[::-1], sorted(NAMES, key=len)):
+        idx = {n: i for i, n in enumerate(names)}
+        scores = np.zeros((gt.size, len(names)))
+        scores[np.arange(gt.size), [idx[p] for p in pred]] = 1.0
+        rep = gesture_report(scores, gt, labels=list(names), split=split, groups=groups, train_gt=train_gt,
+                             train_groups=train_groups, top_k=[2], n_boot=0)
+        (top2,) = (r for r in rep["results"] if r["metric"] == "top-k")
+        values.append(top2["baseline"]["value"])
+        assert rep["baseline"]["majority_class"] == "Push&Pull"
+    assert values == [pytest.approx(3 / 9)] * 3
+
+
 def test_top_k_with_scores_and_the_prior_baseline_has_none(tmp_path):
     pred, gt, groups, train_gt, train_groups = arrays()
     idx = {n: i for i, n in enumerate(NAMES)}
@@ -217,8 +237,9 @@ def test_top_k_with_scores_and_the_prior_baseline_has_none(tmp_path):
                          train_groups=train_groups, top_k=[1, 2], n_boot=50)
     top1, top2 = (r for r in rep["results"] if r["metric"] == "top-k")
     assert top1["model"]["value"] == pytest.approx(6 / 9) and top2["model"]["value"] == 1.0
-    # Majority scorer ranks by training frequency: Push&Pull, Slide, Draw-O(V), then Sweep, Clap, Draw-N by index.
-    assert top2["baseline"]["value"] == pytest.approx(6 / 9)  # Push&Pull and Slide rows
+    # Majority scorer ranks by training frequency, ties by name: Push&Pull, then Draw-O(V) and Slide (tied: by
+    # name, never by the label set's order), then Clap, Draw-N, Sweep.
+    assert top2["baseline"]["value"] == pytest.approx(3 / 9)  # Push&Pull rows (Slide is third)
     prior = next(b for b in top2["baselines"] if b["kind"] == "class-prior")
     assert prior["value"] is None and prior["delta"] is None and "no ranking" in prior["reason"]
 

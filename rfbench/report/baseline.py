@@ -117,8 +117,10 @@ def mean_pose_baseline(train_gt, train_groups, split: SplitInfo, test_groups, tr
 class ClassBaselines:
     """The training split's class frequencies and the two trivial classifiers made from them.
 
-    - **majority-class**: always predicts the most frequent training class (ties: the lower class index);
-      as a scorer it ranks classes by training frequency (ties: lower index first), which gives its top-k.
+    - **majority-class**: always predicts the most frequent training class (ties: the class whose name comes
+      first in code-point order — never the label set's order, which a label-set file chooses: a party could
+      otherwise pick, among tied classes, the one rarest on the test side, and so the weakest baseline); as a
+      scorer it ranks classes by training frequency (ties the same way), which gives its top-k.
     - **class-prior** (stratified chance): predicts a class drawn from the training frequencies; scored by its
       expected confusion matrix (:func:`rfbench.metrics.classify.prior_table`).
     """
@@ -134,12 +136,15 @@ class ClassBaselines:
 
     @property
     def majority(self) -> int:
-        return int(np.argmax(self.counts))  # first maximum: the lower index wins a tie
+        return int(np.flatnonzero(self.class_rank == 0)[0])
 
     @property
     def class_rank(self) -> np.ndarray:
-        """Rank of each class by descending training frequency, ties to the lower index (0 = majority)."""
-        order = np.lexsort((np.arange(self.counts.size), -self.counts))
+        """Rank of each class by descending training frequency, ties by name in code-point order (0 = majority)."""
+        by_name = sorted(range(self.counts.size), key=lambda k: self.names[k])
+        name_rank = np.empty(self.counts.size, dtype=np.int64)
+        name_rank[by_name] = np.arange(self.counts.size)
+        order = np.lexsort((name_rank, -self.counts))
         rank = np.empty(self.counts.size, dtype=np.int64)
         rank[order] = np.arange(self.counts.size)
         return rank
