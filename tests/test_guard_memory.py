@@ -47,3 +47,21 @@ def test_a_command_that_meets_its_address_space_limit_says_so(tmp_path):
     result = subprocess.run([sys.executable, "-c", script, str(limit)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert result.stderr.startswith("error: out of memory:") and result.stderr.count("\n") == 1, result.stderr
+
+
+@pytest.mark.parametrize("raised, code, said", [(KeyboardInterrupt, 130, "error: interrupted\n")])
+def test_an_interrupt_while_a_class_is_made_is_one_line(capsys, raised, code, said):
+    """A Ctrl-C (or SIGTERM, which rfbench turns into one while it writes) that lands while a class is made — a
+    dataclass's fields, on the first import of a module — reaches the guard as a RuntimeError ("Error calling
+    __set_name__"), and ended the command with a traceback."""
+
+    class Raises:
+        def __set_name__(self, owner, name):
+            raise raised
+
+    with pytest.raises(typer.Exit) as ended:
+        with guard():
+            class Made:
+                field = Raises()
+    assert ended.value.exit_code == code
+    assert capsys.readouterr().err == said

@@ -137,6 +137,13 @@ def guard() -> Iterator[None]:
             raise
         raise fail("a path read from an input holds an unpaired surrogate (a \\ud800-\\udfff escape), which no "
                    "file name can hold: that input is malformed", 2) from None
+    except RuntimeError as exc:  # Python wraps what is raised while a class is made (a Ctrl-C, a SIGTERM then)
+        cause = exc.__cause__
+        if isinstance(cause, KeyboardInterrupt):
+            raise fail("interrupted", 130) from None
+        if isinstance(cause, RfbenchError):
+            raise fail(cli_message(cause), cause.exit_code) from None
+        raise
     except MemoryError:  # an address-space limit (ulimit -v, a container's) met by a large or hostile input
         raise fail("out of memory: this input needs more memory than the process may use (its address-space "
                    "limit, or the machine's)", 2) from None

@@ -481,13 +481,23 @@ def rerun_guard() -> Iterator[None]:
         yield
         return
 
+    received: list[int] = []
+
     def handler(signum, frame):
         interrupt_reruns()
+        received.append(signum)
         raise Interrupted(signum)
 
     old = {s: signal.signal(s, handler) for s in _ENDING_SIGNALS}
     try:
         yield
+    except Interrupted:
+        raise
+    except BaseException as exc:
+        if received:  # the signal's exception turned into another on its way out (Python wraps an exception raised
+            # while a class is made in a RuntimeError, "Error calling __set_name__"): still the signal, one line
+            raise Interrupted(received[0]) from exc
+        raise
     finally:
         for s, h in old.items():
             signal.signal(s, h)
