@@ -135,20 +135,29 @@ class FileRows:
                 return self._rows(start, max(start, stop))
             key = np.arange(start, stop, step)
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            k = int(key) + n if key < 0 else int(key)
-            if not 0 <= k < n:
-                raise IndexError(f"row {key} of {n}")
+            k = self._row(key)
             return self._rows(k, k + 1)[0]
         rows = np.asarray(key)
         if rows.dtype == bool:
             rows = np.flatnonzero(rows)
         out = np.empty((len(rows),) + self.shape[1:], dtype=self.dtype)
-        for i, r in enumerate(rows.tolist()):
-            out[i] = self[r]
+        for i, r in enumerate(rows.tolist()):  # each row read straight into its place
+            k = self._row(r)
+            self._rows(k, k + 1, out[i:i + 1])
         return out
 
-    def _rows(self, a: int, b: int) -> np.ndarray:
-        out = np.empty((b - a,) + self.shape[1:], dtype=self.dtype)
+    def _row(self, key) -> int:
+        """Row ``key`` (negative from the end) as an index into the file, or IndexError."""
+        n = self.shape[0]
+        k = int(key) + n if key < 0 else int(key)
+        if not 0 <= k < n:
+            raise IndexError(f"row {key} of {n}")
+        return k
+
+    def _rows(self, a: int, b: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Rows ``a:b`` read from the file, into ``out`` (a C-order array of their shape) or a new array."""
+        if out is None:
+            out = np.empty((b - a,) + self.shape[1:], dtype=self.dtype)
         view = memoryview(out.reshape(-1).view(np.uint8))
         done, at = 0, self.offset + a * self.row_bytes
         while done < len(view):

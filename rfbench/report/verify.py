@@ -1127,7 +1127,7 @@ def _other_markdown(md_path: Path) -> tuple[list[str], int]:
             names = set()
             for e in it:
                 names.add(e.name)
-                if len(names) > 100_000:  # a folder this large is not a report's: say so, do not list it all
+                if len(names) > 100_000:  # a folder this large is not a report's: the names met so far are enough
                     break
     except OSError:
         return [], 0
