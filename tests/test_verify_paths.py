@@ -80,6 +80,7 @@ def test_report_md_shows_control_characters_escaped(runner, tmp_path):
     ("MemoryError", True),
     ("error: report.json: the split's sides are not what its protocol gives", False),
     ("ValueError: shapes (3,) and (4,) not aligned", False),
+    ("LLVM ERROR: Unable to allocate section memory!", True),  # Numba compiling, at 550 MiB
 ])
 def test_a_re_run_that_met_the_memory_limit_is_named_as_such(line, out_of_memory):
     """A re-run that failed because of `memory_mb` (at 200 MiB: the dynamic loader, OpenBLAS) was reported as a
@@ -87,6 +88,24 @@ def test_a_re_run_that_met_the_memory_limit_is_named_as_such(line, out_of_memory
     from rfbench.report.verify import _OUT_OF_MEMORY
 
     assert bool(_OUT_OF_MEMORY.search(f"Traceback (most recent call last):\n{line}\n")) is out_of_memory
+
+
+@pytest.mark.parametrize("line, likely", [
+    ("RuntimeError: can't start new thread", True),  # a thread's stack, at 500 MiB
+    ("error: could not find/load shared object file 'libllvmlite.so' from resource location: 'llvmlite.binding'. "
+     "this could mean that the library literally cannot be found", True),  # llvmlite's library, at 300-400 MiB
+    ("error: report.json: the split's sides are not what its protocol gives", False),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'x.so'", False),
+])
+def test_a_re_run_that_could_not_start_under_a_small_memory_limit_names_the_limit(line, likely):
+    """A re-run under --memory-mb 300-500 failed at start-up with a line that does not say memory (a thread not
+    started, llvmlite's library not loaded), and the verdict named only that line; it now names the limit as the
+    likely cause."""
+    from rfbench.report.verify import _OUT_OF_MEMORY, _START_UP_UNDER_LIMIT
+
+    err = f"Traceback (most recent call last):\n{line}\n"
+    assert not _OUT_OF_MEMORY.search(err)
+    assert bool(_START_UP_UNDER_LIMIT.search(err)) is likely
 
 
 @pytest.mark.long

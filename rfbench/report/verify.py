@@ -188,7 +188,11 @@ class Interrupted(RfbenchError):
 #: What a re-run's error output says when it met the address-space limit (Python, the C and C++ runtimes, the
 #: dynamic loader mapping a library, OpenBLAS): the verdict then names the limit, as it names a timeout.
 _OUT_OF_MEMORY = re.compile(r"MemoryError|Cannot allocate memory|failed to map segment|Memory allocation still "
-                            r"failed|std::bad_alloc|out of memory", re.IGNORECASE)
+                            r"failed|std::bad_alloc|out of memory|Unable to allocate section memory",
+                            re.IGNORECASE)
+#: What a re-run's error output says when it could not start a thread or load a library: under an address-space
+#: limit of a few hundred MiB, the limit (a thread's stack, llvmlite's library mapped), though not certainly.
+_START_UP_UNDER_LIMIT = re.compile(r"can't start new thread|could not find/load shared object file")
 
 
 def _mismatch(where: Any, message: str, path: str, report: Any, rerun: Any) -> VerificationError:
@@ -690,6 +694,11 @@ class _Children:
                 raise _mismatch(self.where, f"the re-run's {step} step ran out of memory within the limit of "
                                             f"{int(self.limits.memory_mb)} MiB (raise it with `memory_mb`): {last}",
                                 f"rerun.{step}", "finished", f"out of memory at {int(self.limits.memory_mb)} MiB")
+            if _START_UP_UNDER_LIMIT.search(err):
+                raise _mismatch(self.where, f"the re-run's {step} step could not start a thread or load a library "
+                                            f"within the memory limit of {int(self.limits.memory_mb)} MiB, most "
+                                            f"likely because of that limit (raise it with `memory_mb`): {last}",
+                                f"rerun.{step}", "finished", f"start-up failed at {int(self.limits.memory_mb)} MiB")
             raise _mismatch(self.where, f"the re-run's {step} step failed with exit code {proc.returncode}: {last}",
                             f"rerun.{step}", "exit 0", f"exit {proc.returncode}")
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
