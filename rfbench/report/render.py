@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["render_markdown", "render_terminal", "headline", "fmt_value"]
+__all__ = ["render_markdown", "render_terminal", "headline", "fmt_value", "markdown_path"]
 
 #: The lead of a gesture report's note on test rows of classes the training side does not hold.
 UNSEEN_WARNING = "UNSEEN CLASSES SCORED"
@@ -162,6 +163,12 @@ def headline(report: Mapping) -> list[tuple[str, str]]:
 
 #: A picture report.md may link: a PNG file name beside the report (no folder, no scheme, no ``//``).
 PICTURE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
+
+
+def markdown_path(report_path: Path) -> Path:
+    """Where a report's Markdown lives: beside the JSON report, its name with ``.md`` for the last suffix
+    (``score`` writes it there, ``verify`` checks it there)."""
+    return report_path.with_suffix(".md")
 
 
 def render_markdown(report: Mapping[str, Any], pictures: Sequence[tuple[str, str]] | None = None) -> str:

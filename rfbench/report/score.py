@@ -132,7 +132,9 @@ def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | No
         if out.suffix.lower() == ".md":
             raise ValidationError("the output names the JSON report (e.g. report.json); the .md is written beside it")
         check_writable(out, force)
-        md_path = out.with_suffix(".md")
+        from rfbench.report.render import markdown_path
+
+        md_path = markdown_path(out)
         check_writable(md_path, force)
     draw = bool(plots)
     if draw:

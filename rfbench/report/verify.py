@@ -1374,7 +1374,9 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             first = diffs[0]
             raise VerificationError(f"{path}: {len(diffs)} value(s) differ on re-run{version} (first: {first['path']}: "
                                     f"{first['report']!r} in the report, {first['rerun']!r} now)", differences=diffs)
-        md_path = report_real.with_suffix(".md")  # where score writes it
+        from rfbench.report.render import markdown_path
+
+        md_path = markdown_path(report_real)  # where score writes it
         md_status, where = _markdown_difference(report, md_path, root)
         if md_status == "differs":
             raise _mismatch(path, f"{md_path.name} does not render from {report_real.name} ({where}); it was "
