@@ -13,6 +13,7 @@ import pytest
 from rfbench.cli import app
 from rfbench.datasets import widar
 from rfbench.datasets.synthetic import make_widar_tree
+from rfbench.io.intel5300 import GENERATED_RECORD
 from rfbench.io.writer import synthetic_log
 from tests.conftest import conformance_path
 
@@ -178,6 +179,50 @@ def test_synthetic_tree_reports_every_planted_problem(synthetic_tree):
     assert {r["room"] for r in m.recordings} == {1, 2, 3}
 
 
+def test_generated_logs_are_synthetic_without_the_marker_file(tmp_path):
+    """The marker file deleted before ingest: the manifest said synthetic: false and the chain scored generated
+    CSI as MEASURED, as it did for BVP profiles and MM-Fi frames before their header text was read — an Intel 5300
+    log carries no header text. Each generated log now begins with a record the Intel 5300 tools skip that says
+    who wrote it; a tree whose logs do is SYNTHETIC, and the same logs without it are not."""
+    from rfbench.datasets.synthetic import MARKER
+    from rfbench.io import intel5300
+
+    tree = tmp_path / "tree"
+    make_widar_tree(tree, seed=1, records=(3, 4), damage=False)
+    (tree / MARKER).unlink()
+    manifest = widar.ingest(tree, workers=2)
+    assert manifest.synthetic is True
+    marker = manifest.extra["synthetic_marker"]
+    assert marker["found_in"] == "the log's first record"
+    first = manifest.recordings[0]["files"][0]
+    assert (marker["path"], marker["sha256"]) == (first["path"], first["sha256"])
+    # the record is one the parser skips: the CSI records are those of the log without it
+    log = (tree / first["path"]).read_bytes()
+    assert log.startswith(intel5300.GENERATED_RECORD)
+    with_record, without = intel5300.read(log), intel5300.read(log[len(intel5300.GENERATED_RECORD):])
+    assert with_record.n_records == without.n_records == first["records"]
+    assert dict(with_record.non_csi) == {intel5300.GENERATED_RECORD_CODE: 1} and not dict(without.non_csi)
+    assert (with_record.csi == without.csi).all()
+    # a template corpus of such logs (rfbench ingest files) is too
+    from rfbench.datasets.files import ingest as ingest_files
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for k, rec in enumerate(manifest.recordings[:4]):
+        (corpus / f"u{k % 2}_g{k}.dat").write_bytes((tree / rec["files"][0]["path"]).read_bytes())
+    found = ingest_files(corpus, "u{user}_g{gesture}.dat", roles={"label": "gesture"}, dataset="toy")
+    assert found.synthetic is True
+    assert found.extra["synthetic_marker"]["path"] == "u0_g0.dat"
+    # the same logs without the record (a real capture's) are not
+    for path in [*tree.rglob("*.dat"), *corpus.iterdir()]:
+        data = path.read_bytes()
+        if data.startswith(intel5300.GENERATED_RECORD):
+            path.write_bytes(data[len(intel5300.GENERATED_RECORD):])
+    again = widar.ingest(tree, workers=2)
+    assert again.synthetic is False and "synthetic_marker" not in again.extra
+    assert ingest_files(corpus, "u{user}_g{gesture}.dat", roles={"label": "gesture"}, dataset="toy").synthetic is False
+
+
 def test_ingest_is_byte_identical_across_runs_and_worker_counts(synthetic_tree, tmp_path):
     root, _ = synthetic_tree
     a = widar.ingest(root, workers=1).write(tmp_path / "a.json")
@@ -255,7 +300,8 @@ def test_manifests_are_unchanged_but_for_the_additions(tmp_path):
         root = tmp_path / name
         doc = widar.ingest(root, workers=2).to_dict()
         del doc["root"]
-        # the additions: sha256 per file, label per recording, the marker's record
+        # the additions: sha256 per file, label per recording, the marker's record, and the generator's first
+        # record in each log it writes (a record of a code the tools skip: the same records are counted)
         marker = doc.pop("synthetic_marker", None)
         assert (marker is not None) == doc["synthetic"]
         if marker is not None:
@@ -263,7 +309,13 @@ def test_manifests_are_unchanged_but_for_the_additions(tmp_path):
         for rec in doc["recordings"]:
             assert rec.pop("label") == rec["gesture"]
             for f in rec["files"]:
-                assert f.pop("sha256") == hashlib.sha256((root / f["path"]).read_bytes()).hexdigest()
+                data = (root / f["path"]).read_bytes()
+                assert f.pop("sha256") == hashlib.sha256(data).hexdigest()
+                generated = data.startswith(GENERATED_RECORD)
+                # (in the damaged tree, all but the empty log and the one that is not a log)
+                assert generated == (name == "clean" or (name == "damaged" and data[:4] not in (b"", b"not ")))
+                if generated:
+                    f["bytes"] -= len(GENERATED_RECORD)
         assert [r["id"] for r in doc["recordings"]] == [r["id"] for r in old["recordings"]], name
         assert doc == old, name
 

@@ -34,7 +34,15 @@ from typing import Callable, Mapping, Sequence
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import Template, compile_template, infer_field_types
-from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, part_entries, tree_marker
+from rfbench.datasets.tree import (
+    TreeWalk,
+    count_logs,
+    display_path,
+    duplicate_problems,
+    generated_log,
+    part_entries,
+    tree_marker,
+)
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import ValidationError
 
@@ -300,6 +308,9 @@ def ingest(root: str | os.PathLike, template: str, *, recording_by: Sequence[str
         "tree": {"files": seen[0], "matched": len(matched)},
     }
     marker = tree_marker(walk, SYNTHETIC_MARKER)
+    if marker is None:  # the marker file gone, the logs may still say who wrote them
+        marker = generated_log(recordings, {e.rel: str(e.path) for g in groups.values() for _, e in g["files"]},
+                               counts)
     if marker is not None:
         extra["synthetic_marker"] = marker
     if follow_symlinks:

@@ -234,8 +234,10 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
     made = [p for p in reversed(root.parents) if not p.exists()]
     root.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(root, "new")
-    tmp.mkdir()
+    ours = False
     try:
+        tmp.mkdir()  # (inside the try: a signal right after it, before the next line, still removes it)
+        ours = True
         result = write(tmp)
         _list_in_marker(tmp)
         sizes = [p.stat().st_size for p in tmp.rglob("*") if p.is_file()]
@@ -261,8 +263,9 @@ def _generate_tree(root: str | os.PathLike, force: bool, write: Callable[[Path],
                 os.rename(tmp, root)
         else:
             os.rename(tmp, root)
-    except BaseException:
-        _remove_staging(tmp)
+    except BaseException as exc:
+        if ours or not isinstance(exc, OSError):  # (an OSError before `ours`: the folder could not be made)
+            _remove_staging(tmp)
         for p in reversed(made):
             try:
                 p.rmdir()
@@ -429,7 +432,11 @@ def _widar_params(s: WidarTreeSettings) -> dict:
 
 
 def _write_widar(root: Path, s: WidarTreeSettings, progress, on_total) -> tuple:
-    from rfbench.io.writer import synthetic_log
+    from rfbench.io.intel5300 import GENERATED_RECORD
+    from rfbench.io.writer import synthetic_log as _log
+
+    def synthetic_log(*args, **kwargs) -> bytes:  # every log says who wrote it, in a record the tools skip
+        return GENERATED_RECORD + _log(*args, **kwargs)
 
     seed, repetitions, records, damage = s.seed, s.repetitions, s.records, not s.clean
     advance = progress or (lambda n=1: None)

@@ -36,14 +36,15 @@ import stat
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from rfbench.datasets.values import value_sort_key
 from rfbench.errors import FormatError
 
 __all__ = ["TreeWalk", "Entry", "display_path", "is_utf8", "has_control", "CONTROL_REASON", "count_logs",
-           "LogCount", "log_entry", "part_entries", "duplicate_problems", "marker_record", "nested_marker",
-           "ancestor_marker", "marker_folders", "tree_marker", "PSEUDO_FILESYSTEMS", "BATCH_FILES", "BATCH_BYTES"]
+           "LogCount", "log_entry", "part_entries", "generated_log", "duplicate_problems", "marker_record",
+           "nested_marker", "ancestor_marker", "marker_folders", "tree_marker", "PSEUDO_FILESYSTEMS", "BATCH_FILES",
+           "BATCH_BYTES"]
 
 #: Folders whose files are the kernel's pseudo-files: their sizes say nothing of their contents.
 PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev")
@@ -359,6 +360,7 @@ class LogCount:
     sha256: str | None
     error: str | None
     format: str | None = None  # another CSI hardware's log (rfbench.io.hwlog.FORMATS); None: Intel 5300
+    generated: bool = False  # an Intel 5300 log rfbench's generator wrote (intel5300.GENERATED_RECORD first)
 
 
 def _count_other(path: str) -> LogCount | None:
@@ -398,7 +400,7 @@ def _count_batch(paths: list[str]) -> list[LogCount]:
                                                                     if v}, result.sha256, None))
         else:
             out.append(LogCount(result.n_records, {k: int(v) for k, v in result.skipped.items() if v},
-                                result.sha256, None))
+                                result.sha256, None, generated=result.generated))
     return out
 
 
@@ -493,6 +495,19 @@ def part_entries(members: Iterable[tuple[tuple, Entry]], names: Sequence[str], c
         if records is not None:
             usable.append((values, records))
     return entries, usable
+
+
+def generated_log(recordings: Sequence[Mapping], paths: Mapping[str, str], counts: Mapping[str, LogCount]) \
+        -> dict | None:
+    """The synthetic marker record (``{path, sha256, found_in}``) of the first file of ``recordings`` (manifest
+    recordings, in their order) that is an Intel 5300 log rfbench's generator wrote (:attr:`LogCount.generated`),
+    or None. ``paths`` maps a file's manifest path to its key in ``counts`` (:func:`count_logs`' result)."""
+    for rec in recordings:
+        for f in rec["files"]:
+            count = counts.get(paths.get(f["path"], ""))
+            if count is not None and count.generated:
+                return {"path": f["path"], "sha256": count.sha256, "found_in": "the log's first record"}
+    return None
 
 
 def duplicate_problems(entries: Iterable[tuple[str, str, int]]) -> tuple[list[dict], list[list[str]]]:

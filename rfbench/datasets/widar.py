@@ -28,7 +28,15 @@ from typing import Callable, Iterable
 
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.template import compile_template
-from rfbench.datasets.tree import TreeWalk, count_logs, display_path, duplicate_problems, part_entries, tree_marker
+from rfbench.datasets.tree import (
+    TreeWalk,
+    count_logs,
+    display_path,
+    duplicate_problems,
+    generated_log,
+    part_entries,
+    tree_marker,
+)
 from rfbench.errors import ValidationError
 
 __all__ = [
@@ -326,6 +334,11 @@ def ingest(root: str | os.PathLike, *, workers: int | None = None, receivers_exp
     problems.sort(key=lambda p: (p["path"], p["reason"]))
     extra: dict = {"receivers_expected": expected}
     synthetic = release_extra(extra, walk, csi_root, follow_symlinks)
+    if not synthetic:  # the marker file gone, the logs may still say who wrote them
+        paths = {f.rel: str(f.path) for g in groups.values() for f in g["files"].values()}
+        generated = generated_log(recordings, paths, counts)
+        if generated is not None:
+            extra["synthetic_marker"], synthetic = generated, True
     return Manifest(dataset="widar3", root=os.path.abspath(root), recordings=recordings, problems=problems,
                     synthetic=synthetic, extra=extra)
 

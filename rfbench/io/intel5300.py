@@ -57,6 +57,13 @@ __all__ = [
 ]
 
 BFEE_CODE = 0xBB
+#: The record rfbench's tree generator (``rfbench generate widar``) writes first in every Intel 5300 log: a
+#: record of a code the Intel 5300 tools skip (not :data:`BFEE_CODE`; counted in ``non_csi``) whose body says
+#: who wrote the log. A log that begins with exactly these bytes was generated, whether or not its tree's marker
+#: file is still there (:attr:`RecordCounts.generated`; ``rfbench ingest`` then marks the manifest synthetic).
+GENERATED_RECORD_CODE = 0x72
+_GENERATED_BODY = b"rfbench synthetic Intel 5300 log"
+GENERATED_RECORD = (1 + len(_GENERATED_BODY)).to_bytes(2, "big") + bytes([GENERATED_RECORD_CODE]) + _GENERATED_BODY
 #: Skip reasons, in the order of the kernel's counter array.
 SKIP_REASONS = ("truncated", "bad_len", "short_body", "bad_shape", "zero_field_len")
 _TRUNCATED, _BAD_LEN, _SHORT_BODY, _BAD_SHAPE, _ZERO_FIELD_LEN = range(5)
@@ -801,6 +808,8 @@ class RecordCounts:
         Size of the input in bytes.
     sha256 : str or None
         Hex sha256 of the bytes counted, when asked for (``count_files(..., sha256=True)``), else None.
+    generated : bool
+        The log begins with :data:`GENERATED_RECORD`: rfbench's generator wrote it.
     """
 
     n_records: int
@@ -810,6 +819,7 @@ class RecordCounts:
     non_csi: Mapping[int, int]
     n_bytes: int
     sha256: str | None = None
+    generated: bool = False
 
     @property
     def n_skipped(self) -> int:
@@ -884,8 +894,11 @@ def _count_batch(buf: np.ndarray, bounds, sha256: bool = False) -> list[RecordCo
     non_csi = np.zeros((n_files, 256), dtype=np.int64)
     offsets, policy, headers, perm = _scratch(int(np.diff(bounds).max()) if n_files else 0)
     _scan_files(buf, bounds, counts, skips, non_csi, offsets, policy, *headers.values(), perm)
+    mark = len(GENERATED_RECORD)
     return [RecordCounts(n_records=int(c[0]), max_nrx=int(c[1]), max_ntx=int(c[2]), skipped=_skipped(skips[f]),
-                         non_csi=_non_csi(non_csi[f]), n_bytes=int(bounds[f + 1] - bounds[f]), sha256=digests[f])
+                         non_csi=_non_csi(non_csi[f]), n_bytes=int(bounds[f + 1] - bounds[f]), sha256=digests[f],
+                         generated=bool(bounds[f + 1] - bounds[f] >= mark
+                                        and buf[bounds[f]:bounds[f] + mark].tobytes() == GENERATED_RECORD))
             for f, c in enumerate(counts)]
 
 
