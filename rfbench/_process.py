@@ -4,8 +4,18 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 
-__all__ = ["load_kernels", "cheap_exit", "collector_paused", "stream_to_null"]
+__all__ = ["load_kernels", "cheap_exit", "collector_paused", "stream_to_null", "ENDING_SIGNALS"]
+
+#: The signals whose default ends the process that rfbench catches to stop cleanly (temporary files removed,
+#: children stopped, exit 128 + the signal number): every catchable one sent to a process from outside — those
+#: that dump core by default too (Ctrl-\ is SIGQUIT) — but the faults of the process itself (SIGSEGV, SIGBUS,
+#: SIGFPE, SIGILL: a handler that returns runs the faulting instruction again), SIGPIPE (Python ignores it) and
+#: the resource limits' SIGXCPU and SIGXFSZ (a re-run over its CPU-time limit ends as the limit says).
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in (
+    "SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2", "SIGVTALRM", "SIGPROF", "SIGIO",
+    "SIGPWR", "SIGSTKFLT", "SIGABRT", "SIGTRAP", "SIGSYS") if hasattr(signal, name))
 
 
 def load_kernels() -> None:

@@ -135,6 +135,28 @@ def test_plots_are_written_beside_and_embedded_and_leave_the_json_alone(runner, 
     assert again.exit_code == 2 and "already exists" in again.output  # no silent overwrite
 
 
+@pytest.mark.long
+def test_a_report_with_pictures_verifies_under_any_name_score_accepts(runner, pose_files):
+    """An honest report written with --plots under another name than report.json was a MISMATCH: verify's re-run
+    wrote report.json, whose pictures are named report-*.png, not final.v2-*.png (found by an adversarial probe;
+    the test fails on the code before)."""
+    result = _run(runner, pose_files, ARGS + ["-o", "r/final.v2.json", "--plots"])
+    assert result.exit_code == 0, result.output
+    checked = runner.invoke(app, ["verify", str(pose_files / "r" / "final.v2.json"), "--root", str(pose_files)])
+    assert checked.exit_code == 0, checked.output
+    assert checked.output.startswith("MATCH")
+
+
+@pytest.mark.parametrize("name", ["sp ace/my rep(1).json", "-lead.json", "été.json"])
+def test_plots_refuse_a_report_name_no_picture_can_be_named_after(runner, pose_files, name):
+    """A picture is named after the report; a name report.md does not link (a space, a bracket, a non-ASCII
+    letter, a leading '-') made a report whose pictures verify refuses: score now says so before writing."""
+    result = _run(runner, pose_files, ARGS + ["-o", name, "--plots"])
+    assert result.exit_code == 2, result.output
+    assert "which report.md does not link" in " ".join(result.output.split())
+    assert not list(pose_files.rglob("*.png")) and not list(pose_files.rglob("*.json"))
+
+
 def test_plots_need_an_output(runner, pose_files):
     result = _run(runner, pose_files, ARGS + ["--plots"])
     assert result.exit_code == 2

@@ -126,14 +126,42 @@ def test_markdown_beside_the_report_that_verify_did_not_check_is_named(runner, t
     report = folder / (rename or name)
     forged = (folder / "report.md").read_text() if rename else render_markdown(json.loads(report.read_text()))
     (folder / "report.md").write_text(forged.replace("| PCK@0.2", "| PCK@0.2 (0.99)"))
-    (folder / "other.json").write_text("{}")  # another report and its Markdown: verifying that one checks it
+    # another "report" beside it: its Markdown is listed too (a report.json of {} beside report.md hid the
+    # forged report.md from the listing: whose a Markdown file is, is only what the names say)
+    (folder / "other.json").write_text("{}")
     (folder / "other.md").write_text("# another report\n")
+    (folder / "other.markdown").write_text("# a forged report\n")
     result = runner.invoke(app, ["verify", str(report), "--json"])
     assert result.exit_code == 0, result.output
-    notes = json.loads(result.stdout)["notes"]
+    doc = json.loads(result.stdout)
+    notes = doc["notes"]
     checked = report.with_suffix(".md").name
-    assert any(n.startswith("Markdown beside the report that verify did not check") and n.endswith(": report.md")
-               for n in notes), notes
+    assert any(n.startswith("Markdown beside the report that verify did not check")
+               and n.endswith(": other.markdown, other.md, report.md") for n in notes), notes
+    assert doc["markdown_file"] == checked
     assert not any(n.startswith("no report.md beside") for n in notes), notes
     if rename:
         assert f"no {checked} beside the report (where score writes its Markdown): only the JSON was checked" in notes
+
+
+@pytest.mark.long
+def test_the_verdict_names_the_markdown_it_checked_and_says_when_it_stopped_listing(runner, tmp_path, monkeypatch):
+    """A report renamed with its Markdown (final.json, final.md) verified as "report.md renders from it" while a
+    forged report.md lay beside it, and in a folder of more than 100,000 entries the listing of Markdown verify did
+    not check stopped without a word (found by an adversarial probe; the test fails on the code before)."""
+    import rfbench.report.verify as V
+
+    folder = tmp_path / "r"
+    _report(runner, folder, ARGS)
+    (folder / "report.json").rename(folder / "final.json")
+    (folder / "report.md").rename(folder / "final.md")
+    (folder / "report.md").write_text("# PCK@0.2 0.99\n")
+    (folder / "report.json").write_text("{}")
+    for k in range(4):
+        (folder / f"{k}.txt").write_text("")
+    monkeypatch.setattr(V, "_LIST_AT_MOST", 3)
+    result = runner.invoke(app, ["verify", str(folder / "final.json")])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "final.md renders from it" in text and "report.md renders from it" not in text
+    assert "the folder holds more than 3 entries, and Markdown among the rest was not looked for" in text

@@ -324,6 +324,24 @@ def test_the_verify_command_says_which_option_to_raise(demo_copy, runner):
     assert "(raise it with --memory-mb)" in _words(result.output)
 
 
+@pytest.mark.long
+@pytest.mark.parametrize("option, value, said", [
+    ("--memory-mb", "64", "verify's own process could not load a library within 64 MiB of memory, most likely "
+                          "because of that limit (raise it with --memory-mb)"),
+    ("--cpu-seconds", "1", "step used up its CPU-time limit of 1 s (raise it with --cpu-seconds)"),
+])
+def test_a_limit_too_small_to_run_is_named(demo_copy, option, value, said):
+    """At --memory-mb 64 verify's own process could not load Numba's compiler library and said only that the
+    library "cannot be found"; at --cpu-seconds 1 a re-run ended by SIGXCPU was "exit code -24: no message" (found
+    by an adversarial probe). Each now names the option to raise. (A fresh process: the library loads once.)"""
+    report = demo_copy / "gesture" / "report.json"
+    result = subprocess.run([sys.executable, "-I", "-m", "rfbench", "verify", str(report), "--root", str(demo_copy),
+                             option, value], capture_output=True, text=True, timeout=300)
+    assert result.returncode in (1, 2), result.stdout + result.stderr
+    assert said in _words(result.stderr), result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_a_match_shows_terminal_controls_of_notes_escaped(tmp_path, monkeypatch, runner):
     """A note or a field not compared comes from the report (the scored party's text): an ESC sequence in it
     (erase the line, move up) or a bidi override reached the terminal raw under a MATCH."""

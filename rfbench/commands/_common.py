@@ -140,15 +140,15 @@ def guard() -> Iterator[None]:
     except RuntimeError as exc:  # Python wraps what is raised while a class is made (a Ctrl-C, a SIGTERM then)
         cause = exc.__cause__
         if isinstance(cause, KeyboardInterrupt):
-            raise fail("interrupted", 130) from None
+            raise fail("interrupted", 128 + getattr(cause, "signum", 2)) from None
         if isinstance(cause, RfbenchError):
             raise fail(cli_message(cause), cause.exit_code) from None
         raise
     except MemoryError:  # an address-space limit (ulimit -v, a container's) met by a large or hostile input
         raise fail("out of memory: this input needs more memory than the process may use (its address-space "
                    "limit, or the machine's)", 2) from None
-    except KeyboardInterrupt:
-        raise fail("interrupted", 130) from None
+    except KeyboardInterrupt as exc:  # Ctrl-C, or another signal raised as one (exit 128 + its number)
+        raise fail("interrupted", 128 + getattr(exc, "signum", 2)) from None
 
 
 @contextlib.contextmanager

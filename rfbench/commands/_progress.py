@@ -8,7 +8,9 @@ import signal
 import sys
 import threading
 
-__all__ = ["Bar", "progress", "STOP_SIGNALS", "stop_on_signals", "sigterm_as_interrupt"]
+from rfbench._process import ENDING_SIGNALS
+
+__all__ = ["Bar", "progress", "STOP_SIGNALS", "stop_on_signals", "signals_as_interrupt"]
 
 
 class Bar:
@@ -84,13 +86,14 @@ def progress(total: int, description: str, enabled: bool = True):
 
 
 #: The signals a long job stops cleanly on (its temporary files removed), exiting 128 + the signal number.
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+STOP_SIGNALS = ENDING_SIGNALS
 
 
 @contextlib.contextmanager
 def stop_on_signals(cancel):
-    """While the job runs, SIGINT, SIGTERM and SIGHUP set ``cancel`` (the job then stops and cleans up)
-    instead of killing the process; yields the list the first signal caught is appended to."""
+    """While the job runs, SIGINT, SIGTERM, SIGHUP and every other signal whose default ends the process
+    (:data:`STOP_SIGNALS`) set ``cancel`` (the job then stops and cleans up) instead of killing the process;
+    yields the list the first signal caught is appended to."""
 
     caught: list = []
     if threading.current_thread() is not threading.main_thread():  # signals are only delivered to the main thread
@@ -112,21 +115,33 @@ def stop_on_signals(cancel):
             signal.signal(sig, old)
 
 
-class sigterm_as_interrupt:
-    """SIGTERM raises KeyboardInterrupt in the main thread while outputs are written, so the temporary files are
-    removed (as on Ctrl-C) and nothing half-written is left behind."""
+class Signalled(KeyboardInterrupt):
+    """A signal that ends the process by default, raised as an interrupt (:class:`signals_as_interrupt`): the
+    command stops as on Ctrl-C and exits 128 + :attr:`signum`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class signals_as_interrupt:
+    """SIGTERM, SIGHUP, SIGQUIT and every other signal whose default ends the process (:data:`STOP_SIGNALS`; SIGINT
+    is Python's KeyboardInterrupt already) raise :class:`Signalled` in the main thread while outputs are written,
+    so the temporary files are removed (as on Ctrl-C) and nothing half-written is left behind."""
 
     def __enter__(self):
-        self._old = None
+        self._old = {}
         if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGTERM, self._raise)
+            for sig in STOP_SIGNALS:
+                if sig != signal.SIGINT:
+                    self._old[sig] = signal.signal(sig, self._raise)
         return self
 
     @staticmethod
     def _raise(signum, frame):
-        raise KeyboardInterrupt
+        raise Signalled(signum)
 
     def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGTERM, self._old)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
         return False

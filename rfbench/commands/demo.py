@@ -41,9 +41,9 @@ def demo(
     --force).
     """
     started = time.perf_counter()
-    from rfbench.commands._progress import sigterm_as_interrupt
+    from rfbench.commands._progress import signals_as_interrupt
 
-    with guard(), sigterm_as_interrupt():  # SIGTERM stops it as Ctrl-C does: temporaries removed
+    with guard(), signals_as_interrupt():  # SIGTERM stops it as Ctrl-C does: temporaries removed
         from rfbench.errors import ValidationError
 
         if size not in SIZES:

@@ -47,9 +47,9 @@ _TREE_FORCE = ("Replace a tree generated in DIR before (its RFBENCH_SYNTHETIC.js
 def _guard():
     """:func:`guard`, and a write that fails for lack of space (or any other OS reason) as one line too: a
     generator writes many files."""
-    from rfbench.commands._progress import sigterm_as_interrupt
+    from rfbench.commands._progress import signals_as_interrupt
 
-    with guard(), sigterm_as_interrupt():  # SIGTERM cleans up the staging folder as Ctrl-C does
+    with guard(), signals_as_interrupt():  # SIGTERM cleans up the staging folder as Ctrl-C does
         try:
             yield
         except (PermissionError, IsADirectoryError, FileNotFoundError):

@@ -52,14 +52,14 @@ def _robustness(
     """
     with guard():
         from rfbench._process import collector_paused, load_kernels
-        from rfbench.commands._progress import Bar, sigterm_as_interrupt
+        from rfbench.commands._progress import Bar, signals_as_interrupt
         from rfbench.report.robustness import run_robustness
 
         settings = RobustnessSettings.from_cli(**options)
         settings.cells()
         load_kernels()
         bar = Bar("robustness", enabled=not json_out)
-        with bar, sigterm_as_interrupt(), collector_paused():
+        with bar, signals_as_interrupt(), collector_paused():
             sweep = run_robustness(model, split, score_like, out, settings, force=force, workers=workers,
                                    on_total=bar.start, advance=bar.step)
     if json_out:

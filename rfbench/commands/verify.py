@@ -101,7 +101,7 @@ def _match(report: Path, result, json_out: bool) -> None:
     from rfbench import __version__
     from rfbench.report.verify import ENVIRONMENT
 
-    md = {"identical": "; report.md renders from it", "absent": ""}.get(result.markdown, "")
+    md = f"; {result.markdown_file} renders from it" if result.markdown == "identical" else ""
     version = f" (made with rfbench {result.made_with}, re-run with {__version__})" if result.made_with else ""
     console.print(f"[bold green]MATCH[/] {_shown(report)}: {result.compared} values identical on "
                   f"re-run{version}{md}")

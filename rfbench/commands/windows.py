@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 import typer
 
 from rfbench.commands._common import emit_json, guard, stdout_console
-from rfbench.commands._progress import Bar, sigterm_as_interrupt
+from rfbench.commands._progress import Bar, signals_as_interrupt
 from rfbench.datasets.windows.settings import WindowSettings, describe, option_name, setting_fields
 
 COMMAND_NAME = "windows"
@@ -98,7 +98,7 @@ def _windows(split: Path, *, side: str, out: Path, workers=None, force: bool = F
             load_kernels()
         cheap_exit()
         bar = Bar("reading recordings", enabled=not json_out)
-        with bar, sigterm_as_interrupt(), collector_paused():
+        with bar, signals_as_interrupt(), collector_paused():
             doc = write_windows(split, side, out, settings, force=force, workers=workers, progress=bar.advance,
                                 on_total=bar.start)
     if side in BOTH_SIDES:

@@ -144,7 +144,13 @@ def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | No
             draw = False
             messages.append(f"plots skipped: {PLOT_HINT}")
         else:
+            from rfbench.report.render import PICTURE_NAME
+
             for p in picture_paths(out, task):
+                if not PICTURE_NAME.fullmatch(p.name):
+                    raise ValidationError(f"`plots` would name a picture {p.name!r}, which report.md does not link "
+                                          "(a picture's name is letters, digits, '.', '_' and '-', a letter or digit "
+                                          "first): name the report so, e.g. report.json")
                 check_writable(p, force)
     return out, md_path, draw, messages
 

@@ -56,6 +56,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from rfbench._process import ENDING_SIGNALS
 from rfbench._rerun import ENV as LIMITS_ENV
 from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError, malformed_as_format_error
 from rfbench.io.paths import resolve
@@ -169,12 +170,14 @@ class VerifyResult:
     #: convention, convention_pinned}`` (``pinned``: it is one of the folders given as ``datasets``;
     #: ``convention``: a template corpus's, ``convention_pinned``: the one given as ``convention``)
     datasets: list[dict] = field(default_factory=list)
+    #: the name of the Markdown file checked (the report's, ``.md`` for ``.json``: where score writes it)
+    markdown_file: str = "report.md"
 
     def to_dict(self) -> dict[str, Any]:
         return {"report": self.report, "status": self.status, "compared": self.compared, "notes": self.notes,
                 "differences": [], "rerun_argv": self.argv, "root": self.root, "limits": self.limits,
-                "markdown": self.markdown, "uncompared": self.uncompared, "made_with": self.made_with,
-                "datasets": self.datasets}
+                "markdown": self.markdown, "markdown_file": self.markdown_file, "uncompared": self.uncompared,
+                "made_with": self.made_with, "datasets": self.datasets}
 
 
 class Interrupted(RfbenchError):
@@ -192,7 +195,7 @@ _OUT_OF_MEMORY = re.compile(r"MemoryError|Cannot allocate memory|failed to map s
                             re.IGNORECASE)
 #: What a re-run's error output says when it could not start a thread or load a library: under an address-space
 #: limit of a few hundred MiB, the limit (a thread's stack, llvmlite's library mapped), though not certainly.
-_START_UP_UNDER_LIMIT = re.compile(r"can't start new thread|could not find/load shared object file")
+_START_UP_UNDER_LIMIT = re.compile(r"can't start new thread|could not find/load shared object file", re.IGNORECASE)
 
 
 def _mismatch(where: Any, message: str, path: str, report: Any, rerun: Any) -> VerificationError:
@@ -242,6 +245,13 @@ def _own_memory_bounded(limits: Limits) -> Iterator[None]:
     except MemoryError:
         raise FormatError(f"reading the report and the files of its chain needed more than {int(limits.memory_mb)} "
                           "MiB of memory in verify's own process (raise it with `memory_mb`)") from None
+    except (OSError, ImportError) as exc:  # a library that could not be mapped within the bound (llvmlite's, NumPy's)
+        text = str(exc)
+        if not (_START_UP_UNDER_LIMIT.search(text) or _OUT_OF_MEMORY.search(text)):
+            raise
+        raise FormatError(f"verify's own process could not load a library within {int(limits.memory_mb)} MiB of "
+                          f"memory, most likely because of that limit (raise it with `memory_mb`): "
+                          f"{' '.join(text.split())[:160]}") from None
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
@@ -468,19 +478,19 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-#: The signals that end a process by default (without a core dump) and can be caught.
-_ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT", "SIGALRM", "SIGUSR1",
-                                                          "SIGUSR2", "SIGVTALRM", "SIGPROF", "SIGIO",
-                                                          "SIGPWR", "SIGSTKFLT") if hasattr(signal, name))
+#: The signals verify stops cleanly on: :data:`rfbench._process.ENDING_SIGNALS`, and the resource limits' (a
+#: ``ulimit -t`` or ``-f`` on verify itself: its re-runs are killed and its temporary folder removed all the same).
+_ENDING_SIGNALS = ENDING_SIGNALS + tuple(getattr(signal, name) for name in ("SIGXCPU", "SIGXFSZ")
+                                         if hasattr(signal, name))
 
 
 @contextlib.contextmanager
 def rerun_guard() -> Iterator[None]:
     """While active (in the main thread), SIGTERM, SIGHUP and SIGINT — and every other signal whose default is to
-    end the process without a core dump (SIGALRM, SIGUSR1, SIGUSR2, SIGPIPE, SIGVTALRM, SIGPROF...) — kill every
-    live re-run and raise :class:`Interrupted`, so a verify (or a demo) that is stopped never leaves a re-run
-    behind, and its temporary folder is removed on the way out (SIGKILL cannot be caught: the children die with
-    it, by the kernel's parent-death signal, but the folder stays)."""
+    end the process that is sent from outside (SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGABRT, SIGXCPU...:
+    :data:`_ENDING_SIGNALS`) — kill every live re-run and raise :class:`Interrupted`, so a verify (or a demo)
+    that is stopped never leaves a re-run behind, and its temporary folder is removed on the way out (SIGKILL
+    cannot be caught: the children die with it, by the kernel's parent-death signal, but the folder stays)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -690,6 +700,10 @@ class _Children:
             lines = [ln for ln in err.strip().splitlines() if ln.strip()]
             errors = [ln for ln in lines if ln.lstrip().startswith("error:")]
             last = (errors or lines or ["no message"])[-1].strip()
+            if proc.returncode == -getattr(signal, "SIGXCPU", 24):  # RLIMIT_CPU's signal: the limit, not the report
+                raise _mismatch(self.where, f"the re-run's {step} step used up its CPU-time limit of "
+                                            f"{int(self.limits.cpu_seconds)} s (raise it with `cpu_seconds`)",
+                                f"rerun.{step}", "finished", f"out of CPU time at {int(self.limits.cpu_seconds)} s")
             if _OUT_OF_MEMORY.search(err):  # the limit, not the report: say which one, as a timeout does
                 raise _mismatch(self.where, f"the re-run's {step} step ran out of memory within the limit of "
                                             f"{int(self.limits.memory_mb)} MiB (raise it with `memory_mb`): {last}",
@@ -1103,6 +1117,18 @@ def _plot_engine() -> str | None:
         return None
 
 
+def _rerun_name(recorded: str | None) -> str:
+    """The name the score re-run writes its report under: the one its reproducer's ``-o`` gave (the pictures are
+    named after it, and compared by name), when it is a plain name a picture can be named after; else
+    ``report.json``. Only a name: the re-run writes in verify's own scratch folder whatever the report says."""
+    from rfbench.report.render import PICTURE_NAME
+
+    name = Path(recorded).name if recorded else ""
+    if not PICTURE_NAME.fullmatch(f"{Path(name).stem}-confusion.png") or name.lower().endswith(".md"):
+        return "report.json"
+    return name
+
+
 def _stored_pictures(report: Mapping, report_real: Path, root: Path, budget: Budget) -> None:
     """Each picture the report lists must be a file beside it with the sha256 it records."""
     from rfbench.report.closed_world import hash_resolved
@@ -1124,24 +1150,32 @@ def _stored_pictures(report: Mapping, report_real: Path, root: Path, budget: Bud
 _SHOW_MD = 5
 
 
-def _other_markdown(md_path: Path) -> tuple[list[str], int]:
-    """The names of the ``.md`` files (any case) in ``md_path``'s folder other than ``md_path`` itself and other than
-    another report's (``X.md`` beside an ``X.json``, which verifying that report checks) — a report.md a reader
-    may open that is not the one checked (a report named ``report.md.json`` has its Markdown at ``report.md.md``; a
-    ``report.md`` beside it is then anyone's) — the first :data:`_SHOW_MD` in name order, and how many there are."""
+#: Most entries of the report's folder looked at for Markdown verify did not check.
+_LIST_AT_MOST = 100_000
+
+
+def _other_markdown(md_path: Path) -> tuple[list[str], int, bool]:
+    """The Markdown files (``.md`` or ``.markdown``, any case) in ``md_path``'s folder other than ``md_path`` itself
+    — a report.md a reader may open that is not the one checked (a report named ``report.md.json`` has its
+    Markdown at ``report.md.md``; a ``report.md`` beside it is then anyone's). Every one is listed, another
+    report's too: which report a Markdown file belongs to is only what the folder's names say, and those are
+    anyone's. Returns the first :data:`_SHOW_MD` names in name order, how many there are, and whether the folder
+    held more than :data:`_LIST_AT_MOST` entries (the rest not looked at)."""
     import heapq
 
+    found: list[str] = []
+    seen = 0
     try:
         with os.scandir(md_path.parent) as it:
-            names = set()
             for e in it:
-                names.add(e.name)
-                if len(names) > 100_000:  # a folder this large is not a report's: the names met so far are enough
+                seen += 1
+                if seen > _LIST_AT_MOST:
                     break
+                if e.name.lower().endswith((".md", ".markdown")) and e.name != md_path.name:
+                    found.append(e.name)
     except OSError:
-        return [], 0
-    found = [n for n in names if n.lower().endswith(".md") and n != md_path.name and n[:-3] + ".json" not in names]
-    return heapq.nsmallest(_SHOW_MD, found), len(found)
+        return [], 0, False
+    return heapq.nsmallest(_SHOW_MD, found), len(found), seen > _LIST_AT_MOST
 
 
 def _markdown_difference(report: Mapping, md_path: Path, root: Path) -> tuple[str, str | None]:
@@ -1344,7 +1378,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             replayed = None
             if chain is not None:
                 replayed = _replay_chain(*chain, world, children, scratch, path, notes, uncompared)
-            out = scratch / "score" / "report.json"
+            out = scratch / "score" / _rerun_name(plan.out)
             args = plan.argv(world, out, draw)
             children.run(args, "score")
             rerun = _child_json(out, "report", path)
@@ -1384,11 +1418,14 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
         if md_status == "absent":
             notes.append(f"no {md_path.name} beside the report (where score writes its Markdown): only the JSON was "
                          "checked")
-        others, count = _other_markdown(md_path)
-        if count:
+        others, count, partial = _other_markdown(md_path)
+        if count or partial:
             more = f" and {count - len(others)} more" if count > len(others) else ""
-            notes.append(f"Markdown beside the report that verify did not check (not written for {report_real.name}, "
-                         f"or renamed): {', '.join(others)}{more}")
+            listed = f": {', '.join(others)}{more}" if count else ""
+            unlisted = (f"{';' if count else ':'} the folder holds more than {_LIST_AT_MOST:,} entries, and Markdown "
+                        "among the rest was not looked for") if partial else ""
+            notes.append(f"Markdown beside the report that verify did not check (another report's, or anyone's: "
+                         f"only {md_path.name} is {report_real.name}'s){listed}{unlisted}")
         for t in trees:
             if t.get("convention") is not None and not t["convention_pinned"]:
                 notes.append(f"the labels and domains of {t['manifest']} are read from file names by the scored "
@@ -1407,7 +1444,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                          "the same, but nothing says they are the dataset's; score with "
                          "--rows to have it read from the dataset, and verify with --dataset to hold it to your copy")
         return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status,
-                            uncompared, made_with, trees)
+                            uncompared, made_with, trees, md_path.name)
     except VerificationError as exc:
         exc.datasets = exc.datasets or trees
         raise
