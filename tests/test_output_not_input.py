@@ -215,3 +215,25 @@ def test_windows_never_writes_over_its_split_or_manifest(runner, chain, which):
     assert sorted(os.listdir(folder)) == ["index.json"]
     ok = runner.invoke(app, ["windows", str(split), "--side", "test", "-o", str(chain / "w2")])
     assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize("how", ["inside", "linked"])
+def test_windows_never_writes_into_the_dataset_tree(runner, chain, how):
+    """``windows --side both -o OUT`` with OUT/train a link to the dataset tree (or ``-o`` a folder inside it) wrote
+    X.npy, y.npy and index.json into the tree it had just read: ingest then found files it did not list, and every
+    report over that tree failed verify (found by an adversarial probe; the test fails on the code before)."""
+    tree = chain / "data" / "bvp"
+    before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
+    out = chain / "o"
+    if how == "inside":
+        args = ["--side", "test", "-o", str(tree / "BVP" / "windows")]
+    else:
+        out.mkdir()
+        (out / "train").symlink_to(tree / "BVP", target_is_directory=True)
+        args = ["--side", "both", "-o", str(out)]
+    result = runner.invoke(app, ["windows", str(chain / "bvp-split.json"), *args, "--force"])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "the dataset tree" in text and "choose an output folder outside it" in text
+    assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before
+

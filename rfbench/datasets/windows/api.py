@@ -33,7 +33,7 @@ from rfbench.datasets.windows.index import (
     load_index,
 )
 from rfbench.datasets.windows.settings import WindowSettings
-from rfbench.errors import OutputExistsError, ValidationError
+from rfbench.errors import OutputError, OutputExistsError, ValidationError
 from rfbench.io.files import new_temporary, replace_output
 
 __all__ = ["Windows", "SideTargets", "build_windows", "write_windows", "side_targets", "test_truth",
@@ -349,6 +349,7 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
 
     jobs = open_sides(split, sides, settings, reading=reading)
     _refuse_inputs([path for t in targets for path in t.values()], jobs)
+    _refuse_inside_tree(folders, jobs)
     plans = [start_plan(job) for job in jobs]
     known = [announced_rows(plan) for plan in plans]
     for job, plan, n in zip(jobs, plans, known):
@@ -404,6 +405,22 @@ def _refuse_inputs(outputs: list[Path], jobs) -> None:
         labels = job.labels.path if job.labels is not None else None
         refuse_inputs(outputs, [job.split_path, job.manifest_path, labels])
         job.manifest.refuse_listed(outputs, job.files.root)
+
+
+def _refuse_inside_tree(folders: list[Path], jobs) -> None:
+    """Refuse an output folder that is, or lies inside, the dataset tree the sides are read from (links resolved:
+    ``out/train`` a link into the tree, too): X, y and an index written there change the tree the manifest
+    describes — ingest would find files it did not list — so every report made from it would fail verify."""
+    for job in jobs:
+        root = os.path.realpath(job.files.root)
+        for folder in folders:
+            real = os.path.realpath(folder)
+            if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+                where = "is" if real == root else "lies inside"
+                linked = "" if os.path.abspath(folder) == real else f" (it is {real})"
+                raise OutputError(f"{folder}: {where} the dataset tree {root} the manifest describes{linked}; X, y "
+                                  "and the index written there would change that tree (ingest would find them): "
+                                  "choose an output folder outside it")
 
 
 class _Recount(Exception):
