@@ -5,6 +5,13 @@
 time (``RLIMIT_CPU``) and address space (``RLIMIT_AS``) and, on Linux, asks the kernel to kill it if verify
 dies (``PR_SET_PDEATHSIG``), so a killed verify never leaves its re-run behind. The variable only ever
 tightens limits; a malformed value stops the child with exit 2.
+
+A re-run never loads SciPy's linear algebra (:data:`BLOCKED`): rfbench uses none of it, but Numba's CPU target
+imports it when it starts, if SciPy is installed, to learn whether BLAS is there (a runtime install of rfbench has
+no SciPy, and ``rfbench parse`` and ``windows`` hide it for that moment: :func:`rfbench._process.load_kernels`).
+Its import loads SciPy's own OpenBLAS, which starts its threads and maps a 32 MiB buffer for each at once, and
+retries a failed mapping for ever: under a ``--memory-mb`` of 400-550 MiB the re-run hung there (a core busy)
+until verify's ``--timeout`` ended it, and the verdict blamed the time, not the memory.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ import signal
 import sys
 
 ENV = "RFBENCH_RERUN_LIMITS"
+#: The modules a re-run cannot import (an import of one raises ImportError).
+BLOCKED = ("scipy.linalg",)
 _PR_SET_PDEATHSIG = 1
 
 
@@ -51,3 +60,5 @@ def apply_rerun_limits() -> None:
             pass
     if os.getppid() != parent:  # verify died before the request took effect
         raise SystemExit(1)
+    for name in BLOCKED:
+        sys.modules[name] = None

@@ -342,6 +342,40 @@ def test_a_limit_too_small_to_run_is_named(demo_copy, option, value, said):
     assert "Traceback" not in result.stderr
 
 
+def test_a_re_run_does_not_load_scipy_s_linear_algebra(tmp_path):
+    """Numba's CPU target imports scipy.linalg when it starts (when SciPy is installed), and with it SciPy's own
+    OpenBLAS, which maps a buffer for each of its threads at once and retries a failed mapping for ever: under
+    --memory-mb 400-550 a re-run hung there until verify's timeout. A re-run now cannot import it."""
+    pytest.importorskip("scipy.linalg")
+    child = ("from rfbench._rerun import apply_rerun_limits; apply_rerun_limits(); import sys\n"
+             "from rfbench.metrics import kernels\n"  # starts Numba's CPU target, as every step's first kernel does
+             "import numba.np.arraymath as a\n"
+             "maps = open('/proc/self/maps').read() if sys.platform.startswith('linux') else ''\n"
+             "print(a._HAVE_BLAS, 'scipy.linalg' in sys.modules and sys.modules['scipy.linalg'] is not None,\n"
+             "      'scipy.libs/libscipy_openblas' in maps)")
+    env = dict(os.environ, RFBENCH_RERUN_LIMITS=json.dumps({"cpu_seconds": 600, "memory_mb": 16384,
+                                                            "parent": os.getpid()}))
+    result = subprocess.run([sys.executable, "-I", "-c", child], capture_output=True, text=True, env=env,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "False", "False"]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("memory_mb", [400, 450])
+def test_verify_under_a_small_memory_limit_ends_without_waiting_for_its_timeout(demo_copy, memory_mb):
+    """At these limits a re-run hung in SciPy's OpenBLAS (above) and verify waited for its --timeout, then blamed
+    the time; it now matches or names the memory limit, long before the timeout."""
+    report = demo_copy / "pose" / "report.json"
+    result = subprocess.run([sys.executable, "-I", "-m", "rfbench", "verify", str(report), "--root", str(demo_copy),
+                             "--memory-mb", str(memory_mb), "--timeout", "150"], capture_output=True, text=True,
+                            timeout=300)
+    said = _words(result.stdout + result.stderr)
+    assert "did not finish within" not in said
+    if result.returncode != 0:
+        assert f"of {memory_mb} MiB" in said and "(raise it with --memory-mb)" in said, said
+
+
 def test_a_match_shows_terminal_controls_of_notes_escaped(tmp_path, monkeypatch, runner):
     """A note or a field not compared comes from the report (the scored party's text): an ESC sequence in it
     (erase the line, move up) or a bidi override reached the terminal raw under a MATCH."""
