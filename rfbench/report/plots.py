@@ -26,8 +26,8 @@ from rfbench.errors import MissingDependencyError
 if os.environ.get("MPLBACKEND"):
     os.environ["MPLBACKEND"] = "agg"
 
-__all__ = ["PLOT_HINT", "have_matplotlib", "pck_curves", "PckCurve", "picture_paths", "write_pictures", "png_bytes",
-           "write_picture"]
+__all__ = ["PLOT_HINT", "have_matplotlib", "pck_curves", "PckCurve", "picture_paths", "unlinkable_picture",
+           "write_pictures", "png_bytes", "write_picture"]
 
 #: What to do when the extra is missing (one line, used by every command that draws).
 PLOT_HINT = "matplotlib is not installed; pictures need the plot extra: pip install 'rfbench[plot]'"
@@ -197,6 +197,15 @@ def picture_paths(report_path: Path, task: str) -> list[Path]:
     stem = report_path.with_suffix("")
     names = ("-pck.png", "-joints.png") if task == "pose" else ("-confusion.png",)
     return [stem.with_name(stem.name + n) for n in names]
+
+
+def unlinkable_picture(report_path: Path, task: str) -> str | None:
+    """The first name :func:`picture_paths` gives ``report_path``'s pictures that report.md cannot link (not
+    :data:`rfbench.report.render.PICTURE_NAME`: a space, a bracket, non-ASCII, a leading '-'), or None: ``score
+    --plots`` refuses such a report name, and verify's score re-run writes under ``report.json`` instead."""
+    from rfbench.report.render import PICTURE_NAME
+
+    return next((p.name for p in picture_paths(report_path, task) if not PICTURE_NAME.fullmatch(p.name)), None)
 
 
 def png_bytes(plt, fig, **savefig) -> bytes:

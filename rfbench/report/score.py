@@ -138,19 +138,18 @@ def _prepare_output(out, plots: bool, force: bool, task: str) -> tuple[Path | No
         check_writable(md_path, force)
     draw = bool(plots)
     if draw:
-        from rfbench.report.plots import PLOT_HINT, have_matplotlib, picture_paths
+        from rfbench.report.plots import PLOT_HINT, have_matplotlib, picture_paths, unlinkable_picture
 
         if not have_matplotlib():
             draw = False
             messages.append(f"plots skipped: {PLOT_HINT}")
         else:
-            from rfbench.report.render import PICTURE_NAME
-
+            bad = unlinkable_picture(out, task)
+            if bad is not None:
+                raise ValidationError(f"`plots` would name a picture {bad!r}, which report.md does not link "
+                                      "(a picture's name is letters, digits, '.', '_' and '-', a letter or digit "
+                                      "first): name the report so, e.g. report.json")
             for p in picture_paths(out, task):
-                if not PICTURE_NAME.fullmatch(p.name):
-                    raise ValidationError(f"`plots` would name a picture {p.name!r}, which report.md does not link "
-                                          "(a picture's name is letters, digits, '.', '_' and '-', a letter or digit "
-                                          "first): name the report so, e.g. report.json")
                 check_writable(p, force)
     return out, md_path, draw, messages
 

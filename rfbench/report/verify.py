@@ -1117,14 +1117,15 @@ def _plot_engine() -> str | None:
         return None
 
 
-def _rerun_name(recorded: str | None) -> str:
+def _rerun_name(recorded: str | None, task: str) -> str:
     """The name the score re-run writes its report under: the one its reproducer's ``-o`` gave (the pictures are
-    named after it, and compared by name), when it is a plain name a picture can be named after; else
-    ``report.json``. Only a name: the re-run writes in verify's own scratch folder whatever the report says."""
-    from rfbench.report.render import PICTURE_NAME
+    named after it, and compared by name), when it is a plain name the ``task``'s pictures can be named after
+    (:func:`rfbench.report.plots.unlinkable_picture`, as score asks); else ``report.json``. Only a name: the
+    re-run writes in verify's own scratch folder whatever the report says."""
+    from rfbench.report.plots import unlinkable_picture
 
     name = Path(recorded).name if recorded else ""
-    if not PICTURE_NAME.fullmatch(f"{Path(name).stem}-confusion.png") or name.lower().endswith(".md"):
+    if not name or name.lower().endswith(".md") or unlinkable_picture(Path(name), task) is not None:
         return "report.json"
     return name
 
@@ -1378,7 +1379,7 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
             replayed = None
             if chain is not None:
                 replayed = _replay_chain(*chain, world, children, scratch, path, notes, uncompared)
-            out = scratch / "score" / _rerun_name(plan.out)
+            out = scratch / "score" / _rerun_name(plan.out, plan.task)
             args = plan.argv(world, out, draw)
             children.run(args, "score")
             rerun = _child_json(out, "report", path)
