@@ -110,10 +110,11 @@ def test_ingest_never_writes_the_manifest_over_a_file_it_lists(runner, chain, tm
     tree = chain / "data" / "bvp"
     listed = sorted(tree.rglob("*.mat"))[0]
     before = _digest(listed)
-    _refused(runner.invoke(app, ["ingest", "widar", str(tree), "-o", str(listed), "--force"]))
+    result = runner.invoke(app, ["ingest", "widar", str(tree), "-o", str(listed), "--force"])
+    assert result.exit_code == 2 and "lies inside the dataset tree" in " ".join(result.output.split()), result.output
     assert _digest(listed) == before
-    ok = runner.invoke(app, ["ingest", "widar", str(tree), "-o", str(tree / "manifest.json"), "--json"])
-    assert ok.exit_code == 0, ok.output  # a manifest inside its tree, on no listed file: fine
+    ok = runner.invoke(app, ["ingest", "widar", str(tree), "-o", str(chain / "manifest.json"), "--json"])
+    assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["recordings"] > 0
 
 
@@ -137,7 +138,8 @@ def test_ingest_never_writes_the_manifest_over_the_tree_s_synthetic_marker(runne
     marker = tree / "RFBENCH_SYNTHETIC.json"
     before = _digest(marker)
     command = "widar" if kind == "bvp" else kind
-    _refused(runner.invoke(app, ["ingest", command, str(tree), "-o", str(marker), "--force"]))
+    result = runner.invoke(app, ["ingest", command, str(tree), "-o", str(marker), "--force"])
+    assert result.exit_code == 2 and "lies inside the dataset tree" in " ".join(result.output.split()), result.output
     assert _digest(marker) == before
 
 
@@ -237,3 +239,54 @@ def test_windows_never_writes_into_the_dataset_tree(runner, chain, how):
     assert "the dataset tree" in text and "choose an output folder outside it" in text
     assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before
 
+
+
+def _bvp_argv(chain: Path, out: Path) -> dict[str, list[str]]:
+    """Each command of the BVP chain (and the pose sweep), writing ``out`` (a path inside ``data/``)."""
+    return {
+        "ingest": ["ingest", "widar", str(chain / "data" / "bvp"), "-o", str(out / "manifest.json")],
+        "split": ["split", str(chain / "bvp-manifest.json"), "-p", "cross-subject", "--test", "user2",
+                  "-o", str(out / "split.json")],
+        "predict": ["predict", str(chain / "bvp" / "centroid.onnx"), "--windows", str(chain / "windows" / "bvp-test"),
+                    "-o", str(out / "scores.npy")],
+        "score": ["score", "--task", "gesture", "--pred", str(chain / "bvp" / "scores.npy"), "--rows",
+                  str(chain / "windows" / "bvp-test" / "index.json"), "--split", str(chain / "bvp-split.json"),
+                  "-o", str(out / "report.json")],
+    }
+
+
+@pytest.mark.parametrize("how", ["inside", "linked"])
+@pytest.mark.parametrize("command", ["ingest", "split", "predict", "score"])
+def test_no_command_of_the_chain_writes_into_the_dataset_tree(runner, chain, command, how):
+    """ingest, split, predict and score wrote their outputs into the dataset tree they (or their chain) read when
+    told to (``-o TREE/BVP/m.json``, or into a folder that is a link into it): the files changed the tree the
+    manifest describes, verify's ingest found them, and the honest chain's report was a MISMATCH blamed on an edit
+    (found by an adversarial probe; ``windows`` alone refused, and this test fails on the code before)."""
+    tree = chain / "data" / "bvp"
+    before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
+    if how == "inside":
+        out = tree / "BVP"
+    else:
+        out = chain / "elsewhere"
+        out.symlink_to(tree / "BVP", target_is_directory=True)
+    result = runner.invoke(app, _bvp_argv(chain, out)[command])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "lies inside the dataset tree" in text and "choose an output file outside it" in text, text
+    assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before
+
+
+def test_robustness_never_sweeps_into_the_dataset_tree(runner, chain):
+    """``robustness -o`` a folder inside the MM-Fi tree its split's manifest describes: refused, and the tree left as
+    it was (the sweep's windows, predictions and reports would change it). Before, the first cell's ``windows``
+    refused its folder; now the sweep refuses its own before any cell, naming it."""
+    tree = chain / "data" / "mmfi"
+    before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
+    result = runner.invoke(app, ["robustness", str(chain / "pose" / "ridge.onnx"), "--split",
+                                 str(chain / "mmfi-split.json"), "--score-like", str(chain / "pose" / "report.json"),
+                                 "--corruptions", "noise", "--severities", "1", "-o", str(tree / "sweep")])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "lies inside the dataset tree" in text and "choose an output folder outside it" in text, text
+    assert "the sweep's windows" in text, text
+    assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before

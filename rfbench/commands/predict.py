@@ -49,7 +49,7 @@ def _predict(
     Needs onnxruntime: pip install 'rfbench[onnx]'. Exit 0 on success, 2 on bad input (nothing written).
     """
     with guard():
-        from rfbench.io.files import check_writable, refuse_inputs
+        from rfbench.io.files import check_writable, refuse_inputs, refuse_inside_tree
         from rfbench.nn import predict as P
 
         settings = PredictSettings.from_cli(**options)
@@ -59,6 +59,9 @@ def _predict(
         check_writable(record_path, force)
         folder = P.open_windows(windows, check_x=False)  # predict hashes X while the model runs
         refuse_inputs([out, record_path], [model, *folder.files()])
+        root = folder.dataset_root()
+        if root is not None:
+            refuse_inside_tree([out, record_path], root)
         with progress(int(folder.x.shape[0]), "predicting", enabled=not json_out) as advance:
             prediction = P.predict(model, folder, settings, advance=advance)
         record = P.write_prediction(out, prediction, force=force)

@@ -32,7 +32,7 @@ import numpy as np
 
 from rfbench._order import listing_key
 from rfbench.datasets.values import sorted_values, value_sort_key
-from rfbench.errors import ValidationError
+from rfbench.errors import RfbenchError, ValidationError
 from rfbench.io.files import check_schema, read_json, read_json_hashed, schema_id, write_json
 
 __all__ = [
@@ -234,9 +234,11 @@ class Manifest:
 
     def refuse_listed(self, outputs, root: str | os.PathLike) -> None:
         """Refuse to write any of ``outputs`` over a dataset file this manifest lists under ``root`` (the dataset
-        folder, :meth:`root_dir`): a job that read the dataset never writes over it, ``force`` or not."""
-        from rfbench.io.files import refuse_inputs
+        folder, :meth:`root_dir`): a job that read the dataset never writes over it, ``force`` or not; nor
+        anywhere else inside that tree (:func:`rfbench.io.files.refuse_inside_tree`)."""
+        from rfbench.io.files import refuse_inputs, refuse_inside_tree
 
+        outputs = list(outputs)
         try:
             real_root = os.path.realpath(root)
         except (OSError, ValueError):
@@ -257,6 +259,7 @@ class Manifest:
                 listed = {f.get("path") for r in self.recordings for f in r.get("files") or ()}
             if rel in listed:
                 refuse_inputs([out], [os.path.normpath(os.path.join(root, rel))])
+        refuse_inside_tree(outputs, root)
 
     @classmethod
     def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":
@@ -301,10 +304,7 @@ class Manifest:
         ``manifest_path`` is where this manifest was read from; without it a relative root is taken relative
         to the current folder.
         """
-        root = Path(self.root)
-        if root.is_absolute() or manifest_path is None:
-            return root
-        return Path(manifest_path).parent / root
+        return _root_dir(self.root, manifest_path)
 
     @property
     def domain_keys(self) -> tuple:
@@ -325,6 +325,14 @@ class Manifest:
     @property
     def ids(self) -> list[str]:
         return [r["id"] for r in self.recordings]
+
+
+def _root_dir(recorded: str, manifest_path: str | os.PathLike | None) -> Path:
+    """:meth:`Manifest.root_dir` of a recorded ``root``."""
+    root = Path(recorded)
+    if root.is_absolute() or manifest_path is None:
+        return root
+    return Path(manifest_path).parent / root
 
 
 def template_fields(template: Any) -> tuple:
@@ -418,6 +426,22 @@ def read_manifest(path: str | os.PathLike) -> Manifest:
     (['r1'], True)
     """
     return Manifest.from_dict(read_json(path, "manifest"), str(path))
+
+
+def dataset_root_of(path: str | os.PathLike) -> Path | None:
+    """The dataset folder the manifest file ``path`` describes (:meth:`Manifest.root_dir`), read from its
+    ``root`` alone; None when it cannot be read or names none. For a job that does not otherwise read the
+    manifest (``predict``, ``robustness``) to keep its outputs out of the tree
+    (:func:`rfbench.io.files.refuse_inside_tree`)."""
+    from rfbench.io.files import read_json
+
+    try:
+        root = read_json(path).get("root")
+    except (RfbenchError, OSError, ValueError):
+        return None
+    if not isinstance(root, str) or not root or "\x00" in root:
+        return None
+    return _root_dir(root, path)
 
 
 def read_manifest_hashed(path: str | os.PathLike) -> tuple[Manifest, str]:

@@ -133,6 +133,37 @@ def refuse_inputs(outputs: Iterable, inputs: Iterable) -> None:
                                     "`force` or not; write elsewhere")
 
 
+def refuse_inside_tree(outputs: Iterable, root: str | os.PathLike, *, folders: bool = False,
+                       what: str = "a file written there") -> None:
+    """Refuse an output that is, or lies inside, the dataset tree ``root`` a manifest describes, links resolved:
+    written there it changes that tree — an ingest of it, verify's too, may find a file the manifest does not
+    list — so a report made from the tree could fail verify though nothing was forged. ``folders``: the outputs
+    are folders written into (one that is a link into the tree is refused); else files, each replaced where it
+    is (a file that is a link is replaced, not followed: its folder decides). ``what`` names what would be
+    written, for the message. Call before writing anything."""
+    try:
+        real_root = os.path.realpath(root)
+    except (OSError, ValueError):
+        return
+    inside = real_root.rstrip(os.sep) + os.sep
+    for out in outputs:
+        if out is None:
+            continue
+        try:
+            given = os.path.abspath(out)
+            real = os.path.realpath(given) if folders else os.path.join(os.path.realpath(os.path.dirname(given)),
+                                                                        os.path.basename(given))
+        except (OSError, ValueError):
+            continue
+        if real == real_root or real.startswith(inside):
+            where = "is" if real == real_root else "lies inside"
+            linked = "" if given == real else f" (it is {real})"
+            kind = "folder" if folders else "file"
+            raise OutputError(f"{out}: {where} the dataset tree {real_root} the manifest describes{linked}; {what} "
+                              "would change that tree, which verify ingests again to check every report made from "
+                              f"it: choose an output {kind} outside it")
+
+
 def check_replaceable(path: str | os.PathLike) -> None:
     """Refuse an output ``path`` that exists as something other than a regular file or a symbolic link: a
     device, a FIFO or a socket is not rfbench's to replace, ``force`` or not (``-o /dev/null --force`` run as

@@ -305,6 +305,22 @@ def _kept_reading(out: Path) -> Iterator:
                 break
 
 
+def _refuse_inside_tree(out: Path, split) -> None:
+    """Refuse a sweep folder in the dataset tree of the split's manifest (:func:`rfbench.io.files.refuse_inside_tree`;
+    a split or manifest that cannot be read is left to the sweep's own checks)."""
+    from rfbench.datasets.manifest import dataset_root_of
+    from rfbench.io.files import refuse_inside_tree
+    from rfbench.protocols.splitfile import named_manifest
+
+    try:
+        manifest = named_manifest(split)
+    except (RfbenchError, OSError):
+        return
+    root = dataset_root_of(manifest)
+    if root is not None:
+        refuse_inside_tree([out], root, folders=True, what="the sweep's windows, predictions and reports written there")
+
+
 def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> dict | None:
     """A sweep writes many files in ``out`` (each cell's windows, predictions and report, the pictures): without
     ``force`` the folder must be new or empty; with it, it must hold a sweep rfbench wrote (its summary.json a
@@ -776,6 +792,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     # as the score-like report): --force replaces the earlier sweep's files, never what this one reads
     refuse_inputs([out / rel for rel in sorted(_outputs(folders, picture_names))],
                   [Path(model), Path(split), Path(score_like_report), settings.reference])
+    _refuse_inside_tree(out, split)
     like = score_like(score_like_report)
     reference = read_reference(settings.reference) if settings.reference is not None else None
     if reference is not None:

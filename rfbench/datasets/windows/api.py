@@ -33,7 +33,7 @@ from rfbench.datasets.windows.index import (
     load_index,
 )
 from rfbench.datasets.windows.settings import WindowSettings
-from rfbench.errors import OutputError, OutputExistsError, ValidationError
+from rfbench.errors import OutputExistsError, ValidationError
 from rfbench.io.files import new_temporary, replace_output
 
 __all__ = ["Windows", "SideTargets", "build_windows", "write_windows", "side_targets", "test_truth",
@@ -348,8 +348,8 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
     from rfbench.datasets.windows.build import open_sides
 
     jobs = open_sides(split, sides, settings, reading=reading)
-    _refuse_inputs([path for t in targets for path in t.values()], jobs)
     _refuse_inside_tree(folders, jobs)
+    _refuse_inputs([path for t in targets for path in t.values()], jobs)
     plans = [start_plan(job) for job in jobs]
     known = [announced_rows(plan) for plan in plans]
     for job, plan, n in zip(jobs, plans, known):
@@ -409,18 +409,11 @@ def _refuse_inputs(outputs: list[Path], jobs) -> None:
 
 def _refuse_inside_tree(folders: list[Path], jobs) -> None:
     """Refuse an output folder that is, or lies inside, the dataset tree the sides are read from (links resolved:
-    ``out/train`` a link into the tree, too): X, y and an index written there change the tree the manifest
-    describes — ingest would find files it did not list — so every report made from it would fail verify."""
+    ``out/train`` a link into the tree, too): :func:`rfbench.io.files.refuse_inside_tree`."""
+    from rfbench.io.files import refuse_inside_tree
+
     for job in jobs:
-        root = os.path.realpath(job.files.root)
-        for folder in folders:
-            real = os.path.realpath(folder)
-            if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-                where = "is" if real == root else "lies inside"
-                linked = "" if os.path.abspath(folder) == real else f" (it is {real})"
-                raise OutputError(f"{folder}: {where} the dataset tree {root} the manifest describes{linked}; X, y "
-                                  "and the index written there would change that tree (ingest would find them): "
-                                  "choose an output folder outside it")
+        refuse_inside_tree(folders, job.files.root, folders=True, what="X, y and the index written there")
 
 
 class _Recount(Exception):
