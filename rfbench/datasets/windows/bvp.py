@@ -112,10 +112,11 @@ def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping],
     try:
         for k, rec in enumerate(recordings):
             entry = rec["files"][0]
-            value = read_bvp_bytes(read(entry), entry["path"])
+            buf = read(entry)
+            value = read_bvp_bytes(buf, entry["path"])
             t = value.shape[2]
             if t != rec["frames"]:
-                raise ValidationError(_t_mismatch(entry, t, rec["frames"]))
+                raise ValidationError(_t_mismatch(entry, t, rec["frames"], buf))
             used = min(t, t_max)
             np.copyto(out[k, :used], value[:, :, :used].transpose(2, 0, 1), casting="same_kind")
             if used < t_max:
@@ -126,15 +127,29 @@ def chunk_x(recordings: Sequence[Mapping], t_max: int, read: Callable[[Mapping],
     return out
 
 
-def _t_mismatch(entry: Mapping, t: int, recorded) -> str:
-    """Why a file's T differs from the one ingest recorded. ``read`` checked its sha256 when the manifest has
-    one: then these are the bytes ingest read, ingest took T from the file's header and this read from its whole
-    contents, and re-running ingest would record the same T."""
+def _t_mismatch(entry: Mapping, t: int, recorded, buf) -> str:
+    """Why a file's T (from its whole contents) differs from the one the manifest records. ``read`` checked its
+    sha256 when the manifest has one: these are the bytes ingest read, and ingest took T from their MAT header
+    (:func:`rfbench.datasets.bvp_mat.bvp_frames`). When that header gives the recorded T, header and contents
+    disagree (a damaged or forged file, which re-running ingest does not change); when it gives another, the
+    manifest's T is not ingest's: the manifest was edited."""
+    from rfbench.datasets.bvp_mat import bvp_frames
+    from rfbench.errors import RfbenchError
+
+    path = entry["path"]
     if entry.get("sha256"):
-        return (f"{entry['path']}: T = {t}, but ingest recorded {recorded} from the same bytes (the sha256 matches "
-                "the manifest's): the file's MAT header and its contents disagree (a damaged or forged file, which "
+        try:
+            header = bvp_frames(buf, path)
+        except RfbenchError:  # (the whole read parsed these bytes: the header read does too)
+            header = None
+        if header != recorded:
+            return (f"{path}: T = {t}, but the manifest records {recorded} for the same bytes (the sha256 matches) and "
+                    f"ingest takes {header if header is not None else 'another T'} from them: the manifest was edited "
+                    "after ingest; re-run rfbench ingest (and rfbench split)")
+        return (f"{path}: T = {t}, but ingest recorded {recorded} from the same bytes (the sha256 matches the "
+                "manifest's): the file's MAT header and its contents disagree (a damaged or forged file, which "
                 "re-running ingest does not change)")
-    return (f"{entry['path']}: T = {t}, but ingest recorded {recorded}: the dataset changed since ingest; re-run "
+    return (f"{path}: T = {t}, but ingest recorded {recorded}: the dataset changed since ingest; re-run "
             "rfbench ingest (and rfbench split)")
 
 
