@@ -71,10 +71,9 @@ def widar(
     with guard():
         from rfbench._process import cheap_exit, collector_paused
         from rfbench.datasets.widar_both import ingest_widar_tree
-        from rfbench.io.files import check_writable, refuse_inside_tree
+        from rfbench.io.files import check_writable
 
         check_writable(out, force)
-        refuse_inside_tree([out], root)
         cheap_exit()
         with Bar("ingesting", enabled=not json_out) as bar, collector_paused():
             manifest = ingest_widar_tree(root, kind, workers=workers,
@@ -105,10 +104,9 @@ def mmfi(
     """
     with guard():
         from rfbench.datasets import mmfi as mmfi_mod
-        from rfbench.io.files import check_writable, refuse_inside_tree
+        from rfbench.io.files import check_writable
 
         check_writable(out, force)
-        refuse_inside_tree([out], root)
         with Bar("ingesting", enabled=not json_out) as bar:
             manifest = mmfi_mod.ingest(root, verify_frames=verify_frames, workers=workers,
                                        follow_symlinks=follow_symlinks, progress=bar.advance, on_total=bar.start)
@@ -171,12 +169,11 @@ def files(
     """
     with guard():
         from rfbench.datasets import files as files_mod
-        from rfbench.io.files import check_writable, refuse_inside_tree
+        from rfbench.io.files import check_writable
 
         roles = {"label": label, "subject": subject, "location": location, "room": room, "orientation": orientation}
         files_mod.check_spec(template, fields_of(recording_by), roles)  # bad templates fail before the walk
         check_writable(out, force)
-        refuse_inside_tree([out], root)
         with Bar("ingesting", enabled=not json_out) as bar:
             manifest = files_mod.ingest(root, template, recording_by=fields_of(recording_by), roles=roles,
                                         dataset=dataset, workers=workers, follow_symlinks=follow_symlinks,

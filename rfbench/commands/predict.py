@@ -59,9 +59,9 @@ def _predict(
         check_writable(record_path, force)
         folder = P.open_windows(windows, check_x=False)  # predict hashes X while the model runs
         refuse_inputs([out, record_path], [model, *folder.files()])
-        root = folder.dataset_root()
-        if root is not None:
-            refuse_inside_tree([out, record_path], root)
+        tree = folder.dataset_tree()
+        if tree is not None:
+            refuse_inside_tree([out, record_path], tree[0], parts=tree[1])
         with progress(int(folder.x.shape[0]), "predicting", enabled=not json_out) as advance:
             prediction = P.predict(model, folder, settings, advance=advance)
         record = P.write_prediction(out, prediction, force=force)

@@ -235,7 +235,7 @@ class Manifest:
     def refuse_listed(self, outputs, root: str | os.PathLike) -> None:
         """Refuse to write any of ``outputs`` over a dataset file this manifest lists under ``root`` (the dataset
         folder, :meth:`root_dir`): a job that read the dataset never writes over it, ``force`` or not; nor
-        anywhere else inside that tree (:func:`rfbench.io.files.refuse_inside_tree`)."""
+        in a part of that tree ingest read (:meth:`read_parts`, :func:`rfbench.io.files.refuse_inside_tree`)."""
         from rfbench.io.files import refuse_inputs, refuse_inside_tree
 
         outputs = list(outputs)
@@ -259,7 +259,13 @@ class Manifest:
                 listed = {f.get("path") for r in self.recordings for f in r.get("files") or ()}
             if rel in listed:
                 refuse_inputs([out], [os.path.normpath(os.path.join(root, rel))])
-        refuse_inside_tree(outputs, root)
+        refuse_inside_tree(outputs, root, parts=self.read_parts())
+
+    def read_parts(self) -> set[str]:
+        """The first parts of the paths of the files this manifest lists and of its problems (``""`` for one at
+        the tree's top): the parts of its tree ingest read, where a file written would be found by the next
+        ingest (:func:`rfbench.io.files.refuse_inside_tree`)."""
+        return _read_parts(self.recordings, self.problems)
 
     @classmethod
     def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":
@@ -428,20 +434,29 @@ def read_manifest(path: str | os.PathLike) -> Manifest:
     return Manifest.from_dict(read_json(path, "manifest"), str(path))
 
 
-def dataset_root_of(path: str | os.PathLike) -> Path | None:
-    """The dataset folder the manifest file ``path`` describes (:meth:`Manifest.root_dir`), read from its
-    ``root`` alone; None when it cannot be read or names none. For a job that does not otherwise read the
-    manifest (``predict``, ``robustness``) to keep its outputs out of the tree
-    (:func:`rfbench.io.files.refuse_inside_tree`)."""
+def dataset_tree_of(path: str | os.PathLike) -> tuple[Path, set[str]] | None:
+    """The dataset folder the manifest file ``path`` describes (:meth:`Manifest.root_dir`) and the parts of it
+    ingest read (:meth:`Manifest.read_parts`), from the document as it is; None when it cannot be read or names
+    no root. For a job that does not otherwise read the manifest (``predict``, ``robustness``) to keep its
+    outputs out of the tree (:func:`rfbench.io.files.refuse_inside_tree`)."""
     from rfbench.io.files import read_json
 
     try:
-        root = read_json(path).get("root")
+        doc = read_json(path)
     except (RfbenchError, OSError, ValueError):
         return None
+    root, recordings, problems = doc.get("root"), doc.get("recordings"), doc.get("problems")
     if not isinstance(root, str) or not root or "\x00" in root:
         return None
-    return _root_dir(root, path)
+    return _root_dir(root, path), _read_parts(recordings if isinstance(recordings, list) else [],
+                                              problems if isinstance(problems, list) else [])
+
+
+def _read_parts(recordings: list, problems: list) -> set[str]:
+    paths = [f.get("path") for r in recordings if isinstance(r, dict) for f in (r.get("files") or ())
+             if isinstance(r.get("files"), list) and isinstance(f, dict)]
+    paths += [p.get("path") for p in problems if isinstance(p, dict)]
+    return {p.split("/", 1)[0] if "/" in p else "" for p in paths if isinstance(p, str) and p}
 
 
 def read_manifest_hashed(path: str | os.PathLike) -> tuple[Manifest, str]:

@@ -134,18 +134,21 @@ def refuse_inputs(outputs: Iterable, inputs: Iterable) -> None:
 
 
 def refuse_inside_tree(outputs: Iterable, root: str | os.PathLike, *, folders: bool = False,
-                       what: str = "a file written there") -> None:
+                       what: str = "a file written there", parts: Iterable[str] | None = None) -> None:
     """Refuse an output that is, or lies inside, the dataset tree ``root`` a manifest describes, links resolved:
-    written there it changes that tree — an ingest of it, verify's too, may find a file the manifest does not
-    list — so a report made from the tree could fail verify though nothing was forged. ``folders``: the outputs
-    are folders written into (one that is a link into the tree is refused); else files, each replaced where it
-    is (a file that is a link is replaced, not followed: its folder decides). ``what`` names what would be
+    written there it changes that tree — an ingest of it, verify's too, finds a file the manifest does not list —
+    so a report made from the tree would fail verify though nothing was forged. ``folders``: the outputs are
+    folders written into (one that is a link into the tree is refused); else files, each replaced where it is (a
+    file that is a link is replaced, not followed: its folder decides). ``parts``: only the outputs under these
+    first parts of a path inside the tree count (``""``: a file at its top), the places ingest read
+    (:meth:`rfbench.datasets.manifest.Manifest.read_parts`); None: the whole tree. ``what`` names what would be
     written, for the message. Call before writing anything."""
     try:
         real_root = os.path.realpath(root)
     except (OSError, ValueError):
         return
     inside = real_root.rstrip(os.sep) + os.sep
+    counted = None if parts is None else set(parts)
     for out in outputs:
         if out is None:
             continue
@@ -155,13 +158,18 @@ def refuse_inside_tree(outputs: Iterable, root: str | os.PathLike, *, folders: b
                                                                         os.path.basename(given))
         except (OSError, ValueError):
             continue
-        if real == real_root or real.startswith(inside):
-            where = "is" if real == real_root else "lies inside"
-            linked = "" if given == real else f" (it is {real})"
-            kind = "folder" if folders else "file"
-            raise OutputError(f"{out}: {where} the dataset tree {real_root} the manifest describes{linked}; {what} "
-                              "would change that tree, which verify ingests again to check every report made from "
-                              f"it: choose an output {kind} outside it")
+        if real != real_root and not real.startswith(inside):
+            continue
+        if counted is not None:
+            rel = real[len(inside):].split(os.sep) if real != real_root else []
+            if not (len(rel) > 1 and rel[0] in counted) and not (len(rel) == 1 and "" in counted):
+                continue
+        where = "is" if real == real_root else "lies inside"
+        linked = "" if given == real else f" (it is {real})"
+        kind = "folder" if folders else "file"
+        raise OutputError(f"{out}: {where} the dataset tree {real_root} the manifest describes{linked}; {what} "
+                          "would change that tree, which verify ingests again to check every report made from "
+                          f"it: choose an output {kind} outside it")
 
 
 def check_replaceable(path: str | os.PathLike) -> None:

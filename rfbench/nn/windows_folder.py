@@ -66,17 +66,17 @@ class WindowsFolder:
     def index_path(self) -> Path:
         return self.path / "index.json"
 
-    def dataset_root(self) -> Path | None:
-        """The dataset folder of the manifest the index names (its recorded ``root``), or None when that manifest
-        cannot be read: where a job on the folder must write nothing
-        (:func:`rfbench.io.files.refuse_inside_tree`)."""
-        from rfbench.datasets.manifest import dataset_root_of
+    def dataset_tree(self) -> tuple[Path, set[str]] | None:
+        """The dataset folder of the manifest the index names and the parts of it ingest read
+        (:func:`rfbench.datasets.manifest.dataset_tree_of`), or None when that manifest cannot be read: where a
+        job on the folder must write nothing (:func:`rfbench.io.files.refuse_inside_tree`)."""
+        from rfbench.datasets.manifest import dataset_tree_of
 
         manifest = self.index.get("manifest")
         path = manifest.get("path") if isinstance(manifest, dict) else None
         if not isinstance(path, str) or not path or "\x00" in path:
             return None
-        return dataset_root_of(self.path / path)
+        return dataset_tree_of(self.path / path)
 
     def files(self) -> list[Path]:
         """The files of the folder and those its index names (the split, its manifest, the label set), as the

@@ -308,7 +308,7 @@ def _kept_reading(out: Path) -> Iterator:
 def _refuse_inside_tree(out: Path, split) -> None:
     """Refuse a sweep folder in the dataset tree of the split's manifest (:func:`rfbench.io.files.refuse_inside_tree`;
     a split or manifest that cannot be read is left to the sweep's own checks)."""
-    from rfbench.datasets.manifest import dataset_root_of
+    from rfbench.datasets.manifest import dataset_tree_of
     from rfbench.io.files import refuse_inside_tree
     from rfbench.protocols.splitfile import named_manifest
 
@@ -316,9 +316,10 @@ def _refuse_inside_tree(out: Path, split) -> None:
         manifest = named_manifest(split)
     except (RfbenchError, OSError):
         return
-    root = dataset_root_of(manifest)
-    if root is not None:
-        refuse_inside_tree([out], root, folders=True, what="the sweep's windows, predictions and reports written there")
+    tree = dataset_tree_of(manifest)
+    if tree is not None:
+        refuse_inside_tree([out], tree[0], folders=True, parts=tree[1],
+                           what="the sweep's windows, predictions and reports written there")
 
 
 def _check_sweep_folder(out: Path, summary_path: Path, force: bool) -> dict | None:
