@@ -108,6 +108,14 @@ def test_unknown_fields_are_marked_unknown_never_guessed():
      "'value' 7.5 is past 1, the most a pck can be as a fraction"),
     ("[[claim]]\ntask = 'gesture'\nvalue = [90, 101]\nsource = { citation = 'x' }\n", "'value' 101.0 is past 100"),
     ("[[claim]]\nvalue = -3\nmetric = 'mpjpe'\nsource = { citation = 'x' }\n", "'value' -3.0 is negative"),
+    # a threshold score refuses: a k of 1e307 made the claim's title (PCK@<100 k>) raise OverflowError, compare
+    # ended with a traceback and exit 1 (found by an adversarial probe)
+    ("[[claim]]\nvalue = 50\nmetric = 'pck'\nspec = { k = 1e307 }\nsource = { citation = 'x' }\n",
+     "spec.k must be a number in [0, 100]"),
+    ("[[claim]]\nvalue = 50\nconvention = 'mmfi-toolbox'\nspec = { k = 1e307 }\nsource = { citation = 'x' }\n",
+     "spec.k must be a number in [0, 100]"),
+    ("[[claim]]\nvalue = 50\nmetric = 'pck'\nspec = { k = -0.2 }\nsource = { citation = 'x' }\n",
+     "spec.k must be a number in [0, 100]"),
 ])
 def test_a_bad_claims_file_is_one_format_error(text, message):
     with pytest.raises(FormatError, match=re.escape(message)):
@@ -389,16 +397,16 @@ def test_a_gesture_claim_s_spec_and_units_are_compared(runner, tmp_path, monkeyp
 def test_classes_the_model_chose_among_count_in_the_gestures():
     """An 11-way classifier scored on rows of 6 gestures was "gestures: same" beside a 6-gesture claim: only the
     classes with test rows were counted, not those the model chose among."""
-    from rfbench.report.compare import _report_gestures, _same_gestures
+    from rfbench.report.compare import _gestures_part, _report_gestures
 
     six = ["Push&Pull", "Sweep", "Clap", "Slide", "Draw-O(Horizontal)", "Draw-Zigzag(Horizontal)"]
-    claim = ", ".join(six)
+    claim = _gesture_claim(", ".join(six))
     report = {"split": {"params": {"gestures": "common6"}}, "classes": [{"class": g, "support": 10} for g in six]}
-    assert _same_gestures(_report_gestures(report), claim)
+    assert _gestures_part(report, claim).status == "same"
     report["classes"] += [{"class": g, "support": 0} for g in ("Draw-1", "Draw-2", "Draw-3", "Draw-4", "Draw-5")]
     text = _report_gestures(report)
     assert text.endswith("(the model chose among 11 classes: Draw-1, Draw-2, Draw-3, Draw-4, Draw-5 had no test row)")
-    assert not _same_gestures(text, claim)
+    assert _gestures_part(report, claim).status == "differs"
 
 
 def test_a_claim_s_dataset_is_the_report_s_only_by_its_name():
@@ -426,3 +434,30 @@ def test_a_hand_edited_result_field_is_one_line_exit_2(runner, scored, where, va
     (scored / "edited.json").write_text(json.dumps(doc))
     result = runner.invoke(app, ["compare", "edited.json", "full.toml"])
     assert result.exit_code == 2 and "not what rfbench score writes" in result.output, result.output
+
+
+def _gesture_report(classes: dict[str, int]) -> dict:
+    return {"task": "gesture", "split": {"protocol": "cross-subject", "params": {}},
+            "classes": [{"class": name, "support": n} for name, n in classes.items()]}
+
+
+def _gesture_claim(gestures: str):
+    return parse_claims(f'[[claim]]\ntask = "gesture"\nmetric = "accuracy"\nvalue = 90\ngestures = "{gestures}"\n'
+                        'source = { citation = "x" }\n', "c.toml").claims[0]
+
+
+def test_gestures_are_compared_name_by_name_not_as_one_text():
+    """Two classes named 'push, pull' and 'clap, wave' were the same gestures as a claim of four ('push, pull, clap,
+    wave'): the report's names were joined with ', ' and split again (found by an adversarial probe; the test fails
+    on the code before). A name holding ',' or ':', or two names equal but for case, leaves the part unknown."""
+    from rfbench.report.compare import _gestures_part
+
+    part = _gestures_part(_gesture_report({"push, pull": 4, "clap, wave": 4}), _gesture_claim("push, pull, clap, wave"))
+    assert part.status == "unknown" and "cannot be told apart" in part.report, part
+    part = _gestures_part(_gesture_report({"Push": 4, "push": 4}), _gesture_claim("push"))
+    assert part.status == "unknown", part
+    two = _gesture_report({"Push": 4, "Clap": 4})
+    ok = _gestures_part(two, _gesture_claim("clap, push"))
+    assert ok.status == "same", ok
+    assert _gestures_part(two, _gesture_claim("clap, push, push")).status == "differs"
+    assert _gestures_part(two, _gesture_claim("clap")).status == "differs"

@@ -196,8 +196,11 @@ def _spec(raw: Any, where: str, convention: str, metric: str = UNKNOWN) -> dict[
             if value not in choices[key]:
                 raise _fail(where, f"spec {key} must be one of {', '.join(choices[key])} or \"unknown\", got {value!r}")
             out[key] = value
-        elif key == "k":
-            out[key] = _number(value, where, f"spec.{key}")
+        elif key == "k":  # score's own bound (a threshold past it is refused there: no report has one)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_K:
+                raise _fail(where, f"spec.k must be a number in [0, {MAX_K:g}] (a fraction of the normaliser) or "
+                                   "\"unknown\"")
+            out[key] = float(value)
         elif key == "auc_max":
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_K:
                 raise _fail(where, f"spec.auc_max must be a number in (0, {MAX_K:g}] (PCK-AUC's k_max) or "

@@ -231,7 +231,10 @@ def _report_gestures(report: Mapping[str, Any]) -> str:
         return "unknown (no split given)"
     gestures = _mapping(split.get("params")).get("gestures") if isinstance(split.get("params"), Mapping) else None
     classes = [c for c in report.get("classes") or [] if isinstance(c, Mapping)]
-    scored = [str(c.get("class")) for c in classes if isinstance(c.get("support"), int) and c["support"] > 0]
+    scored = _scored_classes(report)
+    clash = _unreadable_names(scored)
+    if clash:
+        return f"unknown (the class names {clash} cannot be told apart in a comma-separated list)"
     # classes without a test row the model still chose among (a label set of 11 scored on 6 gestures'
     # rows): another task than telling the 6 apart
     unseen = [str(c.get("class")) for c in classes if str(c.get("class")) not in scored]
@@ -247,11 +250,34 @@ def _report_gestures(report: Mapping[str, Any]) -> str:
 _CHOSE_AMONG = "the model chose among"
 
 
-def _same_gestures(report_text: str, claim_text: str) -> bool:
-    def names(text: str) -> set:
-        return {t.strip().lower() for t in text.split(":", 1)[-1].split(",") if t.strip()}
+def _scored_classes(report: Mapping[str, Any]) -> list[str]:
+    """The classes the report scored: those with test support, as it records them."""
+    return [str(c.get("class")) for c in report.get("classes") or []
+            if isinstance(c, Mapping) and isinstance(c.get("support"), int) and not isinstance(c.get("support"), bool)
+            and c["support"] > 0]
 
-    return _CHOSE_AMONG not in report_text and names(report_text) == names(claim_text)
+
+def _gesture_key(name: str) -> str:
+    return name.strip().lower()
+
+
+def _unreadable_names(names: Sequence[str]) -> str:
+    """The class names a claim's comma-separated list cannot name one by one (one holding ',' or ':', or two
+    equal but for case and spaces), quoted; empty when there is none."""
+    keys = [_gesture_key(n) for n in names]
+    bad = [n for n, k in zip(names, keys) if "," in n or ":" in n or not k or keys.count(k) > 1]
+    return ", ".join(repr(n) for n in dict.fromkeys(bad))
+
+
+def _gestures_part(report: Mapping[str, Any], claim: Claim) -> Part:
+    """The gestures part: the report's scored classes against the claim's list, name by name and as many."""
+    scored = [_gesture_key(n) for n in _scored_classes(report)]
+
+    def same(report_text: str, claim_text: str) -> bool:
+        wanted = [_gesture_key(t) for t in claim_text.split(":", 1)[-1].split(",") if t.strip()]
+        return _CHOSE_AMONG not in report_text and sorted(scored) == sorted(wanted)
+
+    return _part("gestures", _report_gestures(report), claim.gestures, same)
 
 
 def _report_setting(report: Mapping[str, Any]) -> str:
@@ -579,8 +605,7 @@ def _data_parts(report: Mapping[str, Any], claim: Claim) -> list[Part]:
         _dataset_part(report, claim),
         _part("protocol", protocol, claim.protocol, _same_protocol),
         _part("setting", _report_setting(report), claim.setting),
-        *([_part("gestures", _report_gestures(report), claim.gestures, _same_gestures)]
-          if claim.task == "gesture" else []),
+        *([_gestures_part(report, claim)] if claim.task == "gesture" else []),
         _part("leakage status", leak, "leakage-prone" if claim.leakage_prone is True else "not leakage-prone"
               if claim.leakage_prone is False else UNKNOWN),
         Part("selection", "not recorded (rfbench scores the predictions it is given)",
