@@ -172,6 +172,9 @@ def test_verify_s_match_on_a_summary_names_its_tag_and_warnings(flagged):
     (lambda doc: doc.__setitem__("warnings", []), "warnings"),
     (lambda doc: doc["warnings"][1].__setitem__("cell_reports", 1), "warnings[1].cell_reports"),
     (lambda doc: doc.pop("warnings"), "warnings"),
+    # an integer written as a float is not the document rfbench writes (it MATCHed: found by an adversarial probe)
+    (lambda doc: doc["corruptions"][0]["levels"][0].__setitem__("severity", 1.0), "corruptions[0].levels[0].severity"),
+    (lambda doc: doc["warnings"][1].__setitem__("cell_reports", 2.0), "warnings[1].cell_reports"),
 ])
 def test_an_edited_tag_or_a_deleted_warning_is_a_mismatch(flagged, tmp_path, change, named):
     d, summary, _ = flagged

@@ -426,7 +426,7 @@ def _differ_tree(where: str, found: Any, expected: Any, differ) -> int:
         return n
     if isinstance(found, list) and isinstance(expected, list) and len(found) == len(expected):
         return sum(_differ_tree(f"{where}[{i}]", a, b, differ) for i, (a, b) in enumerate(zip(found, expected)))
-    if not _same(found, expected):
+    if not _same(found, expected) or (type(expected) is int and type(found) is not int):  # 1.0 is not 1 written
         differ(where, _shown(found), _shown(expected))
     return 1
 
