@@ -195,3 +195,19 @@ def test_verify_s_match_on_a_report_repeats_its_warnings(flagged):
     ok = CliRunner().invoke(app, ["verify", str(d / "pose" / "coco.json"), "--root", str(d)])
     assert ok.exit_code == 0, ok.output
     assert "note: the report warns: LAYOUT NOT VERIFIED: skeleton coco17" in " ".join(ok.output.split())
+
+
+@pytest.mark.long
+def test_a_missing_picture_is_named_as_not_compared(flagged, tmp_path):
+    """With the sweep's picture deleted, a MATCH's note said the pictures agreed with the files they name and the
+    verdict listed nothing about them (found by an adversarial probe; the test fails on the code before)."""
+    pytest.importorskip("matplotlib")
+    d, _, _ = flagged
+    copy = tmp_path / "d"
+    shutil.copytree(d, copy)
+    (copy / "sweep" / "robustness-noise.png").unlink()
+    ok = _verify(copy)
+    assert ok.exit_code == 0, ok.output
+    text = " ".join(ok.output.split())
+    assert "not compared: pictures robustness-noise.png: not beside the summary" in text, ok.output
+    assert "reproducer and each picture beside it agree" in text, ok.output

@@ -133,7 +133,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
                                                                                             int(max_gb * 2**30)))
     files.resolve(path.name, path.parent, "the summary")  # the summary too is a file under the root
     with malformed_as_format_error(f"{path}: not a robustness summary rfbench writes"):
-        checked = _check(path, files, reference_allowed=True)
+        checked = _check(path, files, reference_allowed=True, pictures=(unchecked := []))
     names, reports, compared, version, reference_cells, evidence, _ = checked
     unknown = [c for c in cells if c not in names and c != "clean"]
     if unknown:
@@ -142,7 +142,8 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
     # what the numbers are first, so a SYNTHETIC sweep, or one with warnings, never reads as a plain measured one
     notes = [f"{kind}: {text}" for kind, text in evidence_lines({**evidence, "cells": names})]
     notes += [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drop values, evidence "
-              "tag, warnings, corruption errors, reproducer and pictures agree with the files they name; each drop's "
+              "tag, warnings, corruption errors, reproducer and each picture beside it agree with the files they "
+              "name; each drop's "
               "interval is one (low <= high) at the level of the cells' bootstrap (its bounds are not recomputed)",
               f"made with rfbench {version}"]
     every = ["clean", *names]
@@ -169,6 +170,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
                                     f"({len(skipped)} of {len(every)})",
                            "why": "not re-run (--cell named others): their numbers rest on their reports' sha256, "
                                   "not on a re-run; leave out --cell to re-run every cell"})
+    uncompared += unchecked
     if reference_cells and not (all_cells or not cells):
         uncompared.append({"field": f"reference cells ({len(reference_cells)})",
                            "why": "not re-run (--cell named cells of the summary): the CE and mCE rest on the "
@@ -178,11 +180,13 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
                        uncompared=uncompared, datasets=list(trees.values()))
 
 
-def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | None = None):
+def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | None = None,
+           pictures: list | None = None):
     """Every check of the module docstring but the cell re-runs; ``(cell names, {cell: (report path, sha256 of
     the bytes checked)}, values compared, version, the reference's cell reports (the same pairs), the summary's
     evidence, evidence_rule and warnings, the clean cell's windows settings as a reference is compared by
     them)``. ``doc``: the summary already parsed (a reference: from the bytes hashed), else read from ``path``.
+    ``pictures``: a list to which each "not compared" entry of the pictures is added (:func:`_pictures`).
     Raises VerificationError listing every difference found."""
     from rfbench.io.files import read_json
     from rfbench.report.robustness import NOTES, _first, aggregate, cell_marks, reproducer_argv, sweep_evidence
@@ -335,7 +339,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
     level = (clean_report.get("bootstrap") or {}).get("level")  # the level of the sweep's paired bootstrap too
     compared += _whole(doc, settings, digests, reference_digest, models, derived, level, differ)
     compared += _score_like_binds(doc, base, files, clean_report, reports["clean"][0], clean_bound, differ)
-    compared += _pictures(doc, base, files, differ)
+    compared += _pictures(doc, base, files, differ, pictures if pictures is not None else [])
     if differences:
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
                                 f"{differences[0]['path']})", differences=differences)
@@ -611,16 +615,28 @@ def _differing(mine: Mapping, theirs: Mapping) -> list[str]:
             for k in sorted(set(mine) | set(theirs), key=str) if not _same(mine.get(k), theirs.get(k))]
 
 
-def _pictures(doc: Mapping, base: Path, files: _Files, differ) -> int:
+def _pictures(doc: Mapping, base: Path, files: _Files, differ, unchecked: list) -> int:
     """The pictures beside the summary, drawn again from it (when matplotlib is installed) and compared byte for
-    byte. Returns values compared."""
+    byte; a picture of one of its corruptions that is not there (a sweep run without matplotlib draws none), or
+    every picture when matplotlib is not installed here, is added to ``unchecked`` as not compared. Returns values
+    compared."""
     import tempfile
 
-    from rfbench.report.plots import have_matplotlib
+    from rfbench.report.plots import PLOT_HINT, have_matplotlib
+    from rfbench.report.robustness import _picture_name
     from rfbench.report.robustness import _pictures as draw
 
     beside = sorted(p.name for p in base.glob("robustness-*.png"))
-    if not beside or not have_matplotlib():
+    absent = [name for name in (_picture_name(str(c.get("corruption"))) for c in doc.get("corruptions") or ()
+                                if isinstance(c, Mapping)) if name not in beside]
+    if beside and not have_matplotlib():
+        unchecked.append({"field": f"pictures ({len(beside)})",
+                          "why": "not drawn again: " + PLOT_HINT})
+        return 0
+    if absent:
+        unchecked.append({"field": f"pictures {', '.join(absent[:4])}{' …' if len(absent) > 4 else ''}",
+                          "why": "not beside the summary (a sweep run without matplotlib draws none): not compared"})
+    if not beside:
         return 0
     with tempfile.TemporaryDirectory(prefix="rfbench-verify-") as tmp:
         drawn = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in draw(doc, Path(tmp))}
