@@ -141,3 +141,10 @@ def test_cli_split_takes_gestures(runner, tmp_path):
     assert doc["protocol"] == "in-domain" and doc["leakage_prone"] is True
     result = runner.invoke(app, ["split", str(path), "-p", "in-domain", "-o", str(tmp_path / "t.json")])
     assert result.exit_code == 2 and "--allow-leaky" in result.output
+
+
+def test_a_test_value_with_a_space_is_shown_with_its_space():
+    """``--test " 1"`` said "no recording has orientation 1; values present: 1, 2": the space was not shown (found by
+    an adversarial probe; the test fails on the code before)."""
+    with pytest.raises(ValidationError, match="`test` ' 1': no recording has orientation ' 1'; values present: 1, 2"):
+        make_splits(_manifest(), "cross-orientation", test=[" 1"], gestures="common6")

@@ -127,3 +127,14 @@ def test_sorted_values_is_the_canonical_order():
         mixed = list(strings) + [rng.randint(-5, 5) for _ in range(3)] + [rng.random(), True]
         assert sorted_values(mixed) == sorted(mixed, key=value_sort_key)
     assert sorted_values(["10", "9", 10, 9, 2.5]) == [2.5, 9, 10, "10", "9"]
+
+
+def test_a_special_file_is_counted_as_one_not_as_a_name():
+    """A FIFO named like a recording was counted under "names that do not fit the layout": its reason begins "not a"
+    (found by an adversarial probe; the test fails on the code before)."""
+    from rfbench.datasets.manifest import problem_kind
+
+    assert problem_kind("not a regular file (a FIFO, socket, device or kernel pseudo-file); left out") == "link"
+    assert problem_kind("not a Widar BVP file name (user-gesture-...-L<link>.mat); left out") == "name"
+    assert problem_kind("cannot read: not a MATLAB v5 MAT-file (no byte-order mark at bytes 126-127); left out") \
+        == "unreadable"

@@ -75,12 +75,12 @@ PROBLEM_KINDS = (
     ("identical", "byte-identical files", lambda r: r.startswith("identical to ")),
     ("truncated", "logs with skipped records (a truncated tail, a bad length)", lambda r: "record(s) skipped" in r),
     ("empty", "empty files", lambda r: r.startswith(("empty file", "empty WiFi frame"))),
-    ("unreadable", "unreadable files or files with no CSI", lambda r: r.startswith(("cannot read", "no valid"))
+    ("unreadable", "unreadable files or files with no data", lambda r: r.startswith(("cannot read", "no valid"))
         or "more than the" in r or "has shape" in r),
     ("missing", "missing parts (receivers, frames, ground truth)", lambda r: r.startswith(("missing", "no "))),
-    ("name", "names that do not fit the layout (left out)", lambda r: "does not match" in r or r.startswith(
+    ("name", "names that do not fit the layout (left out)", lambda r: ("does not match" in r or r.startswith(
         ("not a", "not an", "ambiguous", "field {", "unknown", "file outside", "folder left out", "second file",
-         "file name says", "its recording id")) or " is outside " in r),
+         "file name says", "its recording id")) or " is outside " in r) and not r.startswith("not a regular file")),
     ("link", "links and special files", lambda r: "symbolic link" in r or "reached a second time" in r
         or "not a regular file" in r or "not valid UTF-8" in r or r.startswith("cannot stat")),
 )

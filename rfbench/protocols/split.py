@@ -182,7 +182,8 @@ def _match_values(col, values: Iterable, key: str) -> list[int]:
         c = col.code_of(v)
         if c < 0:
             have = ", ".join(str(x) for x in col.values[:20]) + (" …" if len(col.values) > 20 else "")
-            raise ValidationError(f"`test` {v}: no recording has {key} {v}; values present: {have}")
+            shown = repr(v) if isinstance(v, str) and (v != v.strip() or not v.isprintable()) else v  # ' 1' is not 1
+            raise ValidationError(f"`test` {shown}: no recording has {key} {shown}; values present: {have}")
         if c not in codes:
             codes.append(c)
     return codes
