@@ -203,5 +203,36 @@ def main() -> None:
     os.environ.pop(_COMPLETE_VAR, None)
     try:
         app_for(sys.argv[1:])(prog_name="rfbench")
+    except OSError as exc:
+        if not _stdout_failed(exc):
+            raise
+        raise SystemExit(2) from None
     finally:
         _settle_streams()
+
+
+#: What a write to a stream that cannot take it raises (a full disk, a quota, a file grown past its limit, a device
+#: error): the errors a command's printing meets, never rfbench's own files (those are one line inside the command).
+_STREAM_ERRNOS = ("ENOSPC", "EDQUOT", "EFBIG", "EIO")
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """When a command's printing to stdout failed (``>/dev/full``): say so in one stderr line and return True, so
+    the command ends with exit 2, not a traceback and exit 1 (the code of a failed check: a report whose summary
+    could not be printed read as a forged one). ``verify`` settles its verdict's printing itself (its exit code
+    stays the verdict). Another OSError that reached here: False (it is raised as it is)."""
+    import errno
+
+    codes = {getattr(errno, name) for name in _STREAM_ERRNOS if hasattr(errno, name)}
+    if exc.errno not in codes or exc.filename is not None:
+        return False
+    from rfbench._process import stream_to_null
+
+    stream_to_null(sys.stdout)  # what is still buffered can no longer fail the last flush
+    try:
+        sys.stderr.write(f"error: standard output could not be written ({(exc.strerror or str(exc)).lower()}): "
+                         "what the command printed is incomplete\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+    return True

@@ -157,3 +157,39 @@ def _quoted(argv) -> str:
     import shlex
 
     return " ".join(shlex.quote(a) for a in argv)
+
+
+@pytest.mark.long
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_command_whose_printing_fails_ends_with_one_line_and_exit_2(tiny_demo, tmp_path, json_out):
+    """compare and windows (score, predict, ingest, split alike) printing to a full disk ended with a traceback and
+    exit 1, the code of a failed check: a comparison or a build whose summary could not be printed read as a
+    mismatch (found by an adversarial probe; the test fails on the code before). The files are written as ever."""
+    flag = ["--json"] if json_out else []
+    argvs = [[_script(), "compare", str(tiny_demo / "bvp" / "report.json"), "claims:widar3-bvp", *flag],
+             [_script(), "windows", str(tiny_demo / "bvp-split.json"), "--side", "test", "-o", str(tmp_path / "w"),
+              *flag]]
+    for argv in argvs:
+        with open("/dev/full", "w") as full:
+            done = _run(argv, full)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == "error: standard output could not be written (no space left on device): what the " \
+                              "command printed is incomplete\n", done.stderr
+    assert sorted(os.listdir(tmp_path / "w")) == ["X.npy", "index.json", "y.npy"]
+
+
+@pytest.mark.long
+def test_a_reader_that_stops_early_leaves_a_command_s_exit_code_alone(tiny_demo, tmp_path):
+    """``compare REPORT CLAIMS | head`` (or ``split ... --json | true``) ended with exit 1, the code of a failed check,
+    once the reader had closed the pipe: Rich and Click end the process so; the rest is now not printed and the
+    command ends with its own code, silently (the test fails on the code before)."""
+    argvs = [[_script(), "compare", str(tiny_demo / "bvp" / "report.json"), "claims:widar3-bvp"],
+             [_script(), "compare", str(tiny_demo / "bvp" / "report.json"), "claims:widar3-bvp", "--json"],
+             [_script(), "split", str(tiny_demo / "bvp-manifest.json"), "-p", "cross-subject", "--test", "user2", "-o",
+              str(tmp_path / "s.json"), "--json"]]
+    for argv in argvs:
+        done = subprocess.run(["bash", "-c", f"sleep 0.2 | true; {_quoted(argv)} | true; exit ${{PIPESTATUS[0]}}"],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0 and done.stderr == "", (argv, done.returncode, done.stderr)
+    assert (tmp_path / "s.json").is_file()

@@ -33,8 +33,8 @@ def _console_class():
     """A Rich console that never writes a control character it did not make itself: the text of every segment
     (a report's strings, a file name, a label from a manifest) has its terminal controls shown as ``\\xNN``
     (:func:`clean_text`), while Rich's own styling and cursor controls stay as they are. Made with
-    ``broken_pipe=True``, a closed pipe raises ``BrokenPipeError`` (for :func:`verdict_output`) where Rich would
-    end the process with exit 1."""
+    ``broken_pipe=True``, a closed pipe raises ``BrokenPipeError`` (for :func:`verdict_output`); else stdout is
+    pointed at the null device and the command goes on (Rich would end the process with exit 1)."""
     from rich.console import Console
     from rich.segment import Segment
 
@@ -52,7 +52,11 @@ def _console_class():
         def on_broken_pipe(self) -> None:
             if self._raise_broken_pipe:
                 raise BrokenPipeError(32, "Broken pipe")
-            super().on_broken_pipe()
+            # the reader stopped (| head): the rest is not printed and the command goes on to its own exit code
+            # (Rich's exit 1 is the code of a failed check: a comparison piped into head read as a mismatch)
+            from rfbench._process import stream_to_null
+
+            stream_to_null(sys.stdout)
 
     return SafeConsole
 
@@ -210,8 +214,13 @@ def emit_json(obj: Any) -> None:
     """Print ``obj`` as one JSON document on stdout (NaN and inf become null)."""
     from rfbench.io.files import dumps_json
 
-    sys.stdout.write(dumps_json(obj))
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(dumps_json(obj))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped (| head): the command keeps its own exit code, as on a console
+        from rfbench._process import stream_to_null
+
+        stream_to_null(sys.stdout)
 
 
 def with_settings(command, impl, *settings_classes) -> None:
