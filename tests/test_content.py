@@ -1057,3 +1057,28 @@ def test_a_log_of_other_hardware_is_hashed_from_the_bytes_read_for_its_records(r
     assert streamed == []
     [leak] = audit.leaks
     assert (leak["train"], leak["test"], leak["files"]) == ("ann_push_1.csv", "bob_push_3.csv", 1)
+
+
+def test_a_template_corpus_s_logs_are_fingerprinted_by_their_records_whatever_their_names(tmp_path):
+    """`ingest files` frames every file it lists as an Intel 5300 log (and windows reads it so), but the content
+    check fingerprinted records only in files named .dat: logs named .bin, copied to another subject with every
+    timestamp moved, passed `split --content` and a report on them verified MEASURED (found by an adversarial
+    probe; the test fails on the code before)."""
+    from rfbench.datasets.files import ingest as ingest_files
+
+    root = tmp_path / "lab"
+    for k, (user, gesture) in enumerate([(u, g) for u in ("ann", "zed") for g in (1, 2)]):
+        (root / user).mkdir(parents=True, exist_ok=True)
+        (root / user / f"{user}_{gesture}.bin").write_bytes(synthetic_log(20, seed=k + 1))
+    (root / "bob").mkdir()
+    for gesture in (1, 2):
+        data = bytearray((root / "ann" / f"ann_{gesture}.bin").read_bytes())
+        for off in record_spans(bytes(data)).offsets.tolist():  # timestamp_low moved: no byte-identical record
+            data[off:off + 4] = ((int.from_bytes(data[off:off + 4], "little") + 12345) % 2**32).to_bytes(4, "little")
+        (root / "bob" / f"bob_{gesture}.bin").write_bytes(bytes(data))
+    m = ingest_files(root, "{user}/{user}_{gesture}.bin", roles={"label": "gesture", "subject": "user"})
+    test = [r["id"] for r in m.recordings if r["subject"] == "bob"]
+    found = audit_content(m, [r["id"] for r in m.recordings if r["id"] not in test], test)
+    assert not found.passed
+    assert sorted((leak["train"], leak["test"], leak["records"]) for leak in found.leaks) == [
+        (f"ann/ann_{g}.bin", f"bob/bob_{g}.bin", _records(root / "bob" / f"bob_{g}.bin")) for g in (1, 2)]

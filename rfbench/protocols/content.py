@@ -12,7 +12,8 @@ manifest's ``root``, see :meth:`Manifest.root_dir`):
 
 - **whole files**: the ``sha256`` recorded at ingest in the file entry, or computed from the file when the entry
   has none. Empty (0-byte) files are not fingerprinted (they would all match); they are counted.
-- **Intel 5300 records**, for files ending in ``.dat`` (or of ``kind`` ``intel5300``/``bfee``): each valid
+- **Intel 5300 records**, for files ending in ``.dat``, every file of an ``ingest files`` corpus (each framed as
+  a log whatever its name), and files of ``kind`` ``intel5300``/``bfee``: each valid
   bfee record's body — its 20 header bytes and its CSI payload with every bit the parser does not read set to
   zero (the gap before each subcarrier group, the tail), before any antenna permutation —
   found by the parser's own framing kernel (:func:`rfbench.io.intel5300.record_spans`), so the records are

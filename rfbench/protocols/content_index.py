@@ -42,14 +42,16 @@ BATCH_FRAMES = 512
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _file_kind(entry: Mapping, bvp: bool = False) -> str:
-    """``bvp``: the file is a Widar3.0 BVP profile (its recording's), fingerprinted by its values as a frame."""
+def _file_kind(entry: Mapping, bvp: bool = False, logs: bool = False) -> str:
+    """``bvp``: the file is a Widar3.0 BVP profile (its recording's), fingerprinted by its values as a frame.
+    ``logs``: every file of the manifest is an Intel 5300 log whatever its name (``ingest files`` frames each file
+    it lists as one, and ``windows`` reads it so): fingerprinted by its records, as a ``.dat`` file is."""
     kind = entry.get("kind")
     if kind == "wifi-frame" or (bvp and kind is None and str(entry["path"]).lower().endswith(".mat")):
         return FRAME
     if kind in ("intel5300", "bfee"):
         return BFEE
-    if kind is None and str(entry["path"]).lower().endswith(".dat"):
+    if kind is None and (logs or str(entry["path"]).lower().endswith(".dat")):
         return BFEE
     return WHOLE
 
@@ -180,6 +182,7 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
     by_inode: dict[tuple, int] = {}
     root_text = os.fspath(root)
     bvp_manifest = m.dataset == "widar3-bvp"
+    logs = m.extra.get("template") is not None  # an ``ingest files`` corpus: every file it lists is a log
     for k, rec in enumerate(recs):
         bvp = bvp_manifest or rec.get("release") == "bvp"
         for entry in rec["files"]:
@@ -193,7 +196,7 @@ def fingerprint(manifest, manifest_path: str | os.PathLike | None = None, *,
                 if f is None:
                     by_inode[key] = f = len(files)
                     digest = _recorded_digest(entry)
-                    files.append(_File(entry["path"], path, _file_kind(entry, bvp), [], digest, size=st.st_size,
+                    files.append(_File(entry["path"], path, _file_kind(entry, bvp, logs), [], digest, size=st.st_size,
                                        recorded=digest is not None))
                 by_path[path] = f
             if k not in files[f].recordings:
