@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["LOOK_ALIKE", "alike_pairs", "plain_name", "read_alike"]
+__all__ = ["INVISIBLE", "LOOK_ALIKE", "alike_pairs", "plain_name", "read_alike"]
 
 #: Letter -> the Latin letter it prints as (pairs from Unicode's confusables data, restricted to whole-letter
 #: look-alikes of the Latin alphabet in the Cyrillic and Greek blocks).
@@ -45,6 +45,13 @@ LOOK_ALIKE = {
 }
 _LOOK_ALIKE = str.maketrans(LOOK_ALIKE)
 
+#: Characters that print as nothing (or a blank) though Unicode calls them letters, marks or symbols, so the test
+#: for spaces, format and control characters misses them: the Hangul fillers, the combining grapheme joiner, the
+#: Khmer inherent vowels, the Mongolian variation selectors, the variation selectors and the braille blank.
+INVISIBLE = "".join(chr(c) for c in (0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2800,
+                                     0x3164, *range(0xFE00, 0xFE10), 0xFFA0, *range(0xE0100, 0xE01F0)))
+_DROP_INVISIBLE = str.maketrans("", "", INVISIBLE)
+
 
 def plain_name(name: str) -> str:
     """``name`` with Unicode compatibility forms folded (NFKC), look-alike letters read as the Latin letter they
@@ -52,26 +59,38 @@ def plain_name(name: str) -> str:
     ``"h36m17 "``, ``"H36M17"``, ``"h36m\\u200b17"`` and ``"Н36М17"`` (Cyrillic) are all ``h36m17``."""
     # read before NFKC too: it turns the lunate sigma (which prints as c) into a sigma (which does not)
     folded = unicodedata.normalize("NFKC", name.translate(_LOOK_ALIKE)).translate(_LOOK_ALIKE).casefold()
-    return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch)[0] not in "CZ")
+    return "".join(ch for ch in folded.translate(_DROP_INVISIBLE)
+                   if not ch.isspace() and unicodedata.category(ch)[0] not in "CZ")
 
 
 #: Unicode blocks whose letters include look-alikes of Latin letters (first, last code point): Latin-1 and the
-#: Latin Extended blocks with IPA, Greek and Coptic, Cyrillic (and its supplements), Armenian, Cherokee, the
-#: phonetic extensions, Latin Extended Additional, letterlike symbols, Coptic, Lisu and Cherokee small letters.
-_LOOK_ALIKE_BLOCKS = ((0x00C0, 0x02AF), (0x0370, 0x058F), (0x13A0, 0x13FF), (0x1C80, 0x1C8F), (0x1D00, 0x1DBF),
-                      (0x1E00, 0x1EFF), (0x2100, 0x214F), (0x2C60, 0x2CFF), (0xA4D0, 0xA4FF), (0xA640, 0xA69F),
-                      (0xA720, 0xA7FF), (0xAB30, 0xABBF))
+#: Latin Extended blocks with IPA, Greek and Coptic, Cyrillic (and its supplements), Armenian, Georgian,
+#: Ethiopic, Cherokee, Canadian Syllabics (and their extension), Runic, the phonetic extensions, Latin Extended
+#: Additional, letterlike symbols, Glagolitic, Coptic, Tifinagh, Lisu, Vai, Bamum, Cherokee small letters, and
+#: the historic alphabets Lycian, Carian, Old Italic, Gothic, Old Permic, Deseret and Osage.
+_LOOK_ALIKE_BLOCKS = ((0x00C0, 0x02AF), (0x0370, 0x058F), (0x10A0, 0x10FF), (0x1200, 0x139F), (0x13A0, 0x13FF),
+                      (0x1400, 0x167F), (0x16A0, 0x16FF), (0x18B0, 0x18FF), (0x1C80, 0x1C8F), (0x1D00, 0x1DBF),
+                      (0x1E00, 0x1EFF), (0x2100, 0x214F), (0x2C00, 0x2C5F), (0x2C60, 0x2CFF), (0x2D30, 0x2D7F),
+                      (0xA4D0, 0xA4FF), (0xA500, 0xA63F), (0xA640, 0xA69F), (0xA6A0, 0xA6FF), (0xA720, 0xA7FF),
+                      (0xAB30, 0xABBF), (0x10280, 0x102DF), (0x10300, 0x1037F), (0x10400, 0x1044F),
+                      (0x104B0, 0x104FF))
 
 
 def _may_pass_for_latin(ch: str) -> bool:
+    """A letter of a block that holds Latin look-alikes, or a decimal digit of another script (Devanagari ``०``,
+    Bengali ``০`` and Telugu ``౦`` print as ``0`` or ``O``)."""
     o = ord(ch)
-    return o > 0x7F and ch.isalpha() and any(lo <= o <= hi for lo, hi in _LOOK_ALIKE_BLOCKS)
+    if o <= 0x7F:
+        return False
+    if unicodedata.category(ch) == "Nd":
+        return True
+    return ch.isalpha() and any(lo <= o <= hi for lo, hi in _LOOK_ALIKE_BLOCKS)
 
 
 def _skeleton(name: str) -> str:
     """``name`` as plain_name reads it but for the look-alike table (each letter stays in its script), without
     the marks a decomposition leaves (``é`` as ``e``)."""
-    folded = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", name).casefold())
+    folded = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", name).casefold()).translate(_DROP_INVISIBLE)
     return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch)[0] not in "CZM")
 
 

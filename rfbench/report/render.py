@@ -366,11 +366,14 @@ def _md(text: Any) -> str:
 
 #: Characters a reader would not see but that change what is seen (a regular-expression class, without its
 #: brackets): bidirectional overrides and isolates (which reorder the text around them), zero-width characters,
-#: marks and the soft hyphen. report.md writes each as its escape (``\u202e``) in free text and code spans alike,
+#: marks and the soft hyphen, and the letters and symbols that print as nothing or a blank
+#: (:data:`rfbench.names.INVISIBLE`: the Hangul fillers, the braille blank, variation selectors).
+#: report.md writes each as its escape (``\u202e``) in free text and code spans alike,
 #: and so every control character but the tab (C0, DEL, C1: a terminal showing the file with ``cat`` would run an
 #: escape sequence — move the cursor, rewrite a line, make a link); the terminal's set
 #: (:func:`rfbench.commands._common.clean_text`) is the same.
-INVISIBLE_CHARS = "\u061c\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+INVISIBLE_CHARS = ("\u061c\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u034f\u115f\u1160\u17b4\u17b5"
+                   "\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef")
 _INVISIBLE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f{INVISIBLE_CHARS}]")
 
 
