@@ -38,7 +38,7 @@ def _manifest(roles=None, capture=False):
     if capture:
         for r in recs:
             r["capture"] = f"c-{r['id']}"
-    doc = Manifest("toy", ".", recs).to_dict()
+    doc = Manifest("toy", "data", recs).to_dict()  # (its tree beside it: nothing is written into a corpus)
     doc["template"] = {"text": "{person}_{session}.dat", "fields": [{"name": "person"}, {"name": "session"}]}
     if roles:
         doc["roles"] = roles

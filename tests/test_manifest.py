@@ -48,7 +48,11 @@ def test_round_trip_keeps_required_and_extra_keys(tmp_path):
     ({"problems": [{"path": 1}]}, "problems\\[0\\]"),
     ({"recordings": [{"id": "", "files": [], "frames": 1}]}, "'id' must be a non-empty string"),
     ({"recordings": [{"id": "a", "files": [], "frames": 1}, {"id": "a", "files": [], "frames": 1}]}, "appears twice"),
-    ({"recordings": [{"id": "a", "files": [{"path": "x"}], "frames": 1}]}, "non-negative int 'bytes'"),
+    ({"recordings": [{"id": "a", "files": [{"path": "x"}], "frames": 1}]}, "an int 'bytes' in 0\\.\\.2\\*\\*63-1"),
+    # past a 64-bit integer: split and audit ended with an OverflowError traceback and exit 1 (found by an
+    # adversarial probe; fails on the code before)
+    ({"recordings": [{"id": "a", "files": [], "frames": 2**63}]}, "'frames' must be an integer in 0\\.\\.2"),
+    ({"recordings": [{"id": "a", "files": [{"path": "x", "bytes": 10**30}], "frames": 1}]}, "an int 'bytes' in 0"),
     ({"recordings": [{"id": "a", "files": [], "frames": 1.5}]}, "'frames' must be"),
     ({"recordings": [{"id": "a", "files": [], "frames": True}]}, "'frames' must be"),
     ({"recordings": [{"id": "a", "files": [], "frames": 1, "room": [1]}]}, "'room' must be a string or a number"),

@@ -288,3 +288,27 @@ def test_robustness_never_sweeps_into_the_dataset_tree(runner, chain):
     assert "lies inside the dataset tree" in text and "choose an output folder outside it" in text, text
     assert "the sweep's windows" in text, text
     assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before
+
+
+def test_nothing_is_written_at_the_top_of_an_ingest_files_corpus(runner, tmp_path):
+    """An `ingest files` corpus is read whole (every file under its root is a recording or a problem), so a manifest
+    or split written at its top changed it: the next ingest listed the file as a problem and every report made from
+    the tree failed verify (found by an adversarial probe; the test fails on the code before)."""
+    from rfbench.io.writer import synthetic_log
+
+    tree = tmp_path / "lab"
+    for k, user in enumerate(("ann", "bob")):
+        (tree / user).mkdir(parents=True)
+        for gesture in (1, 2):
+            (tree / user / f"{user}_{gesture}.dat").write_bytes(synthetic_log(10, seed=k * 2 + gesture))
+    base = ["ingest", "files", str(tree), "--template", "{user}/{user}_{gesture}.dat", "--subject", "user",
+            "--label", "gesture"]
+    before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
+    refused = runner.invoke(app, [*base, "-o", str(tree / "manifest.json")])
+    assert refused.exit_code == 2 and "lies inside the dataset tree" in " ".join(refused.output.split())
+    ok = runner.invoke(app, [*base, "-o", str(tmp_path / "manifest.json")])
+    assert ok.exit_code == 0, ok.output
+    split = runner.invoke(app, ["split", str(tmp_path / "manifest.json"), "-p", "cross-subject", "--test", "bob",
+                                "-o", str(tree / "split.json")])
+    assert split.exit_code == 2 and "lies inside the dataset tree" in " ".join(split.output.split()), split.output
+    assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before

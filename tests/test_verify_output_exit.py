@@ -60,8 +60,7 @@ def test_the_verdicts_console_raises_a_closed_pipe_where_rich_exits_1():
         console.print("MATCH")
     other = stdout_console()
     other.file = _Failing(BrokenPipeError(errno.EPIPE, "Broken pipe"))
-    with pytest.raises(SystemExit):  # every other command keeps Rich's own handling
-        other.print("x")
+    other.print("x")  # every other command goes on to its own exit code (Rich's own handling exited 1)
 
 
 def test_a_closed_or_narrow_stream_is_made_writable(monkeypatch):

@@ -261,11 +261,12 @@ class Manifest:
                 refuse_inputs([out], [os.path.normpath(os.path.join(root, rel))])
         refuse_inside_tree(outputs, root, parts=self.read_parts())
 
-    def read_parts(self) -> set[str]:
+    def read_parts(self) -> set[str] | None:
         """The first parts of the paths of the files this manifest lists and of its problems (``""`` for one at
         the tree's top): the parts of its tree ingest read, where a file written would be found by the next
-        ingest (:func:`rfbench.io.files.refuse_inside_tree`)."""
-        return _read_parts(self.recordings, self.problems)
+        ingest (:func:`rfbench.io.files.refuse_inside_tree`); None, the whole tree, for an ``ingest files``
+        corpus, whose ingest reads every file under its root."""
+        return _read_parts(self.recordings, self.problems, self.extra.get("template"))
 
     @classmethod
     def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":
@@ -371,12 +372,13 @@ def _check_recording(rec: Any, where: str, keys: Sequence[str] = SPLIT_KEYS) -> 
         raise ValidationError(f"{where} ({rid}): 'files' must be a list of {{path, bytes}} objects")
     for f in files:
         if not _is_mapping(f) or not isinstance(f.get("path"), str) or not _is_count(f.get("bytes")):
-            raise ValidationError(f"{where} ({rid}): each file needs a string 'path' and a non-negative int 'bytes'")
+            raise ValidationError(f"{where} ({rid}): each file needs a string 'path' and an int 'bytes' in "
+                                  "0..2**63-1")
         digest = f.get("sha256")
         if digest is not None and not (isinstance(digest, str) and len(digest) == 64 and _HEX.issuperset(digest)):
             raise ValidationError(f"{where} ({rid}): a file's 'sha256' must be 64 lower-case hex digits or null")
     if not _is_count(rec.get("frames")):
-        raise ValidationError(f"{where} ({rid}): 'frames' must be a non-negative integer")
+        raise ValidationError(f"{where} ({rid}): 'frames' must be an integer in 0..2**63-1")
     label = rec.get("label")
     if label is not None and not isinstance(label, str):
         raise ValidationError(f"{where} ({rid}): 'label' must be a string (the class name), not "
@@ -397,8 +399,14 @@ def _check_recording(rec: Any, where: str, keys: Sequence[str] = SPLIT_KEYS) -> 
         raise ValidationError(f"{where} ({rid}): 'receivers' must be a list of receiver numbers")
 
 
+#: The most a count of a manifest (a file's bytes, a recording's frames, a receiver) may be: one that fits a signed
+#: 64-bit integer, as the columns built from it (a frame count of 2**63 ended split and audit with an
+#: OverflowError and exit 1, the code of a leak).
+MAX_COUNT = 2**63 - 1
+
+
 def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
 def read_manifest(path: str | os.PathLike) -> Manifest:
@@ -434,7 +442,7 @@ def read_manifest(path: str | os.PathLike) -> Manifest:
     return Manifest.from_dict(read_json(path, "manifest"), str(path))
 
 
-def dataset_tree_of(path: str | os.PathLike) -> tuple[Path, set[str]] | None:
+def dataset_tree_of(path: str | os.PathLike) -> tuple[Path, set[str] | None] | None:
     """The dataset folder the manifest file ``path`` describes (:meth:`Manifest.root_dir`) and the parts of it
     ingest read (:meth:`Manifest.read_parts`), from the document as it is; None when it cannot be read or names
     no root. For a job that does not otherwise read the manifest (``predict``, ``robustness``) to keep its
@@ -449,10 +457,12 @@ def dataset_tree_of(path: str | os.PathLike) -> tuple[Path, set[str]] | None:
     if not isinstance(root, str) or not root or "\x00" in root:
         return None
     return _root_dir(root, path), _read_parts(recordings if isinstance(recordings, list) else [],
-                                              problems if isinstance(problems, list) else [])
+                                              problems if isinstance(problems, list) else [], doc.get("template"))
 
 
-def _read_parts(recordings: list, problems: list) -> set[str]:
+def _read_parts(recordings: list, problems: list, template: Any = None) -> set[str] | None:
+    if template is not None:
+        return None
     paths = [f.get("path") for r in recordings if isinstance(r, dict) for f in (r.get("files") or ())
              if isinstance(r.get("files"), list) and isinstance(f, dict)]
     paths += [p.get("path") for p in problems if isinstance(p, dict)]

@@ -66,7 +66,7 @@ class WindowsFolder:
     def index_path(self) -> Path:
         return self.path / "index.json"
 
-    def dataset_tree(self) -> tuple[Path, set[str]] | None:
+    def dataset_tree(self) -> tuple[Path, set[str] | None] | None:
         """The dataset folder of the manifest the index names and the parts of it ingest read
         (:func:`rfbench.datasets.manifest.dataset_tree_of`), or None when that manifest cannot be read: where a
         job on the folder must write nothing (:func:`rfbench.io.files.refuse_inside_tree`)."""
