@@ -610,6 +610,17 @@ def test_letters_that_print_as_nothing_or_as_latin_ones_read_alike(runner, tmp_p
         assert _visible(alike).isascii(), _visible(alike)
 
 
+def test_a_number_and_its_text_are_one_value_in_the_audit(runner, tmp_path):
+    """A hand-edited manifest with room 5 (a number) on one side and "5" (text) on the other: both print 5, and the
+    audit passed room-disjoint (found by an adversarial probe; the test fails on the code before)."""
+    manifest = _lodo_manifest(tmp_path, [5, "5", "c"])
+    result = runner.invoke(app, ["split", str(manifest), "-p", "leave-one-domain-out", "--domain", "room", "-o",
+                                 str(tmp_path / "folds")])
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "a reader cannot tell apart" in text and "'5' (train) and '5' (test)" in text, result.output
+
+
 def test_plain_name_reads_look_alike_letters_as_latin():
     from rfbench.names import plain_name
 

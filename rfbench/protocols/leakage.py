@@ -229,7 +229,7 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
     alike = _alike_across(col.values, train_n, test_n)
     if alike:
         problems.append(f"{key} values a reader cannot tell apart (they differ only by case, Unicode form, spaces, "
-                        f"invisible characters or look-alike letters) on both sides: "
+                        f"invisible characters or look-alike letters, or are a number and its text) on both sides: "
                         + _names([f"{a!r} (train) and {b!r} (test)" for a, b in alike[:_SHOW]], len(alike)))
     if missing:
         problems.append(f"{missing} assigned recording(s) have no {key}, so disjointness cannot be shown")
@@ -241,20 +241,22 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
 
 
 def _alike_across(values, train_n: np.ndarray, test_n: np.ndarray) -> list[tuple]:
-    """``(train value, test value)`` pairs of distinct text values, one only on the train side and one only on
-    the test side, that read as one name (:func:`rfbench.names.read_alike`): ``kq`` and ``KQ`` are one person, and so
-    are ``bob`` and ``bօb`` (Armenian ``օ``)."""
+    """``(train value, test value)`` pairs of distinct values, one only on the train side and one only on the test
+    side, that read as one name (:func:`rfbench.names.read_alike`): ``kq`` and ``KQ`` are one person, and so are
+    ``bob`` and ``bօb`` (Armenian ``օ``), and the integer ``5`` and the text ``"5"`` (a hand-edited manifest's),
+    which print alike; a number is compared as its text."""
     from rfbench.names import alike_pairs
 
-    train_only, test_only = [], []
+    train_only, test_only = set(), set()
     for v, value in enumerate(values):
-        if not isinstance(value, str):
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
             continue
+        text = value if isinstance(value, str) else str(value)  # the number 5 and the text "5" print alike
         if train_n[v] > 0 and test_n[v] == 0:
-            train_only.append(value)
+            train_only.add(text)
         elif test_n[v] > 0 and train_n[v] == 0:
-            test_only.append(value)
-    return alike_pairs(sorted(train_only), sorted(test_only))
+            test_only.add(text)
+    return [(t, t) for t in sorted(train_only & test_only)] + alike_pairs(sorted(train_only), sorted(test_only))
 
 
 def _capture_check(table: RecordingTable, has_train: np.ndarray, has_test: np.ndarray) -> dict:
