@@ -92,7 +92,7 @@ def test_leave_one_domain_out_over_the_labels_own_field_is_refused(runner, tmp_p
     """The label came from the template field 'activity': each fold over it holds one class out."""
     recs = [{"id": f"r{k}", "files": [], "frames": 10, "user": u, "subject": u, "activity": a, "label": str(a)}
             for k, (u, a) in enumerate((u, a) for u in ("x", "y") for a in (1, 2, 3))]
-    doc = Manifest("toy", ".", recs).to_dict()
+    doc = Manifest("toy", "data", recs).to_dict()  # (its tree beside it: nothing is written into a corpus)
     doc["template"] = {"text": "{user}_{activity}.dat", "fields": [{"name": "user"}, {"name": "activity"}]}
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
