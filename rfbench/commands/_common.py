@@ -111,7 +111,12 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
     from rfbench.errors import for_cli
     from rfbench.settings import declared_flags
 
-    stderr_console().print(f"[bold red]error:[/] {escape(one_line(for_cli(str(message), declared_flags())))}")
+    try:
+        stderr_console().print(f"[bold red]error:[/] {escape(one_line(for_cli(str(message), declared_flags())))}")
+    except OSError:  # stderr cannot take the line (a full disk): the exit code still says what happened
+        from rfbench._process import stream_to_null
+
+        stream_to_null(sys.stderr)
     return typer.Exit(code)
 
 
