@@ -259,7 +259,8 @@ class Manifest:
                 listed = {f.get("path") for r in self.recordings for f in r.get("files") or ()}
             if rel in listed:
                 refuse_inputs([out], [os.path.normpath(os.path.join(root, rel))])
-        refuse_inside_tree(outputs, root, parts=self.read_parts())
+        if listed is not None:  # some output lies inside the tree (the parts are a pass over every recording)
+            refuse_inside_tree(outputs, root, parts=self.read_parts())
 
     def read_parts(self) -> set[str] | None:
         """The first parts of the paths of the files this manifest lists and of its problems (``""`` for one at
