@@ -478,7 +478,7 @@ def test_a_key_rfbench_does_not_write_anywhere_in_the_summary_is_a_mismatch(swee
     (lambda doc: doc["corruptions"][1]["levels"][0].update(severity=True), "severity"),
 ])
 def test_what_verify_does_not_recompute_is_still_what_rfbench_writes(sweep, tmp_path, change, named):
-    """The drop intervals (not recomputed) took any value — text with a terminal escape, a list — and a severity
+    """The drop intervals (then not recomputed) took any value — text with a terminal escape, a list — and a severity
     of `true` read as 1: both MATCHed."""
     copy, verify = _copied_sweep(sweep, tmp_path)
     path = copy / "sweep" / "summary.json"
@@ -522,7 +522,8 @@ def test_the_score_like_report_must_be_the_one_the_cells_were_scored_like(sweep,
 @pytest.mark.long
 def test_verify_checks_the_reference_sweep_and_the_pictures(sweep, tmp_path):
     """The reference's values scale CE and mCE: a reference is now checked against its own cells; a picture
-    beside the summary is drawn again and compared; the drops' intervals are named as not compared."""
+    beside the summary is drawn again and compared; the drops' intervals of the cells --cell leaves out are named
+    as not compared."""
     pytest.importorskip("matplotlib")
     from rfbench.report.robustness import reproducer_argv
     from rfbench.report.robustness_settings import RobustnessSettings

@@ -2,7 +2,8 @@
 
 - A drop's paired interval was only held to be a finite number (its level in (0, 1)): bounds that exclude the
   drop, low above high, or a level other than the bootstrap's verified as MATCH, under a note saying the drops
-  agree with the files they name.
+  agree with the files they name. Then it was held to be an interval, not recomputed: a bound moved within what
+  is an interval verified as MATCH. Now it is recomputed from the cells' predictions.
 - ``settings.severities`` of floats (``[1.0, 3.0]``, where rfbench writes integers) verified as MATCH.
 - With ``--cell``, a summary that could not be read (a key twice, a NaN, deep nesting, bytes not UTF-8) was
   called "not a summary" instead of what is wrong with it.
@@ -70,15 +71,48 @@ def test_a_drop_interval_that_is_not_one_at_the_bootstrap_level_is_a_mismatch(de
     assert any(p.startswith(named) for p in paths), (paths, drop)
 
 
+def _first_cell(d: Path) -> str:
+    from rfbench.report.robustness import cell_name
+
+    e = json.loads(_summary_path(d).read_text())["cells"][0]
+    return cell_name(e["corruption"], e["severity"], e["seed"])
+
+
 def test_the_match_note_names_what_was_compared_of_the_drops(demo):
-    """The note said the drops agree with the files they name; their bounds are checked, not recomputed."""
-    result = _verify(demo)
+    """The note said the drops agree with the files they name; their bounds are now recomputed for the cells
+    re-run, and named as not compared for the cells --cell leaves out."""
+    result = _verify(demo, "clean", _first_cell(demo))
     assert result.status == "match"
     note = next(n for n in result.notes if "agree with the files they name" in n)
-    assert "drop values" in note and ", drops," not in note, note
-    assert "interval is one (low <= high) at the level of the cells' bootstrap" in " ".join(result.notes)
+    assert "drop values" in note and "paired interval recomputed" in note, note
     fields = [u["field"] for u in result.uncompared]
-    assert "cells[].drop.low, .high" in fields, fields
+    assert "cells[].drop.low, .high of the cells not re-run" in fields, fields
+
+
+@pytest.mark.parametrize("key, delta", [("low", -0.001), ("high", 0.002), ("low", 0.0005)])
+def test_a_drop_interval_moved_within_what_is_an_interval_is_a_mismatch(demo, key, delta):
+    """A bound moved a little — still a finite interval, low <= high, at the bootstrap's level — verified MATCH
+    (the bounds were only held to be an interval): each drop's paired interval is now recomputed from the cell's
+    and clean's predictions once the cell is re-run."""
+    before = _drop(json.loads(_summary_path(demo).read_text()))
+    drop = _drop(_edit(demo, lambda doc: _drop(doc).update({key: _drop(doc)[key] + delta})))
+    assert drop["low"] <= drop["high"] and drop["level"] == before["level"], drop
+    assert _verify(demo).status == "match"  # the cell not re-run (--cell clean): its interval is not recomputed
+    with pytest.raises(VerificationError) as caught:
+        _verify(demo, "clean", _first_cell(demo))
+    paths = [d["path"] for d in caught.value.differences]
+    assert paths == [f"cells[0].drop.{key}"], paths
+    assert "recomputed from the cells' predictions" in str(caught.value)
+
+
+def test_a_drop_interval_written_where_the_sweep_had_none_is_a_mismatch(demo):
+    """A cell whose interval was null in the summary (no bootstrap) given one, or the reverse, is a difference
+    too: the recomputed interval decides."""
+    _edit(demo, lambda doc: _drop(doc).update(low=None, high=None) or _drop(doc).pop("level"))
+    with pytest.raises(VerificationError) as caught:
+        _verify(demo, _first_cell(demo))
+    paths = {d["path"] for d in caught.value.differences}
+    assert {"cells[0].drop.low", "cells[0].drop.high", "cells[0].drop.level"} <= paths, paths
 
 
 # -- the settings, typed as rfbench writes them -----------------------------------------------------------------

@@ -117,13 +117,14 @@ def _load() -> "World | None":
 
 
 @contextlib.contextmanager
-def confined(files: dict) -> Iterator[None]:
+def confined(files: dict, digests: dict | None = None) -> Iterator[None]:
     """Within the block this process reads only ``files`` (``(st_dev, st_ino)`` → size), as a re-run child does:
     for library code that re-reads a checked chain in its own process (``rfbench compare`` re-scoring a report
-    from its dataset)."""
+    from its dataset, ``rfbench verify`` recomputing a sweep's paired intervals). ``digests``: the sha256 the
+    caller hashed of some of them (``(st_dev, st_ino)`` → hex): those are read as the bytes hashed, or refused."""
     global _active, _confined
     previous = _active
-    _active = World(os.path.join(os.sep, "nonexistent", "scratch"), dict(files))
+    _active = World(os.path.join(os.sep, "nonexistent", "scratch"), dict(files), dict(digests or {}))
     _confined += 1
     try:
         yield

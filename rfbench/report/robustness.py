@@ -51,7 +51,7 @@ from rfbench.settings import _kind, flag_of, options_of
 __all__ = ["RobustnessSettings", "run_robustness", "parse_severities", "SUMMARY_FILE", "cell_name",
            "ScoreLike", "score_like", "aggregate", "read_reference", "check_reference", "reference_differs",
            "cell_marks", "sweep_evidence", "evidence_lines", "reference_windows", "windows_compared",
-           "prediction_settings"]
+           "prediction_settings", "Pairing"]
 
 SUMMARY_FILE = "summary.json"
 
@@ -182,11 +182,14 @@ def differing_fields(mine: Mapping, theirs: Mapping) -> list[str]:
 # -- paired drops -------------------------------------------------------------------------------------------
 
 
-class _Pairing:
+class Pairing:
     """The first result's statistic over rows, for the clean predictions and any cell's, from one set of cluster
-    draws (the report's bootstrap settings and clusters): the drop ``clean − cell`` with its interval."""
+    draws (the report's bootstrap settings and clusters): the drop ``clean − cell`` with its interval.
+    ``task``, ``spec`` and ``bootstrap`` are the clean report's score settings (a :class:`ScoreLike`'s, or those
+    verify parses from a clean report's reproducer); ``split`` and ``index_path`` the clean cell's split and test
+    index (the ground truth is read from the dataset: :func:`~rfbench.datasets.windows.test_truth`)."""
 
-    def __init__(self, like: ScoreLike, split, index_path: Path, clean_pred: np.ndarray):
+    def __init__(self, task: str, spec, bootstrap, split, index_path: Path, clean_pred: np.ndarray):
         from rfbench.datasets.windows import test_truth
         from rfbench.protocols.splitfile import load_split
         from rfbench.report.common import resolve_clusters
@@ -195,8 +198,8 @@ class _Pairing:
         info = load_split(split)
         groups = np.asarray([r["id"] for r in truth.rows])
         subjects = {rid: str(r["subject"]) for rid, r in info.recordings.items() if r.get("subject") is not None}
-        b = like.bootstrap
-        self.like = like
+        b = bootstrap
+        self.task, self.spec, self.bootstrap = task, spec, bootstrap
         self.clusters, _ = resolve_clusters(groups, b.cluster_by, subjects, b.replicates)
         self.gt = truth.y
         self.names = tuple((truth.labels or {}).get("names") or ())
@@ -207,8 +210,8 @@ class _Pairing:
 
         n = self.gt.shape[0]
         segments = make_segments(n, self.clusters)
-        s = self.like.spec
-        if self.like.task == "pose":
+        s = self.spec
+        if self.task == "pose":
             from rfbench.metrics.pose_inputs import validate_poses
             from rfbench.metrics.pose_plan import PosePlan
             from rfbench.metrics.skeletons import get_skeleton
@@ -233,7 +236,7 @@ class _Pairing:
 
         plan, clean, ok = self.clean
         _, table, _ = self._table(pred)
-        b = self.like.bootstrap
+        b = self.bootstrap
         if self.clusters is None or not ok or b.replicates == 0:
             return None
         iv = paired_intervals(clean, {"cell": table}, [plan.statistic(0)], n_boot=b.replicates,
@@ -823,7 +826,7 @@ def run_robustness(model, split, score_like_report, out, settings: RobustnessSet
     with _kept_reading(out) as reading, reading.in_use(), Sandbox(like.predict, f"model {model_file.path}") as box, \
             _removed_on_error(out, folders, earlier is None):
         clean_report, clean_pred, clean_index = run_cell(out / "clean", like.windows)
-        pairing = _Pairing(like, split, clean_index, clean_pred)
+        pairing = Pairing(like.task, like.spec, like.bootstrap, split, clean_index, clean_pred)
         del clean_pred
         if advance is not None:
             advance("clean")

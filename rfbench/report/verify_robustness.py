@@ -36,12 +36,12 @@ from the bytes hashed. Until every cell is re-run, a cell's numbers rest on its 
 alone — and whoever edits a cell report can record its new sha256 — so that is the default. ``cells`` (folder
 names such as ``noise-3-seed0``) narrows the re-runs to those named; every cell left out, and the reference's
 cells, are then named in the verdict as not compared.
-The drops' paired intervals are not recomputed here (they need every cell's predictions and the clean ones
-together): each must be an interval as rfbench writes one (both bounds or neither, ``low <= high``) at the level
-of the cells' bootstrap (the clean report's ``bootstrap.level``), and the verdict names the bounds as not
-compared. (Whether it holds its drop value is not checked: a percentile bootstrap interval need not hold its
-point estimate, and an honest summary must never be called a mismatch.) A
-re-run of the sweep (``rfbench robustness`` with the summary's reproducer) reproduces them.
+Last, each drop's paired interval is computed again as the sweep computed it (:func:`_recompute_drops`): the
+bootstrap of the clean report's metric over the clean cell's ground truth, read from the dataset in a closed world,
+and the predictions the clean report and the cell's report scored (their ``pred.npy``, the bytes hashed), drawn
+with the clean report's bootstrap settings; every bound and level must be the one recomputed (a sweep's
+reference too). Before that, each is held to be an interval as rfbench writes one (both bounds or neither,
+``low <= high``) at the cells' bootstrap level, so a malformed one is named as such.
 """
 
 from __future__ import annotations
@@ -54,12 +54,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError, malformed_as_format_error
 
-__all__ = ["is_summary", "verify_summary", "NOT_COMPARED"]
-
-#: What verify does not compare in a summary, and why (named in every verdict on a summary).
-NOT_COMPARED = ("the bounds of each drop's paired bootstrap interval are not recomputed (they need the cell's and "
-                "clean's predictions together): each is only checked to be an interval (low <= high) at the level of "
-                "the cells' bootstrap; running the summary's reproducer again reproduces them")
+__all__ = ["is_summary", "verify_summary"]
 
 
 def is_summary(doc: Any) -> bool:
@@ -134,7 +129,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
     files.resolve(path.name, path.parent, "the summary")  # the summary too is a file under the root
     with malformed_as_format_error(f"{path}: not a robustness summary rfbench writes"):
         checked = _check(path, files, reference_allowed=True, pictures=(unchecked := []))
-    names, reports, compared, version, reference_cells, evidence, _ = checked
+    names, reports, compared, version, reference_cells, evidence, _, drops = checked
     unknown = [c for c in cells if c not in names and c != "clean"]
     if unknown:
         raise ValidationError(f"{path}: no cell {unknown[0]!r}; the cells are clean, "
@@ -143,8 +138,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
     notes = [f"{kind}: {text}" for kind, text in evidence_lines({**evidence, "cells": names})]
     notes += [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drop values, evidence "
               "tag, warnings, corruption errors, reproducer and each picture beside it agree with the files they "
-              "name; each drop's "
-              "interval is one (low <= high) at the level of the cells' bootstrap (its bounds are not recomputed)",
+              "name; each drop's paired interval recomputed from the cell's and clean's predictions",
               f"made with rfbench {version}"]
     every = ["clean", *names]
     wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
@@ -163,8 +157,20 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
         notes.append(f"{kind} {name} re-run: MATCH ({result.compared} values)")
         for t in result.datasets:  # the cells share the clean run's chain: each tree named once
             trees.setdefault((t["tree"], t["manifest"]), t)
+    from rfbench.report.verify import Limits, _own_memory_bounded
+
+    everything = all_cells or not cells
+    with _own_memory_bounded(limits if limits is not None else Limits()):  # the arrays are read in this process
+        for k, (prefix, entries, docs) in enumerate(drops):
+            if k == 0 or everything:  # the reference's: when its cells were re-run
+                compared += _recompute_drops(path, prefix, entries, docs, files, limits,
+                                             None if everything else set(wanted))
     skipped = [name for name in every if name not in wanted]
-    uncompared = [{"field": "cells[].drop.low, .high", "why": NOT_COMPARED}]
+    uncompared = []
+    if not everything and [name for name in names if name not in wanted]:
+        uncompared.append({"field": "cells[].drop.low, .high of the cells not re-run",
+                           "why": "each drop's paired interval is recomputed for the cells re-run only (--cell "
+                                  "named others); leave out --cell to recompute every one"})
     if skipped:
         uncompared.append({"field": f"cells {', '.join(skipped[:8])}{' …' if len(skipped) > 8 else ''} "
                                     f"({len(skipped)} of {len(every)})",
@@ -241,6 +247,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
     reports: dict[str, tuple[Path, str]] = {}
     clean = dict(doc["clean"])
     firsts: dict[str, dict] = {}
+    docs: dict[str, tuple[dict, Path]] = {}  # each report as parsed from the bytes hashed, and its real path
     models: dict[str, dict] = {}  # each report's first result as a summary copies it ({value, low, high})
     marks: dict[str, tuple] = {}  # each report's evidence tag and warnings
     clean_bound = None  # the clean report's windows settings (but the corruption) and score settings
@@ -254,6 +261,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
             differ(f"{where}.sha256", entry["sha256"], digest)
             continue
         report = files.document(item, "report", f"the summary's {name} report")
+        docs[name] = (report, item.path)
         first = report["results"][0]
         firsts[name] = first
         try:
@@ -297,6 +305,7 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
     reference = None
     reference_digest = None
     reference_cells: dict = {}  # the reference's cell reports, clean first: verify re-runs them too
+    drops = [("", entries, docs)]  # whose paired intervals verify recomputes: this sweep's, its reference's
     if doc.get("reference") is not None:
         if not reference_allowed:
             raise FormatError(f"{path}: a reference sweep that names a reference of its own; rfbench robustness "
@@ -310,9 +319,10 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
             # checked as parsed from the bytes hashed, and scaled by the same document: never a second read
             reference = files.document(item, "robustness", "the summary's reference")
             try:
-                ref_names, ref_reports, ref_compared, _, _, _, ref_windows = _check(
+                ref_names, ref_reports, ref_compared, _, _, _, ref_windows, ref_drops = _check(
                     item.path, files, reference_allowed=False, doc=reference)
                 compared += ref_compared
+                drops += [("the reference's ", ref_entries, ref_docs) for _, ref_entries, ref_docs in ref_drops]
                 reference_cells = {name: ref_reports[name] for name in ["clean", *ref_names]}
             except VerificationError as exc:
                 raise VerificationError(f"{path}: its reference {item.path}: {exc}",
@@ -344,7 +354,90 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
         raise VerificationError(f"{path}: {len(differences)} value(s) of the summary differ from its files (first: "
                                 f"{differences[0]['path']})", differences=differences)
     evidence = {key: derived[key] for key in ("evidence", "evidence_rule", "warnings")}
-    return names, reports, compared, version, reference_cells, evidence, clean_bound.get("window_settings")
+    return (names, reports, compared, version, reference_cells, evidence, clean_bound.get("window_settings"),
+            drops)
+
+
+def _recompute_drops(path: Path, prefix: str, entries: Sequence[Mapping], docs: Mapping, files: _Files,
+                     limits, only: set | None = None) -> int:
+    """Each drop's paired interval (``cells[i].drop.low/.high/.level``) computed again as ``rfbench robustness``
+    computes it (:class:`~rfbench.report.robustness.Pairing`): the clean cell's ground truth read from the
+    dataset in a closed world (the clean report's chain resolved and hashed as verify re-runs it:
+    :func:`~rfbench.report.closed_world.close_world`, every file read the bytes hashed), the predictions each
+    cell report scored (``pred.npy``, the bytes hashed and matching the report's record), the clean report's
+    metric and bootstrap (its reproducer's; the checks above hold every cell to them). ``only``: the names of the
+    cells re-run (``--cell``): the others' intervals are left as checked above (the verdict says so), as their
+    values rest on their reports' sha256. Raises VerificationError listing every interval that differs; returns
+    values compared."""
+    import io
+
+    import numpy as np
+
+    from rfbench.io.world import confined
+    from rfbench.report.closed_world import Budget, close_world, read_checked
+    from rfbench.report.robustness import Pairing, _parse_score_argv, cell_name
+
+    todo = [(i, e, cell_name(e["corruption"], e["severity"], e["seed"])) for i, e in enumerate(entries)]
+    todo = [t for t in todo if only is None or t[2] in only]
+    if not todo:
+        return 0
+    clean, clean_path = docs["clean"]
+    spec, bootstrap, _ = _parse_score_argv(clean["reproducer"]["argv"], clean["task"])
+    budget = Budget(getattr(limits, "timeout", 3600.0), int(getattr(limits, "max_gb", 1024.0) * 2**30))
+    budget.deadline = min(budget.deadline, files.budget.deadline)
+    world = close_world(clean, Path(clean_path), files.root, budget)
+    if world.changed:
+        raise VerificationError(
+            f"{path}: {len(world.changed)} input(s) of the {prefix}clean report changed since it was made ("
+            + ", ".join(f"{d['path']} {d['file']}" for d in world.changed[:3]) + "); its drops' intervals not "
+            "recomputed", differences=world.changed)
+    if "rows" not in world.inputs or "split" not in world.inputs:
+        raise FormatError(f"{path}: the {prefix}clean report records no windows index or split")
+
+    def predictions(name: str) -> np.ndarray:
+        report, real = docs[name]
+        what = f"the predictions of the {prefix}{name} report"
+        record = next((i for i in report.get("inputs") or [] if isinstance(i, Mapping) and i.get("role") == "pred"),
+                      None)
+        if record is None:
+            raise FormatError(f"{path}: the {prefix}{name} report records no predictions (input pred)")
+        item = world.inputs["pred"] if name == "clean" else files.resolve(record.get("path"), Path(real).parent, what)
+        digest = files.sha256(item, what)
+        if digest != record.get("sha256"):
+            raise VerificationError(f"{path}: {what} ({item.path}) changed since the report was made; its drop's "
+                                    "interval not recomputed", differences=[
+                                        {"path": f"{prefix}cells[{name}].inputs.pred.sha256",
+                                         "report": record.get("sha256"), "rerun": digest}])
+        try:
+            arr = np.load(io.BytesIO(read_checked(item, digest, what)), allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise FormatError(f"{path}: {what} ({item.path}) is not a plain .npy array ({exc})") from None
+        budget.left()
+        return arr
+
+    differences: list[dict] = []
+    n = 0
+    clean_pred = predictions("clean")  # verify's own reads, outside the closed world (whose reads are a child's)
+    with confined(world.files, world.digests):  # the ground truth: read as a re-run reads it
+        pairing = Pairing(clean["task"], spec, bootstrap, world.inputs["split"].path, world.inputs["rows"].path,
+                          clean_pred)
+    del clean_pred
+    for i, e, name in todo:
+        interval = pairing.drop(predictions(name)) or {"low": None, "high": None}
+        budget.left()
+        drop = e["drop"] if isinstance(e.get("drop"), Mapping) else {}
+        for key in ("low", "high", "level"):
+            n += 1
+            if not _same(drop.get(key), interval.get(key)) or (key == "level" and
+                                                                 ("level" in drop) != ("level" in interval)):
+                differences.append({"path": f"{prefix}cells[{i}].drop.{key}", "report": _shown(drop.get(key)),
+                                    "rerun": interval.get(key)})
+    if differences:
+        raise VerificationError(f"{path}: {len(differences)} bound(s) of the drops' paired intervals differ when "
+                                f"recomputed from the cells' predictions (first: {differences[0]['path']}: "
+                                f"{differences[0]['report']!r} in the summary, {differences[0]['rerun']!r} now)",
+                                differences=differences)
+    return n
 
 
 def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: Mapping, derived: Mapping, level,
@@ -352,14 +445,14 @@ def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: M
     """The whole summary, every key at every level, against the document rfbench robustness writes for what the
     checks above found (the paths it records, the files' digests, each cell's first result, what is derived):
     a key rfbench does not write (a headline, an ``evidence`` tag in a cell entry, a note in the settings) or a
-    value of a cell entry no check above names is a difference. Only the bounds of the drops' paired intervals are
-    the summary's own (:data:`NOT_COMPARED`): each must be an interval at ``level`` (the cells' bootstrap
-    level). Returns values compared."""
+    value of a cell entry no check above names is a difference. The bounds of the drops' paired intervals are
+    taken as written here and held to be intervals at ``level`` (the cells' bootstrap level); their values are
+    recomputed once the cells are re-run (:func:`_recompute_drops`). Returns values compared."""
     from rfbench.report.robustness import cell_name
 
     def entry(e: Mapping, name: str) -> dict:
         drop = e["drop"] if isinstance(e.get("drop"), Mapping) else {}
-        kept = {k: drop[k] for k in ("low", "high", "level") if k in drop}  # the intervals: not recomputed here
+        kept = {k: drop[k] for k in ("low", "high", "level") if k in drop}  # recomputed later: _recompute_drops
         clean_value = models["clean"]["value"]
         value = models[name]["value"]
         return {"corruption": e["corruption"], "severity": e["severity"], "seed": e["seed"],
@@ -377,8 +470,8 @@ def _whole(doc: Mapping, settings, digests: Mapping, reference_digest, models: M
         **derived,
     }
     n = _differ_tree("", doc, expected, differ)
-    for i, (e, want) in enumerate(zip(doc["cells"], expected["cells"])):  # the intervals are not recomputed, but
-        # they are what rfbench writes: numbers, low <= high, at the level of the cells' bootstrap
+    for i, (e, want) in enumerate(zip(doc["cells"], expected["cells"])):  # the intervals, recomputed later, are
+        # first what rfbench writes: numbers, low <= high, at the level of the cells' bootstrap
         drop = e.get("drop") if isinstance(e, Mapping) else None
         drop = drop if isinstance(drop, Mapping) else {}
         typed = True
