@@ -24,6 +24,7 @@ recordings with rows on both sides (a split of whole recordings has none, and im
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
@@ -229,7 +230,8 @@ def _domain_check(table: RecordingTable, key: str, has_train: np.ndarray, has_te
     alike = _alike_across(col.values, train_n, test_n)
     if alike:
         problems.append(f"{key} values a reader cannot tell apart (they differ only by case, Unicode form, spaces, "
-                        f"invisible characters or look-alike letters, or are a number and its text) on both sides: "
+                        f"invisible characters or look-alike letters, are a number and its text, or write one "
+                        f"number with and without leading zeros) on both sides: "
                         + _names([f"{a!r} (train) and {b!r} (test)" for a, b in alike[:_SHOW]], len(alike)))
     if missing:
         problems.append(f"{missing} assigned recording(s) have no {key}, so disjointness cannot be shown")
@@ -244,7 +246,9 @@ def _alike_across(values, train_n: np.ndarray, test_n: np.ndarray) -> list[tuple
     """``(train value, test value)`` pairs of distinct values, one only on the train side and one only on the test
     side, that read as one name (:func:`rfbench.names.read_alike`): ``kq`` and ``KQ`` are one person, and so are
     ``bob`` and ``bօb`` (Armenian ``օ``), and the integer ``5`` and the text ``"5"`` (a hand-edited manifest's),
-    which print alike; a number is compared as its text."""
+    which print alike; a number is compared as its text. So are two names that write the same numbers, one with
+    leading zeros (``7`` and ``07``, ``S1`` and ``S01``, ``user2`` and ``user002``): a numbering padded in one
+    place and not in another names one person twice."""
     from rfbench.names import alike_pairs
 
     train_only, test_only = set(), set()
@@ -256,7 +260,25 @@ def _alike_across(values, train_n: np.ndarray, test_n: np.ndarray) -> list[tuple
             train_only.add(text)
         elif test_n[v] > 0 and train_n[v] == 0:
             test_only.add(text)
-    return [(t, t) for t in sorted(train_only & test_only)] + alike_pairs(sorted(train_only), sorted(test_only))
+    pairs = [(t, t) for t in sorted(train_only & test_only)] + alike_pairs(sorted(train_only), sorted(test_only))
+    seen = set(pairs)
+    by_number: dict = {}
+    for b in sorted(test_only):
+        by_number.setdefault(_unpadded(b), []).append(b)
+    pairs += [(a, b) for a in sorted(train_only) for b in by_number.get(_unpadded(a), ())
+              if a != b and (a, b) not in seen]
+    return pairs
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _unpadded(name: str) -> str:
+    """``name`` as :func:`~rfbench.names.plain_name` reads it, each run of digits without its leading zeros
+    (``S007`` → ``s7``; ``0`` stays ``0``): two names equal so write the same numbers."""
+    from rfbench.names import plain_name
+
+    return _DIGITS.sub(lambda m: m.group().lstrip("0") or "0", plain_name(name))
 
 
 def _capture_check(table: RecordingTable, has_train: np.ndarray, has_test: np.ndarray) -> dict:
