@@ -160,7 +160,9 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
     from rfbench.report.verify import Limits, _own_memory_bounded
 
     everything = all_cells or not cells
-    with _own_memory_bounded(limits if limits is not None else Limits()):  # the arrays are read in this process
+    with _own_memory_bounded(limits if limits is not None else Limits()), \
+            malformed_as_format_error(f"{path}: a cell's predictions or the clean cell's chain are malformed"):
+        # the arrays are read in this process
         for k, (prefix, entries, docs) in enumerate(drops):
             if k == 0 or everything:  # the reference's: when its cells were re-run
                 compared += _recompute_drops(path, prefix, entries, docs, files, limits,
