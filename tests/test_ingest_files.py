@@ -197,6 +197,9 @@ def test_ingest_is_identical_across_worker_counts(tmp_path):
     (["-t", WIAR, "--subject", "user"], "the subject role names field 'user'"),
     (["-t", "{a}_alldata/x_{b}.mat"], "no file matches the template"),
     (["-t", WIAR, "--recording-by", "distance,nope"], "recording_by names field 'nope'"),
+    # an empty field name was read as no --recording-by at all (one recording per file), silently
+    (["-t", WIAR, "--recording-by", ""], "names an empty field"),
+    (["-t", WIAR, "--recording-by", "distance,,activity"], "names an empty field"),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(runner, tmp_path, args, match):
     wiar_like(tmp_path / "tree")

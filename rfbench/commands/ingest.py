@@ -135,8 +135,19 @@ DropDuplicates = Annotated[bool, typer.Option(
 
 
 def fields_of(values: Optional[list[str]]) -> list[str]:
-    """``--recording-by a,b --recording-by c`` → ``["a", "b", "c"]``."""
-    return [f.strip() for v in values or [] for f in v.split(",") if f.strip()]
+    """``--recording-by a,b --recording-by c`` → ``["a", "b", "c"]``; an empty name (``--recording-by ''``,
+    ``a,,b``) is a ValidationError: it named no field, and was read as no option at all (one recording per
+    file)."""
+    from rfbench.errors import ValidationError
+
+    out = []
+    for v in values or []:
+        for f in v.split(","):
+            if not f.strip():
+                raise ValidationError(f"--recording-by {v!r} names an empty field; give the template's field names, "
+                                      "comma-separated (leave the option out for one recording per file)")
+            out.append(f.strip())
+    return out
 
 
 @ingest.command("files", context_settings=_CONTEXT)
