@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ __all__ = ["LabelSet", "as_label_set", "MAX_CLASSES"]
 #: actions); a report of more would be a confusion matrix no table can show, and a label set arrives in files
 #: other people write (a windows index, names.txt), whose names are checked pairwise for look-alikes.
 MAX_CLASSES = 1024
+#: Longest class name (characters): a name is a row and a column of every table; a longer one is not a name.
+MAX_NAME_CHARS = 256
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,13 @@ class LabelSet:
             if not isinstance(n, str) or not n.strip() or n != n.strip() or "\n" in n or "\r" in n:
                 raise ValidationError(f"label set entry {n!r} is not a class name (non-empty text without "
                                       f"surrounding spaces or line breaks)")
+            if len(n) > MAX_NAME_CHARS:
+                raise ValidationError(f"label set entry {n[:40]!r}… is {len(n):,} characters long; a class name "
+                                      f"is at most {MAX_NAME_CHARS}")
+            control = next((ch for ch in n if unicodedata.category(ch) == "Cc"), None)
+            if control is not None:  # an escape sequence, a tab: kept in index.json and shown by whoever reads it
+                raise ValidationError(f"label set entry {n!r} holds the control character {control!r}; a class "
+                                      "name is printable text")
         if len(set(names)) != len(names):
             seen: set = set()
             dup = next(n for n in names if n in seen or seen.add(n))
