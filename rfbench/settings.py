@@ -72,6 +72,7 @@ class Option:
     tasks: tuple | None = None
     group: str | None = None
     metavar: str | None = None
+    distinct: bool = False  # a list whose values must differ (each metric, threshold or normalization once)
 
     def describe(self) -> str:
         """The allowed values in words."""
@@ -128,7 +129,7 @@ def _number(value: Any, kind: str) -> Any:
     value = float(value)
     if not math.isfinite(value):
         raise ValueError("NaN and infinity are not allowed")
-    return value
+    return value + 0.0  # -0.0 is 0.0 (a threshold of -0 would print as one in every label)
 
 
 def _format_number(value: Any) -> str:
@@ -174,6 +175,10 @@ class Settings:
                             self._check_choice(v, o, fail)
                         else:
                             self._check_range(v, o, fail)
+                    if o.distinct and len(set(value)) != len(value):
+                        seen: set = set()
+                        twice = next(v for v in value if v in seen or seen.add(v))
+                        raise fail(f"lists {twice!r} twice; give each value once")
                 else:
                     if not isinstance(value, str):
                         raise fail(f"must be text, got {type(value).__name__}")

@@ -164,3 +164,37 @@ def test_every_score_setting_is_recorded_in_the_report(tmp_path, monkeypatch, ru
     spec = next(r["spec"] for r in report["results"] if r["metric"] == "pck")
     assert spec["comparison"] == "<" and spec["units"] == "mm"
     assert report["bootstrap"]["replicates"] == 17 and report["bootstrap"]["seed"] == 5
+
+
+@pytest.mark.parametrize("cls, values, flag", [
+    (PoseSettings, {"skeleton": "coco17", "metrics": "pck,pck"}, "--metrics"),
+    (PoseSettings, {"skeleton": "coco17", "k": "0.2,0.1,0.2"}, "--k"),
+    (PoseSettings, {"skeleton": "coco17", "norm": "torso,torso"}, "--norm"),
+    (PoseSettings, {"skeleton": "coco17", "averaging": "micro,micro"}, "--averaging"),
+    (GestureSettings, {"metrics": "accuracy,accuracy"}, "--metrics"),
+    (GestureSettings, {"top_k": "3,3"}, "--top-k"),
+])
+def test_a_list_setting_naming_a_value_twice_is_refused(cls, values, flag):
+    """`--metrics pck,pck` was accepted (each value computed and listed twice); a list of metrics, thresholds,
+    normalizations or averagings names each once."""
+    with pytest.raises(SettingError, match="twice; give each value once") as caught:
+        cls(**values)
+    assert caught.value.for_cli().startswith(flag), caught.value.for_cli()
+
+
+def test_a_list_whose_values_may_repeat_still_takes_them():
+    assert PoseSettings(skeleton="coco17", sigmas="0.1,0.1").sigmas == (0.1, 0.1)  # one per joint: may repeat
+
+
+@pytest.mark.parametrize("area", ["-1", "nan", "0", "inf", "box", ""])
+def test_an_oks_area_that_is_not_one_is_refused_whether_or_not_oks_is_computed(area):
+    """`--oks-area -1` (or nan) was accepted and recorded when OKS was not among the metrics (a 3-D score)."""
+    with pytest.raises(SettingError, match="must be 'bbox' or a positive number"):
+        PoseSettings(skeleton="coco17", oks_area=area, metrics="pck")
+    assert PoseSettings(skeleton="coco17", oks_area=" 2.5 ", metrics="pck").oks_area == "2.5"
+
+
+def test_a_threshold_of_minus_zero_is_zero():
+    """`--k -0` was kept as -0.0 (a label PCK@-0.00)."""
+    k = PoseSettings(skeleton="coco17", k="-0,0.5").k
+    assert k == (0.0, 0.5) and str(k[0]) == "0.0"

@@ -7,6 +7,7 @@ checks derive from their fields, and :mod:`rfbench.report.score` for the functio
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -22,7 +23,7 @@ from rfbench.metrics.limits import (
     MAX_REPLICATES,
     POSE_METRICS,
 )
-from rfbench.settings import Settings, setting
+from rfbench.settings import SettingError, Settings, setting
 
 __all__ = ["TASKS", "ScoreInputs", "PoseSettings", "GestureSettings", "BootstrapSettings", "ReportOptions",
            "COMPARISON_ALIASES"]
@@ -116,22 +117,23 @@ class PoseSettings(Settings):
     units: str = setting("unspecified", "pose: coordinate units of --pred/--gt (m, mm, px, normalized...), part of "
                                         "every label; 'unspecified' says so in every label.", tasks=("pose",))
     norm: tuple = setting(("torso",), "pose: PCK normalizations, comma-separated: hip-width, torso, bbox, "
-                                      "bbox-max-side, abs:T.", kind="strs", tasks=("pose",))
+                                      "bbox-max-side, abs:T.", kind="strs", tasks=("pose",), distinct=True)
     k: tuple = setting((0.05, 0.1, 0.2, 0.5), "pose: PCK thresholds (fractions of the normalizer), comma-separated.",
-                       kind="floats", min=0.0, max=MAX_K, tasks=("pose",))
+                       kind="floats", min=0.0, max=MAX_K, tasks=("pose",), distinct=True)
     comparison: str = setting("<=", "pose: a joint is correct when distance/normalizer <= k ('<=' or 'le') or < k "
                                     "('<' or 'lt').", choices=("<=", "<"), aliases=COMPARISON_ALIASES,
                               tasks=("pose",))
     averaging: tuple = setting(AVERAGINGS, "pose: micro (over joints) and/or macro (per joint); batch-mean (the mean "
                                            "over batches of consecutive rows, with --batch-size) as some published "
-                                           "code does.", kind="strs", choices=ALL_AVERAGINGS, tasks=("pose",))
+                                           "code does.", kind="strs", choices=ALL_AVERAGINGS, tasks=("pose",),
+                          distinct=True)
     auc_n: int = setting(20, "pose: PCK-AUC: number of thresholds k_max*i/n, i=0..n-1.", min=1, max=MAX_AUC_N,
                          tasks=("pose",))
     auc_max: float = setting(1.0, "pose: PCK-AUC: k_max.", min=0.0, min_open=True, max=MAX_K, tasks=("pose",))
     oks_area: str = setting("bbox", "pose: OKS area: bbox (0.53 x box w x h) or a constant in units².",
                             tasks=("pose",))
     metrics: Optional[tuple] = setting(None, "Comma-separated subset; pose: pck, pck-auc, oks, mpjpe, pa-mpjpe;",
-                                       kind="strs", choices=POSE_METRICS, flag="--metrics")
+                                       kind="strs", choices=POSE_METRICS, flag="--metrics", distinct=True)
     sigmas: Optional[tuple] = setting(None, "pose: OKS sigmas, one per joint, comma-separated (needed for layouts "
                                             "without published sigmas).", kind="floats", min=0.0, min_open=True,
                                       tasks=("pose",))
@@ -153,6 +155,14 @@ class PoseSettings(Settings):
             raise ValidationError("pose scoring needs a skeleton (coco17, h36m17, or a layout file)")
         object.__setattr__(self, "units", self.units.strip() or "unspecified")
         object.__setattr__(self, "oks_area", self.oks_area.strip())
+        if self.oks_area != "bbox":  # checked whether or not OKS is computed: a setting recorded is a valid one
+            try:
+                area = float(self.oks_area)
+            except ValueError:
+                area = math.nan
+            if not (math.isfinite(area) and area > 0):
+                raise SettingError(type(self).__name__, "oks_area", "--oks-area",
+                                   f"must be 'bbox' or a positive number (units²), got {self.oks_area!r}")
 
     def argv(self, names=None, show_path=str) -> list[str]:
         """As :meth:`Settings.argv`; with a convention, the fields it sets are left out (they are its)."""
@@ -176,10 +186,10 @@ class GestureSettings(Settings):
 
     metrics: Optional[tuple] = setting(None, "gesture: accuracy, balanced-accuracy, macro-f1, weighted-f1, top-k. "
                                              "Default: all that apply.", kind="strs", choices=CLASSIFY_METRICS,
-                                       flag="--metrics")
+                                       flag="--metrics", distinct=True)
     top_k: Optional[tuple] = setting(None, "gesture, with scores: top-k thresholds, comma-separated. Default: 3,5 "
                                            "where below the class count.", kind="ints", min=1, max=100_000,
-                                     tasks=("gesture",))
+                                     tasks=("gesture",), distinct=True)
     domains: str = setting("auto", "gesture: per-domain breakdown keys from the split's manifest (room, location, "
                                    "orientation, subject), auto (those present) or none.", tasks=("gesture",))
 
