@@ -67,6 +67,26 @@ def test_a_kept_sandbox_starts_one_child_for_many_predictions(tmp_path, pose):
         assert run.pred.tobytes() == alone.pred.tobytes()
 
 
+def test_the_model_s_children_write_no_file_into_the_user_s_temporary_folder(tmp_path, pose, monkeypatch):
+    """onnxruntime writes $TMPDIR/.ses: a predict run left it in the user's temporary folder and wrote through a
+    link planted there (in a shared /tmp, a file of the user's overwritten). The children's TMPDIR is now a
+    folder of the run's own, removed with it."""
+    import tempfile
+
+    folder, _ = pose
+    model, _, _ = lin_model(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    (tmp / ".ses").symlink_to(victim)
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    P.predict(model, folder, P.PredictSettings(batch_size=4))
+    assert victim.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp.iterdir()) == [".ses"] and (tmp / ".ses").is_symlink()
+
+
 def test_conv_model_equals_rfbench_naive_conv(tmp_path, pose):
     folder, x = pose
     p = pm.conv_weights()

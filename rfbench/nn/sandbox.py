@@ -137,6 +137,10 @@ class Sandbox:
         self.folder = tempfile.mkdtemp(prefix="rfbench-predict-")
         self.cwd = os.path.join(self.folder, "run")
         os.mkdir(self.cwd, 0o700)
+        # the children's temporary folder: onnxruntime writes $TMPDIR/.ses (following a link planted there, in a
+        # shared /tmp), which the run would otherwise leave behind; removed with the box's folder
+        self.tmp = os.path.join(self.folder, "tmp")
+        os.mkdir(self.tmp, 0o700)
         self.sessions: list[SandboxSession] = []
         self.lock = threading.Lock()
         self.expired = threading.Event()
@@ -222,6 +226,7 @@ class SandboxSession:
         # session was told, and would let a model set its session options from its metadata
         env = {k: v for k, v in os.environ.items() if not k.startswith("ORT_")}
         env["OPENBLAS_NUM_THREADS"] = "1"
+        env.update(TMPDIR=box.tmp, TMP=box.tmp, TEMP=box.tmp)
         with open(self.stderr_path, "wb") as err:
             # no shell; -I: neither the environment's PYTHON* variables nor the working folder reach the child
             self.proc = subprocess.Popen([sys.executable, "-I", "-m", "rfbench.nn.sandbox", json.dumps(spec)],
