@@ -312,3 +312,28 @@ def test_nothing_is_written_at_the_top_of_an_ingest_files_corpus(runner, tmp_pat
                                 "-o", str(tree / "split.json")])
     assert split.exit_code == 2 and "lies inside the dataset tree" in " ".join(split.output.split()), split.output
     assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before
+
+
+@pytest.mark.parametrize("where", ["manifest.json", "out/split.json"])
+def test_nothing_is_written_anywhere_in_an_mmfi_tree_or_a_widar_release_folder(runner, chain, where):
+    """MM-Fi's ingest lists every entry at the top of its tree (an environment folder or a problem), and so does
+    Widar3.0's given a release folder (CSI/) as the tree: a manifest or split written at the top, or in a new
+    folder there, was written (only the folders holding listed files were refused), and the next ingest listed it
+    as a problem, so every report made from the tree failed verify (the test fails on the code before). Beside a
+    Widar tree's CSI/ folder, where ingest does not look, a manifest is still written."""
+    for tree, dataset in ((chain / "data" / "mmfi", "mmfi"), (chain / "data" / "widar" / "CSI", "widar")):
+        before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
+        manifest = chain / f"{dataset}-top.json"
+        assert runner.invoke(app, ["ingest", dataset, str(tree), "-o", str(manifest)]).exit_code == 0
+        if where == "manifest.json":
+            result = runner.invoke(app, ["ingest", dataset, str(tree), "-o", str(tree / where)])
+        else:
+            test = "S01" if dataset == "mmfi" else "user1"
+            result = runner.invoke(app, ["split", str(manifest), "-p", "cross-subject", "--test", test, "-o",
+                                         str(tree / where)])
+        assert result.exit_code == 2, result.output
+        assert "lies inside the dataset tree" in " ".join(result.output.split()), result.output
+        assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before
+    beside = runner.invoke(app, ["ingest", "widar", str(chain / "data" / "widar"), "-o",
+                                 str(chain / "data" / "widar" / "manifest.json")])
+    assert beside.exit_code == 0, beside.output

@@ -266,8 +266,9 @@ class Manifest:
         """The first parts of the paths of the files this manifest lists and of its problems (``""`` for one at
         the tree's top): the parts of its tree ingest read, where a file written would be found by the next
         ingest (:func:`rfbench.io.files.refuse_inside_tree`); None, the whole tree, for an ``ingest files``
-        corpus, whose ingest reads every file under its root."""
-        return _read_parts(self.recordings, self.problems, self.extra.get("template"))
+        corpus, whose ingest reads every file under its root, and for a tree whose ingest lists every entry at its
+        top (MM-Fi's, a Widar3.0 release folder given as the tree)."""
+        return _read_parts(self.recordings, self.problems, self.extra.get("template"), self.dataset)
 
     @classmethod
     def from_dict(cls, doc: Mapping, where: str = "manifest") -> "Manifest":
@@ -458,16 +459,28 @@ def dataset_tree_of(path: str | os.PathLike) -> tuple[Path, set[str] | None] | N
     if not isinstance(root, str) or not root or "\x00" in root:
         return None
     return _root_dir(root, path), _read_parts(recordings if isinstance(recordings, list) else [],
-                                              problems if isinstance(problems, list) else [], doc.get("template"))
+                                              problems if isinstance(problems, list) else [], doc.get("template"),
+                                              doc.get("dataset"))
 
 
-def _read_parts(recordings: list, problems: list, template: Any = None) -> set[str] | None:
-    if template is not None:
+#: Datasets whose ingest lists every entry at the top of the tree it is given (MM-Fi: each is an environment
+#: folder or a problem): anything written anywhere in the tree is found by the next ingest.
+_TOP_READ = ("mmfi",)
+#: The release folders of a Widar3.0 tree: given the folder above them, ingest reads those alone (a report beside
+#: them is not seen); given a release folder itself, it lists every entry at its top, as MM-Fi's does.
+_WIDAR_DATASETS, _WIDAR_RELEASES = ("widar3", "widar3-bvp"), ("CSI", "BVP")
+
+
+def _read_parts(recordings: list, problems: list, template: Any = None, dataset: Any = None) -> set[str] | None:
+    if template is not None or dataset in _TOP_READ:
         return None
     paths = [f.get("path") for r in recordings if isinstance(r, dict) for f in (r.get("files") or ())
              if isinstance(r.get("files"), list) and isinstance(f, dict)]
     paths += [p.get("path") for p in problems if isinstance(p, dict)]
-    return {p.split("/", 1)[0] if "/" in p else "" for p in paths if isinstance(p, str) and p}
+    parts = {p.split("/", 1)[0] if "/" in p else "" for p in paths if isinstance(p, str) and p}
+    if dataset in _WIDAR_DATASETS and any(part not in _WIDAR_RELEASES for part in parts):
+        return None  # the tree is a release folder, its top walked
+    return parts
 
 
 def read_manifest_hashed(path: str | os.PathLike) -> tuple[Manifest, str]:
