@@ -1284,7 +1284,8 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
             return summary(Path(path), root,
                            lambda cell, digest: _verify(cell, root, python, limits, deadline, datasets, convention,
                                                         digest),
-                           VerifyResult, cells=cells, all_cells=all_cells, limits=limits)
+                           VerifyResult, cells=cells, all_cells=all_cells, limits=limits,
+                           bounded=lambda: _own_memory_bounded(limits))
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
         return _verify(Path(path), root, python, limits, None, datasets, convention, sha256, "the caller")

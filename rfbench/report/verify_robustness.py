@@ -46,6 +46,7 @@ reference too). Before that, each is held to be an interval as rfbench writes on
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -105,10 +106,13 @@ class _Files:
 
 
 def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, str], Any], result_type, *,
-                   cells: Sequence[str] = (), all_cells: bool = False, limits=None):
+                   cells: Sequence[str] = (), all_cells: bool = False, limits=None,
+                   bounded: Callable[[], Any] = contextlib.nullcontext):
     """Check a summary (see the module docstring) and verify the cells asked for with ``verify_cell(report,
     sha256)``: ``sha256`` is the digest of the bytes the summary's checks read, and the cell verified must be those
     very bytes (a report put in its place once the checks are done is refused, never re-run as the checked one).
+    ``bounded()``: the context verify's own process reads the cells' predictions and the ground truth in (its
+    memory bound).
 
     Returns ``result_type(report=..., status="match", compared=..., notes=..., uncompared=...)``.
 
@@ -157,10 +161,8 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
         notes.append(f"{kind} {name} re-run: MATCH ({result.compared} values)")
         for t in result.datasets:  # the cells share the clean run's chain: each tree named once
             trees.setdefault((t["tree"], t["manifest"]), t)
-    from rfbench.report.verify import Limits, _own_memory_bounded
-
     everything = all_cells or not cells
-    with _own_memory_bounded(limits if limits is not None else Limits()), \
+    with bounded(), \
             malformed_as_format_error(f"{path}: a cell's predictions or the clean cell's chain are malformed"):
         # the arrays are read in this process
         for k, (prefix, entries, docs) in enumerate(drops):
