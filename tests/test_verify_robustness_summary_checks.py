@@ -84,9 +84,22 @@ def test_the_match_note_names_what_was_compared_of_the_drops(demo):
     result = _verify(demo, "clean", _first_cell(demo))
     assert result.status == "match"
     note = next(n for n in result.notes if "agree with the files they name" in n)
-    assert "drop values" in note and "paired interval recomputed" in note, note
+    assert "drop values" in note, note
+    assert any(n.startswith("1 drop(s): the paired interval recomputed from the cell's and clean's predictions")
+               for n in result.notes), result.notes
     fields = [u["field"] for u in result.uncompared]
     assert "cells[].drop.low, .high of the cells not re-run" in fields, fields
+
+
+def test_a_drop_is_named_not_compared_when_clean_is_not_re_run(demo):
+    """`--cell NAME` without clean: NAME's drop (clean minus the cell) rested on the clean report, not re-run, yet
+    the verdict said each drop was recomputed (found by an adversarial probe: clean's predictions replaced by the
+    ground truth, every drop inflated, MATCH). Now every drop is named as not compared, and naming clean too
+    re-runs it."""
+    result = _verify(demo, _first_cell(demo))
+    assert not any("drop(s): the paired interval recomputed" in n for n in result.notes), result.notes
+    named = [u for u in result.uncompared if u["field"] == "cells[].drop (value, low, high)"]
+    assert named and "the clean cell was not re-run" in named[0]["why"], result.uncompared
 
 
 @pytest.mark.parametrize("key, delta", [("low", -0.001), ("high", 0.002), ("low", 0.0005)])
@@ -110,7 +123,7 @@ def test_a_drop_interval_written_where_the_sweep_had_none_is_a_mismatch(demo):
     too: the recomputed interval decides."""
     _edit(demo, lambda doc: _drop(doc).update(low=None, high=None) or _drop(doc).pop("level"))
     with pytest.raises(VerificationError) as caught:
-        _verify(demo, _first_cell(demo))
+        _verify(demo, "clean", _first_cell(demo))
     paths = {d["path"] for d in caught.value.differences}
     assert {"cells[0].drop.low", "cells[0].drop.high", "cells[0].drop.level"} <= paths, paths
 
@@ -150,3 +163,34 @@ def test_a_summary_verify_cannot_read_gets_the_same_reason_with_cell(tmp_path, b
     assert why in plain.output, plain.output
     assert " ".join(cell.output.split()) == " ".join(plain.output.split()), (plain.output, cell.output)
     assert "not a report" not in cell.output and "Traceback" not in cell.output
+
+
+def test_what_a_cell_s_verdict_does_not_compare_is_named_in_the_sweep_s(demo):
+    """A cell's prediction record claiming another CPU (its sha256 recorded again up the chain) has its
+    predictions compared within tolerance, not bit for bit: verifying the cell as a report named that as not
+    compared, but the sweep's verdict kept only the cell's count of values (found by an adversarial probe). Its
+    drop is now recomputed from the re-run's own predictions too."""
+    import hashlib
+
+    from rfbench.io.files import dumps_json
+
+    def sha(p: Path) -> str:
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+
+    name = _first_cell(demo)
+    cell = _summary_path(demo).parent / "cells" / name
+    record = json.loads((cell / "pred.json").read_text())
+    record["cpu"].update(level="x86-64-v2", mlas="sse4")
+    (cell / "pred.json").write_text(dumps_json(record))
+    report = json.loads((cell / "report.json").read_text())
+    for item in report["inputs"]:
+        if item["role"] == "pred-record":
+            item.update(sha256=sha(cell / "pred.json"), bytes=(cell / "pred.json").stat().st_size)
+    (cell / "report.json").write_text(dumps_json(report))
+    (cell / "report.md").unlink()  # (its rendering would name the old sha256; verify then says it is absent)
+    _edit(demo, lambda doc: doc["cells"][0].update(sha256=sha(cell / "report.json")))
+    result = _verify(demo, "clean", name)
+    fields = [u["field"] for u in result.uncompared]
+    assert f"cell {name}: predictions" in fields, fields
+    assert any(n.startswith(f"cell {name}: chain replayed") and "within tolerance" in n for n in result.notes)
+    assert any(n.startswith("1 drop(s): the paired interval recomputed") for n in result.notes), result.notes

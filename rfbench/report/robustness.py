@@ -230,6 +230,14 @@ class Pairing:
         plan = ClassPlan.create(lab.label_set, metrics=s.metrics, top_k=s.top_k, has_scores=lab.from_scores)
         return plan, plan.table(lab, segments), True
 
+    def rebased(self, clean_pred: np.ndarray) -> "Pairing":
+        """The same ground truth and cluster draws over other clean predictions (verify: the re-run's own)."""
+        import copy
+
+        other = copy.copy(self)
+        other.clean = self._table(clean_pred)
+        return other
+
     def drop(self, pred: np.ndarray) -> dict | None:
         """``{value, low, high}`` of clean minus the cell, or None without a bootstrap."""
         from rfbench.report.common import paired_intervals

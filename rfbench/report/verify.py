@@ -172,6 +172,9 @@ class VerifyResult:
     datasets: list[dict] = field(default_factory=list)
     #: the name of the Markdown file checked (the report's, ``.md`` for ``.json``: where score writes it)
     markdown_file: str = "report.md"
+    #: the re-run's own predictions (``.npy`` bytes) when they were compared with the scored ones within
+    #: tolerance, else None: what a sweep's drops are recomputed from too (not part of :meth:`to_dict`)
+    rerun_pred: bytes | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"report": self.report, "status": self.status, "compared": self.compared, "notes": self.notes,
@@ -1285,7 +1288,7 @@ def verify_report(path: str | os.PathLike, *, root: str | os.PathLike | None = N
                            lambda cell, digest: _verify(cell, root, python, limits, deadline, datasets, convention,
                                                         digest),
                            VerifyResult, cells=cells, all_cells=all_cells, limits=limits,
-                           bounded=lambda: _own_memory_bounded(limits))
+                           bounded=lambda: _own_memory_bounded(limits), routine=frozenset(ENVIRONMENT))
         if cells or all_cells:
             raise FormatError(f"{path}: cells are re-run from a robustness summary (summary.json), not a report")
         return _verify(Path(path), root, python, limits, None, datasets, convention, sha256, "the caller")
@@ -1446,7 +1449,9 @@ def _verify(path: Path, root, python: str | None, limits: Limits, deadline: floa
                          "the same, but nothing says they are the dataset's; score with "
                          "--rows to have it read from the dataset, and verify with --dataset to hold it to your copy")
         return VerifyResult(str(path), "match", compared, notes, args, str(root), asdict(limits), md_status,
-                            uncompared, made_with, trees, md_path.name)
+                            uncompared, made_with, trees, md_path.name,
+                            replayed["pred"] if replayed is not None and replayed["rule"] != "identical bits"
+                            else None)
     except VerificationError as exc:
         exc.datasets = exc.datasets or trees
         raise

@@ -51,7 +51,7 @@ import hashlib
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError, malformed_as_format_error
 
@@ -107,12 +107,13 @@ class _Files:
 
 def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, str], Any], result_type, *,
                    cells: Sequence[str] = (), all_cells: bool = False, limits=None,
-                   bounded: Callable[[], Any] = contextlib.nullcontext):
+                   bounded: Callable[[], Any] = contextlib.nullcontext, routine: Collection[str] = ()):
     """Check a summary (see the module docstring) and verify the cells asked for with ``verify_cell(report,
     sha256)``: ``sha256`` is the digest of the bytes the summary's checks read, and the cell verified must be those
     very bytes (a report put in its place once the checks are done is refused, never re-run as the checked one).
     ``bounded()``: the context verify's own process reads the cells' predictions and the ground truth in (its
-    memory bound).
+    memory bound). Each cell's own "not compared" entries and notes are the verdict's too, named by the cell,
+    but the fields in ``routine`` (those every report's verdict leaves out) and its routine notes.
 
     Returns ``result_type(report=..., status="match", compared=..., notes=..., uncompared=...)``.
 
@@ -142,8 +143,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
     notes = [f"{kind}: {text}" for kind, text in evidence_lines({**evidence, "cells": names})]
     notes += [f"{len(names)} cell(s) and clean: hashes, grid, inputs, corruptions, values, drop values, evidence "
               "tag, warnings, corruption errors, reproducer and each picture beside it agree with the files they "
-              "name; each drop's paired interval recomputed from the cell's and clean's predictions",
-              f"made with rfbench {version}"]
+              "name", f"made with rfbench {version}"]
     every = ["clean", *names]
     wanted = every if all_cells or not cells else list(dict.fromkeys(cells))
     # the reference's cells decide the CE and mCE this summary scales by: re-run with the summary's own (a cell
@@ -152,6 +152,8 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
     if all_cells or not cells:
         runs += [(name, *report, "reference cell") for name, report in reference_cells.items()]
     trees: dict = {}
+    reruns: dict[str, dict] = {"cell": {}, "reference cell": {}}  # the re-run's own predictions, when not bit-exact
+    cell_uncompared: list[dict] = []
     for name, report, digest, kind in runs:
         try:
             result = verify_cell(report, digest)
@@ -159,19 +161,36 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
             raise VerificationError(f"{path}: {kind} {name}: {exc}", differences=exc.differences) from None
         compared += result.compared
         notes.append(f"{kind} {name} re-run: MATCH ({result.compared} values)")
+        # what the cell's own verdict says it did not compare, or warns of, is this verdict's too
+        notes += [f"{kind} {name}: {n}" for n in result.notes if not _routine_note(n)]
+        cell_uncompared += [{"field": f"{kind} {name}: {u['field']}", "why": u["why"]} for u in result.uncompared
+                            if u.get("field") not in routine]
+        reruns[kind][name] = getattr(result, "rerun_pred", None)
         for t in result.datasets:  # the cells share the clean run's chain: each tree named once
             trees.setdefault((t["tree"], t["manifest"]), t)
     everything = all_cells or not cells
+    # a drop is clean minus the cell: recomputed for the cells re-run, and only once clean is re-run too
+    only = None if everything else (set(wanted) if "clean" in wanted else set())
     with bounded(), \
             malformed_as_format_error(f"{path}: a cell's predictions or the clean cell's chain are malformed"):
         # the arrays are read in this process
         for k, (prefix, entries, docs) in enumerate(drops):
             if k == 0 or everything:  # the reference's: when its cells were re-run
-                compared += _recompute_drops(path, prefix, entries, docs, files, limits,
-                                             None if everything else set(wanted))
+                compared += _recompute_drops(path, prefix, entries, docs, files, limits, only,
+                                             reruns["cell" if k == 0 else "reference cell"])
+    recomputed = [name for name in names if only is None or name in only]
+    if recomputed:
+        whose = " (and every cell of the reference)" if everything and len(drops) > 1 else ""
+        notes.append(f"{len(recomputed)} drop(s){whose}: the paired interval recomputed from the cell's and clean's "
+                     "predictions and the clean cell's ground truth, read from the dataset again")
     skipped = [name for name in every if name not in wanted]
     uncompared = []
-    if not everything and [name for name in names if name not in wanted]:
+    if not everything and "clean" not in wanted:
+        uncompared.append({"field": "cells[].drop (value, low, high)",
+                           "why": "each drop is clean minus the cell, and the clean cell was not re-run (--cell "
+                                  "named others): every drop rests on the clean report's sha256; add --cell clean "
+                                  "to re-run it and recompute the drops of the cells named"})
+    elif not everything and [name for name in names if name not in wanted]:
         uncompared.append({"field": "cells[].drop.low, .high of the cells not re-run",
                            "why": "each drop's paired interval is recomputed for the cells re-run only (--cell "
                                   "named others); leave out --cell to recompute every one"})
@@ -180,7 +199,7 @@ def verify_summary(path: Path, root: Path | None, verify_cell: Callable[[Path, s
                                     f"({len(skipped)} of {len(every)})",
                            "why": "not re-run (--cell named others): their numbers rest on their reports' sha256, "
                                   "not on a re-run; leave out --cell to re-run every cell"})
-    uncompared += unchecked
+    uncompared += unchecked + cell_uncompared
     if reference_cells and not (all_cells or not cells):
         uncompared.append({"field": f"reference cells ({len(reference_cells)})",
                            "why": "not re-run (--cell named cells of the summary): the CE and mCE rest on the "
@@ -362,8 +381,15 @@ def _check(path: Path, files: _Files, reference_allowed: bool, doc: Mapping | No
             drops)
 
 
+def _routine_note(note: str) -> bool:
+    """A cell verdict's note the summary's verdict need not repeat: the chain replayed bit for bit, a warning of
+    the report (the summary's evidence lines name each one)."""
+    return (note.startswith("chain replayed:") and "identical bit for bit" in note) or \
+        note.startswith("the report warns:")
+
+
 def _recompute_drops(path: Path, prefix: str, entries: Sequence[Mapping], docs: Mapping, files: _Files,
-                     limits, only: set | None = None) -> int:
+                     limits, only: set | None = None, reruns: Mapping | None = None) -> int:
     """Each drop's paired interval (``cells[i].drop.low/.high/.level``) computed again as ``rfbench robustness``
     computes it (:class:`~rfbench.report.robustness.Pairing`): the clean cell's ground truth read from the
     dataset in a closed world (the clean report's chain resolved and hashed as verify re-runs it:
@@ -371,8 +397,10 @@ def _recompute_drops(path: Path, prefix: str, entries: Sequence[Mapping], docs: 
     cell report scored (``pred.npy``, the bytes hashed and matching the report's record), the clean report's
     metric and bootstrap (its reproducer's; the checks above hold every cell to them). ``only``: the names of the
     cells re-run (``--cell``): the others' intervals are left as checked above (the verdict says so), as their
-    values rest on their reports' sha256. Raises VerificationError listing every interval that differs; returns
-    values compared."""
+    values rest on their reports' sha256. ``reruns``: for a cell whose re-run gave predictions within tolerance of
+    the scored ones (not bit for bit), those (``.npy`` bytes): the interval must come out the same from them too,
+    as the cell's own numbers must. Raises VerificationError listing every interval that differs; returns values
+    compared."""
     import io
 
     import numpy as np
@@ -421,21 +449,39 @@ def _recompute_drops(path: Path, prefix: str, entries: Sequence[Mapping], docs: 
 
     differences: list[dict] = []
     n = 0
+    def rerun(name: str) -> list:
+        data = (reruns or {}).get(name)
+        if data is None:
+            return []
+        try:
+            return [np.load(io.BytesIO(data), allow_pickle=False)]
+        except (ValueError, OSError, EOFError) as exc:
+            raise FormatError(f"{path}: the re-run's predictions of the {prefix}{name} cell are not a plain .npy "
+                              f"array ({exc})") from None
+
     clean_pred = predictions("clean")  # verify's own reads, outside the closed world (whose reads are a child's)
     with confined(world.files, world.digests):  # the ground truth: read as a re-run reads it
         pairing = Pairing(clean["task"], spec, bootstrap, world.inputs["split"].path, world.inputs["rows"].path,
                           clean_pred)
     del clean_pred
+    pairings = [("", pairing)] + [(" (from the re-runs' own predictions)", pairing.rebased(p))
+                                  for p in rerun("clean")]
     for i, e, name in todo:
-        interval = pairing.drop(predictions(name)) or {"low": None, "high": None}
-        budget.left()
+        preds = [("", predictions(name))] + [(" (from the re-runs' own predictions)", p) for p in rerun(name)]
         drop = e["drop"] if isinstance(e.get("drop"), Mapping) else {}
-        for key in ("low", "high", "level"):
-            n += 1
-            if not _same(drop.get(key), interval.get(key)) or (key == "level" and
-                                                                 ("level" in drop) != ("level" in interval)):
-                differences.append({"path": f"{prefix}cells[{i}].drop.{key}", "report": _shown(drop.get(key)),
-                                    "rerun": interval.get(key)})
+        for (how_a, pair), (how_b, pred) in ((a, b) for a in pairings for b in preds):
+            interval = pair.drop(pred) or {"low": None, "high": None}
+            budget.left()
+            found = []
+            for key in ("low", "high", "level"):
+                n += 1
+                if not _same(drop.get(key), interval.get(key)) or (key == "level" and
+                                                                     ("level" in drop) != ("level" in interval)):
+                    found.append({"path": f"{prefix}cells[{i}].drop.{key}{how_a or how_b}",
+                                  "report": _shown(drop.get(key)), "rerun": interval.get(key)})
+            if found:
+                differences += found
+                break
     if differences:
         raise VerificationError(f"{path}: {len(differences)} bound(s) of the drops' paired intervals differ when "
                                 f"recomputed from the cells' predictions (first: {differences[0]['path']}: "
