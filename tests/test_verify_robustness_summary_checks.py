@@ -194,3 +194,39 @@ def test_what_a_cell_s_verdict_does_not_compare_is_named_in_the_sweep_s(demo):
     assert f"cell {name}: predictions" in fields, fields
     assert any(n.startswith(f"cell {name}: chain replayed") and "within tolerance" in n for n in result.notes)
     assert any(n.startswith("1 drop(s): the paired interval recomputed") for n in result.notes), result.notes
+
+
+@pytest.mark.long
+def test_scored_predictions_past_verify_s_memory_bound_are_one_line(demo):
+    """A report's pred.npy grown to 2.5 GB (sparse; its sha256 recorded again in pred.json and the report) was read
+    whole, and copied, in verify's own process outside its memory bound (found by an adversarial probe): with a
+    memory_mb of 2,000 the read is now a FormatError naming the limit (before: read, then a mismatch)."""
+    import hashlib
+
+    from rfbench.io.files import dumps_json
+    from rfbench.report.verify import Limits, verify_report
+
+    def sha(p: Path) -> str:
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            while block := fh.read(1 << 24):
+                h.update(block)
+        return h.hexdigest()
+
+    folder = demo / "pose"
+    report_path = folder / "report.json"
+    report = json.loads(report_path.read_text())
+    pred = next(folder / i["path"] for i in report["inputs"] if i["role"] == "pred")
+    record_path = next(folder / i["path"] for i in report["inputs"] if i["role"] == "pred-record")
+    with open(pred, "r+b") as fh:
+        fh.truncate(2_500_000_000)
+    record = json.loads(record_path.read_text())
+    record["pred"].update(sha256=sha(pred), bytes=pred.stat().st_size)
+    record_path.write_text(dumps_json(record))
+    for item in report["inputs"]:
+        if item["role"] in ("pred", "pred-record"):
+            path = pred if item["role"] == "pred" else record_path
+            item.update(sha256=sha(path), bytes=path.stat().st_size)
+    report_path.write_text(dumps_json(report))
+    with pytest.raises(FormatError, match="memory"):
+        verify_report(report_path, root=demo, limits=Limits(memory_mb=2000))
