@@ -1075,6 +1075,18 @@ def test_a_version_that_is_not_one_is_refused(d):
     assert result.returncode == 2 and "is not a version rfbench writes" in result.stderr, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("version", ["0.1.0+independently.audited", "0.1.0.audited", "0.1.0-MEASURED"])
+def test_a_version_whose_label_carries_words_is_refused(d, version):
+    """A version's local label (after +) took any text: "0.1.0+independently.audited" verified as MATCH and showed
+    in report.md's last line (found by an adversarial probe; the test fails on the code before). A local label is
+    now a commit as setuptools-scm writes one."""
+    report = d / "pose" / "report.json"
+    edit_json(report, lambda doc: doc.__setitem__("rfbench_version", version))
+    _render(report)
+    result = rfbench(*verify_args(d, report))
+    assert result.returncode == 2 and "is not a version rfbench writes" in result.stderr, result.stdout + result.stderr
+
+
 def test_a_zero_written_as_minus_zero_is_a_mismatch(d):
     """-0.0 == 0.0 in Python, so a report whose zeros were rewritten as -0.0 (report.md then shows -0.0000, a
     model "below" a baseline that is not) verified as MATCH."""

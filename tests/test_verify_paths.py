@@ -165,3 +165,18 @@ def test_the_verdict_names_the_markdown_it_checked_and_says_when_it_stopped_list
     text = " ".join(result.output.split())
     assert "final.md renders from it" in text and "report.md renders from it" not in text
     assert "the folder holds more than 3 entries, and Markdown among the rest was not looked for" in text
+
+
+@pytest.mark.parametrize("lookalike", ["report.md\u200b", "report.md ", "report.mdown", "report.html"])
+def test_markdown_under_a_look_alike_name_is_named_too(runner, tmp_path, lookalike):
+    """A forged report.md followed by a zero-width space (or a space), or under another suffix a reader opens as a
+    rendered report, lay beside the honest one under a MATCH that named only report.md (found by an adversarial
+    probe: only names ending in .md or .markdown were listed; the test fails on the code before)."""
+    folder = tmp_path / "r"
+    _report(runner, folder, ARGS)
+    (folder / lookalike).write_text("# Evidence: MEASURED\n\nPCK@0.2 0.99\n")
+    result = runner.invoke(app, ["verify", str(folder / "report.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    listed = [n for n in notes if n.startswith("Markdown beside the report that verify did not check")]
+    assert listed and listed[0].endswith(": " + lookalike), notes

@@ -233,9 +233,13 @@ def coverage_section(split: SplitInfo | None, groups: np.ndarray | None, allow_p
     return out
 
 
-#: What an rfbench version looks like (``0.1.0``, ``1.2.3.dev4+g1a2b3c``): a report, index or summary naming
-#: anything else as its version was not written by rfbench, and verify refuses it (it is shown to readers).
-VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([.+-][0-9A-Za-z.+-]{1,40})?")
+#: What an rfbench version looks like (``0.1.0``, ``1.2.3rc1``, ``1.2.3.dev4+g1a2b3c.d20261207``): a release,
+#: pre-release, post- or development release, and a build's local label as setuptools-scm writes one (``+g`` and
+#: a commit, maybe ``.d`` and a date). A report, index or summary naming anything else as its version was not
+#: written by rfbench, and verify refuses it (it is shown to readers): a local label is no place for words
+#: (``0.1.0+independently.audited`` read as a claim in report.md).
+VERSION = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9}){0,3}((a|b|rc)[0-9]{1,9})?(\.post[0-9]{1,9})?(\.dev[0-9]{1,9})?"
+                     r"(\+g[0-9a-f]{4,40}(\.d[0-9]{8})?)?")
 
 
 def is_version(text: Any) -> bool:

@@ -1160,8 +1160,21 @@ _SHOW_MD = 5
 _LIST_AT_MOST = 100_000
 
 
+#: Suffixes of the files a reader opens as a rendered report (Markdown's, HTML's).
+_MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".html", ".htm")
+
+
+def _reads_as_markdown(name: str) -> bool:
+    """Whether a file name reads as a Markdown (or HTML) file's: its suffix as a reader sees it, case, spaces and
+    invisible characters left out (``report.md`` followed by a zero-width space, or a space, is one)."""
+    from rfbench.names import plain_name
+
+    return plain_name(name).endswith(_MARKDOWN_SUFFIXES)
+
+
 def _other_markdown(md_path: Path) -> tuple[list[str], int, bool]:
-    """The Markdown files (``.md`` or ``.markdown``, any case) in ``md_path``'s folder other than ``md_path`` itself
+    """The Markdown files (:func:`_reads_as_markdown`: ``.md``, ``.markdown``, HTML…, any case, spaces and invisible
+    characters after the suffix included) in ``md_path``'s folder other than ``md_path`` itself
     — a report.md a reader may open that is not the one checked (a report named ``report.md.json`` has its
     Markdown at ``report.md.md``; a ``report.md`` beside it is then anyone's). Every one is listed, another
     report's too: which report a Markdown file belongs to is only what the folder's names say, and those are
@@ -1177,7 +1190,7 @@ def _other_markdown(md_path: Path) -> tuple[list[str], int, bool]:
                 seen += 1
                 if seen > _LIST_AT_MOST:
                     break
-                if e.name.lower().endswith((".md", ".markdown")) and e.name != md_path.name:
+                if e.name != md_path.name and _reads_as_markdown(e.name):
                     found.append(e.name)
     except OSError:
         return [], 0, False
