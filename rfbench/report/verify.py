@@ -765,7 +765,14 @@ def _scratch(root: Path, trees: Sequence[Path] = (), report_folder: Path | None 
     try:
         yield Path(os.path.realpath(folder))
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        # a re-run killed on a signal may still be writing for a moment (SIGKILL is not instant, and its model
+        # sandbox is a process of its own): a file made while the tree is walked leaves a folder rmtree cannot
+        # remove, so it is walked again until it is gone (a second at most)
+        for _ in range(50):
+            shutil.rmtree(folder, ignore_errors=True)
+            if not os.path.lexists(folder):
+                break
+            time.sleep(0.02)
 
 
 def _child_output(path: Path, what: str, where: Any, cap: int = MAX_REPORT_BYTES) -> bytes:
