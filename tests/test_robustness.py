@@ -627,14 +627,7 @@ def test_one_number_written_with_and_without_leading_zeros_is_one_subject(runner
     """A corpus whose subjects are numbered `7` in one place and `07` in another (`S1`/`S01`): a cross-subject
     split holding out one kept the other on the train side, and the audit passed subject-disjoint (Widar3.0's
     reader refuses `user01`; a template corpus did not). The test fails on the code before."""
-    from rfbench.datasets.manifest import Manifest
-
-    recs = [{"id": f"r{i}", "subject": subject, "frames": 10, "files": [{"path": f"x{i}.dat", "bytes": 1}]}
-            for i, subject in enumerate([train, test, "S9"])]
-    path = tmp_path / "manifest.json"
-    path.write_text(json.dumps(Manifest("toy", "/w", recs).to_dict()))
-    result = runner.invoke(app, ["split", str(path), "-p", "cross-subject", "--test", test, "-o",
-                                 str(tmp_path / "split.json")])
+    result = _split_subjects(runner, tmp_path, train, test)
     text = " ".join(result.output.split())
     assert result.exit_code == 1 and "with and without leading zeros" in text, result.output
     assert f"{train!r} (train) and {test!r} (test)" in text, result.output
@@ -642,15 +635,20 @@ def test_one_number_written_with_and_without_leading_zeros_is_one_subject(runner
 
 @pytest.mark.parametrize("train, test", [("S1", "S10"), ("7", "70"), ("S1", "S2"), ("a01b", "a1c")])
 def test_numbers_that_differ_are_still_distinct_subjects(runner, tmp_path, train, test):
+    result = _split_subjects(runner, tmp_path, train, test)
+    assert result.exit_code == 0, result.output
+
+
+def _split_subjects(runner, tmp_path, train: str, test: str):
+    """``split -p cross-subject --test TEST`` over three one-file recordings of subjects TRAIN, TEST and S9."""
     from rfbench.datasets.manifest import Manifest
 
     recs = [{"id": f"r{i}", "subject": subject, "frames": 10, "files": [{"path": f"x{i}.dat", "bytes": 1}]}
             for i, subject in enumerate([train, test, "S9"])]
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(Manifest("toy", "/w", recs).to_dict()))
-    result = runner.invoke(app, ["split", str(path), "-p", "cross-subject", "--test", test, "-o",
-                                 str(tmp_path / "split.json")])
-    assert result.exit_code == 0, result.output
+    return runner.invoke(app, ["split", str(path), "-p", "cross-subject", "--test", test, "-o",
+                               str(tmp_path / "split.json")])
 
 
 def test_plain_name_reads_look_alike_letters_as_latin():
