@@ -230,3 +230,28 @@ def test_scored_predictions_past_verify_s_memory_bound_are_one_line(demo):
     report_path.write_text(dumps_json(report))
     with pytest.raises(FormatError, match="memory"):
         verify_report(report_path, root=demo, limits=Limits(memory_mb=2000))
+
+
+@pytest.mark.long
+def test_a_gesture_sweep_s_drop_intervals_are_recomputed_too(demo):
+    """The drops of a gesture sweep (accuracy over Widar3.0 CSI windows, labels read from the manifest) are
+    recomputed as a pose sweep's are: MATCH as written, a bound moved by a hundredth a MISMATCH naming it."""
+    from rfbench.cli import app as cli
+
+    runner = CliRunner()
+    made = runner.invoke(cli, ["robustness", str(demo / "gesture" / "centroid.onnx"), "--split",
+                               str(demo / "widar-split.json"), "--score-like", str(demo / "gesture" / "report.json"),
+                               "--corruptions", "noise", "--severities", "3", "-o", str(demo / "gsweep")])
+    assert made.exit_code == 0, made.output
+    from rfbench.report.verify import verify_report
+
+    path = demo / "gsweep" / "summary.json"
+    result = verify_report(path, root=demo)
+    assert any(n.startswith("1 drop(s): the paired interval recomputed") for n in result.notes), result.notes
+    doc = json.loads(path.read_text())
+    assert doc["task"] == "gesture" and doc["cells"][0]["drop"]["high"] is not None, doc["cells"][0]
+    doc["cells"][0]["drop"]["high"] += 0.01
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    with pytest.raises(VerificationError) as caught:
+        verify_report(path, root=demo, cells=("clean", "noise-3-seed0"))
+    assert [d["path"] for d in caught.value.differences] == ["cells[0].drop.high"], caught.value.differences
