@@ -2,6 +2,25 @@
 options are built from them before any kernel loads). Each is defined here once and re-exported where it is
 used (:mod:`rfbench.metrics.pose`, :mod:`rfbench.metrics.classify`, :mod:`rfbench.metrics.stats`)."""
 
+import math
+
+from rfbench.errors import ValidationError
+
+
+def oks_area_value(value) -> float | None:
+    """The OKS area a setting names: None for ``bbox`` (0.53 × the box's width × height), else the constant, a
+    positive finite number (units²). Anything else is a ValidationError. The settings check it whether or not
+    OKS is computed (:class:`rfbench.report.settings.PoseSettings`); the pose plan reads it."""
+    if isinstance(value, str) and value.strip() == "bbox":
+        return None
+    try:
+        area = float(value)
+    except (TypeError, ValueError):
+        area = math.nan
+    if not (math.isfinite(area) and area > 0):
+        raise ValidationError(f"OKS area must be 'bbox' or a positive number (units²), got {value!r}")
+    return area
+
 #: Pose metrics (DESIGN.md §5).
 POSE_METRICS = ("pck", "pck-auc", "oks", "mpjpe", "pa-mpjpe")
 #: PCK normalizations (``abs:T`` takes its threshold T in coordinate units; ``pair:I,J`` is the distance of

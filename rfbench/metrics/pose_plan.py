@@ -26,6 +26,7 @@ from rfbench.metrics.limits import (
     PA_FITS,
     PRECISIONS,
     VISIBILITIES,
+    oks_area_value,
 )
 from rfbench.metrics.limits import POSE_METRICS as METRICS
 from rfbench.metrics.pose_inputs import _refuse_nonfinite
@@ -267,15 +268,11 @@ class PosePlan:
         area = -1.0
         area_text = None
         if "oks" in metrics:
-            if isinstance(oks_area, str) and oks_area.strip() == "bbox":
+            value = oks_area_value(oks_area)
+            if value is None:
                 area_text = "0.53*bbox"
             else:
-                try:
-                    area = float(oks_area)
-                except (TypeError, ValueError):
-                    area = float("nan")
-                if not (math.isfinite(area) and area > 0):
-                    raise ValidationError(f"OKS area must be 'bbox' or a positive number (units²), got {oks_area!r}")
+                area = value
                 area_text = repr(area)
         norms: tuple = ()
         kvals: tuple = ()

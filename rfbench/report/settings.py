@@ -7,7 +7,6 @@ checks derive from their fields, and :mod:`rfbench.report.score` for the functio
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -22,6 +21,7 @@ from rfbench.metrics.limits import (
     MAX_K,
     MAX_REPLICATES,
     POSE_METRICS,
+    oks_area_value,
 )
 from rfbench.settings import SettingError, Settings, setting
 
@@ -155,14 +155,11 @@ class PoseSettings(Settings):
             raise ValidationError("pose scoring needs a skeleton (coco17, h36m17, or a layout file)")
         object.__setattr__(self, "units", self.units.strip() or "unspecified")
         object.__setattr__(self, "oks_area", self.oks_area.strip())
-        if self.oks_area != "bbox":  # checked whether or not OKS is computed: a setting recorded is a valid one
-            try:
-                area = float(self.oks_area)
-            except ValueError:
-                area = math.nan
-            if not (math.isfinite(area) and area > 0):
-                raise SettingError(type(self).__name__, "oks_area", "--oks-area",
-                                   f"must be 'bbox' or a positive number (units²), got {self.oks_area!r}")
+        try:  # checked whether or not OKS is computed: a setting recorded is a valid one
+            oks_area_value(self.oks_area)
+        except ValidationError:
+            raise SettingError(type(self).__name__, "oks_area", "--oks-area",
+                               f"must be 'bbox' or a positive number (units²), got {self.oks_area!r}") from None
 
     def argv(self, names=None, show_path=str) -> list[str]:
         """As :meth:`Settings.argv`; with a convention, the fields it sets are left out (they are its)."""
