@@ -1064,8 +1064,6 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
     children.run(["predict", str(world.inputs["model"].path), "--windows", str(w), "-o", str(p),
                   *record.settings.argv(), "--json"], "predict")
     rerun_doc = _child_json(record_path_for(p), "prediction", where)
-    with _own_memory_bounded(children.limits):  # the scored file is the party's: as large as it was made
-        scored = load_npy_bytes(world.read(world.inputs["pred"], "input pred"), "predictions")
     recorded = dict(record.doc)
     recorded["settings"] = dict(recorded.get("settings") or {})
     declared = recorded["settings"].get("tolerance")
@@ -1073,8 +1071,9 @@ def _replay_chain(index, record, world: ClosedWorld, children: _Children, scratc
         recorded["settings"]["tolerance"] = MAX_TOLERANCE
         notes.append(f"the prediction record declares a tolerance of {declared:g}; verify applies at most "
                      f"{MAX_TOLERANCE:g}")
-    pred_bytes = _child_output(p, "predictions", where, max_array_bytes() + MAX_NPY_HEADER_BYTES + 256)
-    with _own_memory_bounded(children.limits):
+    with _own_memory_bounded(children.limits):  # the scored file is the party's: as large as it was made
+        scored = load_npy_bytes(world.read(world.inputs["pred"], "input pred"), "predictions")
+        pred_bytes = _child_output(p, "predictions", where, max_array_bytes() + MAX_NPY_HEADER_BYTES + 256)
         outcome = compare_predictions(recorded, scored, rerun_doc, load_npy_bytes(pred_bytes, "re-run predictions"))
     if not outcome.equal:
         raise _mismatch(where, f"the model run again gives other predictions than those scored: {outcome.detail}",

@@ -406,7 +406,7 @@ def _recompute_drops(path: Path, prefix: str, entries: Sequence[Mapping], docs: 
     import numpy as np
 
     from rfbench.io.world import confined
-    from rfbench.report.closed_world import Budget, close_world, read_checked
+    from rfbench.report.closed_world import Budget, close_world, read_resolved
     from rfbench.report.robustness import Pairing, _parse_score_argv, cell_name
 
     todo = [(i, e, cell_name(e["corruption"], e["severity"], e["seed"])) for i, e in enumerate(entries)]
@@ -434,14 +434,16 @@ def _recompute_drops(path: Path, prefix: str, entries: Sequence[Mapping], docs: 
         if record is None:
             raise FormatError(f"{path}: the {prefix}{name} report records no predictions (input pred)")
         item = world.inputs["pred"] if name == "clean" else files.resolve(record.get("path"), Path(real).parent, what)
-        digest = files.sha256(item, what)
+        files.budget.reserve(item.size, what)
+        data = read_resolved(item, what)  # read once, hashed and parsed from the same bytes
+        digest = hashlib.sha256(data).hexdigest()
         if digest != record.get("sha256"):
             raise VerificationError(f"{path}: {what} ({item.path}) changed since the report was made; its drop's "
                                     "interval not recomputed", differences=[
                                         {"path": f"{prefix}cells[{name}].inputs.pred.sha256",
                                          "report": record.get("sha256"), "rerun": digest}])
         try:
-            arr = np.load(io.BytesIO(read_checked(item, digest, what)), allow_pickle=False)
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:
             raise FormatError(f"{path}: {what} ({item.path}) is not a plain .npy array ({exc})") from None
         budget.left()
