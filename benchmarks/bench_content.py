@@ -141,7 +141,8 @@ def _log(n_bytes: int):
 
 #: The kernels this suite times alone (tests/test_habits.py checks every kernel has one).
 KERNELS = {"rfbench.protocols.fingerprints._hash_spans": "Kernels.time_hash_spans",
-           "rfbench.protocols.fingerprints._fingerprint_bfee": "Kernels.time_fingerprint_bfee"}
+           "rfbench.protocols.fingerprints._fingerprint_bfee": "Kernels.time_fingerprint_bfee",
+           "rfbench.protocols.fingerprints._record_magnitudes": "Kernels.time_record_magnitudes"}
 
 
 class Kernels:
@@ -161,9 +162,10 @@ class Kernels:
         self.b_shape = (s.nrx.astype(np.int64) - 1) * 3 + (s.ntx.astype(np.int64) - 1)
         self.b_out = np.empty(self.b_off.shape[0], dtype=np.uint64)
         self.b_blank = np.empty(self.b_off.shape[0], dtype=np.uint8)
-        self.masks = content._value_masks()
+        self.bodies = [log[o:o + ln] for o, ln in zip(s.offsets[:256].tolist(), s.lengths[:256].tolist())]
         self.time_hash_spans(n)  # compiled (or loaded from the cache) outside the timing
         self.time_fingerprint_bfee(n)
+        self.time_record_magnitudes(n)
 
     def time_hash_spans(self, n):
         self.content.hash_spans(self.buf, self.offsets, self.lengths)  # the public path: serial below 64 MiB
@@ -175,8 +177,13 @@ class Kernels:
             self._bfee_kernel()
 
     def _bfee_kernel(self):
-        self.content._fingerprint_bfee(self.log, self.b_off, self.b_len, self.b_shape, self.masks, np.uint64(0),
-                                       self.b_out, self.b_blank)
+        self.content._fingerprint_bfee(self.log, self.b_off, self.b_len, self.b_shape, np.uint64(0), self.b_out,
+                                       self.b_blank)
+
+    def time_record_magnitudes(self, n):
+        # what a candidate record is confirmed on, one record at a time (256 of them)
+        for body in self.bodies:
+            self.content._record_magnitudes(body, int(body[8]) * int(body[9]))
 
     def track_gb_per_s(self, n):
         return n / best_time(lambda: self.time_hash_spans(n)) / 1e9

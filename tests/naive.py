@@ -1011,10 +1011,10 @@ def naive_xxh64(data: bytes, seed: int = 0) -> int:
 
 def naive_record_fingerprints(data: bytes) -> list:
     """Per valid bfee record of a log (naive_read_bfee's framing and validity rules, in file order): None when
-    all its CSI values are zero (decoded with read_bfee.c's formula), else XXH64 of its calc_len payload bytes with
-    every bit read_bfee.c does not read cleared (the 3 before each subcarrier group, the tail after the last value;
-    bytes field_len claims beyond the payload are not part of it; the 20 header bytes are left out), seeded with
-    its shape (Nrx - 1) * 3 + (Ntx - 1)."""
+    all its CSI values are zero (decoded with read_bfee.c's formula), else XXH64, seeded with its shape
+    (Nrx - 1) * 3 + (Ntx - 1), of the squared magnitude real**2 + imag**2 of each value (the values as signed
+    bytes, in read_bfee.c's order), each written as a little-endian 16-bit integer. The 20 header bytes, the bits
+    read_bfee.c does not read and bytes field_len claims beyond the payload take no part."""
     out = []
     pos = 0
     n = len(data)
@@ -1040,7 +1040,6 @@ def naive_record_fingerprints(data: bytes) -> list:
             continue
         payload = body[20:20 + length]
         values = []
-        read_bits = bytearray(length)  # the payload with only the bits read_bfee.c reads
         index = 0
         for _ in range(30):
             index += 3
@@ -1050,10 +1049,10 @@ def naive_record_fingerprints(data: bytes) -> list:
                 values.append(((lo >> remainder) | (hi << (8 - remainder))) & 0xFF)
                 values.append(((payload[index // 8 + 1] >> remainder) | (payload[index // 8 + 2] << (8 - remainder)))
                               & 0xFF)
-                for bit in range(index, index + 16):
-                    read_bits[bit // 8] |= payload[bit // 8] & (1 << (bit % 8))
                 index += 16
-        out.append(None if not any(values) else naive_xxh64(bytes(read_bits), (nrx - 1) * 3 + (ntx - 1)))
+        signed = [v - 256 if v >= 128 else v for v in values]
+        magnitudes = b"".join((re * re + im * im).to_bytes(2, "little") for re, im in zip(signed[0::2], signed[1::2]))
+        out.append(None if not any(values) else naive_xxh64(magnitudes, (nrx - 1) * 3 + (ntx - 1)))
     return out
 
 

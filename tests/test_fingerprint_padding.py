@@ -58,9 +58,6 @@ def test_flipped_unused_bits_leave_the_csi_and_the_fingerprints_unchanged(shape)
     assert len(fa) == 6 and not fa.blank.any()
     assert fa.hashes.tolist() == ff.hashes.tolist()
     assert naive.naive_record_fingerprints(forged) == fa.hashes.tolist()
-    # a log with no unused bit set hashes its payload as stored: XXH64 of the calc_len bytes, seeded by shape
-    first = 3 + 20
-    assert int(fa.hashes[0]) == naive.naive_xxh64(log[first:first + _calc_len(nrx, ntx)], (nrx - 1) * 3 + ntx - 1)
 
 
 @pytest.mark.parametrize("value_bit", [0, 7, 8, 15])
@@ -95,3 +92,115 @@ def test_a_log_copied_with_its_unused_bits_flipped_is_a_content_leak(tmp_path):
     assert (leak["files"], leak["records"]) == (0, 8)
     # every record with one CSI value changed: nothing shared
     assert audit_content(path, ["a"], ["c"]).passed
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Transforms that keep every amplitude: the same content (each value is fingerprinted by its magnitude)
+# ---------------------------------------------------------------------------------------------------------
+
+#: (real, imaginary) -> the copy's (real, imaginary): each keeps |value|, and so every amplitude a model is given
+TRANSFORMS = {
+    "swapped": lambda re, im: (im, re),
+    "conjugated": lambda re, im: (re, -im),
+    "real negated": lambda re, im: (-re, im),
+    "negated": lambda re, im: (-re, -im),
+    "times i": lambda re, im: (-im, re),
+}
+
+
+def _transform_values(data: bytes, fn) -> bytes:
+    """Every bfee record of ``data`` with each CSI value (real, imaginary: the two signed bytes read_bfee.c reads
+    at bit 3 + 16 * k of each subcarrier group) replaced by ``fn(real, imaginary)``, written back bit by bit."""
+    b = bytearray(data)
+    i = 0
+    while i + 3 <= len(b):
+        field_len = struct.unpack(">H", b[i:i + 2])[0]
+        body = i + 3
+        if b[i + 2] == 0xBB and field_len >= 21:
+            nn = b[body + 8] * b[body + 9]
+            payload = body + 20
+            bits = np.unpackbits(np.frombuffer(bytes(b[payload:payload + _calc_len(b[body + 8], b[body + 9])]),
+                                               np.uint8), bitorder="little")
+            for sc in range(30):
+                for k in range(nn):
+                    at = sc * (3 + 16 * nn) + 3 + 16 * k
+                    re, im = (int(np.packbits(bits[at + o: at + o + 8], bitorder="little")[0]) for o in (0, 8))
+                    re, im = fn(re - 256 if re >= 128 else re, im - 256 if im >= 128 else im)
+                    for o, v in ((0, re), (8, im)):
+                        bits[at + o: at + o + 8] = np.unpackbits(np.array([v & 0xFF], np.uint8), bitorder="little")
+            b[payload:payload + _calc_len(b[body + 8], b[body + 9])] = np.packbits(bits, bitorder="little").tobytes()
+        i = body + field_len - 1
+    return bytes(b)
+
+
+def _log_without_minus_128(n: int, nrx: int, ntx: int, seed: int) -> bytes:
+    """A log whose values lie in -127..127, so that a negated copy is exact (-(-128) is not an int8)."""
+    from rfbench.io.writer import LogBuilder
+
+    rng = np.random.default_rng(seed)
+    builder = LogBuilder()
+    for t in range(n):
+        builder.bfee(rng.integers(-127, 128, size=(30, nrx, ntx, 2)).astype(np.int8), timestamp_low=1000 * t)
+    return builder.to_bytes()
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+@pytest.mark.parametrize("shape", [(3, 1), (2, 3)])
+def test_a_copy_whose_values_keep_their_magnitudes_holds_the_same_records(name, shape):
+    """A log copied with the real and imaginary parts of its values swapped (or conjugated, or a sign flipped)
+    parses to other complex CSI but to the very same amplitudes — the windows of ``--features amp`` are
+    bit-identical — and each record fingerprints alike (each hashed its payload's bits before)."""
+    log = _log_without_minus_128(6, *shape, seed=31)
+    copy = _transform_values(log, TRANSFORMS[name])
+    a, c = read(log), read(copy)
+    assert not np.array_equal(a.csi, c.csi) and np.array_equal(np.abs(a.csi), np.abs(c.csi))
+    fa, fc = bfee_fingerprints(log), bfee_fingerprints(copy)
+    assert not fa.blank.any()
+    assert fa.hashes.tolist() == fc.hashes.tolist() == naive.naive_record_fingerprints(copy)
+    # a value whose magnitude changes is other content: one value's real part moved by one
+    one = _transform_values(log, lambda re, im: (re + (1 if re < 127 else -1), im))
+    assert all(x != y for x, y in zip(fa.hashes.tolist(), bfee_fingerprints(one).hashes.tolist()))
+
+
+def test_a_log_copied_with_its_values_swapped_is_a_content_leak(tmp_path):
+    log = _log_without_minus_128(8, 3, 1, seed=32)
+    path = _manifest(tmp_path, {"a.dat": log, "b.dat": _transform_values(log, TRANSFORMS["swapped"]),
+                                "c.dat": _transform_values(log, TRANSFORMS["conjugated"])},
+                     {"a": ["a.dat"], "b": ["b.dat"], "c": ["c.dat"]})
+    for other in ("b", "c"):
+        found = audit_content(path, ["a"], [other])
+        assert not found.passed
+        [leak] = found.leaks
+        assert (leak["train"], leak["test"], leak["files"], leak["records"]) == ("a", other, 0, 8)
+
+
+def test_an_esp32_log_copied_with_its_values_swapped_is_a_content_leak(tmp_path):
+    """The same for a log of other hardware: an ESP32 log whose every (imaginary, real) pair is written the other
+    way round reads as other complex CSI with the same amplitudes."""
+    from rfbench.io.esp32 import read as read_esp32
+    from rfbench.io.writer import make_hardware_log
+    from rfbench.io.writer_settings import HardwareLogSettings
+
+    data = tmp_path / "data"
+    data.mkdir()
+    make_hardware_log(data / "a.csv", HardwareLogSettings(format="esp32", seed=3, records=12))
+    make_hardware_log(data / "other.csv", HardwareLogSettings(format="esp32", seed=4, records=12))
+    lines = []
+    for line in (data / "a.csv").read_text().splitlines():
+        head, sep, rest = line.partition("[")
+        if sep:
+            v = rest.rstrip("] ").split()
+            rest = " ".join(x for pair in zip(v[1::2], v[0::2]) for x in pair) + " ]"
+        lines.append(head + sep + rest)
+    (data / "b.csv").write_text("\n".join(lines) + "\n")
+    a, b = read_esp32(data / "a.csv"), read_esp32(data / "b.csv")
+    assert not np.array_equal(a.csi, b.csi) and np.array_equal(np.abs(a.csi), np.abs(b.csi))
+    files = {n: (data / n).read_bytes() for n in ("a.csv", "b.csv", "other.csv")}
+    recs = [{"id": n, "files": [{"path": n, "bytes": len(files[n])}], "frames": 1} for n in files]
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(Manifest("toy", "data", recs).to_dict()))
+    found = audit_content(path, ["a.csv"], ["b.csv"])
+    assert not found.passed
+    [leak] = found.leaks
+    assert (leak["files"], leak["records"]) == (0, 12)
+    assert audit_content(path, ["a.csv"], ["other.csv"]).passed

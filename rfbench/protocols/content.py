@@ -14,11 +14,11 @@ manifest's ``root``, see :meth:`Manifest.root_dir`):
   has none. Empty (0-byte) files are not fingerprinted (they would all match); they are counted.
 - **Intel 5300 records**, for files ending in ``.dat``, every file of an ``ingest files`` corpus (each framed as
   a log whatever its name), and files of ``kind`` ``intel5300``/``bfee``: each valid
-  bfee record's body — its 20 header bytes and its CSI payload with every bit the parser does not read set to
-  zero (the gap before each subcarrier group, the tail), before any antenna permutation —
-  found by the parser's own framing kernel (:func:`rfbench.io.intel5300.record_spans`), so the records are
-  exactly those ``rfbench parse`` returns. The header carries a µs timestamp and a packet counter, so two
-  independent captures never store identical bodies; a shared body is a copy.
+  bfee record's CSI values, before any antenna permutation, each by its squared magnitude (not its header, whose
+  timestamp a copier can move, nor the payload bits the parser does not read; a copy with real and imaginary
+  parts swapped, a sign flipped or conjugated gives a model the same amplitudes and is the same record:
+  :func:`~rfbench.protocols.fingerprints.bfee_content`), found by the parser's own framing kernel
+  (:func:`rfbench.io.intel5300.record_spans`), so the records are exactly those ``rfbench parse`` returns.
 - **MM-Fi frames**, for file entries of ``kind: "wifi-frame"``: the frame's ``CSIamp`` then ``CSIphase`` arrays
   read through :mod:`rfbench.io.matv5` — the arrays, not the file bytes, so a frame re-saved (compressed,
   another MATLAB version) is still recognised. Values are hashed as little-endian float64 in C order with
@@ -43,8 +43,8 @@ Verdict
 -------
 Two recordings on opposite sides **leak** when they share a file (identical bytes, any file) or at least
 ``min_shared`` records or frames (distinct contents present in both). The default, 1
-(:data:`DEFAULT_MIN_SHARED`), is justified in ``docs/content-leakage.md``: a bfee record's CSI payload (what
-is hashed: not its header, whose timestamp a copier can move) holds at least 60 noisy 8-bit CSI values, an
+(:data:`DEFAULT_MIN_SHARED`), is justified in ``docs/content-leakage.md``: a bfee record (what
+is hashed: not its header, whose timestamp a copier can move) holds at least 30 noisy CSI values, an
 MM-Fi frame 6,840 float64 values; degenerate ones
 are excluded; so one shared record is already a copy, not chance, and one MM-Fi frame is one scored sample.
 Shares below the threshold are listed as information. Content shared by two recordings of one side (or twice

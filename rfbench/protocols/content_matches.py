@@ -229,9 +229,10 @@ def _chunks(runs: np.ndarray, kd: _Kind, ok: np.ndarray, order: np.ndarray, file
 
 
 def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, units: list) -> dict:
-    """Unit → the content compared: its record's bytes as stored (bfee), its record's shape and canonical CSI
-    values (logs of other hardware), or its arrays' names, shapes and canonical values (frames); None when it
-    cannot be had (the file changed since it was fingerprinted, or no longer parses). Each file is read once."""
+    """Unit → the content compared: its record's shape and its values' squared magnitudes (bfee), its record's
+    shape and canonical values, complex ones as squared magnitudes (logs of other hardware), or its arrays'
+    names, shapes and canonical values (frames); None when it cannot be had (the file changed since it was
+    fingerprinted, or no longer parses). Each file is read once."""
     from rfbench.datasets.mmfi import MAX_FRAME_BYTES
     from rfbench.io.files import input_errors, read_input_bytes
     from rfbench.io.intel5300 import record_spans
@@ -249,7 +250,7 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
             for u in mine:
                 i = u - int(starts_of[f])
                 if i < len(spans):
-                    x = int(spans.offsets[i])  # what the fingerprint hashes: the shape and the CSI bits
+                    x = int(spans.offsets[i])  # what the fingerprint hashes: the shape and the magnitudes
                     out[u] = bfee_content(data[x:x + int(spans.lengths[i])])
                 else:
                     out[u] = None

@@ -1,6 +1,6 @@
 """Content fingerprints: XXH64 (xxHash's 64-bit hash, ``doc/xxhash_spec.md`` of the xxHash repository) as
-Numba kernels over many spans of a buffer at once (:func:`hash_spans`), the CSI bits of every valid Intel 5300
-bfee record of a log (:func:`bfee_fingerprints`, :func:`bfee_content`), and the canonical values of an MM-Fi frame
+Numba kernels over many spans of a buffer at once (:func:`hash_spans`), the CSI magnitudes of every valid Intel
+5300 bfee record of a log (:func:`bfee_fingerprints`, :func:`bfee_content`), and the canonical values of an MM-Fi frame
 (:func:`frame_values`). What they are used for, and why a fingerprint only proposes a match, is in
 :mod:`rfbench.protocols.content`."""
 
@@ -25,7 +25,6 @@ PARALLEL_MIN_BYTES = 64 << 20
 # The status of a record or frame: fingerprinted, all-zero, no finite value, unparsable.
 _OK, _ZERO, _NON_FINITE, _UNPARSED = 0, 1, 2, 3
 _BODY_HEADER = 20
-_NO_MASK = np.zeros(0, dtype=np.uint8)  # the mask argument of the unmasked XXH64 (never read)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -73,36 +72,12 @@ def _merge(acc, v):
     return acc * _P1 + _P4
 
 
-@njit(inline="always")
-def _w64(b, p, mask, q, masked):
-    """The little-endian word at ``b[p]``, ANDed with the one at ``mask[q]`` when ``masked``."""
-    if masked:
-        return _u64_at(b, p) & _u64_at(mask, q)
-    return _u64_at(b, p)
-
-
-@njit(inline="always")
-def _w32(b, p, mask, q, masked):
-    if masked:
-        return _u32_at(b, p) & _u32_at(mask, q)
-    return _u32_at(b, p)
-
-
-@njit(inline="always")
-def _w8(b, p, mask, q, masked):
-    if masked:
-        return np.uint64(b[p] & mask[q])
-    return np.uint64(b[p])
-
-
 @njit
-def _xxh64(b, start, length, seed, mask, masked):
+def _xxh64(b, start, length, seed):
     """XXH64 of ``b[start:start + length]`` as xxhash_spec.md defines it: four accumulators over 32-byte
     stripes, then 8-, 4- and 1-byte tails, then the avalanche; all arithmetic modulo 2**64 (uint64 wraps in
-    Numba, as in C). With ``masked``, every byte ``b[start + k]`` is read as ``b[start + k] & mask[k]`` (one AND
-    per loaded word): the XXH64 of the masked bytes, without copying them (``mask`` is not read otherwise)."""
+    Numba, as in C)."""
     p = np.uint64(start)
-    q = np.uint64(0)  # the same position in ``mask``
     n = np.uint64(length)
     end = p + n
     if n >= np.uint64(32):
@@ -112,12 +87,11 @@ def _xxh64(b, start, length, seed, mask, masked):
         v3 = seed
         v4 = seed - _P1
         while p <= limit:
-            v1 = _round(v1, _w64(b, p, mask, q, masked))
-            v2 = _round(v2, _w64(b, p + np.uint64(8), mask, q + np.uint64(8), masked))
-            v3 = _round(v3, _w64(b, p + np.uint64(16), mask, q + np.uint64(16), masked))
-            v4 = _round(v4, _w64(b, p + np.uint64(24), mask, q + np.uint64(24), masked))
+            v1 = _round(v1, _u64_at(b, p))
+            v2 = _round(v2, _u64_at(b, p + np.uint64(8)))
+            v3 = _round(v3, _u64_at(b, p + np.uint64(16)))
+            v4 = _round(v4, _u64_at(b, p + np.uint64(24)))
             p += np.uint64(32)
-            q += np.uint64(32)
         h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
         h = _merge(h, v1)
         h = _merge(h, v2)
@@ -127,20 +101,17 @@ def _xxh64(b, start, length, seed, mask, masked):
         h = seed + _P5
     h = h + n
     while p + _U8 <= end:
-        h = h ^ _round(np.uint64(0), _w64(b, p, mask, q, masked))
+        h = h ^ _round(np.uint64(0), _u64_at(b, p))
         h = _rotl(h, 27) * _P1 + _P4
         p += _U8
-        q += _U8
     if p + np.uint64(4) <= end:
-        h = h ^ (_w32(b, p, mask, q, masked) * _P1)
+        h = h ^ (_u32_at(b, p) * _P1)
         h = _rotl(h, 23) * _P2 + _P3
         p += np.uint64(4)
-        q += np.uint64(4)
     while p < end:
-        h = h ^ (_w8(b, p, mask, q, masked) * _P5)
+        h = h ^ (np.uint64(b[p]) * _P5)
         h = _rotl(h, 11) * _P1
         p += np.uint64(1)
-        q += np.uint64(1)
     h = h ^ (h >> np.uint64(33))
     h = h * _P2
     h = h ^ (h >> np.uint64(29))
@@ -154,32 +125,67 @@ def _hash_spans(b, offsets, lengths, seed, out):
     """``out[i] = XXH64(b[offsets[i]:offsets[i] + lengths[i]], seed)``; records are independent, so each thread
     writes its own entries."""
     for i in prange(offsets.shape[0]):
-        out[i] = _xxh64(b, offsets[i], lengths[i], seed, _NO_MASK, False)
+        out[i] = _xxh64(b, offsets[i], lengths[i], seed)
+
+
+_U1, _U2, _U3, _U7, _U16 = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(7), np.uint64(16)
+_BYTE, _SIGN = np.uint64(0xFF), np.uint64(0x80)
+
+
+@njit(inline="always")
+def _bfee_magnitudes(b, payload, nn, out):
+    """``out[:30 * nn]`` (uint16): the squared magnitude ``re**2 + im**2`` (0..32768) of each of the ``30 * nn``
+    CSI values of the payload at ``b[payload:]``, in read_bfee.c's order (per subcarrier group 3 unused bits, then
+    16 bits per value: the real part's 8, the imaginary part's 8, each a signed byte that may straddle two bytes,
+    its low bits from the first). Returns whether any is non-zero. (The three bytes a value spans always lie
+    inside the payload: its 30 groups end 2 bits into its last byte.) Indices are unsigned: no negative-index
+    wrap-around to test on each load."""
+    index = np.uint64(0)
+    p = np.uint64(payload)
+    k = 0
+    seen = np.uint64(0)
+    for _ in range(30):
+        index += _U3
+        for _ in range(nn):
+            j = p + (index >> _U3)
+            w = (np.uint64(b[j]) | (np.uint64(b[j + _U1]) << _U8) | (np.uint64(b[j + _U2]) << _U16)) >> (index & _U7)
+            re = np.int64((w & _BYTE) ^ _SIGN) - 0x80  # the signed byte, without a branch
+            im = np.int64(((w >> _U8) & _BYTE) ^ _SIGN) - 0x80
+            m = re * re + im * im
+            out[k] = m
+            seen |= np.uint64(m)
+            k += 1
+            index += _U16
+    return seen != np.uint64(0)
+
+
+#: Records one scratch buffer of :func:`_fingerprint_bfee` serves (one allocation per block, not per record).
+_BLOCK = 1024
 
 
 @njit_parallel
-def _fingerprint_bfee(b, offsets, lengths, shape, masks, seed, out, blank):
-    """For each bfee record body ``b[offsets[i]:offsets[i] + lengths[i]]`` (20 header bytes, then the payload):
-    ``blank[i] = 1`` when every CSI value is zero — no payload bit under the value mask ``masks[shape[i]]`` (the
-    bits of the record's Nrx×Ntx values, without the 3 unused bits before each subcarrier group) is set — and
-    ``out[i] = 0``; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64 of the CSI payload under that mask (its
-    unused bits read as zero) with ``seed + shape[i]`` (its Nrx×Ntx: the same bytes read as another shape are
-    other values). The header and the unused bits are left out: a record copied with its timestamp, packet
-    counter, RSSI or AGC changed, or with bits the parser never reads flipped, holds the same CSI."""
-    for i in prange(offsets.shape[0]):
-        payload = offsets[i] + _BODY_HEADER
-        m = shape[i]
-        zero = True
-        for k in range(lengths[i] - _BODY_HEADER):
-            if b[payload + k] & masks[m, k]:
-                zero = False
-                break
-        if zero:
-            blank[i] = 1
-            out[i] = 0
-        else:
-            blank[i] = 0
-            out[i] = _xxh64(b, payload, lengths[i] - _BODY_HEADER, seed + np.uint64(m), masks[m], True)
+def _fingerprint_bfee(b, offsets, lengths, shape, seed, out, blank):
+    """For each bfee record body ``b[offsets[i]:offsets[i] + lengths[i]]`` (20 header bytes, then the payload) of
+    shape ``shape[i]`` (``(Nrx - 1) * 3 + Ntx - 1``): ``blank[i] = 1`` and ``out[i] = 0`` when every CSI value is
+    zero; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64, seeded with ``seed + shape[i]`` (the same values read
+    as another shape are other content), of the squared magnitudes of its values (:func:`_bfee_magnitudes`).
+    The header is left out — a record copied with its timestamp, packet counter, RSSI or AGC changed holds the
+    same CSI — and so is every bit the parser never reads; and each value counts by its magnitude, which a copy
+    with the real and imaginary parts swapped, a sign flipped or the values conjugated keeps (as it keeps every
+    amplitude a model is given)."""
+    n = offsets.shape[0]
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        mags = np.empty(270, dtype=np.uint16)  # 30 subcarriers x 9 values at most
+        view = mags.view(np.uint8)  # hashed as its bytes (little-endian on the machines rfbench runs on)
+        for i in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            m = shape[i]
+            nn = (m // 3 + 1) * (m % 3 + 1)
+            if _bfee_magnitudes(b, offsets[i] + _BODY_HEADER, nn, mags):
+                blank[i] = 0
+                out[i] = _xxh64(view, 0, 60 * nn, seed + np.uint64(m))
+            else:
+                blank[i] = 1
+                out[i] = 0
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -239,37 +245,19 @@ def hash_spans(buf, offsets, lengths, seed: int = 0) -> np.ndarray:
     return out
 
 
-_MASKS: list = []
-
-
-def _value_masks() -> np.ndarray:
-    """``masks[(nrx-1)*3 + ntx-1]``: payload bytes with the bits of CSI values set (read_bfee.c's layout: per
-    subcarrier group 3 unused bits, then 16 bits per value pair)."""
-    if not _MASKS:
-        from rfbench.io.intel5300 import calc_len
-
-        masks = np.zeros((9, calc_len(3, 3)), dtype=np.uint8)
-        for nrx in (1, 2, 3):
-            for ntx in (1, 2, 3):
-                nn = nrx * ntx
-                step = 3 + 16 * nn
-                length = calc_len(nrx, ntx)
-                bits = np.zeros(length * 8, dtype=bool)
-                for sc in range(30):
-                    bits[3 + sc * step: 3 + sc * step + 16 * nn] = True
-                masks[(nrx - 1) * 3 + ntx - 1, :length] = np.packbits(bits, bitorder="little")
-        _MASKS.append(masks)
-    return _MASKS[0]
-
-
 def bfee_content(body) -> bytes:
-    """What a bfee record's fingerprint covers, as bytes to compare: its Nrx and Ntx bytes, then its ``calc_len``
-    payload bytes with every bit the parser does not read set to zero. ``body`` is the record's body as framed by
-    :func:`rfbench.io.intel5300.record_spans` (20 header bytes, then the payload)."""
-    body = bytes(body)
-    nrx, ntx = body[8], body[9]
-    payload = np.frombuffer(body, dtype=np.uint8, offset=_BODY_HEADER)
-    return body[8:10] + (payload & _value_masks()[(nrx - 1) * 3 + ntx - 1, :payload.shape[0]]).tobytes()
+    """What a bfee record's fingerprint covers, as bytes to compare: its Nrx and Ntx bytes, then the squared
+    magnitudes of its CSI values (:func:`_bfee_magnitudes`). ``body`` is the record's body as framed by
+    :func:`rfbench.io.intel5300.record_spans` (20 header bytes, then at least ``calc_len`` payload bytes)."""
+    b = np.frombuffer(bytes(body), dtype=np.uint8)
+    return bytes(b[8:10]) + _record_magnitudes(b, int(b[8]) * int(b[9])).astype("<u2").tobytes()
+
+
+@njit
+def _record_magnitudes(b, nn):
+    out = np.empty(30 * nn, dtype=np.uint16)
+    _bfee_magnitudes(b, _BODY_HEADER, nn, out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -301,17 +289,18 @@ def _bfee_batch(buf: np.ndarray, bounds: Sequence[int]) -> tuple[list, np.ndarra
     hashes = np.empty(offsets.shape[0], dtype=np.uint64)
     blank = np.empty(offsets.shape[0], dtype=np.uint8)
     with serial_below(int(lengths.sum()), PARALLEL_MIN_BYTES), np.errstate(over="ignore"):
-        _fingerprint_bfee(buf, offsets, lengths, shape, _value_masks(), np.uint64(0), hashes, blank)
+        _fingerprint_bfee(buf, offsets, lengths, shape, np.uint64(0), hashes, blank)
     return spans, hashes, blank
 
 
 def bfee_fingerprints(source) -> BfeeFingerprints:
     """Fingerprint every valid bfee record of a log (a path, bytes or a 1-D uint8 array).
 
-    Each record's CSI payload (before any antenna permutation), with the bits the parser does not read set to
-    zero (:func:`bfee_content`), is hashed with XXH64, seeded with its Nrx×Ntx shape; its 20 header bytes
-    (timestamp, packet counter, RSSI, noise, AGC, ...) and the payload's unused bits (the 3 before each subcarrier
-    group, the tail up to ``calc_len``) are left out, so a record copied with them changed is the same content.
+    Each record's CSI values (before any antenna permutation), as their squared magnitudes (:func:`bfee_content`),
+    are hashed with XXH64, seeded with its Nrx×Ntx shape; its 20 header bytes (timestamp, packet counter, RSSI,
+    noise, AGC, ...) and the payload's unused bits (the 3 before each subcarrier group, the tail up to
+    ``calc_len``) are left out, so a record copied with them changed is the same content, and so is one copied
+    with its values' real and imaginary parts swapped, their signs flipped or conjugated: the same amplitudes.
     Records whose CSI values are all zero are flagged ``blank`` and get hash 0.
 
     Raises
@@ -387,7 +376,9 @@ def hardware_records(log) -> tuple[list, np.ndarray]:
     """The values of each record of a log of other CSI hardware (a :class:`~rfbench.io.hwlog.HardwareLog`) that
     are hashed: the record's own tones and antennas (``csi[r, :tones, :rx, :tx]``, the padding to the log's
     largest record left out, so a record hashes alike in any log), canonical float64 (see :func:`_canonical`),
-    with each record's status: ``0`` fingerprinted, ``1`` all zero.
+    complex values as their squared magnitudes ``re*re + im*im`` (a copy with the real and imaginary parts
+    swapped, a sign flipped or conjugated keeps every amplitude, and is the same content), with each record's
+    status: ``0`` fingerprinted, ``1`` all zero.
 
     Returns
     -------
@@ -397,9 +388,13 @@ def hardware_records(log) -> tuple[list, np.ndarray]:
     status = np.zeros(n, dtype=np.uint8)
     out = []
     tones, rx, tx = (np.asarray(a, dtype=np.int64) for a in (log.num_tones, log.n_rx, log.n_tx))
+    complex_ = np.iscomplexobj(log.csi)
     for r in range(n):
         shape = (int(tones[r]), int(rx[r]), int(tx[r]))
         values = _canonical(log.csi[r, :shape[0], :shape[1], :shape[2]])
+        if complex_:
+            values = values[0::2] * values[0::2] + values[1::2] * values[1::2]
+            values[np.isnan(values)] = np.nan  # the one quiet NaN, whichever part was NaN
         if not np.any(values != 0):
             status[r] = _ZERO
         out.append((shape, values))
