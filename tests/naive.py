@@ -1057,7 +1057,7 @@ def naive_record_fingerprints(data: bytes) -> list:
 
 
 def naive_frame_fingerprint(arrays: dict) -> tuple:
-    """(hash or None, status) of an MM-Fi frame: every value of CSIamp then CSIphase in C order (complex: real,
+    """(hash or None, status) of an MM-Fi frame: every value of CSIamp (not CSIphase) in C order (complex: real,
     then imaginary), each packed as a little-endian double after writing -0.0 as 0.0 and any NaN as
     0x7FF8000000000000; status "zero" (every value 0), "non_finite" (no finite non-zero value, some NaN/inf)
     or "ok"."""
@@ -1066,11 +1066,8 @@ def naive_frame_fingerprint(arrays: dict) -> tuple:
     if "CSIamp" not in arrays:
         return None, "unparsed"
     values = []
-    for name in ("CSIamp", "CSIphase"):
-        if name not in arrays:
-            continue
-        for v in np.asarray(arrays[name]).reshape(-1).tolist():
-            values.extend([v.real, v.imag] if isinstance(v, complex) else [float(v)])
+    for v in np.asarray(arrays["CSIamp"]).reshape(-1).tolist():
+        values.extend([v.real, v.imag] if isinstance(v, complex) else [float(v)])
     if all(v == 0 for v in values):
         return None, "zero"
     if not any(math.isfinite(v) and v != 0 for v in values):

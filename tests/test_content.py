@@ -488,6 +488,22 @@ def test_a_frame_re_saved_by_another_program_is_found_by_its_arrays(mmfi_tree, t
     assert ev["kind"] == "frames" and ev["first"] == [0, 0]
 
 
+@pytest.mark.parametrize("phase", ["negated", "left out"])
+def test_a_frame_copied_with_its_phase_changed_is_found_by_its_amplitudes(mmfi_tree, tmp_path, phase):
+    """A training frame copied to the test side with ``CSIphase`` negated (or dropped) gives a model reading
+    amplitudes (``windows --features amp``) the very same row; it was another frame while both arrays were
+    hashed together (found by an adversarial probe)."""
+    root = _copy(mmfi_tree, tmp_path)
+    arrays = read_mat(root / "E02/S11/A02/wifi-csi/frame004.mat")
+    copy = {"CSIamp": arrays["CSIamp"]}
+    if phase == "negated":
+        copy["CSIphase"] = -arrays["CSIphase"]
+    (root / "E02/S15/A01/wifi-csi/frame001.mat").write_bytes(mat_v5_bytes(copy))
+    m = mmfi.ingest(root)
+    [leak] = audit_content(m, *_s2(m)).leaks
+    assert (leak["train"], leak["test"], leak["files"], leak["frames"]) == ("E02/S11/A02", "E02/S15/A01", 0, 1)
+
+
 def test_duplicates_within_one_side_are_reported_not_fatal(widar_tree, mmfi_tree, tmp_path):
     root = _copy(widar_tree, tmp_path)
     src = root / "CSI/20181109/user1/user1-1-1-2-1-r2.dat"

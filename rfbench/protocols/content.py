@@ -19,10 +19,11 @@ manifest's ``root``, see :meth:`Manifest.root_dir`):
   parts swapped, a sign flipped or conjugated gives a model the same amplitudes and is the same record:
   :func:`~rfbench.protocols.fingerprints.bfee_content`), found by the parser's own framing kernel
   (:func:`rfbench.io.intel5300.record_spans`), so the records are exactly those ``rfbench parse`` returns.
-- **MM-Fi frames**, for file entries of ``kind: "wifi-frame"``: the frame's ``CSIamp`` then ``CSIphase`` arrays
-  read through :mod:`rfbench.io.matv5` — the arrays, not the file bytes, so a frame re-saved (compressed,
-  another MATLAB version) is still recognised. Values are hashed as little-endian float64 in C order with
-  ``-0.0`` written as ``0.0`` and every NaN as the one quiet NaN, so equal arrays hash equally.
+- **MM-Fi frames**, for file entries of ``kind: "wifi-frame"``: the frame's ``CSIamp`` array read through
+  :mod:`rfbench.io.matv5` — the array, not the file bytes, so a frame re-saved (compressed, another MATLAB
+  version) is still recognised, and not ``CSIphase``, so a copy with its phase changed is too. Values are
+  hashed as little-endian float64 in C order with ``-0.0`` written as ``0.0`` and every NaN as the one quiet
+  NaN, so equal arrays hash equally.
 
 Records and frames in which no value is both finite and non-zero (all-zero CSI, all-NaN frames) are **not**
 fingerprinted — they would all match one another — and are counted as ``zero`` or ``non_finite``; nor is the

@@ -80,9 +80,9 @@ class ContentAudit:
             "passed": self.passed,
             "min_shared": self.min_shared,
             "widespread_limit": _matches.WIDESPREAD_RECORDINGS,
-            "hash": "xxh64 (records: a bfee record's CSI payload as stored, with its shape, or another hardware "
-                    "record's CSI values; frames: canonical float64 CSIamp, CSIphase, or a BVP profile's "
-                    "velocity_spectrum_ro); "
+            "hash": "xxh64 (records: a bfee record's CSI values' squared magnitudes, with its shape, or another "
+                    "hardware record's CSI values, complex ones' squared magnitudes; frames: canonical float64 "
+                    "CSIamp, or a BVP profile's velocity_spectrum_ro as a model sees it); "
                     "files: sha256; every match confirmed by comparing bytes or arrays",
             "counts": self.counts,
             "confirmations": self.confirmations,

@@ -344,9 +344,11 @@ def bvp_model_view(value: np.ndarray) -> np.ndarray:
 
 
 def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int, str | None]:
-    """The values of an MM-Fi frame that are hashed: ``CSIamp`` then ``CSIphase`` (when present), canonical
-    float64 (see :func:`_canonical`), with the frame's status: ``0`` fingerprinted, ``1`` all zero, ``2`` no
-    finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3`` not a frame (the reason is returned).
+    """The values of an MM-Fi frame that are hashed: ``CSIamp``, canonical float64 (see :func:`_canonical`) —
+    not ``CSIphase``: a copy with its phase negated or otherwise changed gives a model the same amplitudes, and
+    is the same content (it was another frame until 2026-12-07) — with the frame's status: ``0`` fingerprinted,
+    ``1`` all zero, ``2`` no finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3`` not a frame (the
+    reason is returned).
     A Widar3.0 BVP file (no ``CSIamp``, a ``velocity_spectrum_ro``) is one such unit too, its profile hashed as a
     model sees it (:func:`bvp_model_view`): the same profile under another MAT header (a changed text, a
     compressed element), with values changed below float32's precision or zero steps appended, is the same
@@ -357,15 +359,12 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
     (values or None, status, reason or None)
     """
     if "CSIamp" not in mat and BVP_VARIABLE in mat:
-        parts = [_canonical(bvp_model_view(mat[BVP_VARIABLE]))]
+        values = _canonical(bvp_model_view(mat[BVP_VARIABLE]))
     elif "CSIamp" not in mat:
         found = ", ".join(sorted(mat)) or "no numeric variable"
         return None, _UNPARSED, f"no CSIamp variable (found: {found})"
     else:
-        parts = [_canonical(mat["CSIamp"])]
-    if "CSIamp" in mat and "CSIphase" in mat:
-        parts.append(_canonical(mat["CSIphase"]))
-    values = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        values = _canonical(mat["CSIamp"])
     finite = np.isfinite(values)
     if not np.any(finite & (values != 0)):
         return values, (_ZERO if finite.all() else _NON_FINITE), None
@@ -404,6 +403,7 @@ def hardware_records(log) -> tuple[list, np.ndarray]:
 def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
     """The shapes of what :func:`frame_values` hashes (a BVP profile's as a model sees it), part of the content a
     match is confirmed on."""
-    return tuple((k, np.shape(bvp_model_view(mat[k]) if k == BVP_VARIABLE and "CSIamp" not in mat else mat[k]),
-                  np.iscomplexobj(mat[k])) for k in ("CSIamp", "CSIphase", BVP_VARIABLE) if k in mat)
+    if "CSIamp" in mat:
+        return (("CSIamp", np.shape(mat["CSIamp"]), np.iscomplexobj(mat["CSIamp"])),)
+    return tuple((k, np.shape(bvp_model_view(mat[k])), np.iscomplexobj(mat[k])) for k in (BVP_VARIABLE,) if k in mat)
 
