@@ -116,10 +116,21 @@ def test_unknown_fields_are_marked_unknown_never_guessed():
      "spec.k must be a number in [0, 100]"),
     ("[[claim]]\nvalue = 50\nmetric = 'pck'\nspec = { k = -0.2 }\nsource = { citation = 'x' }\n",
      "spec.k must be a number in [0, 100]"),
+    # a top-k claim's k counts classes, as score's --top-k: k = 0 and 2.5 were taken, 101 refused as a PCK
+    # threshold ("a fraction of the normaliser"; found by an adversarial probe)
+    *[(f"[[claim]]\ntask = 'gesture'\nvalue = 0.9\nmetric = 'top-k'\nspec = {{ k = {k} }}\n"
+       "source = { citation = 'x' }\n", "spec.k of a top-k claim must be an integer in [1, 100000]")
+      for k in ("0", "2.5", "3.0", "true", "100001", "-3")],
 ])
 def test_a_bad_claims_file_is_one_format_error(text, message):
     with pytest.raises(FormatError, match=re.escape(message)):
         parse_claims(text, "bad.toml")
+
+
+def test_a_top_k_claim_s_k_is_a_count_of_classes():
+    [claim] = parse_claims("[[claim]]\ntask = 'gesture'\nvalue = 0.9\nmetric = 'top-k'\nspec = { k = 101 }\n"
+                           "source = { citation = 'x' }\n", "c.toml").claims
+    assert claim.spec["k"] == 101 and isinstance(claim.spec["k"], int)
 
 
 def test_claims_files_are_read_as_regular_bounded_utf8_files(tmp_path):

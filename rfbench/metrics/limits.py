@@ -53,6 +53,8 @@ MAX_K = 100.0
 CLASSIFY_METRICS = ("accuracy", "balanced-accuracy", "macro-f1", "weighted-f1", "top-k")
 #: Default top-k thresholds (those below the class count are used).
 DEFAULT_TOP_K = (3, 5)
+#: Largest top-k threshold (score's --top-k; a claim's spec.k for top-k).
+MAX_TOP_K = 100_000
 #: Most clusters the bootstrap resamples.
 MAX_CLUSTERS = 50_000
 #: Most bootstrap replicates a report may ask for: 100,000 gives percentile intervals far finer than any

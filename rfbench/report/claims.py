@@ -174,7 +174,7 @@ def _number(value: Any, where: str, name: str) -> float:
 
 
 def _spec(raw: Any, where: str, convention: str, metric: str = UNKNOWN) -> dict[str, Any]:
-    from rfbench.metrics.limits import ALL_AVERAGINGS, COMPARISONS, MAX_K, PA_FITS, PRECISIONS, VISIBILITIES
+    from rfbench.metrics.limits import ALL_AVERAGINGS, COMPARISONS, MAX_K, MAX_TOP_K, PA_FITS, PRECISIONS, VISIBILITIES
 
     if not isinstance(raw, dict):
         raise _fail(where, "'spec' must be a table of MetricSpec fields")
@@ -195,6 +195,11 @@ def _spec(raw: Any, where: str, convention: str, metric: str = UNKNOWN) -> dict[
         if key in choices:
             if value not in choices[key]:
                 raise _fail(where, f"spec {key} must be one of {', '.join(choices[key])} or \"unknown\", got {value!r}")
+            out[key] = value
+        elif key == "k" and metric == "top-k":  # a count of classes, as score's --top-k takes it
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOP_K:
+                raise _fail(where, f"spec.k of a top-k claim must be an integer in [1, {MAX_TOP_K}] (the number "
+                                   "of best-scored classes) or \"unknown\"")
             out[key] = value
         elif key == "k":  # score's own bound (a threshold past it is refused there: no report has one)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_K:

@@ -20,6 +20,7 @@ from rfbench.metrics.limits import (
     MAX_AUC_N,
     MAX_K,
     MAX_REPLICATES,
+    MAX_TOP_K,
     POSE_METRICS,
     oks_area_value,
 )
@@ -185,7 +186,7 @@ class GestureSettings(Settings):
                                              "Default: all that apply.", kind="strs", choices=CLASSIFY_METRICS,
                                        flag="--metrics", distinct=True)
     top_k: Optional[tuple] = setting(None, "gesture, with scores: top-k thresholds, comma-separated. Default: 3,5 "
-                                           "where below the class count.", kind="ints", min=1, max=100_000,
+                                           "where below the class count.", kind="ints", min=1, max=MAX_TOP_K,
                                      tasks=("gesture",), distinct=True)
     domains: str = setting("auto", "gesture: per-domain breakdown keys from the split's manifest (room, location, "
                                    "orientation, subject), auto (those present) or none.", tasks=("gesture",))
