@@ -976,6 +976,49 @@ def test_a_bvp_profile_copied_as_the_same_model_input_is_a_leak(runner, tmp_path
     _copy_is_a_leak(run, tree, tmp_path, train, test)
 
 
+@pytest.mark.parametrize("change", ["steps-appended", "later-step-changed"])
+def test_a_bvp_profile_that_differs_only_past_its_first_step_is_a_leak(runner, tmp_path, change):
+    """``windows`` cuts each row at ``t_max`` (the train side's longest, or ``--t-max``): a training profile copied
+    to the test side with non-zero steps appended past it gives the model the training row, and passed
+    ``split --content`` while the whole profile was hashed (found by an adversarial probe). Profiles are now
+    matched on their head: the steps up to the first non-zero one."""
+    import numpy as np
+
+    from rfbench.datasets.bvp_mat import read_bvp
+    from rfbench.datasets.synthetic_bvp import bvp_file_bytes
+
+    run, tree, by, s = _bvp_cross_location(runner, tmp_path)
+    test, train = by[s["test"][0]], max((by[i] for i in s["train"]), key=lambda r: r["frames"])
+    value = read_bvp(tree / train["files"][0]["path"])
+    if change == "steps-appended":
+        value = np.concatenate([value, np.random.default_rng(1).random((20, 20, 3))], axis=2)
+    else:
+        value = value.copy()
+        value[:, :, -1] += 0.25
+    (tree / test["files"][0]["path"]).write_bytes(bvp_file_bytes(value))
+    _copy_is_a_leak(run, tree, tmp_path, train, test)
+
+
+def test_a_bvp_head_is_the_steps_up_to_the_first_non_zero_one():
+    import numpy as np
+
+    from rfbench.protocols.fingerprints import bvp_head, bvp_model_view
+
+    rng = np.random.default_rng(2)
+    v = np.concatenate([np.zeros((20, 20, 2)), rng.random((20, 20, 5))], axis=2)
+    head = bvp_head(bvp_model_view(v))
+    assert head.shape == (3, 20, 20) and not head[:2].any() and head[2].any()
+    later = v.copy()
+    later[:, :, 4] = 0.5
+    assert np.array_equal(bvp_head(bvp_model_view(later)), head)  # a later step: the same head
+    first = v.copy()
+    first[7, 7, 2] += 0.5
+    assert not np.array_equal(bvp_head(bvp_model_view(first)), head)  # the first non-zero step changed
+    shifted = np.concatenate([np.zeros((20, 20, 1)), v], axis=2)  # a zero step put before: another row
+    assert bvp_head(bvp_model_view(shifted)).shape == (4, 20, 20)
+    assert bvp_head(bvp_model_view(np.zeros((20, 20, 4)))).shape == (0, 20, 20)  # all zero: blank
+
+
 def test_a_bvp_profile_one_float32_step_away_is_other_content():
     """What is hashed is the model's input, exactly: a value moved by one float32 step, or a zero step put before
     the profile (which shifts the row), is another input."""

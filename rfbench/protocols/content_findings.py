@@ -82,7 +82,8 @@ class ContentAudit:
             "widespread_limit": _matches.WIDESPREAD_RECORDINGS,
             "hash": "xxh64 (records: a bfee record's CSI values' squared magnitudes, with its shape, or another "
                     "hardware record's CSI values, complex ones' squared magnitudes; frames: canonical float64 "
-                    "CSIamp, or a BVP profile's velocity_spectrum_ro as a model sees it); "
+                    "CSIamp, or a BVP profile's velocity_spectrum_ro as a model sees it, to its first non-zero "
+                    "step); "
                     "files: sha256; every match confirmed by comparing bytes or arrays",
             "counts": self.counts,
             "confirmations": self.confirmations,

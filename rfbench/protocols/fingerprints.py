@@ -343,6 +343,17 @@ def bvp_model_view(value: np.ndarray) -> np.ndarray:
     return x[:int(kept[-1]) + 1] if kept.size else x[:0]
 
 
+def bvp_head(view: np.ndarray) -> np.ndarray:
+    """The steps of a BVP profile's model view (:func:`bvp_model_view`) up to and including its first step with a
+    non-zero value (empty when every step is zero). Two profiles give a model the same non-blank row at some
+    ``t_max`` exactly when they share this head: ``windows`` cuts a row at ``t_max``, which the train side or
+    ``--t-max`` decides, so a copy with steps appended past it, or with its later steps changed, gives rows the
+    original gives (with the whole view hashed, a training profile copied to the test side with three steps
+    appended past the train side's longest passed ``split --content``)."""
+    nonzero = np.flatnonzero((view != 0).reshape(view.shape[0], -1).any(axis=1)) if view.shape[0] else view[:0]
+    return view[:int(nonzero[0]) + 1] if nonzero.size else view[:0]
+
+
 def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int, str | None]:
     """The values of an MM-Fi frame that are hashed: ``CSIamp``, canonical float64 (see :func:`_canonical`) —
     not ``CSIphase``: a copy with its phase negated or otherwise changed gives a model the same amplitudes, and
@@ -350,16 +361,16 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
     ``1`` all zero, ``2`` no finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3`` not a frame (the
     reason is returned).
     A Widar3.0 BVP file (no ``CSIamp``, a ``velocity_spectrum_ro``) is one such unit too, its profile hashed as a
-    model sees it (:func:`bvp_model_view`): the same profile under another MAT header (a changed text, a
-    compressed element), with values changed below float32's precision or zero steps appended, is the same
-    content.
+    model sees it (:func:`bvp_model_view`) up to its first non-zero step (:func:`bvp_head`): the same profile
+    under another MAT header (a changed text, a compressed element), with values changed below float32's
+    precision, steps appended or its later steps changed, is the same content.
 
     Returns
     -------
     (values or None, status, reason or None)
     """
     if "CSIamp" not in mat and BVP_VARIABLE in mat:
-        values = _canonical(bvp_model_view(mat[BVP_VARIABLE]))
+        values = _canonical(bvp_head(bvp_model_view(mat[BVP_VARIABLE])))
     elif "CSIamp" not in mat:
         found = ", ".join(sorted(mat)) or "no numeric variable"
         return None, _UNPARSED, f"no CSIamp variable (found: {found})"
@@ -405,5 +416,6 @@ def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
     match is confirmed on."""
     if "CSIamp" in mat:
         return (("CSIamp", np.shape(mat["CSIamp"]), np.iscomplexobj(mat["CSIamp"])),)
-    return tuple((k, np.shape(bvp_model_view(mat[k])), np.iscomplexobj(mat[k])) for k in (BVP_VARIABLE,) if k in mat)
+    return tuple((k, np.shape(bvp_head(bvp_model_view(mat[k]))), np.iscomplexobj(mat[k])) for k in (BVP_VARIABLE,)
+                 if k in mat)
 
