@@ -21,7 +21,7 @@ from rfbench.datasets.synthetic import MARKER, make_mmfi_tree, make_widar_tree
 from rfbench.datasets.synthetic_settings import MmfiTreeSettings, WidarTreeSettings
 from rfbench.errors import OutputExistsError, ValidationError
 from rfbench.io import writer
-from rfbench.io.intel5300 import read
+from rfbench.io.intel5300 import GENERATED_RECORD, GENERATED_RECORD_CODE, read
 from rfbench.io.writer import BfeeLogSettings, make_bfee_log, sample_0x5_like, synthetic_log
 from rfbench.settings import SettingError, flag_of, options_of
 
@@ -97,10 +97,11 @@ def test_bfee_default_is_the_capture_like_log(runner, tmp_path):
     result = runner.invoke(app, ["generate", "bfee", str(out), "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert out.read_bytes() == sample_0x5_like(0)
-    # 2998 records of 3 + 215 bytes (3x1 bfee) and 2998 0xC1 frames of 3 + 128 bytes: 2998 x 346 = 1,037,308
-    assert doc["bytes"] == 1_037_308 == out.stat().st_size
-    assert (doc["csi_records"], doc["non_csi_records"], doc["layout"]) == (2998, 2998, "sample_0x5-like")
+    assert out.read_bytes() == GENERATED_RECORD + sample_0x5_like(0)  # first, the record that says who wrote it
+    # 2998 records of 3 + 215 bytes (3x1 bfee) and 2998 0xC1 frames of 3 + 128 bytes: 2998 x 346 = 1,037,308;
+    # the generator's record: 2 + 1 + 32 bytes
+    assert doc["bytes"] == 1_037_308 + 35 == out.stat().st_size
+    assert (doc["csi_records"], doc["non_csi_records"], doc["layout"]) == (2998, 2999, "sample_0x5-like")
 
 
 def test_bfee_random_shape_parses_back(runner, tmp_path):
@@ -108,12 +109,13 @@ def test_bfee_random_shape_parses_back(runner, tmp_path):
     result = runner.invoke(app, ["generate", "bfee", str(out), "--random", "--nrx", "3", "--ntx", "2", "--records",
                                  "40", "--non-csi-every", "3", "--non-csi-bytes", "16", "--seed", "9"])
     assert result.exit_code == 0, result.output
-    assert out.read_bytes() == synthetic_log(40, nrx=3, ntx=2, seed=9, non_csi_every=3, non_csi_bytes=16)
+    assert out.read_bytes() == GENERATED_RECORD + synthetic_log(40, nrx=3, ntx=2, seed=9, non_csi_every=3,
+                                                                non_csi_bytes=16)
     log = read(out)
     assert log.csi.shape == (40, 30, 3, 2) and log.n_skipped == 0
-    # a non-CSI record after the 3rd, 6th, ... 39th CSI record: 13
-    assert dict(log.non_csi) == {0xC1: 13}
-    assert f"wrote {out} (" in result.stdout and "40 CSI records of 3x2, 13 non-CSI records)" in result.stdout
+    # a non-CSI record after the 3rd, 6th, ... 39th CSI record: 13; and the generator's own record first
+    assert dict(log.non_csi) == {0xC1: 13, GENERATED_RECORD_CODE: 1}
+    assert f"wrote {out} (" in result.stdout and "40 CSI records of 3x2, 14 non-CSI records)" in result.stdout
 
 
 # -- settings declared once: option, argv, docs page and library agree -------------------------------------
@@ -279,7 +281,7 @@ def test_bfee_refuses_an_existing_file_and_force_replaces_it(runner, tmp_path):
     assert out.read_bytes() == b"mine"
     result = runner.invoke(app, ["generate", "bfee", str(out), "--records", "5", "--force"])
     assert result.exit_code == 0, result.output
-    assert out.read_bytes() == sample_0x5_like(0, 5)
+    assert out.read_bytes() == GENERATED_RECORD + sample_0x5_like(0, 5)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -408,3 +410,38 @@ def test_sigterm_while_a_tree_is_written_leaves_no_staging_folder(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "Traceback" not in err, err
     assert [p.name for p in tmp_path.iterdir()] == [], (proc.returncode, err, list(tmp_path.iterdir()))
+
+
+@pytest.mark.parametrize("fmt", ["intel5300", "esp32", "nexmon", "atheros", "picoscenes"])
+def test_a_corpus_of_generated_logs_is_synthetic(runner, tmp_path, fmt):
+    """Logs written by ``generate bfee`` and ``generate hardware`` carried no mark ingest reads: a corpus of them
+    ingested as ``synthetic: false`` and scored MEASURED (found by an adversarial probe). Each now says who wrote
+    it — an Intel 5300 log in a first record its tools skip, another hardware's in its frames' source address
+    (an Atheros log, which keeps none, in its first record's payload) — and the same logs without the mark are
+    not synthetic."""
+    import numpy as np
+
+    from rfbench.io import hwlog
+
+    suffix = {"intel5300": "dat", "esp32": "csv", "nexmon": "pcap", "atheros": "dat", "picoscenes": "csi"}[fmt]
+    marked, plain = tmp_path / "marked", tmp_path / "plain"
+    for seed, user in enumerate(("ann", "bob")):
+        out = marked / f"{user}_push.{suffix}"
+        args = (["generate", "bfee", str(out), "--seed", str(seed)] if fmt == "intel5300" else
+                ["generate", "hardware", str(out), "--format", fmt, "--seed", str(seed), "--records", "8"])
+        assert runner.invoke(app, args).exit_code == 0
+        plain.mkdir(exist_ok=True)
+        data = (sample_0x5_like(seed, 20) if fmt == "intel5300" else
+                hwlog.reader(fmt).synthesize(np.random.default_rng(seed), 8))
+        (plain / out.name).write_bytes(data)
+    if fmt == "intel5300":
+        assert (marked / "ann_push.dat").read_bytes().startswith(GENERATED_RECORD)
+    for tree, synthetic_ in ((marked, True), (plain, False)):
+        manifest = tmp_path / f"{tree.name}.json"
+        r = runner.invoke(app, ["ingest", "files", str(tree), "-t", "{user}_{gesture}." + suffix, "--label",
+                                "gesture", "--subject", "user", "-o", str(manifest)])
+        assert r.exit_code == 0, r.output
+        doc = json.loads(manifest.read_text())
+        assert doc["synthetic"] is synthetic_, (tree.name, doc.get("synthetic_marker"))
+        if synthetic_:
+            assert doc["synthetic_marker"]["path"] == f"ann_push.{suffix}"

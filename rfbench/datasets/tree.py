@@ -360,7 +360,9 @@ class LogCount:
     sha256: str | None
     error: str | None
     format: str | None = None  # another CSI hardware's log (rfbench.io.hwlog.FORMATS); None: Intel 5300
-    generated: bool = False  # an Intel 5300 log rfbench's generator wrote (intel5300.GENERATED_RECORD first)
+    #: a log rfbench's generator wrote: an Intel 5300 log with intel5300.GENERATED_RECORD first, or another
+    #: hardware's log with its mark (rfbench.io.hwlog.generated)
+    generated: bool = False
 
 
 def _count_other(path: str) -> LogCount | None:
@@ -383,7 +385,10 @@ def _count_other(path: str) -> LogCount | None:
         log = read_hardware(data, fmt)
     except FormatError as exc:
         return LogCount(0, {}, digest, f"{fmt} log: {exc}", fmt)
-    return LogCount(log.n_records, {k: int(v) for k, v in log.skipped.items() if v}, digest, None, fmt)
+    from rfbench.io.hwlog import generated
+
+    return LogCount(log.n_records, {k: int(v) for k, v in log.skipped.items() if v}, digest, None, fmt,
+                    generated=generated(log, data))
 
 
 def _count_batch(paths: list[str]) -> list[LogCount]:
@@ -500,13 +505,16 @@ def part_entries(members: Iterable[tuple[tuple, Entry]], names: Sequence[str], c
 def generated_log(recordings: Sequence[Mapping], paths: Mapping[str, str], counts: Mapping[str, LogCount]) \
         -> dict | None:
     """The synthetic marker record (``{path, sha256, found_in}``) of the first file of ``recordings`` (manifest
-    recordings, in their order) that is an Intel 5300 log rfbench's generator wrote (:attr:`LogCount.generated`),
-    or None. ``paths`` maps a file's manifest path to its key in ``counts`` (:func:`count_logs`' result)."""
+    recordings, in their order) that is a log rfbench's generator wrote (:attr:`LogCount.generated`), or None.
+    ``paths`` maps a file's manifest path to its key in ``counts`` (:func:`count_logs`' result)."""
     for rec in recordings:
         for f in rec["files"]:
             count = counts.get(paths.get(f["path"], ""))
             if count is not None and count.generated:
-                return {"path": f["path"], "sha256": count.sha256, "found_in": "the log's first record"}
+                found = ("the log's first record" if count.format is None else
+                         "the log's frames' source address" if count.format != "atheros" else
+                         "the log's first record's payload")
+                return {"path": f["path"], "sha256": count.sha256, "found_in": found}
     return None
 
 

@@ -355,8 +355,11 @@ def _grid(tones: np.ndarray, width: int) -> tuple[np.ndarray, int | None, str]:
 
 
 def synthesize(rng: np.random.Generator, n_records: int, *, endian: str = "little", pull10: bool = False,
-               nr: int = 3, nc: int = 2, tones: int = 56, payload_len: int = 32) -> bytes:
-    """A valid Atheros CSI Tool log of ``n_records`` records with random 10-bit CSI (``csi_fun.c`` layout)."""
+               nr: int = 3, nc: int = 2, tones: int = 56, payload_len: int = 32, mark: bool = False) -> bytes:
+    """A valid Atheros CSI Tool log of ``n_records`` records with random 10-bit CSI (``csi_fun.c`` layout); with
+    ``mark``, the first record's payload is :data:`rfbench.io.hwlog.GENERATED_PAYLOAD` (its length at least)."""
+    from rfbench.io.hwlog import GENERATED_PAYLOAD
+
     if endian not in ("little", "big") or tones not in _SUBCARRIERS or not (1 <= nr <= 3 and 1 <= nc <= 3):
         raise FormatError("synthesize: endian little|big, tones 56|114, nr and nc 1..3")
     e = ">" if endian == "big" else "<"
@@ -365,6 +368,8 @@ def synthesize(rng: np.random.Generator, n_records: int, *, endian: str = "littl
     t0 = int(rng.integers(1 << 20, 1 << 32))
     for i in range(n_records):
         values = rng.integers(-512, 512, size=tones * nc * nr * 2)  # (k, nc, nr, imag/real) order
+        if mark and i == 0:
+            payload_len = max(payload_len, len(GENERATED_PAYLOAD))
         words = (values & 1023).astype(np.uint64)
         bits = ((words[:, None] >> np.arange(10, dtype=np.uint64)) & 1).astype(np.uint8).ravel()
         packed = np.packbits(bits, bitorder="little").tobytes()[:csi_len]
@@ -373,5 +378,8 @@ def synthesize(rng: np.random.Generator, n_records: int, *, endian: str = "littl
         status += bytes([0, 0, 143, 0 if tones == 56 else 1, tones, nr, nc, 50, 40, 45, 38])
         status += np.array([payload_len], dtype=e + "u2").tobytes()
         field_len = np.array([25 + csi_len + payload_len], dtype=e + "u2").tobytes()
-        parts += [field_len, status, packed, bytes(rng.integers(0, 256, size=payload_len, dtype=np.uint8))]
+        payload = bytes(rng.integers(0, 256, size=payload_len, dtype=np.uint8))
+        if mark and i == 0:
+            payload = GENERATED_PAYLOAD + payload[len(GENERATED_PAYLOAD):]
+        parts += [field_len, status, packed, payload]
     return b"".join(parts)

@@ -447,9 +447,14 @@ def read(source) -> HardwareLog:
 
 
 def synthesize(rng: np.random.Generator, n_records: int, *, n_values: int = 128, header: bool = True,
-               mac: str = "3C:71:BF:6D:2A:78") -> bytes:
+               mac: str = "3C:71:BF:6D:2A:78", mark: bool = False) -> bytes:
     """A valid ESP32-CSI-Tool CSV log of ``n_records`` lines with random int8 CSI (``len`` says 384 as the
-    tool's LLTF-only default prints it when ``n_values`` is 128)."""
+    tool's LLTF-only default prints it when ``n_values`` is 128); with ``mark``, every line from
+    :data:`rfbench.io.hwlog.GENERATED_MAC` (``mac`` ignored)."""
+    if mark:
+        from rfbench.io.hwlog import GENERATED_MAC
+
+        mac = ":".join(f"{GENERATED_MAC:012X}"[i:i + 2] for i in range(0, 12, 2))
     if n_values < 2 or n_values % 2:
         raise FormatError("synthesize: `n_values` must be a positive even number")
     lines = []

@@ -43,10 +43,29 @@ from rfbench.io.files import (
 __all__ = ["HardwareLog", "SNIFF_BYTES", "FORMATS", "READERS", "reader", "available", "detect", "read_source",
            "TIME_FIELDS", "RESERVED", "read_reused", "REUSED_MAX_BYTES", "SPLIT_READ_MIN_BYTES",
            "on_two_threads", "next_plausible", "byte_words", "WORD_PAD", "check_padding", "PAD_RATIO",
-           "PAD_FREE_SHARE"]
+           "PAD_FREE_SHARE", "GENERATED_MAC", "GENERATED_PAYLOAD", "generated"]
 
 #: How many leading bytes ``sniff`` is given.
 SNIFF_BYTES = 4096
+
+#: The source address rfbench's generator (``rfbench generate hardware``) gives every frame of an ESP32, nexmon
+#: or PicoScenes log it writes: locally administered (no vendor holds it), its octets ``02`` then ``RFBSY``.
+GENERATED_MAC = 0x025246425359
+#: The bytes the generator writes as the first record's payload of an Atheros log (which keeps no address; the
+#: payload is not part of what the reader returns).
+GENERATED_PAYLOAD = b"rfbench synthetic Atheros log"
+
+
+def generated(log: "HardwareLog", data: bytes) -> bool:
+    """Whether ``log`` (read from ``data``) carries the mark of rfbench's generator: a frame from
+    :data:`GENERATED_MAC`, or (Atheros) :data:`GENERATED_PAYLOAD` in its first 4 KiB. A log that carries it was
+    generated, or marked so by whoever wrote it; either way its numbers are not measurements."""
+    for key in ("mac", "source_mac"):
+        macs = log.meta.get(key)
+        if macs is not None and np.asarray(macs).size and bool(np.any(np.asarray(macs) == GENERATED_MAC)):
+            return True
+    return log.format == "atheros" and GENERATED_PAYLOAD in bytes(data[:SNIFF_BYTES])
+
 
 #: Every format rfbench reads, Intel 5300 first, as ``parse --format`` accepts them.
 FORMATS = ("intel5300", "atheros", "nexmon", "esp32", "picoscenes")

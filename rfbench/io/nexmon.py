@@ -672,10 +672,14 @@ def frame_payload(csi_words: np.ndarray, variant: str = "nexmon", mac: bytes = b
 
 
 def synthesize(rng, n_records: int, chip: str = "bcm43455c0", bandwidth_mhz: int = 80, variant: str = "nexmon",
-               chip_version: int | None = None, **_ignored) -> bytes:
+               chip_version: int | None = None, mark: bool = False, **_ignored) -> bytes:
     """A valid nexmon_csi pcap of ``n_records`` frames from ``chip`` at ``bandwidth_mhz`` in ``variant``'s
     layout (cores and spatial streams cycling 0-3, sequence numbers counting); CSI words are random within the
-    chip's encoding (int16 pairs in ±2000, or packed floats with random magnitudes, signs and exponents)."""
+    chip's encoding (int16 pairs in ±2000, or packed floats with random magnitudes, signs and exponents). With
+    ``mark``, every frame's source is :data:`rfbench.io.hwlog.GENERATED_MAC`."""
+    from rfbench.io.hwlog import GENERATED_MAC
+
+    marked = {"mac": GENERATED_MAC.to_bytes(6, "big")} if mark else {}
     if chip not in CHIPS:
         raise FormatError(f"`chip` {chip!r} is not a nexmon_csi chip; expected one of {', '.join(CHIPS)}")
     if bandwidth_mhz not in _CHANSPECS:
@@ -700,5 +704,5 @@ def synthesize(rng, n_records: int, chip: str = "bcm43455c0", bandwidth_mhz: int
                      | (sign[1] << (nexp + nman - 1)) | (mag[1] << nexp) | exp.astype(np.uint32)).astype(np.uint32)
         payloads.append(frame_payload(words, variant, sequence=i // 4, core=i % 2, spatial_stream=(i // 2) % 2,
                                       chanspec=_CHANSPECS[bandwidth_mhz], chip_version=version,
-                                      rssi=int(rng.integers(-90, -30)), frame_control=0x80))
+                                      rssi=int(rng.integers(-90, -30)), frame_control=0x80, **marked))
     return encode_frames(payloads)

@@ -867,11 +867,14 @@ _DEVICE_OF = {"iwl5300": 0x5300, "qca9300": 0x9300, "iwlmvm-ax200": 0x2000, "iwl
               "usrp": 0x1234}
 
 
-def synthesize(rng, n_records: int, front_end: str = "iwl5300", **_ignored) -> bytes:
+def synthesize(rng, n_records: int, front_end: str = "iwl5300", mark: bool = False, **_ignored) -> bytes:
     """A valid PicoScenes file of ``n_records`` RXS frames from ``front_end`` (``iwl5300``: 30 tones, 1–3 rx,
     1–2 tx mixed; ``qca9300``: 56 tones, 3×1; ``iwlmvm-ax200``/``-ax210``: HE-SU 20 MHz, 242 tones, 2×1;
     ``usrp``: 56 tones 1×1), each with RxSBasic, ExtraInfo and CSI segments and, every third, a skipped
-    ``PilotCSI`` segment."""
+    ``PilotCSI`` segment. With ``mark``, every frame's source is :data:`rfbench.io.hwlog.GENERATED_MAC`."""
+    from rfbench.io.hwlog import GENERATED_MAC
+
+    marked = {"source_mac": GENERATED_MAC.to_bytes(6, "big")} if mark else {}
     if front_end not in _DEVICE_OF:
         raise FormatError(f"`front_end` {front_end!r} is not one of {', '.join(_DEVICE_OF)}")
     rng = np.random.default_rng(rng)
@@ -897,5 +900,5 @@ def synthesize(rng, n_records: int, front_end: str = "iwl5300", **_ignored) -> b
                 csi_segment(device, csi, cbw=20, packet_format=fmt, version=ver)]
         if i % 3 == 2:
             segs.append(segment("PilotCSI", 2, b"\x00" * 16))
-        frames.append(encode_frame(segs, sequence=i))
+        frames.append(encode_frame(segs, sequence=i, **marked))
     return b"".join(frames)

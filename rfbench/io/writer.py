@@ -29,7 +29,7 @@ import numpy as np
 
 from rfbench.errors import ValidationError
 from rfbench.io.files import check_writable, write_bytes
-from rfbench.io.intel5300 import BFEE_CODE, HEADER_FIELDS, calc_len
+from rfbench.io.intel5300 import BFEE_CODE, GENERATED_RECORD, HEADER_FIELDS, calc_len
 from rfbench.io.writer_settings import BfeeLogSettings, HardwareLogSettings
 
 __all__ = [
@@ -402,6 +402,10 @@ def make_bfee_log(path: str | os.PathLike, settings: BfeeLogSettings | None = No
     else:
         data = sample_0x5_like(s.seed, s.records)
         nrx, ntx, non_csi = 3, 1, s.records
+    # the log says who wrote it, in a first record the Intel 5300 tools skip (ingest marks a corpus of such logs
+    # synthetic, with or without a marker file)
+    data = GENERATED_RECORD + data
+    non_csi += 1
     write_log(path, data, force=force)
     return LogSummary(str(path), len(data), s.records, non_csi, nrx, ntx, s)
 
@@ -441,6 +445,6 @@ def make_hardware_log(path: str | os.PathLike, settings: HardwareLogSettings | N
         raise ValidationError(f"settings must be HardwareLogSettings, got {type(s).__name__}")
     module = hwlog.reader(s.format)
     path = check_writable(path, force)
-    data = module.synthesize(np.random.default_rng(s.seed), s.records)
+    data = module.synthesize(np.random.default_rng(s.seed), s.records, mark=True)  # hwlog.generated says so
     write_log(path, data, force=force)
     return HardwareLogSummary(str(path), len(data), s.records, s)
