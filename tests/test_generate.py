@@ -408,8 +408,11 @@ def test_sigterm_while_a_tree_is_written_leaves_no_staging_folder(tmp_path):
         pytest.skip("the tree was written before the signal could be sent")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and "Traceback" not in err, err
-    assert [p.name for p in tmp_path.iterdir()] == [], (proc.returncode, err, list(tmp_path.iterdir()))
+    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
+    # no staging folder; the tree itself only when the interrupt landed where Python ignores exceptions (a
+    # weakref callback during an import) and the job went on to write it whole — it then exited 0
+    left = [p.name for p in tmp_path.iterdir()]
+    assert left in ([], ["out"]), (proc.returncode, err, left)
 
 
 @pytest.mark.parametrize("fmt", ["intel5300", "esp32", "nexmon", "atheros", "picoscenes"])

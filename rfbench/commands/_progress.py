@@ -131,17 +131,32 @@ class signals_as_interrupt:
 
     def __enter__(self):
         self._old = {}
+        self._caught: list[int] = []
+        self._hook = None
         if threading.current_thread() is threading.main_thread():
             for sig in STOP_SIGNALS:
                 if sig != signal.SIGINT:
                     self._old[sig] = signal.signal(sig, self._raise)
+            self._hook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
         return self
 
-    @staticmethod
-    def _raise(signum, frame):
+    def _unraisable(self, unraisable):
+        if not isinstance(unraisable.exc_value, Signalled):  # (a Signalled ignored is in _caught: see __exit__)
+            self._hook(unraisable)
+
+    def _raise(self, signum, frame):
+        self._caught.append(signum)
         raise Signalled(signum)
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
         for sig, old in self._old.items():
             signal.signal(sig, old)
+        if self._hook is not None:
+            sys.unraisablehook = self._hook
+        if exc_type is None and self._caught:
+            # the interrupt was raised where Python ignores exceptions (a weakref callback, a __del__) and the job
+            # went on to its end: its outputs are whole, but the process was told to stop and says so (it exited
+            # 0 after SIGTERM)
+            raise Signalled(self._caught[0])
         return False
