@@ -183,7 +183,7 @@ class Kernels:
     def time_record_magnitudes(self, n):
         # what a candidate record is confirmed on, one record at a time (256 of them)
         for body in self.bodies:
-            self.content._record_magnitudes(body, int(body[8]) * int(body[9]))
+            self.content._record_magnitudes(body)
 
     def track_gb_per_s(self, n):
         return n / best_time(lambda: self.time_hash_spans(n)) / 1e9

@@ -1010,49 +1010,17 @@ def naive_xxh64(data: bytes, seed: int = 0) -> int:
 
 
 def naive_record_fingerprints(data: bytes) -> list:
-    """Per valid bfee record of a log (naive_read_bfee's framing and validity rules, in file order): None when
-    all its CSI values are zero (decoded with read_bfee.c's formula), else XXH64, seeded with its shape
-    (Nrx - 1) * 3 + (Ntx - 1), of the squared magnitude real**2 + imag**2 of each value (the values as signed
-    bytes, in read_bfee.c's order), each written as a little-endian 16-bit integer. The 20 header bytes, the bits
-    read_bfee.c does not read and bytes field_len claims beyond the payload take no part."""
+    """Per valid bfee record of a log (naive_read_bfee's records, in file order): None when all its CSI values are
+    zero, else XXH64, seeded with its shape (Nrx - 1) * 3 + (Ntx - 1), of the squared magnitude real**2 + imag**2
+    of each value as naive_read_bfee returns them (per subcarrier, rx, tx; after the antenna permutation where the
+    reference applies it), each written as a little-endian 16-bit integer. Header fields but the antenna
+    selection, the bits read_bfee.c does not read and bytes field_len claims beyond the payload take no part."""
     out = []
-    pos = 0
-    n = len(data)
-    while pos < n:
-        if n - pos < 2:
-            break
-        field_len = data[pos] * 256 + data[pos + 1]
-        if field_len == 0:
-            pos += 2
-            continue
-        if pos + 2 + field_len > n:
-            break
-        code = data[pos + 2]
-        body = data[pos + 3: pos + 2 + field_len]
-        pos += 2 + field_len
-        if code != 0xBB or len(body) < 20:
-            continue
-        nrx, ntx = body[8], body[9]
-        if not (1 <= nrx <= 3 and 1 <= ntx <= 3):
-            continue
-        length = body[16] + 256 * body[17]
-        if length != (30 * (nrx * ntx * 16 + 3) + 7) // 8 or len(body) < 20 + length:
-            continue
-        payload = body[20:20 + length]
-        values = []
-        index = 0
-        for _ in range(30):
-            index += 3
-            remainder = index % 8
-            for _ in range(nrx * ntx):
-                lo, hi = payload[index // 8], payload[index // 8 + 1]
-                values.append(((lo >> remainder) | (hi << (8 - remainder))) & 0xFF)
-                values.append(((payload[index // 8 + 1] >> remainder) | (payload[index // 8 + 2] << (8 - remainder)))
-                              & 0xFF)
-                index += 16
-        signed = [v - 256 if v >= 128 else v for v in values]
-        magnitudes = b"".join((re * re + im * im).to_bytes(2, "little") for re, im in zip(signed[0::2], signed[1::2]))
-        out.append(None if not any(values) else naive_xxh64(magnitudes, (nrx - 1) * 3 + (ntx - 1)))
+    for rec in naive_read_bfee(data)["records"]:
+        values = [v for sc in rec["csi"] for row in sc for v in row]
+        magnitudes = b"".join((re * re + im * im).to_bytes(2, "little") for re, im in values)
+        nonzero = any(re or im for re, im in values)
+        out.append(naive_xxh64(magnitudes, (rec["nrx"] - 1) * 3 + (rec["ntx"] - 1)) if nonzero else None)
     return out
 
 

@@ -13,8 +13,8 @@ manifest's ``root``, see :meth:`Manifest.root_dir`):
 - **whole files**: the ``sha256`` recorded at ingest in the file entry, or computed from the file when the entry
   has none. Empty (0-byte) files are not fingerprinted (they would all match); they are counted.
 - **Intel 5300 records**, for files ending in ``.dat``, every file of an ``ingest files`` corpus (each framed as
-  a log whatever its name), and files of ``kind`` ``intel5300``/``bfee``: each valid
-  bfee record's CSI values, before any antenna permutation, each by its squared magnitude (not its header, whose
+  a log whatever its name), and files of ``kind`` ``intel5300``/``bfee``: each valid bfee record's CSI values
+  in the parser's order (after its antenna permutation), each by its squared magnitude (not its header, whose
   timestamp a copier can move, nor the payload bits the parser does not read; a copy with real and imaginary
   parts swapped, a sign flipped or conjugated gives a model the same amplitudes and is the same record:
   :func:`~rfbench.protocols.fingerprints.bfee_content`), found by the parser's own framing kernel

@@ -15,6 +15,7 @@ import numpy as np
 from rfbench._jit import njit, njit_parallel, prange, serial_below
 from rfbench.datasets.bvp_mat import BVP_VARIABLE
 from rfbench.errors import ValidationError
+from rfbench.io.intel5300 import _perm_policy
 
 #: Bytes of spans below which the kernels run on one thread. One thread hashes several GB/s, so a batch of
 #: files (16 MiB) takes a few milliseconds; on the shared 2-core machine a second thread gained or lost about
@@ -133,29 +134,37 @@ _BYTE, _SIGN = np.uint64(0xFF), np.uint64(0x80)
 
 
 @njit(inline="always")
-def _bfee_magnitudes(b, payload, nn, out):
-    """``out[:30 * nn]`` (uint16): the squared magnitude ``re**2 + im**2`` (0..32768) of each of the ``30 * nn``
-    CSI values of the payload at ``b[payload:]``, in read_bfee.c's order (per subcarrier group 3 unused bits, then
-    16 bits per value: the real part's 8, the imaginary part's 8, each a signed byte that may straddle two bytes,
-    its low bits from the first). Returns whether any is non-zero. (The three bytes a value spans always lie
-    inside the payload: its 30 groups end 2 bits into its last byte.) Indices are unsigned: no negative-index
-    wrap-around to test on each load."""
+def _bfee_magnitudes(b, body, out):
+    """``out[:30 * Nrx * Ntx]`` (uint16): the squared magnitude ``re**2 + im**2`` (0..32768) of each CSI value of
+    the bfee record whose body is at ``b[body:]``, in the order the parser returns them: per subcarrier, receive
+    antenna, transmit antenna, after the antenna permutation where the parser applies it
+    (:func:`rfbench.io.intel5300._perm_policy`). The payload holds per subcarrier group 3 unused bits, then 16 bits
+    per value (``r * Ntx + t``): the real part's 8, the imaginary part's 8, each a signed byte that may straddle
+    two bytes, its low bits from the first. Returns whether any is non-zero. (The three bytes a value spans always
+    lie inside the payload: its 30 groups end 2 bits into its last byte.) Load indices are unsigned: no
+    negative-index wrap-around to test on each load."""
+    nrx = np.int64(b[body + 8])
+    ntx = np.int64(b[body + 9])
+    sel = np.int64(b[body + 15])
+    permuted = _perm_policy(sel, nrx) == 1
+    nn = nrx * ntx
     index = np.uint64(0)
-    p = np.uint64(payload)
-    k = 0
+    p = np.uint64(body + _BODY_HEADER)
     seen = np.uint64(0)
-    for _ in range(30):
+    for sc in range(30):
         index += _U3
-        for _ in range(nn):
-            j = p + (index >> _U3)
-            w = (np.uint64(b[j]) | (np.uint64(b[j + _U1]) << _U8) | (np.uint64(b[j + _U2]) << _U16)) >> (index & _U7)
-            re = np.int64((w & _BYTE) ^ _SIGN) - 0x80  # the signed byte, without a branch
-            im = np.int64(((w >> _U8) & _BYTE) ^ _SIGN) - 0x80
-            m = re * re + im * im
-            out[k] = m
-            seen |= np.uint64(m)
-            k += 1
-            index += _U16
+        for r in range(nrx):
+            d = (sel >> (2 * r)) & 3 if permuted else r  # the row the parser puts the file's row r at
+            for t in range(ntx):
+                j = p + (index >> _U3)
+                w = (np.uint64(b[j]) | (np.uint64(b[j + _U1]) << _U8) | (np.uint64(b[j + _U2]) << _U16)) \
+                    >> (index & _U7)
+                re = np.int64((w & _BYTE) ^ _SIGN) - 0x80  # the signed byte, without a branch
+                im = np.int64(((w >> _U8) & _BYTE) ^ _SIGN) - 0x80
+                m = re * re + im * im
+                out[sc * nn + d * ntx + t] = m
+                seen |= np.uint64(m)
+                index += _U16
     return seen != np.uint64(0)
 
 
@@ -168,11 +177,13 @@ def _fingerprint_bfee(b, offsets, lengths, shape, seed, out, blank):
     """For each bfee record body ``b[offsets[i]:offsets[i] + lengths[i]]`` (20 header bytes, then the payload) of
     shape ``shape[i]`` (``(Nrx - 1) * 3 + Ntx - 1``): ``blank[i] = 1`` and ``out[i] = 0`` when every CSI value is
     zero; otherwise ``blank[i] = 0`` and ``out[i]`` = XXH64, seeded with ``seed + shape[i]`` (the same values read
-    as another shape are other content), of the squared magnitudes of its values (:func:`_bfee_magnitudes`).
-    The header is left out — a record copied with its timestamp, packet counter, RSSI or AGC changed holds the
-    same CSI — and so is every bit the parser never reads; and each value counts by its magnitude, which a copy
-    with the real and imaginary parts swapped, a sign flipped or the values conjugated keeps (as it keeps every
-    amplitude a model is given)."""
+    as another shape are other content), of the squared magnitudes of its values in the parser's order
+    (:func:`_bfee_magnitudes`). The header is left out but for the antenna selection the parser permutes the rows
+    by — a record copied with its timestamp, packet counter, RSSI or AGC changed holds the same CSI, and so does
+    one with its receive antennas' values stored in another order and ``antenna_sel`` changed to match — and so
+    is every bit the parser never reads; and each value counts by its magnitude, which a copy with the real and
+    imaginary parts swapped, a sign flipped or the values conjugated keeps (as it keeps every amplitude a model
+    is given)."""
     n = offsets.shape[0]
     for block in prange((n + _BLOCK - 1) // _BLOCK):
         mags = np.empty(270, dtype=np.uint16)  # 30 subcarriers x 9 values at most
@@ -180,7 +191,7 @@ def _fingerprint_bfee(b, offsets, lengths, shape, seed, out, blank):
         for i in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
             m = shape[i]
             nn = (m // 3 + 1) * (m % 3 + 1)
-            if _bfee_magnitudes(b, offsets[i] + _BODY_HEADER, nn, mags):
+            if _bfee_magnitudes(b, offsets[i], mags):
                 blank[i] = 0
                 out[i] = _xxh64(view, 0, 60 * nn, seed + np.uint64(m))
             else:
@@ -247,16 +258,17 @@ def hash_spans(buf, offsets, lengths, seed: int = 0) -> np.ndarray:
 
 def bfee_content(body) -> bytes:
     """What a bfee record's fingerprint covers, as bytes to compare: its Nrx and Ntx bytes, then the squared
-    magnitudes of its CSI values (:func:`_bfee_magnitudes`). ``body`` is the record's body as framed by
-    :func:`rfbench.io.intel5300.record_spans` (20 header bytes, then at least ``calc_len`` payload bytes)."""
+    magnitudes of its CSI values in the parser's order (:func:`_bfee_magnitudes`). ``body`` is the record's body
+    as framed by :func:`rfbench.io.intel5300.record_spans` (20 header bytes, then at least ``calc_len`` payload
+    bytes)."""
     b = np.frombuffer(bytes(body), dtype=np.uint8)
-    return bytes(b[8:10]) + _record_magnitudes(b, int(b[8]) * int(b[9])).astype("<u2").tobytes()
+    return bytes(b[8:10]) + _record_magnitudes(b).astype("<u2").tobytes()
 
 
 @njit
-def _record_magnitudes(b, nn):
-    out = np.empty(30 * nn, dtype=np.uint16)
-    _bfee_magnitudes(b, _BODY_HEADER, nn, out)
+def _record_magnitudes(b):
+    out = np.empty(30 * np.int64(b[8]) * np.int64(b[9]), dtype=np.uint16)
+    _bfee_magnitudes(b, 0, out)
     return out
 
 
