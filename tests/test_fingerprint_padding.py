@@ -22,28 +22,35 @@ def _calc_len(nrx: int, ntx: int) -> int:
     return (30 * (nrx * ntx * 16 + 3) + 7) // 8
 
 
-def _mutate(data: bytes, *, padding: bool = False, value_bit: int | None = None) -> bytes:
-    """Every bfee record of ``data`` with its unused payload bits flipped (``padding``), or with payload bit
-    ``value_bit`` of the first value of subcarrier 0 flipped (bit 3 + value_bit: inside a CSI value)."""
+def _each_payload(data: bytes, change) -> bytes:
+    """``data`` with ``change(b, payload, nrx, ntx)`` applied to every bfee record's payload in place (``b`` a
+    bytearray of the log, ``payload`` the offset of the record's payload in it)."""
     b = bytearray(data)
     i = 0
     while i + 3 <= len(b):
         field_len = struct.unpack(">H", b[i:i + 2])[0]
         body = i + 3
         if b[i + 2] == 0xBB and field_len >= 21:
-            nrx, ntx = b[body + 8], b[body + 9]
-            payload = body + 20
-            step = 3 + 16 * nrx * ntx
-            bits = []
-            if padding:
-                bits = [sc * step + k for sc in range(30) for k in range(3)]
-                bits += list(range(30 * step, _calc_len(nrx, ntx) * 8))
-            if value_bit is not None:
-                bits.append(3 + value_bit)
-            for bit in bits:
-                b[payload + bit // 8] ^= 1 << (bit % 8)
+            change(b, body + 20, b[body + 8], b[body + 9])
         i = body + field_len - 1
     return bytes(b)
+
+
+def _mutate(data: bytes, *, padding: bool = False, value_bit: int | None = None) -> bytes:
+    """Every bfee record of ``data`` with its unused payload bits flipped (``padding``), or with payload bit
+    ``value_bit`` of the first value of subcarrier 0 flipped (bit 3 + value_bit: inside a CSI value)."""
+    def change(b, payload, nrx, ntx):
+        step = 3 + 16 * nrx * ntx
+        bits = []
+        if padding:
+            bits = [sc * step + k for sc in range(30) for k in range(3)]
+            bits += list(range(30 * step, _calc_len(nrx, ntx) * 8))
+        if value_bit is not None:
+            bits.append(3 + value_bit)
+        for bit in bits:
+            b[payload + bit // 8] ^= 1 << (bit % 8)
+
+    return _each_payload(data, change)
 
 
 @pytest.mark.parametrize("shape", [(3, 1), (2, 3), (1, 1), (3, 3)])
@@ -111,26 +118,19 @@ TRANSFORMS = {
 def _transform_values(data: bytes, fn) -> bytes:
     """Every bfee record of ``data`` with each CSI value (real, imaginary: the two signed bytes read_bfee.c reads
     at bit 3 + 16 * k of each subcarrier group) replaced by ``fn(real, imaginary)``, written back bit by bit."""
-    b = bytearray(data)
-    i = 0
-    while i + 3 <= len(b):
-        field_len = struct.unpack(">H", b[i:i + 2])[0]
-        body = i + 3
-        if b[i + 2] == 0xBB and field_len >= 21:
-            nn = b[body + 8] * b[body + 9]
-            payload = body + 20
-            bits = np.unpackbits(np.frombuffer(bytes(b[payload:payload + _calc_len(b[body + 8], b[body + 9])]),
-                                               np.uint8), bitorder="little")
-            for sc in range(30):
-                for k in range(nn):
-                    at = sc * (3 + 16 * nn) + 3 + 16 * k
-                    re, im = (int(np.packbits(bits[at + o: at + o + 8], bitorder="little")[0]) for o in (0, 8))
-                    re, im = fn(re - 256 if re >= 128 else re, im - 256 if im >= 128 else im)
-                    for o, v in ((0, re), (8, im)):
-                        bits[at + o: at + o + 8] = np.unpackbits(np.array([v & 0xFF], np.uint8), bitorder="little")
-            b[payload:payload + _calc_len(b[body + 8], b[body + 9])] = np.packbits(bits, bitorder="little").tobytes()
-        i = body + field_len - 1
-    return bytes(b)
+    def change(b, payload, nrx, ntx):
+        nn, end = nrx * ntx, payload + _calc_len(nrx, ntx)
+        bits = np.unpackbits(np.frombuffer(bytes(b[payload:end]), np.uint8), bitorder="little")
+        for sc in range(30):
+            for k in range(nn):
+                at = sc * (3 + 16 * nn) + 3 + 16 * k
+                re, im = (int(np.packbits(bits[at + o: at + o + 8], bitorder="little")[0]) for o in (0, 8))
+                re, im = fn(re - 256 if re >= 128 else re, im - 256 if im >= 128 else im)
+                for o, v in ((0, re), (8, im)):
+                    bits[at + o: at + o + 8] = np.unpackbits(np.array([v & 0xFF], np.uint8), bitorder="little")
+        b[payload:end] = np.packbits(bits, bitorder="little").tobytes()
+
+    return _each_payload(data, change)
 
 
 def _log_without_minus_128(n: int, nrx: int, ntx: int, seed: int) -> bytes:
