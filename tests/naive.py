@@ -1025,8 +1025,8 @@ def naive_record_fingerprints(data: bytes) -> list:
 
 
 def naive_frame_fingerprint(arrays: dict) -> tuple:
-    """(hash or None, status) of an MM-Fi frame: every value of CSIamp (not CSIphase) in C order (complex: real,
-    then imaginary), each packed as a little-endian double after writing -0.0 as 0.0 and any NaN as
+    """(hash or None, status) of an MM-Fi frame: every value of CSIamp (not CSIphase) rounded to float32 in C order
+    (complex: real, then imaginary), each packed as a little-endian double after writing -0.0 as 0.0 and any NaN as
     0x7FF8000000000000; status "zero" (every value 0), "non_finite" (no finite non-zero value, some NaN/inf)
     or "ok"."""
     import struct
@@ -1035,7 +1035,8 @@ def naive_frame_fingerprint(arrays: dict) -> tuple:
         return None, "unparsed"
     values = []
     for v in np.asarray(arrays["CSIamp"]).reshape(-1).tolist():
-        values.extend([v.real, v.imag] if isinstance(v, complex) else [float(v)])
+        parts = [v.real, v.imag] if isinstance(v, complex) else [float(v)]
+        values.extend(float(np.float32(x)) for x in parts)
     if all(v == 0 for v in values):
         return None, "zero"
     if not any(math.isfinite(v) and v != 0 for v in values):

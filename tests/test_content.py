@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -486,6 +487,22 @@ def test_a_frame_re_saved_by_another_program_is_found_by_its_arrays(mmfi_tree, t
     assert (leak["train"], leak["test"], leak["files"], leak["frames"]) == ("E02/S11/A02", "E02/S15/A01", 0, 1)
     [ev] = leak["evidence"]
     assert ev["kind"] == "frames" and ev["first"] == [0, 0]
+
+
+@pytest.mark.parametrize("change", ["one ulp", "single"])
+def test_a_frame_copied_below_float32_s_precision_is_the_same_frame(mmfi_tree, tmp_path, change):
+    """windows give a model CSIamp as float32: a training frame copied with every amplitude moved by one float64
+    step, or re-saved as MATLAB single, gives the very same row, and passed split --content while the float64
+    values were hashed (found by an adversarial probe)."""
+    root = _copy(mmfi_tree, tmp_path)
+    arrays = read_mat(root / "E02/S11/A02/wifi-csi/frame004.mat")
+    amp = np.asarray(arrays["CSIamp"], dtype=np.float64)
+    amp = np.nextafter(amp, np.inf) if change == "one ulp" else amp.astype(np.float32)
+    (root / "E02/S15/A01/wifi-csi/frame001.mat").write_bytes(mat_v5_bytes({"CSIamp": amp,
+                                                                          "CSIphase": arrays["CSIphase"]}))
+    m = mmfi.ingest(root)
+    [leak] = audit_content(m, *_s2(m)).leaks
+    assert (leak["train"], leak["test"], leak["files"], leak["frames"]) == ("E02/S11/A02", "E02/S15/A01", 0, 1)
 
 
 @pytest.mark.parametrize("phase", ["negated", "left out"])
@@ -1088,6 +1105,43 @@ def test_a_training_log_of_other_hardware_with_one_byte_changed_is_a_leak(runner
     assert leak["evidence"][0]["kind"] == "records" and leak["evidence"][0]["count"] == leak["records"]
     # the logs that are not copies share nothing: a clean split of the same corpus passes
     assert audit_content(manifest, train, [i for i in test if not i.startswith("bob_push_3")]).passed
+
+
+def test_an_esp32_log_copied_with_only_its_null_bins_changed_is_a_leak(runner, tmp_path):
+    """windows leave out a format's null bins (the ESP32 LLTF's DC and guards, nexmon's): a training log copied to
+    the test side with only the DC pair of every line changed gave the model the training rows, and passed
+    split --content while every bin was hashed (found by an adversarial probe, on the shared ESP32 capture)."""
+    root = tmp_path / "corpus"
+    _hw_corpus(root, "esp32")
+    lines = (root / "ann_push_1.csv").read_text().splitlines()
+    changed = [re.sub(r",\[-?\d+ -?\d+ ", ",[0 0 ", line) if line.startswith("CSI_DATA") else line for line in lines]
+    assert changed != lines
+    (root / "bob_push_3.csv").write_text("\n".join(changed) + "\n")
+    manifest = tmp_path / "m.json"
+    assert runner.invoke(app, ["ingest", "files", str(root), "-t", "{user}_{gesture}_{rep}.csv", "--label", "gesture",
+                               "--subject", "user", "-o", str(manifest)]).exit_code == 0
+    ids = [rec["id"] for rec in json.loads(manifest.read_text())["recordings"]]
+    [leak] = audit_content(manifest, [i for i in ids if "ann" in i], [i for i in ids if "bob" in i]).leaks
+    assert (leak["train"], leak["test"], leak["files"], leak["records"]) == ("ann_push_1.csv", "bob_push_3.csv", 0, 30)
+
+
+@pytest.mark.parametrize("fmt", ["esp32", "nexmon"])
+def test_a_record_s_null_bins_take_no_part_in_its_content(fmt):
+    from rfbench.io import hwlog
+    from rfbench.io.parse_files import read_hardware
+    from rfbench.protocols.fingerprints import hardware_records
+
+    data = hwlog.reader(fmt).synthesize(np.random.default_rng(5), 6)
+    log = read_hardware(data, fmt)
+    before = hardware_records(log)[0]
+    subcarriers = np.asarray(log.subcarriers)
+    dc = int(np.flatnonzero(subcarriers == 0)[0]) if subcarriers.ndim == 1 else None
+    assert dc is not None
+    log.csi[:, dc] = 7 + 3j  # the DC bin of every record
+    assert [v.tobytes() for _, v in hardware_records(log)[0]] == [v.tobytes() for _, v in before]
+    data_bin = int(np.flatnonzero(subcarriers == 10)[0])
+    log.csi[:, data_bin] += 1  # a data bin: other content
+    assert all(a.tobytes() != b.tobytes() for (_, a), (_, b) in zip(hardware_records(log)[0], before))
 
 
 def test_a_log_of_other_hardware_is_hashed_from_the_bytes_read_for_its_records(runner, tmp_path, monkeypatch):

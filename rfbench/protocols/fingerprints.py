@@ -367,11 +367,12 @@ def bvp_head(view: np.ndarray) -> np.ndarray:
 
 
 def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int, str | None]:
-    """The values of an MM-Fi frame that are hashed: ``CSIamp``, canonical float64 (see :func:`_canonical`) —
-    not ``CSIphase``: a copy with its phase negated or otherwise changed gives a model the same amplitudes, and
-    is the same content (it was another frame until 2026-12-07) — with the frame's status: ``0`` fingerprinted,
-    ``1`` all zero, ``2`` no finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3`` not a frame (the
-    reason is returned).
+    """The values of an MM-Fi frame that are hashed: ``CSIamp`` as a model is given it (float32, rounded to
+    nearest, as ``windows`` casts), canonical float64 (see :func:`_canonical`) — not ``CSIphase``: a copy with its
+    phase negated or otherwise changed, or its amplitudes moved below float32's precision, gives a model the same
+    amplitudes, and is the same content (it was another frame until 2026-12-07) — with the frame's status:
+    ``0`` fingerprinted, ``1`` all zero, ``2`` no finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3``
+    not a frame (the reason is returned).
     A Widar3.0 BVP file (no ``CSIamp``, a ``velocity_spectrum_ro``) is one such unit too, its profile hashed as a
     model sees it (:func:`bvp_model_view`) up to its first non-zero step (:func:`bvp_head`): the same profile
     under another MAT header (a changed text, a compressed element), with values changed below float32's
@@ -387,7 +388,8 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
         found = ", ".join(sorted(mat)) or "no numeric variable"
         return None, _UNPARSED, f"no CSIamp variable (found: {found})"
     else:
-        values = _canonical(mat["CSIamp"])
+        amp = np.asarray(mat["CSIamp"])  # as windows gives it to a model: float32, rounded to nearest
+        values = _canonical(amp.astype(np.complex64 if np.iscomplexobj(amp) else np.float32))
     finite = np.isfinite(values)
     if not np.any(finite & (values != 0)):
         return values, (_ZERO if finite.all() else _NON_FINITE), None
@@ -396,24 +398,34 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
 
 def hardware_records(log) -> tuple[list, np.ndarray]:
     """The values of each record of a log of other CSI hardware (a :class:`~rfbench.io.hwlog.HardwareLog`) that
-    are hashed: the record's own tones and antennas (``csi[r, :tones, :rx, :tx]``, the padding to the log's
-    largest record left out, so a record hashes alike in any log), canonical float64 (see :func:`_canonical`),
-    complex values as their squared magnitudes ``re*re + im*im`` (a copy with the real and imaginary parts
-    swapped, a sign flipped or conjugated keeps every amplitude, and is the same content), with each record's
-    status: ``0`` fingerprinted, ``1`` all zero.
+    are hashed: the record's data subcarriers as ``windows`` takes them (its format's null bins — DC, guards —
+    and an FFT grid's unpaired lowest bin left out, :func:`rfbench.datasets.windows.hardware._data_columns`; a copy
+    with only those changed gives the model the same rows) and its own antennas (the padding to the log's largest
+    record left out, so a record hashes alike in any log), canonical float64 (see :func:`_canonical`), complex
+    values as their squared magnitudes ``re*re + im*im`` (a copy with the real and imaginary parts swapped, a sign
+    flipped or conjugated keeps every amplitude, and is the same content), with each record's status: ``0``
+    fingerprinted, ``1`` all zero.
 
     Returns
     -------
     (list of (shape, values), status ndarray of uint8)
     """
+    from rfbench.datasets.windows.hardware import _data_columns, _groups
+
     n = log.n_records
     status = np.zeros(n, dtype=np.uint8)
+    columns: list = [None] * n
+    for records, indices, bandwidth in _groups(log):
+        cols = _data_columns(log, indices, bandwidth)[0]
+        for r in np.arange(n)[records].tolist():
+            columns[r] = cols
     out = []
-    tones, rx, tx = (np.asarray(a, dtype=np.int64) for a in (log.num_tones, log.n_rx, log.n_tx))
+    rx, tx = (np.asarray(a, dtype=np.int64) for a in (log.n_rx, log.n_tx))
     complex_ = np.iscomplexobj(log.csi)
     for r in range(n):
-        shape = (int(tones[r]), int(rx[r]), int(tx[r]))
-        values = _canonical(log.csi[r, :shape[0], :shape[1], :shape[2]])
+        cols = columns[r]
+        shape = (int(cols.shape[0]), int(rx[r]), int(tx[r]))
+        values = _canonical(log.csi[r][cols][:, :shape[1], :shape[2]])
         if complex_:
             values = values[0::2] * values[0::2] + values[1::2] * values[1::2]
             values[np.isnan(values)] = np.nan  # the one quiet NaN, whichever part was NaN
