@@ -65,3 +65,22 @@ def test_an_interrupt_while_a_class_is_made_is_one_line(capsys, raised, code, sa
                 field = Raises()
     assert ended.value.exit_code == code
     assert capsys.readouterr().err == said
+
+
+def test_an_os_error_naming_no_file_says_what_happened(capsys, monkeypatch):
+    """With no usable temporary folder (a full disk everywhere), Python's tempfile raises FileNotFoundError naming
+    no file: the line read "error: : no such file or directory" (found by an adversarial probe)."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(tempfile, "_candidate_tempdir_list", lambda: [])
+    with pytest.raises(typer.Exit) as ended:
+        with guard():
+            tempfile.gettempdir()
+    assert ended.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no usable temporary directory found in") and err.count("\n") == 1, err
+    with pytest.raises(typer.Exit):
+        with guard():
+            open("/nonexistent-folder-rfbench/x")
+    assert capsys.readouterr().err == "error: /nonexistent-folder-rfbench/x: no such file or directory\n"

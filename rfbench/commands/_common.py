@@ -127,12 +127,13 @@ def guard() -> Iterator[None]:
         yield
     except RfbenchError as exc:
         raise fail(cli_message(exc), exc.exit_code) from None
-    except PermissionError as exc:
-        raise fail(f"{exc.filename or ''}: permission denied", 2) from None
-    except IsADirectoryError as exc:
-        raise fail(f"{exc.filename or ''}: is a directory", 2) from None
-    except FileNotFoundError as exc:
-        raise fail(f"{exc.filename or ''}: no such file or directory", 2) from None
+    except (PermissionError, IsADirectoryError, FileNotFoundError) as exc:
+        what = {PermissionError: "permission denied", IsADirectoryError: "is a directory"}.get(
+            type(exc), "no such file or directory")
+        if exc.filename is None:  # no path to name (tempfile found no usable temporary folder): its own words
+            text = exc.strerror or str(exc) or what
+            raise fail(text[:1].lower() + text[1:], 2) from None
+        raise fail(f"{exc.filename}: {what}", 2) from None
     except OSError as exc:  # a name too long, a link loop, an I/O error: a path someone gave, one line
         what = (exc.strerror or str(exc)).lower()
         raise fail(f"{exc.filename}: {what}" if exc.filename else what, 2) from None
