@@ -142,7 +142,9 @@ def _log(n_bytes: int):
 #: The kernels this suite times alone (tests/test_habits.py checks every kernel has one).
 KERNELS = {"rfbench.protocols.fingerprints._hash_spans": "Kernels.time_hash_spans",
            "rfbench.protocols.fingerprints._fingerprint_bfee": "Kernels.time_fingerprint_bfee",
-           "rfbench.protocols.fingerprints._record_magnitudes": "Kernels.time_record_magnitudes"}
+           "rfbench.protocols.fingerprints._record_magnitudes": "Kernels.time_record_magnitudes",
+           "rfbench.protocols.fingerprints._fingerprint_bfee_phase": "Kernels.time_fingerprint_bfee_phase",
+           "rfbench.protocols.fingerprints._record_directions": "Kernels.time_record_directions"}
 
 
 class Kernels:
@@ -162,14 +164,15 @@ class Kernels:
         self.b_shape = (s.nrx.astype(np.int64) - 1) * 3 + (s.ntx.astype(np.int64) - 1)
         self.b_out = np.empty(self.b_off.shape[0], dtype=np.uint64)
         self.b_blank = np.empty(self.b_off.shape[0], dtype=np.uint8)
-        # until 2026-12-07 the kernel also took the payloads' value masks: the gate runs this suite on the base
-        # commit's code too, so there it is given them (and _record_magnitudes, new then, fails there alone)
-        self.b_masks = (content._value_masks(),) if hasattr(content, "_value_masks") else ()
         self.bodies = [log[o:o + ln] for o, ln in zip(s.offsets[:256].tolist(), s.lengths[:256].tolist())]
         self.time_hash_spans(n)  # compiled (or loaded from the cache) outside the timing
         self.time_fingerprint_bfee(n)
-        if hasattr(content, "_record_magnitudes"):
-            self.time_record_magnitudes(n)
+        self.time_record_magnitudes(n)
+        # the phase kernels, new on 2026-12-07 (night): the gate also runs this suite on its base commit's code,
+        # where they fail alone
+        if hasattr(content, "_fingerprint_bfee_phase"):
+            self.time_fingerprint_bfee_phase(n)
+            self.time_record_directions(n)
 
     def time_hash_spans(self, n):
         self.content.hash_spans(self.buf, self.offsets, self.lengths)  # the public path: serial below 64 MiB
@@ -181,8 +184,20 @@ class Kernels:
             self._bfee_kernel()
 
     def _bfee_kernel(self):
-        self.content._fingerprint_bfee(self.log, self.b_off, self.b_len, self.b_shape, *self.b_masks, np.uint64(0),
-                                       self.b_out, self.b_blank)
+        self.content._fingerprint_bfee(self.log, self.b_off, self.b_len, self.b_shape, np.uint64(0), self.b_out,
+                                       self.b_blank)
+
+    def time_fingerprint_bfee_phase(self, n):
+        from rfbench._jit import serial_below
+
+        with serial_below(int(self.b_len.sum()), self.content.PARALLEL_MIN_BYTES):
+            self.content._fingerprint_bfee_phase(self.log, self.b_off, self.b_shape, self.content.DIRECTIONS,
+                                                 np.uint64(0), self.b_out, self.b_blank)
+
+    def time_record_directions(self, n):
+        # what a phase candidate is confirmed on, one record at a time (256 of them)
+        for body in self.bodies:
+            self.content._record_directions(body, self.content.DIRECTIONS)
 
     def time_record_magnitudes(self, n):
         # what a candidate record is confirmed on, one record at a time (256 of them)
@@ -198,6 +213,11 @@ class Kernels:
         return int(self.b_len.sum()) / best_time(lambda: self.time_fingerprint_bfee(n)) / 1e9
 
     track_bfee_gb_per_s.unit = "GB/s"
+
+    def track_bfee_phase_gb_per_s(self, n):
+        return int(self.b_len.sum()) / best_time(lambda: self.time_fingerprint_bfee_phase(n)) / 1e9
+
+    track_bfee_phase_gb_per_s.unit = "GB/s"
 
     def track_parallel_speedup(self, n):
         """The span kernel on every thread against one thread, same data, same process: whether running it in

@@ -1024,6 +1024,33 @@ def naive_record_fingerprints(data: bytes) -> list:
     return out
 
 
+def naive_record_phase_fingerprints(data: bytes) -> list:
+    """Per valid bfee record of a log (naive_read_bfee's records): None when all its CSI values point one way (as
+    arctan2 sees them: (0, 0) points as (1, 0)), else XXH64, seeded with its shape, of each value's direction — the
+    pair divided by the greatest common divisor of its parts, each part as a byte (two's complement), real part
+    high — written as a little-endian 16-bit integer."""
+    out = []
+    for rec, codes in zip(naive_read_bfee(data)["records"], naive_record_directions(data)):
+        body = b"".join(c.to_bytes(2, "little") for c in codes)
+        out.append(naive_xxh64(body, (rec["nrx"] - 1) * 3 + (rec["ntx"] - 1)) if len(set(codes)) > 1 else None)
+    return out
+
+
+def naive_record_directions(data: bytes) -> list:
+    """Per valid bfee record: its values' directions as naive_record_phase_fingerprints defines them, in order."""
+    out = []
+    for rec in naive_read_bfee(data)["records"]:
+        codes = []
+        for sc in rec["csi"]:
+            for row in sc:
+                for re, im in row:
+                    g = math.gcd(re, im)
+                    re, im = (re // g, im // g) if g else (1, 0)
+                    codes.append(((re & 0xFF) << 8) | (im & 0xFF))
+        out.append(codes)
+    return out
+
+
 def naive_frame_fingerprint(arrays: dict) -> tuple:
     """(hash or None, status) of an MM-Fi frame: every value of CSIamp (not CSIphase) rounded to float32 in C order
     (complex: real, then imaginary), each packed as a little-endian double after writing -0.0 as 0.0 and any NaN as

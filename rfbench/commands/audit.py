@@ -173,5 +173,5 @@ def content_findings(content: dict) -> list[str]:
 
 
 def _collisions(conf: dict) -> str:
-    n = conf["file_collisions"] + conf["record_collisions"] + conf["frame_collisions"]
+    n = sum(v for k, v in conf.items() if k.endswith("_collisions"))
     return "no collision" if n == 0 else f"{n} hash collision(s) set aside"

@@ -25,6 +25,13 @@ manifest's ``root``, see :meth:`Manifest.root_dir`):
   hashed as little-endian float64 in C order with ``-0.0`` written as ``0.0`` and every NaN as the one quiet
   NaN, so equal arrays hash equally.
 
+Each record and frame also has a **phase fingerprint** — an Intel 5300 record's values' directions (each pair
+divided by the greatest common divisor of its parts), another hardware's record's phases as ``windows`` computes
+them (float32), an MM-Fi frame's ``CSIphase`` as float32 — since a model given ``--features phase`` sees the same
+input in a copy whose amplitudes were scaled. Two units equal by their amplitudes **or** by their phases are one
+content (:func:`~rfbench.protocols.content_matches._joined`); units whose values all point one way have no phase
+fingerprint.
+
 Records and frames in which no value is both finite and non-zero (all-zero CSI, all-NaN frames) are **not**
 fingerprinted — they would all match one another — and are counted as ``zero`` or ``non_finite``; nor is the
 file of such a frame (blank frames written by one program are byte-identical without being copies; a bfee

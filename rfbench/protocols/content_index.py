@@ -22,6 +22,8 @@ from rfbench.protocols.fingerprints import (
     _UNPARSED,
     _ZERO,
     _bfee_batch,
+    _bfee_phase_batch,
+    frame_phases,
     frame_values,
     hardware_records,
     hash_spans,
@@ -241,6 +243,9 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
             n_bfee += len(s)
         bfee.hashes.append(hashes)
         bfee.status.append(blank)  # 1 = _ZERO
+        phase, phase_blank = _bfee_phase_batch(buf, spans, bounds)
+        bfee.phase_hashes.append(phase)
+        bfee.phase_status.append(phase_blank)
         counts["records"] += int(hashes.shape[0] - blank.sum())
         counts["blank"]["records_zero"] += int(blank.sum())
         advance(len(batch))
@@ -265,19 +270,22 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
                 got += n
         return got
 
-    pending_frames: list[tuple[int, np.ndarray]] = []
+    pending_frames: list[tuple[int, np.ndarray, np.ndarray | None]] = []
 
     def flush_frames():
         nonlocal pending_frames
         if not pending_frames:
             return
-        values = [v for _, v in pending_frames]
-        lengths = np.array([v.nbytes for v in values], dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-        buf = np.concatenate(values).view(np.uint8)
-        hashes = hash_spans(buf, offsets, lengths)
-        for (f, _), h in zip(pending_frames, hashes):
-            frame.hashes[f] = np.array([h], dtype=np.uint64)
+        for target, k in ((frame.hashes, 1), (frame.phase_hashes, 2)):
+            slots = [p[0] for p in pending_frames if p[k] is not None]
+            values = [p[k] for p in pending_frames if p[k] is not None]
+            if not values:
+                continue
+            lengths = np.array([v.nbytes for v in values], dtype=np.int64)
+            offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+            hashes = hash_spans(np.concatenate(values).view(np.uint8), offsets, lengths)
+            for f, h in zip(slots, hashes):
+                target[f] = np.array([h], dtype=np.uint64)
         pending_frames = []
 
     for f, info in enumerate(files):
@@ -328,10 +336,14 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
         n_frame += 1
         if isinstance(mat, FormatError):
             status, values, reason = _UNPARSED, None, str(mat).split(": ", 1)[-1]
+            phases, phase_status = None, _UNPARSED
         else:
             values, status, reason = frame_values(mat)
+            phases, phase_status = frame_phases(mat)
         frame.status.append(np.array([status], dtype=np.uint8))
         frame.hashes.append(np.zeros(1, dtype=np.uint64))
+        frame.phase_status.append(np.array([phase_status], dtype=np.uint8))
+        frame.phase_hashes.append(np.zeros(1, dtype=np.uint64))
         if status == _UNPARSED:
             counts["unparsed_frames"] += 1
             if len(problems) < MAX_LISTED:
@@ -341,7 +353,7 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
             info.digest = None  # nor the file: blank frames saved by one program are byte-identical anyway
         else:
             counts["frames"] += 1
-            pending_frames.append((slot, values))
+            pending_frames.append((slot, values, phases if phase_status == _OK else None))
             if len(pending_frames) >= BATCH_FRAMES:
                 flush_frames()
         advance(1)
@@ -377,16 +389,25 @@ def _hardware_logs(files: list[_File], hw, counts: dict, advance) -> None:
         if log is None or log.n_records == 0:
             continue
         records, status = hardware_records(log)
-        values = [v for _, v in records]
-        lengths = np.array([v.nbytes for v in values], dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-        hashes = hash_spans(np.concatenate(values).view(np.uint8), offsets, lengths)
-        hashes[status != _OK] = 0
+        hashes = _record_hashes(records, status)
+        phases, phase_status = hardware_records(log, phase=True)
+        hw.phase_hashes.append(_record_hashes(phases, phase_status))
+        hw.phase_status.append(phase_status)
         if info.kind == WHOLE:
             counts["whole_file_only"] -= 1
         info.kind, info.start, info.count = HWREC, n_hw, len(records)
         n_hw += len(records)
-        hw.hashes.append(hashes.astype(np.uint64))
+        hw.hashes.append(hashes)
         hw.status.append(status)
         counts["records"] += int((status == _OK).sum())
         counts["blank"]["records_zero"] += int((status == _ZERO).sum())
+
+
+def _record_hashes(records: list, status: np.ndarray) -> np.ndarray:
+    """XXH64 of each record's values (``hardware_records``' ``(shape, values)``), 0 where its status is not OK."""
+    values = [v for _, v in records]
+    lengths = np.array([v.nbytes for v in values], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    hashes = hash_spans(np.concatenate(values).view(np.uint8), offsets, lengths).astype(np.uint64)
+    hashes[status != _OK] = 0
+    return hashes

@@ -13,7 +13,16 @@ from typing import Any, Callable
 import numpy as np
 
 from rfbench.errors import FormatError
-from rfbench.protocols.fingerprints import _OK, _UNPARSED, _frame_shapes, bfee_content, frame_values, hardware_records
+from rfbench.protocols.fingerprints import (
+    _OK,
+    _UNPARSED,
+    _frame_shapes,
+    bfee_content,
+    bfee_phase_content,
+    frame_phases,
+    frame_values,
+    hardware_records,
+)
 
 #: Content found in more than this many recordings is reported per recording, not per pair.
 WIDESPREAD_RECORDINGS = 32
@@ -64,9 +73,14 @@ class _Kind:
 
     hashes: list = field(default_factory=list)
     status: list = field(default_factory=list)
+    # the phase fingerprint of each unit (status 0 where it has one), batch by batch as ``hashes``
+    phase_hashes: list = field(default_factory=list)
+    phase_status: list = field(default_factory=list)
     # filled by _finish
     unit_hash: np.ndarray | None = None
     unit_status: np.ndarray | None = None
+    unit_phase: np.ndarray | None = None
+    unit_phase_status: np.ndarray | None = None
     file_of_unit: np.ndarray | None = None
     occ_unit: np.ndarray | None = None  # units in multi-membership classes
     occ_class: np.ndarray | None = None
@@ -76,7 +90,12 @@ class _Kind:
         """Concatenate the per-batch arrays; map every unit to its file (units are stored in file order)."""
         self.unit_hash = np.concatenate(self.hashes) if self.hashes else np.zeros(0, np.uint64)
         self.unit_status = np.concatenate(self.status) if self.status else np.zeros(0, np.uint8)
-        self.hashes, self.status = [], []
+        self.unit_phase = np.concatenate(self.phase_hashes) if self.phase_hashes else np.zeros(0, np.uint64)
+        self.unit_phase_status = (np.concatenate(self.phase_status) if self.phase_status else
+                                  np.zeros(0, np.uint8))
+        self.hashes, self.status, self.phase_hashes, self.phase_status = [], [], [], []
+        if self.unit_phase.shape != self.unit_hash.shape or self.unit_phase_status.shape != self.unit_hash.shape:
+            raise AssertionError("units and their phase fingerprints disagree")  # pragma: no cover - invariant
         ids = np.array([k for k, f in enumerate(files) if f.kind == kind], dtype=np.int64)
         counts = np.array([files[k].count for k in ids], dtype=np.int64)
         self.file_of_unit = np.repeat(ids, counts)
@@ -136,7 +155,8 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
     from rfbench.io.files import input_errors, sha256_file
 
     out = {"file_candidates": 0, "file_collisions": 0, "recorded_sha256_mismatches": 0, "record_candidates": 0,
-           "record_collisions": 0, "frame_candidates": 0, "frame_collisions": 0}
+           "record_collisions": 0, "frame_candidates": 0, "frame_collisions": 0, "record_phase_candidates": 0,
+           "record_phase_collisions": 0, "frame_phase_candidates": 0, "frame_phase_collisions": 0}
     # files: every non-empty file gets a class; identical files share one
     digests: dict = {}
     for k, f in enumerate(files):
@@ -177,25 +197,12 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
     for name, kd in kinds.items():
         label = UNIT_LABEL[name][:-1]
         ok = np.flatnonzero(kd.unit_status == _OK)
-        order, runs = _runs(kd.unit_hash[ok])
-        occ_unit, occ_class = [], []
-        n = 0
-        out[f"{label}_candidates"] += int((runs[:, 1] - runs[:, 0]).sum()) if runs.size else 0
-        for chunk in _chunks(runs, kd, ok, order, files, name):
-            contents = _unit_contents(files, name, kd, starts_of, [u for a, b in chunk for u in ok[order[a:b]]])
-            for a, b in chunk:
-                units = ok[order[a:b]].tolist()
-                anchor = contents[units[0]]
-                if anchor is not None and all(contents[u] == anchor for u in units[1:]):
-                    groups = [units]  # the usual case: every member equals the first
-                else:
-                    groups = _partition(units, contents.__getitem__)
-                out[f"{label}_collisions"] += len(groups) - 1
-                for g in groups:
-                    if len(g) > 1:
-                        occ_unit.extend(g)
-                        occ_class.extend([n] * len(g))
-                        n += 1
+        groups = _confirmed_groups(files, name, kd, starts_of, ok, kd.unit_hash, False, out, label)
+        ok = np.flatnonzero((kd.unit_status == _OK) & (kd.unit_phase_status == _OK))
+        groups += _confirmed_groups(files, name, kd, starts_of, ok, kd.unit_phase, True, out, f"{label}_phase")
+        occ_unit, occ_class = _joined(groups)
+        n = int(occ_class.max()) + 1 if occ_class.size else 0
+        occ_unit, occ_class = occ_unit.tolist(), occ_class.tolist()
         # units of a file listed by several recordings belong to each of them: classes of their own
         classed = set(occ_unit)
         for f in files:
@@ -209,6 +216,55 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
         kd.occ_class = np.asarray(occ_class, dtype=np.int64)
         kd.n_classes = n
     return out
+
+
+def _confirmed_groups(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, ok: np.ndarray,
+                      hashes: np.ndarray, phase: bool, out: dict, label: str) -> list:
+    """The groups (≥ 2 units) of the units ``ok`` whose content — their amplitudes, or with ``phase`` their
+    phases (:func:`_unit_contents`) — is equal, found among those sharing a hash of ``hashes`` and confirmed by
+    comparing the content; counts the candidates and collisions in ``out`` under ``label``."""
+    order, runs = _runs(hashes[ok])
+    found = []
+    out[f"{label}_candidates"] += int((runs[:, 1] - runs[:, 0]).sum()) if runs.size else 0
+    for chunk in _chunks(runs, kd, ok, order, files, name):
+        contents = _unit_contents(files, name, kd, starts_of, [u for a, b in chunk for u in ok[order[a:b]]], phase)
+        for a, b in chunk:
+            units = ok[order[a:b]].tolist()
+            anchor = contents[units[0]]
+            if anchor is not None and all(contents[u] == anchor for u in units[1:]):
+                groups = [units]  # the usual case: every member equals the first
+            else:
+                groups = _partition(units, contents.__getitem__)
+            out[f"{label}_collisions"] += len(groups) - 1
+            found.extend(g for g in groups if len(g) > 1)
+    return found
+
+
+def _joined(groups: list) -> tuple[np.ndarray, np.ndarray]:
+    """``(units, classes)``: the units of ``groups`` with one class per set of groups linked by a shared unit — a
+    record equal to a training record by its amplitudes or by its phases is that record (a copy with its phases
+    changed shares the amplitudes, one with its amplitudes scaled the phases), numbered in order of first unit."""
+    parent: dict = {}
+
+    def root(u):
+        while parent[u] != u:
+            parent[u] = parent[parent[u]]
+            u = parent[u]
+        return u
+
+    for g in groups:
+        for u in g:
+            parent.setdefault(u, u)
+        first = root(g[0])
+        for u in g[1:]:
+            other = root(u)
+            if other != first:
+                parent[max(other, first)] = min(other, first)
+                first = min(other, first)
+    units = sorted(parent)
+    number: dict = {}
+    classes = [number.setdefault(root(u), len(number)) for u in units]
+    return np.asarray(units, dtype=np.int64), np.asarray(classes, dtype=np.int64)
 
 
 def _chunks(runs: np.ndarray, kd: _Kind, ok: np.ndarray, order: np.ndarray, files: list[_File], name: str):
@@ -228,10 +284,12 @@ def _chunks(runs: np.ndarray, kd: _Kind, ok: np.ndarray, order: np.ndarray, file
         yield part.tolist()
 
 
-def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, units: list) -> dict:
+def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, units: list,
+                   phase: bool = False) -> dict:
     """Unit → the content compared: its record's shape and its values' squared magnitudes (bfee), its record's
     shape and canonical values, complex ones as squared magnitudes (logs of other hardware), or its arrays'
-    names, shapes and canonical values (frames); None when it cannot be had (the file changed since it was
+    names, shapes and canonical values (frames); with ``phase``, what its phase fingerprint covers instead (its
+    values' directions, phases, or ``CSIphase``); None when it cannot be had (the file changed since it was
     fingerprinted, or no longer parses). Each file is read once."""
     from rfbench.datasets.mmfi import MAX_FRAME_BYTES
     from rfbench.io.files import input_errors, read_input_bytes
@@ -251,13 +309,14 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
                 i = u - int(starts_of[f])
                 if i < len(spans):
                     x = int(spans.offsets[i])  # what the fingerprint hashes: the shape and the magnitudes
-                    out[u] = bfee_content(data[x:x + int(spans.lengths[i])])
+                    body = data[x:x + int(spans.lengths[i])]
+                    out[u] = bfee_phase_content(body) if phase else bfee_content(body)
                 else:
                     out[u] = None
             continue
         if name == HWREC:
             log = read_hardware_log(path)
-            records = hardware_records(log)[0] if log is not None else []
+            records = hardware_records(log, phase)[0] if log is not None else []
             for u in mine:
                 i = u - int(starts_of[f])
                 out[u] = (repr(records[i][0]).encode() + b"\x00" + records[i][1].tobytes()
@@ -268,8 +327,13 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
                 mat = read_mat(path, max_bytes=MAX_FRAME_BYTES)  # as fingerprinting read it
             except FormatError:
                 mat = None
-        values, status, _ = frame_values(mat) if mat is not None else (None, _UNPARSED, None)
-        content = repr(_frame_shapes(mat)).encode() + b"\x00" + values.tobytes() if status == _OK else None
+        if phase:
+            values, status = frame_phases(mat) if mat is not None else (None, _UNPARSED)
+            shapes = (("CSIphase", np.shape(mat["CSIphase"])),) if status == _OK else None
+        else:
+            values, status, _ = frame_values(mat) if mat is not None else (None, _UNPARSED, None)
+            shapes = _frame_shapes(mat) if status == _OK else None
+        content = repr(shapes).encode() + b"\x00" + values.tobytes() if status == _OK else None
         for u in mine:
             out[u] = content
     return out

@@ -143,6 +143,15 @@ def _bfee_magnitudes(b, body, out):
     two bytes, its low bits from the first. Returns whether any is non-zero. (The three bytes a value spans always
     lie inside the payload: its 30 groups end 2 bits into its last byte.) Load indices are unsigned: no
     negative-index wrap-around to test on each load."""
+    return _bfee_decode(b, body, out, out, False)
+
+
+@njit(inline="always")
+def _bfee_decode(b, body, out, table, phase):
+    """Each CSI value of the bfee record whose body is at ``b[body:]`` into ``out`` in the parser's order (see
+    :func:`_bfee_magnitudes`): its squared magnitude, or with ``phase`` its direction (``table``:
+    :data:`DIRECTIONS`). Returns whether any magnitude is non-zero, or with ``phase`` whether the directions are
+    not all one. (Inlined with ``phase`` a constant: each caller compiles to one of the two loops.)"""
     nrx = np.int64(b[body + 8])
     ntx = np.int64(b[body + 9])
     sel = np.int64(b[body + 15])
@@ -151,6 +160,9 @@ def _bfee_magnitudes(b, body, out):
     index = np.uint64(0)
     p = np.uint64(body + _BODY_HEADER)
     seen = np.uint64(0)
+    w0 = (np.uint64(b[p]) | (np.uint64(b[p + _U1]) << _U8) | (np.uint64(b[p + _U2]) << _U16)) >> _U3
+    first = table[np.int64(((w0 & _BYTE) << _U8) | ((w0 >> _U8) & _BYTE))] if phase else np.uint16(0)
+    varied = False
     for sc in range(30):
         index += _U3
         for r in range(nrx):
@@ -159,13 +171,19 @@ def _bfee_magnitudes(b, body, out):
                 j = p + (index >> _U3)
                 w = (np.uint64(b[j]) | (np.uint64(b[j + _U1]) << _U8) | (np.uint64(b[j + _U2]) << _U16)) \
                     >> (index & _U7)
-                re = np.int64((w & _BYTE) ^ _SIGN) - 0x80  # the signed byte, without a branch
-                im = np.int64(((w >> _U8) & _BYTE) ^ _SIGN) - 0x80
-                m = re * re + im * im
-                out[sc * nn + d * ntx + t] = m
-                seen |= np.uint64(m)
+                k = sc * nn + d * ntx + t
+                if phase:
+                    code = table[np.int64(((w & _BYTE) << _U8) | ((w >> _U8) & _BYTE))]
+                    out[k] = code
+                    varied |= code != first  # (the first value read, at bit 3 of the payload)
+                else:
+                    re = np.int64((w & _BYTE) ^ _SIGN) - 0x80  # the signed byte, without a branch
+                    im = np.int64(((w >> _U8) & _BYTE) ^ _SIGN) - 0x80
+                    m = re * re + im * im
+                    out[k] = m
+                    seen |= np.uint64(m)
                 index += _U16
-    return seen != np.uint64(0)
+    return varied if phase else seen != np.uint64(0)
 
 
 #: Records one scratch buffer of :func:`_fingerprint_bfee` serves (one allocation per block, not per record).
@@ -192,6 +210,58 @@ def _fingerprint_bfee(b, offsets, lengths, shape, seed, out, blank):
             m = shape[i]
             nn = (m // 3 + 1) * (m % 3 + 1)
             if _bfee_magnitudes(b, offsets[i], mags):
+                blank[i] = 0
+                out[i] = _xxh64(view, 0, 60 * nn, seed + np.uint64(m))
+            else:
+                blank[i] = 1
+                out[i] = 0
+
+
+def _direction_table() -> np.ndarray:
+    """Per int8 pair ``(re, im)``, indexed ``(re & 0xFF) << 8 | (im & 0xFF)``: the pair's direction as the
+    smallest integer pair pointing the same way — ``(re, im)`` divided by ``gcd(|re|, |im|)``, ``(0, 0)`` as
+    ``(1, 0)`` (``arctan2`` gives both the angle 0) — packed as the same index of the reduced pair. Two int8 pairs
+    have one direction exactly when ``arctan2`` gives them one phase: distinct directions of pairs up to 128 apart
+    lie at least ``1 / (2 * 128**2)`` radians apart, far more than a float32 step near pi."""
+    v = np.arange(256, dtype=np.int64)
+    v[v >= 128] -= 256
+    re, im = np.meshgrid(v, v, indexing="ij")
+    g = np.gcd(re, im)
+    zero = g == 0
+    g[zero] = 1
+    r, i = re // g, im // g
+    r[zero], i[zero] = 1, 0
+    return ((r & 0xFF) << 8 | (i & 0xFF)).astype(np.uint16).reshape(-1)
+
+
+#: :func:`_direction_table`, built once.
+DIRECTIONS = _direction_table()
+
+
+@njit(inline="always")
+def _bfee_directions(b, body, table, out):
+    """``out[:30 * Nrx * Ntx]`` (uint16): the direction (:data:`DIRECTIONS`) of each CSI value of the bfee record
+    whose body is at ``b[body:]``, in the parser's order (as :func:`_bfee_magnitudes` reads them). Returns whether
+    they are not all one direction (a record whose values all point one way, all-zero ones among them, has no
+    phase to tell it by)."""
+    return _bfee_decode(b, body, out, table, True)
+
+
+@njit_parallel
+def _fingerprint_bfee_phase(b, offsets, shape, table, seed, out, blank):
+    """The phase fingerprint of each bfee record body ``b[offsets[i]:]`` of shape ``shape[i]`` (as
+    :func:`_fingerprint_bfee`): ``blank[i] = 1`` and ``out[i] = 0`` when its values all point one way; otherwise
+    ``out[i]`` = XXH64, seeded with ``seed + shape[i]``, of its values' directions (:func:`_bfee_directions`).
+    A copy with each value scaled by its own positive integer — every phase kept, so ``--features phase`` windows
+    are bit-identical while every amplitude changed — holds the same directions."""
+    n = offsets.shape[0]
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        dirs = np.empty(270, dtype=np.uint16)
+        view = dirs.view(np.uint8)
+        for i in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            m = shape[i]
+            nn = (m // 3 + 1) * (m % 3 + 1)
+            if _bfee_directions(b, offsets[i], table, dirs):
                 blank[i] = 0
                 out[i] = _xxh64(view, 0, 60 * nn, seed + np.uint64(m))
             else:
@@ -272,6 +342,20 @@ def _record_magnitudes(b):
     return out
 
 
+def bfee_phase_content(body) -> bytes:
+    """What a bfee record's phase fingerprint covers, as bytes to compare: its Nrx and Ntx bytes, then its CSI
+    values' directions in the parser's order (:func:`_bfee_directions`)."""
+    b = np.frombuffer(bytes(body), dtype=np.uint8)
+    return bytes(b[8:10]) + _record_directions(b, DIRECTIONS).astype("<u2").tobytes()
+
+
+@njit
+def _record_directions(b, table):
+    out = np.empty(30 * np.int64(b[8]) * np.int64(b[9]), dtype=np.uint16)
+    _bfee_directions(b, 0, table, out)
+    return out
+
+
 @dataclass(frozen=True)
 class BfeeFingerprints:
     """Fingerprints of a log's valid bfee records (file order): ``hashes`` (uint64, 0 where blank), ``blank``
@@ -281,6 +365,8 @@ class BfeeFingerprints:
     blank: np.ndarray
     offsets: np.ndarray
     lengths: np.ndarray
+    phase_hashes: np.ndarray | None = None  # by the values' directions (:func:`_fingerprint_bfee_phase`)
+    phase_blank: np.ndarray | None = None  # True where every value points one way: no phase fingerprint
 
     def __len__(self) -> int:
         return int(self.hashes.shape[0])
@@ -292,17 +378,33 @@ def _bfee_batch(buf: np.ndarray, bounds: Sequence[int]) -> tuple[list, np.ndarra
     from rfbench.io.intel5300 import record_spans
 
     spans = [record_spans(buf[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-    if spans:
-        offsets = np.concatenate([s.offsets + a for s, a in zip(spans, bounds[:-1])])
-        lengths = np.concatenate([s.lengths for s in spans])
-        shape = np.concatenate([(s.nrx.astype(np.int64) - 1) * 3 + (s.ntx.astype(np.int64) - 1) for s in spans])
-    else:
-        offsets = lengths = shape = np.zeros(0, dtype=np.int64)
+    offsets, lengths, shape = _batch_records(spans, bounds)
     hashes = np.empty(offsets.shape[0], dtype=np.uint64)
     blank = np.empty(offsets.shape[0], dtype=np.uint8)
     with serial_below(int(lengths.sum()), PARALLEL_MIN_BYTES), np.errstate(over="ignore"):
         _fingerprint_bfee(buf, offsets, lengths, shape, np.uint64(0), hashes, blank)
     return spans, hashes, blank
+
+
+def _batch_records(spans: list, bounds: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Offsets in the batch buffer, lengths and shapes of the records of every file's ``spans``."""
+    if not spans:
+        return (np.zeros(0, dtype=np.int64),) * 3
+    offsets = np.concatenate([s.offsets + a for s, a in zip(spans, bounds[:-1])])
+    lengths = np.concatenate([s.lengths for s in spans])
+    shape = np.concatenate([(s.nrx.astype(np.int64) - 1) * 3 + (s.ntx.astype(np.int64) - 1) for s in spans])
+    return offsets, lengths, shape
+
+
+def _bfee_phase_batch(buf: np.ndarray, spans: list, bounds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The phase fingerprints (:func:`_fingerprint_bfee_phase`) and blank flags (uint8) of the records of a batch
+    :func:`_bfee_batch` framed (its ``spans``)."""
+    offsets, lengths, shape = _batch_records(spans, bounds)
+    hashes = np.empty(offsets.shape[0], dtype=np.uint64)
+    blank = np.empty(offsets.shape[0], dtype=np.uint8)
+    with serial_below(int(lengths.sum()), PARALLEL_MIN_BYTES), np.errstate(over="ignore"):
+        _fingerprint_bfee_phase(buf, offsets, shape, DIRECTIONS, np.uint64(0), hashes, blank)
+    return hashes, blank
 
 
 def bfee_fingerprints(source) -> BfeeFingerprints:
@@ -313,7 +415,10 @@ def bfee_fingerprints(source) -> BfeeFingerprints:
     noise, AGC, ...) and the payload's unused bits (the 3 before each subcarrier group, the tail up to
     ``calc_len``) are left out, so a record copied with them changed is the same content, and so is one copied
     with its values' real and imaginary parts swapped, their signs flipped or conjugated: the same amplitudes.
-    Records whose CSI values are all zero are flagged ``blank`` and get hash 0.
+    Records whose CSI values are all zero are flagged ``blank`` and get hash 0. Each record also gets a phase
+    fingerprint (``phase_hashes``): of its values' directions (:func:`_fingerprint_bfee_phase`), which a copy with
+    its values scaled keeps — the same phases, other amplitudes; ``phase_blank`` where its values all point one
+    way.
 
     Raises
     ------
@@ -326,7 +431,9 @@ def bfee_fingerprints(source) -> BfeeFingerprints:
         source = read_input_bytes(source)
     buf = _as_bytes_array(source)
     spans, hashes, blank = _bfee_batch(buf, [0, buf.shape[0]])
-    return BfeeFingerprints(hashes, blank.astype(bool), spans[0].offsets, spans[0].lengths)
+    phase, phase_blank = _bfee_phase_batch(buf, spans, [0, buf.shape[0]])
+    return BfeeFingerprints(hashes, blank.astype(bool), spans[0].offsets, spans[0].lengths, phase,
+                            phase_blank.astype(bool))
 
 
 def _canonical(arr: np.ndarray) -> np.ndarray:
@@ -396,7 +503,13 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
     return values, _OK, None
 
 
-def hardware_records(log) -> tuple[list, np.ndarray]:
+def _all_one_value(values: np.ndarray) -> bool:
+    """Whether every canonical value (:func:`_canonical`) is bit for bit the first: none to tell a phase by."""
+    bits = values.view(np.uint64)
+    return bool(bits.size == 0 or np.all(bits == bits[0]))
+
+
+def hardware_records(log, phase: bool = False) -> tuple[list, np.ndarray]:
     """The values of each record of a log of other CSI hardware (a :class:`~rfbench.io.hwlog.HardwareLog`) that
     are hashed: the record's data subcarriers as ``windows`` takes them (its format's null bins — DC, guards —
     and an FFT grid's unpaired lowest bin left out, :func:`rfbench.datasets.windows.hardware._data_columns`; a copy
@@ -404,7 +517,9 @@ def hardware_records(log) -> tuple[list, np.ndarray]:
     record left out, so a record hashes alike in any log), canonical float64 (see :func:`_canonical`), complex
     values as their squared magnitudes ``re*re + im*im`` (a copy with the real and imaginary parts swapped, a sign
     flipped or conjugated keeps every amplitude, and is the same content), with each record's status: ``0``
-    fingerprinted, ``1`` all zero.
+    fingerprinted, ``1`` all zero. With ``phase``, each complex value's phase instead, as ``windows`` gives it
+    (``arctan2(im, re)`` rounded to float32: a copy with every value scaled keeps it), status ``1`` where all are
+    one value (a log of real values has no phase: every record ``1``).
 
     Returns
     -------
@@ -425,14 +540,33 @@ def hardware_records(log) -> tuple[list, np.ndarray]:
     for r in range(n):
         cols = columns[r]
         shape = (int(cols.shape[0]), int(rx[r]), int(tx[r]))
-        values = _canonical(log.csi[r][cols][:, :shape[1], :shape[2]])
-        if complex_:
-            values = values[0::2] * values[0::2] + values[1::2] * values[1::2]
-            values[np.isnan(values)] = np.nan  # the one quiet NaN, whichever part was NaN
-        if not np.any(values != 0):
-            status[r] = _ZERO
+        held = log.csi[r][cols][:, :shape[1], :shape[2]]
+        if phase:
+            values = _canonical(np.arctan2(held.imag, held.real).astype(np.float32) if complex_ else held)
+            if not complex_ or _all_one_value(values):
+                status[r] = _ZERO
+        else:
+            values = _canonical(held)
+            if complex_:
+                values = values[0::2] * values[0::2] + values[1::2] * values[1::2]
+                values[np.isnan(values)] = np.nan  # the one quiet NaN, whichever part was NaN
+            if not np.any(values != 0):
+                status[r] = _ZERO
         out.append((shape, values))
     return out, status
+
+
+def frame_phases(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int]:
+    """The values of an MM-Fi frame its phase fingerprint covers: ``CSIphase`` as a model is given it (float32,
+    rounded to nearest), canonical (:func:`_canonical`), with its status: ``0`` fingerprinted, ``1`` none to tell a
+    phase by (no ``CSIphase``, a complex one, or every value one value: all zero, all NaN). A copy of a frame
+    whose ``CSIamp`` changed but not its phase gives a model with ``--features phase`` the same input; it shares
+    this fingerprint."""
+    phase = mat.get("CSIphase") if "CSIamp" in mat else None
+    if phase is None or np.iscomplexobj(phase):
+        return None, _ZERO
+    values = _canonical(np.asarray(phase).astype(np.float32))
+    return values, (_ZERO if _all_one_value(values) else _OK)
 
 
 def _frame_shapes(mat: Mapping[str, np.ndarray]) -> tuple:
