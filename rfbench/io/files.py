@@ -246,11 +246,11 @@ def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], N
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
+        raise OutputError(f"cannot write {path}: {output_reason(exc, path)}") from None
     try:
         fd, tmp = new_temporary(path.parent, path.name)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
+        raise OutputError(f"cannot write {path}: {output_reason(exc, path)}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -263,12 +263,12 @@ def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], N
         except OSError:
             pass
         if isinstance(exc, OSError) and not isinstance(exc, RfbenchError):
-            raise OutputError(f"cannot write {path}: {_output_reason(exc, path)}") from None
+            raise OutputError(f"cannot write {path}: {output_reason(exc, path)}") from None
         raise
     return path
 
 
-def _output_reason(exc: OSError, path: Path) -> str:
+def output_reason(exc: OSError, path: Path) -> str:
     """Why ``path`` could not be written, in words about the output (not the temporary file)."""
     import errno
 
@@ -284,6 +284,8 @@ def _output_reason(exc: OSError, path: Path) -> str:
         return "no space left on the device"
     if exc.errno == errno.EDQUOT:
         return "disk quota exceeded"
+    if exc.errno == errno.EFBIG:
+        return "file too large: past the file size limit of this process (`ulimit -f`) or of the file system"
     return exc.strerror or type(exc).__name__
 
 

@@ -188,6 +188,14 @@ def _snapshot(fd: int, size: int, digest: str, path) -> int:
         while done < size:
             done += os.write(copy, view[done:])
         os.lseek(copy, 0, os.SEEK_SET)
+    except OSError as exc:  # the process's file size limit (`ulimit -f`) holds for a memfd too
+        os.close(copy)
+        from pathlib import Path
+
+        from rfbench.io.files import output_reason
+
+        raise OSError(exc.errno, f"its in-memory copy for the re-run cannot be written: "
+                                 f"{output_reason(exc, Path(os.fspath(path)))}") from None
     except BaseException:
         os.close(copy)
         raise

@@ -199,6 +199,9 @@ _OUT_OF_MEMORY = re.compile(r"MemoryError|Cannot allocate memory|failed to map s
 #: What a re-run's error output says when it could not start a thread or load a library: under an address-space
 #: limit of a few hundred MiB, the limit (a thread's stack, llvmlite's library mapped), though not certainly.
 _START_UP_UNDER_LIMIT = re.compile(r"can't start new thread|could not find/load shared object file", re.IGNORECASE)
+#: What a re-run's error says when an output could not be written for want of room (``rfbench.io.files.
+#: output_reason``'s words): the disk verify's temporary folder is on, a quota, the file size limit (``ulimit -f``).
+_OUT_OF_ROOM = re.compile(r"no space left on the device|disk quota exceeded|file too large: past the file size limit")
 
 
 def _mismatch(where: Any, message: str, path: str, report: Any, rerun: Any) -> VerificationError:
@@ -481,10 +484,12 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-#: The signals verify stops cleanly on: :data:`rfbench._process.ENDING_SIGNALS`, and the resource limits' (a
-#: ``ulimit -t`` or ``-f`` on verify itself: its re-runs are killed and its temporary folder removed all the same).
-_ENDING_SIGNALS = ENDING_SIGNALS + tuple(getattr(signal, name) for name in ("SIGXCPU", "SIGXFSZ")
-                                         if hasattr(signal, name))
+#: The signals verify stops cleanly on: :data:`rfbench._process.ENDING_SIGNALS`, and the CPU-time limit's (a
+#: ``ulimit -t`` on verify itself: its re-runs are killed and its temporary folder removed all the same). Not the
+#: file size limit's (``ulimit -f``): SIGXFSZ stays ignored, as Python leaves it, so a write past the limit fails
+#: with an error naming what could not be written (exit 2), where verify ended as if stopped from outside (exit
+#: 153, "interrupted by SIGXFSZ").
+_ENDING_SIGNALS = ENDING_SIGNALS + tuple(getattr(signal, name) for name in ("SIGXCPU",) if hasattr(signal, name))
 
 
 @contextlib.contextmanager
@@ -711,6 +716,10 @@ class _Children:
                 raise _mismatch(self.where, f"the re-run's {step} step ran out of memory within the limit of "
                                             f"{int(self.limits.memory_mb)} MiB (raise it with `memory_mb`): {last}",
                                 f"rerun.{step}", "finished", f"out of memory at {int(self.limits.memory_mb)} MiB")
+            if _OUT_OF_ROOM.search(last):  # the verifier's machine, not the report: nothing is decided
+                raise RfbenchError(f"{self.where}: the re-run's {step} step could not write what it needs "
+                                   f"({last.removeprefix('error: ')}); nothing was decided: make room (or raise the "
+                                   "limit) and verify again")
             if _START_UP_UNDER_LIMIT.search(err):
                 raise _mismatch(self.where, f"the re-run's {step} step could not start a thread or load a library "
                                             f"within the memory limit of {int(self.limits.memory_mb)} MiB, most "

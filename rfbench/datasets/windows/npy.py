@@ -23,6 +23,7 @@ the ordinary way.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import mmap
@@ -30,11 +31,12 @@ import os
 import queue
 import threading
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
-from rfbench.errors import FormatError, OutputExistsError, ValidationError
-from rfbench.io.files import new_temporary, parse_npy_header, replace_output
+from rfbench.errors import FormatError, OutputError, OutputExistsError, ValidationError
+from rfbench.io.files import new_temporary, output_reason, parse_npy_header, replace_output
 
 __all__ = ["NpyWriter", "npy_header", "read_npy_header"]
 
@@ -206,7 +208,22 @@ class NpyWriter:
     def shape(self) -> tuple[int, ...]:
         return (self.rows, *self.row_shape)
 
+    @contextlib.contextmanager
+    def _naming(self) -> Iterator[None]:
+        """A write's OSError, which names no file (a full disk, the size limit ``ulimit -f`` sets), as an
+        :class:`OutputError` naming the array being written."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename is not None or isinstance(exc, OutputError):
+                raise
+            raise OutputError(f"cannot write {self.path}: {output_reason(exc, self.path)}") from None
+
     def __enter__(self) -> "NpyWriter":
+        with self._naming():
+            return self._enter()
+
+    def _enter(self) -> "NpyWriter":
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = new_temporary(self.path.parent, self.path.name)
         self._fh = os.fdopen(fd, "wb")
@@ -242,6 +259,10 @@ class NpyWriter:
             raise ValidationError(f"more than the {self.n_rows} rows announced were written")
         if batch.size == 0:
             return
+        with self._naming():
+            self._write(batch, borrowed)
+
+    def _write(self, batch: np.ndarray, borrowed: bool) -> None:
         data = memoryview(batch).cast("B")
         if self._direct is not None:
             self._direct.write(data)  # copied into its blocks, which it hashes: the rows may change on return
@@ -257,7 +278,8 @@ class NpyWriter:
         done = False
         try:
             if exc_type is None:
-                self._finish()
+                with self._naming():
+                    self._finish()
                 done = True
         finally:
             if self._writeback is not None:
@@ -266,8 +288,11 @@ class NpyWriter:
                 self._hash.stop()  # before the direct writer's blocks go: it may still be hashing them
             if self._direct is not None:
                 self._direct.close()
-            if self._fh is not None and not self._fh.closed:
-                self._fh.close()
+            if self._fh is not None and not self._fh.closed:  # (open only when not done: the file is discarded)
+                try:
+                    self._fh.close()
+                except OSError:  # its buffer cannot be written either (the error on its way up says why)
+                    pass
             if not done:
                 self.discard()
         return False
