@@ -27,7 +27,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
 from rfbench.io.documents import (
@@ -186,6 +186,34 @@ def check_replaceable(path: str | os.PathLike) -> None:
     kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device"
     raise OutputExistsError(f"{path} is {kind}, not a regular file: rfbench writes only regular files and never "
                             "replaces anything else, even with `force`; write elsewhere")
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike, what: str = "rfbench") -> Iterator[None]:
+    """Hold an exclusive lock on the output ``folder`` (``flock`` on the folder itself: no file is made in it, and
+    the system releases the lock when the process ends, however it ends) while outputs are written into it.
+
+    Raises
+    ------
+    OutputExistsError
+        Another process holds the lock: ``what`` is writing into the folder now (two runs writing one folder
+        would leave a mix of both: one's X beside the other's index).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputExistsError(f"{folder}: another {what} is writing into this folder now; wait for it to end, "
+                                    "or write elsewhere") from None
+        yield
+    finally:
+        os.close(fd)  # (the lock goes with the descriptor)
 
 
 def replace_output(tmp: str | os.PathLike, path: str | os.PathLike) -> None:

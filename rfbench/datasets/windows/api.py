@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from rfbench.datasets.windows.index import (
 )
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import OutputExistsError, ValidationError
-from rfbench.io.files import new_temporary, replace_output
+from rfbench.io.files import check_writable, folder_lock, new_temporary, replace_output
 
 __all__ = ["Windows", "SideTargets", "build_windows", "write_windows", "side_targets", "test_truth",
            "train_targets"]
@@ -319,7 +320,6 @@ def write_windows(split, side: str, out: str | os.PathLike, settings: WindowSett
         The index document written (for :data:`BOTH`, one per side).
     """
     from rfbench.datasets.windows.bvp_procs import close_spares
-    from rfbench.io.files import check_writable
 
     out = Path(out)
     sides = BOTH_SIDES if side == BOTH else (side,)
@@ -358,34 +358,25 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
     _check_room(folders, plans, known)
     if on_total is not None:
         on_total(sum(progress_total(plan) for plan in plans))
-    created = []  # the folders this run makes, deepest first
-    for folder in folders:
-        created += [d for d in (folder, *folder.parents) if not d.exists() and d not in created]
-    created.sort(key=lambda d: len(d.parts), reverse=True)
-    for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
+    created: list[Path] = []  # the folders this run made (its own mkdir succeeded), deepest first
     staged: list[_Staged] = []
-    readers = None
+    busy: set = set()  # a folder another run holds the lock of, and its parents: not this run's to remove
     try:
-        try:
-            # one pool reads both BVP sides (a single side's pool starts in its batches, unless some started ahead)
-            readers = bvp_readers_for(plans, workers, spares) if len(plans) > 1 or spares else None
-            for k, (job, n, t) in enumerate(zip(jobs, known, targets)):
-                plan, plans[k] = plans[k], None  # a side's plan is let go once it is written (its doc is kept)
+        with contextlib.ExitStack() as locks:
+            for folder in folders:
+                _make_folders(folder, created)
+            for folder in folders:
                 try:
-                    staged.append(_stage(plan, t, n, force, workers, progress, readers))
-                except _Recount:  # a recording held records of another antenna shape: again, counting as it goes
-                    staged.append(_stage(start_plan(job), t, None, force, workers, None))
-                del plan
-            for one in staged:
-                one.commit()
-        finally:
-            if readers is not None:
-                readers.close()
-            for one in staged:
-                one.discard()
+                    locks.enter_context(folder_lock(folder, "rfbench windows"))
+                except OutputExistsError:
+                    busy.update((folder, *folder.parents))
+                    raise
+            for t in targets:  # again under the lock: a run that held it may have written them meanwhile
+                for path in t.values():
+                    check_writable(path, force)
+            _write_staged(jobs, plans, known, targets, force, workers, progress, staged, spares)
     except BaseException:  # an error, Ctrl-C or SIGTERM: remove the folders made for the outputs (if still empty)
-        for folder in created:
+        for folder in (d for d in created if d not in busy):
             try:
                 folder.rmdir()
             except OSError:
@@ -394,6 +385,45 @@ def _write_sides(split, side: str, sides: Sequence[str], folders: list[Path], ta
     if side == BOTH:
         return {one.doc["side"]: one.doc for one in staged}
     return staged[0].doc
+
+
+def _make_folders(folder: Path, created: list) -> None:
+    """Make ``folder`` and its missing parents, adding to ``created`` (deepest first) those this process made."""
+    missing = []
+    for d in (folder, *folder.parents):
+        if d.exists():
+            break
+        missing.append(d)
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:  # made meanwhile by someone else: not this run's
+            if not d.is_dir():
+                raise
+            continue
+        created.insert(0, d)
+
+
+def _write_staged(jobs, plans, known, targets, force, workers, progress, staged: list, spares) -> None:
+    """Stage every side's outputs into ``staged``, then commit them all (their folders made and locked)."""
+    readers = None
+    try:
+        # one pool reads both BVP sides (a single side's pool starts in its batches, unless some started ahead)
+        readers = bvp_readers_for(plans, workers, spares) if len(plans) > 1 or spares else None
+        for k, (job, n, t) in enumerate(zip(jobs, known, targets)):
+            plan, plans[k] = plans[k], None  # a side's plan is let go once it is written (its doc is kept)
+            try:
+                staged.append(_stage(plan, t, n, force, workers, progress, readers))
+            except _Recount:  # a recording held records of another antenna shape: again, counting as it goes
+                staged.append(_stage(start_plan(job), t, None, force, workers, None))
+            del plan
+        for one in staged:
+            one.commit()
+    finally:
+        if readers is not None:
+            readers.close()
+        for one in staged:
+            one.discard()
 
 
 def _refuse_inputs(outputs: list[Path], jobs) -> None:
