@@ -366,10 +366,10 @@ def synthesize(rng: np.random.Generator, n_records: int, *, endian: str = "littl
     csi_len = (tones * nr * nc * 20 + 7) // 8
     parts = [b"\xff" if endian == "big" else b"\x00"] if pull10 else []
     t0 = int(rng.integers(1 << 20, 1 << 32))
+    if mark:  # every record's payload long enough for the text the first one holds
+        payload_len = max(payload_len, len(GENERATED_PAYLOAD))
     for i in range(n_records):
         values = rng.integers(-512, 512, size=tones * nc * nr * 2)  # (k, nc, nr, imag/real) order
-        if mark and i == 0:
-            payload_len = max(payload_len, len(GENERATED_PAYLOAD))
         words = (values & 1023).astype(np.uint64)
         bits = ((words[:, None] >> np.arange(10, dtype=np.uint64)) & 1).astype(np.uint8).ravel()
         packed = np.packbits(bits, bitorder="little").tobytes()[:csi_len]
