@@ -47,6 +47,7 @@ __all__ = [
     "WIFI_FRAME_SHAPE",
     "SYNTHETIC_MARKER",
     "MAX_FRAME_BYTES",
+    "toolbox_fill",
     "MAX_GROUND_TRUTH_BYTES",
 ]
 
@@ -403,3 +404,27 @@ def ingest(root: str | os.PathLike, *, verify_frames: bool = False, workers: int
 def _short_list(items: list, limit: int = 10) -> str:
     shown = ", ".join(str(i) for i in items[:limit])
     return shown + (f" … ({len(items)} in all)" if len(items) > limit else "")
+
+
+def toolbox_fill(amp: np.ndarray) -> tuple[np.ndarray, int]:
+    """The MM-Fi toolbox's fill of one frame's ``CSIamp`` (3, 114, 10): ±inf become NaN, then in each packet
+    (the slice ``[:, :, i]`` over antennas and subcarriers) every NaN becomes the mean of that packet's other
+    values, in float64. A packet with no finite value stays NaN. Returns the filled copy and the number of
+    values replaced.
+
+    Reference: ybhbingo/MMFi_dataset, ``mmfi_lib/mmfi.py``, ``MMFi_Dataset.read_frame`` (the ``wifi-csi`` branch),
+    commit 269f64875508f030cbd1468c1e76d5333b0127cd: ``data[np.isinf(data)] = np.nan``, then for ``i in
+    range(10)`` the column ``data[:, :, i]`` gets ``temp_col[np.isnan(temp_col)] = temp_not_nan_col.mean()``.
+    """
+    data = np.array(amp, dtype=np.float64)
+    data[np.isinf(data)] = np.nan
+    count = 0
+    for i in range(data.shape[2]):
+        col = data[:, :, i]
+        nan = np.isnan(col)
+        if nan.any():
+            kept = col[~nan]
+            if kept.size:
+                col[nan] = kept.mean()
+                count += int(nan.sum())
+    return data, count

@@ -26,6 +26,7 @@ from rfbench.protocols.fingerprints import (
     frame_phases,
     frame_values,
     hardware_records,
+    hardware_views,
     hash_spans,
 )
 
@@ -243,9 +244,7 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
             n_bfee += len(s)
         bfee.hashes.append(hashes)
         bfee.status.append(blank)  # 1 = _ZERO
-        phase, phase_blank = _bfee_phase_batch(buf, spans, bounds)
-        bfee.phase_hashes.append(phase)
-        bfee.phase_status.append(phase_blank)
+        bfee.add_view("phase", *_bfee_phase_batch(buf, spans, bounds))
         counts["records"] += int(hashes.shape[0] - blank.sum())
         counts["blank"]["records_zero"] += int(blank.sum())
         advance(len(batch))
@@ -276,7 +275,7 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
         nonlocal pending_frames
         if not pending_frames:
             return
-        for target, k in ((frame.hashes, 1), (frame.phase_hashes, 2)):
+        for target, k in ((frame.hashes, 1), (frame.views["phase"][0], 2)):
             slots = [p[0] for p in pending_frames if p[k] is not None]
             values = [p[k] for p in pending_frames if p[k] is not None]
             if not values:
@@ -342,8 +341,7 @@ def _read_all(files: list[_File], kinds: dict, counts: dict, problems: list, adv
             phases, phase_status = frame_phases(mat)
         frame.status.append(np.array([status], dtype=np.uint8))
         frame.hashes.append(np.zeros(1, dtype=np.uint64))
-        frame.phase_status.append(np.array([phase_status], dtype=np.uint8))
-        frame.phase_hashes.append(np.zeros(1, dtype=np.uint64))
+        frame.add_view("phase", np.zeros(1, dtype=np.uint64), np.array([phase_status], dtype=np.uint8))
         if status == _UNPARSED:
             counts["unparsed_frames"] += 1
             if len(problems) < MAX_LISTED:
@@ -390,9 +388,9 @@ def _hardware_logs(files: list[_File], hw, counts: dict, advance) -> None:
             continue
         records, status = hardware_records(log)
         hashes = _record_hashes(records, status)
-        phases, phase_status = hardware_records(log, phase=True)
-        hw.phase_hashes.append(_record_hashes(phases, phase_status))
-        hw.phase_status.append(phase_status)
+        for view in hardware_views():
+            other, other_status = hardware_records(log, view)
+            hw.add_view(view, _record_hashes(other, other_status), other_status)
         if info.kind == WHOLE:
             counts["whole_file_only"] -= 1
         info.kind, info.start, info.count = HWREC, n_hw, len(records)
@@ -408,6 +406,6 @@ def _record_hashes(records: list, status: np.ndarray) -> np.ndarray:
     values = [v for _, v in records]
     lengths = np.array([v.nbytes for v in values], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    hashes = hash_spans(np.concatenate(values).view(np.uint8), offsets, lengths).astype(np.uint64)
+    hashes = hash_spans(np.concatenate(values).view(np.uint8), offsets, lengths).astype(np.uint64, copy=True)
     hashes[status != _OK] = 0
     return hashes

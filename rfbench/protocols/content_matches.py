@@ -73,29 +73,33 @@ class _Kind:
 
     hashes: list = field(default_factory=list)
     status: list = field(default_factory=list)
-    # the phase fingerprint of each unit (status 0 where it has one), batch by batch as ``hashes``
-    phase_hashes: list = field(default_factory=list)
-    phase_status: list = field(default_factory=list)
+    # the other views of each unit (its phases; a hardware record on each grid): view -> (hash batches, status
+    # batches), batch by batch as ``hashes`` (status 0 where the unit has a fingerprint in that view)
+    views: dict = field(default_factory=dict)
     # filled by _finish
     unit_hash: np.ndarray | None = None
     unit_status: np.ndarray | None = None
-    unit_phase: np.ndarray | None = None
-    unit_phase_status: np.ndarray | None = None
+    unit_views: dict = field(default_factory=dict)  # view -> (hashes, status) of every unit
     file_of_unit: np.ndarray | None = None
     occ_unit: np.ndarray | None = None  # units in multi-membership classes
     occ_class: np.ndarray | None = None
     n_classes: int = 0
 
+    def add_view(self, view: str, hashes: np.ndarray, status: np.ndarray) -> None:
+        """Append a batch of the ``view`` fingerprints of the units just appended to ``hashes``."""
+        batches = self.views.setdefault(view, ([], []))
+        batches[0].append(np.asarray(hashes, dtype=np.uint64))
+        batches[1].append(np.asarray(status, dtype=np.uint8))
+
     def finish(self, files: list[_File], kind: str) -> None:
         """Concatenate the per-batch arrays; map every unit to its file (units are stored in file order)."""
         self.unit_hash = np.concatenate(self.hashes) if self.hashes else np.zeros(0, np.uint64)
         self.unit_status = np.concatenate(self.status) if self.status else np.zeros(0, np.uint8)
-        self.unit_phase = np.concatenate(self.phase_hashes) if self.phase_hashes else np.zeros(0, np.uint64)
-        self.unit_phase_status = (np.concatenate(self.phase_status) if self.phase_status else
-                                  np.zeros(0, np.uint8))
-        self.hashes, self.status, self.phase_hashes, self.phase_status = [], [], [], []
-        if self.unit_phase.shape != self.unit_hash.shape or self.unit_phase_status.shape != self.unit_hash.shape:
-            raise AssertionError("units and their phase fingerprints disagree")  # pragma: no cover - invariant
+        self.unit_views = {view: (np.concatenate(h), np.concatenate(st)) for view, (h, st) in self.views.items()}
+        self.hashes, self.status, self.views = [], [], {}
+        if any(h.shape != self.unit_hash.shape or st.shape != self.unit_hash.shape
+               for h, st in self.unit_views.values()):  # pragma: no cover - an internal invariant
+            raise AssertionError("units and their other views disagree")
         ids = np.array([k for k, f in enumerate(files) if f.kind == kind], dtype=np.int64)
         counts = np.array([files[k].count for k in ids], dtype=np.int64)
         self.file_of_unit = np.repeat(ids, counts)
@@ -156,7 +160,8 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
 
     out = {"file_candidates": 0, "file_collisions": 0, "recorded_sha256_mismatches": 0, "record_candidates": 0,
            "record_collisions": 0, "frame_candidates": 0, "frame_collisions": 0, "record_phase_candidates": 0,
-           "record_phase_collisions": 0, "frame_phase_candidates": 0, "frame_phase_collisions": 0}
+           "record_phase_collisions": 0, "frame_phase_candidates": 0, "frame_phase_collisions": 0,
+           "record_grid_candidates": 0, "record_grid_collisions": 0}
     # files: every non-empty file gets a class; identical files share one
     digests: dict = {}
     for k, f in enumerate(files):
@@ -197,9 +202,11 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
     for name, kd in kinds.items():
         label = UNIT_LABEL[name][:-1]
         ok = np.flatnonzero(kd.unit_status == _OK)
-        groups = _confirmed_groups(files, name, kd, starts_of, ok, kd.unit_hash, False, out, label)
-        ok = np.flatnonzero((kd.unit_status == _OK) & (kd.unit_phase_status == _OK))
-        groups += _confirmed_groups(files, name, kd, starts_of, ok, kd.unit_phase, True, out, f"{label}_phase")
+        groups = _confirmed_groups(files, name, kd, starts_of, ok, kd.unit_hash, "amp", out, label)
+        for view, (hashes, status) in kd.unit_views.items():
+            ok = np.flatnonzero((kd.unit_status == _OK) & (status == _OK))
+            family = "phase" if view.endswith("phase") else "grid"  # (a grid's amplitudes, counted apart)
+            groups += _confirmed_groups(files, name, kd, starts_of, ok, hashes, view, out, f"{label}_{family}")
         occ_unit, occ_class = _joined(groups)
         n = int(occ_class.max()) + 1 if occ_class.size else 0
         occ_unit, occ_class = occ_unit.tolist(), occ_class.tolist()
@@ -219,15 +226,16 @@ def _confirm(files: list[_File], kinds: dict) -> dict:
 
 
 def _confirmed_groups(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, ok: np.ndarray,
-                      hashes: np.ndarray, phase: bool, out: dict, label: str) -> list:
-    """The groups (≥ 2 units) of the units ``ok`` whose content — their amplitudes, or with ``phase`` their
-    phases (:func:`_unit_contents`) — is equal, found among those sharing a hash of ``hashes`` and confirmed by
-    comparing the content; counts the candidates and collisions in ``out`` under ``label``."""
+                      hashes: np.ndarray, view: str, out: dict, label: str) -> list:
+    """The groups (≥ 2 units) of the units ``ok`` whose content in ``view`` — their amplitudes (``"amp"``), their
+    phases, a hardware record on a grid (:func:`_unit_contents`) — is equal, found among those sharing a hash of
+    ``hashes`` and confirmed by comparing the content; counts the candidates and collisions in ``out`` under
+    ``label``."""
     order, runs = _runs(hashes[ok])
     found = []
     out[f"{label}_candidates"] += int((runs[:, 1] - runs[:, 0]).sum()) if runs.size else 0
     for chunk in _chunks(runs, kd, ok, order, files, name):
-        contents = _unit_contents(files, name, kd, starts_of, [u for a, b in chunk for u in ok[order[a:b]]], phase)
+        contents = _unit_contents(files, name, kd, starts_of, [u for a, b in chunk for u in ok[order[a:b]]], view)
         for a, b in chunk:
             units = ok[order[a:b]].tolist()
             anchor = contents[units[0]]
@@ -285,12 +293,12 @@ def _chunks(runs: np.ndarray, kd: _Kind, ok: np.ndarray, order: np.ndarray, file
 
 
 def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarray, units: list,
-                   phase: bool = False) -> dict:
+                   view: str = "amp") -> dict:
     """Unit → the content compared: its record's shape and its values' squared magnitudes (bfee), its record's
     shape and canonical values, complex ones as squared magnitudes (logs of other hardware), or its arrays'
-    names, shapes and canonical values (frames); with ``phase``, what its phase fingerprint covers instead (its
-    values' directions, phases, or ``CSIphase``); None when it cannot be had (the file changed since it was
-    fingerprinted, or no longer parses). Each file is read once."""
+    names, shapes and canonical values (frames); in another ``view``, what that view's fingerprint covers (its
+    values' directions, phases, ``CSIphase``, a hardware record's feature on a grid); None when it cannot be had
+    (the file changed since it was fingerprinted, or no longer parses). Each file is read once."""
     from rfbench.datasets.mmfi import MAX_FRAME_BYTES
     from rfbench.io.files import input_errors, read_input_bytes
     from rfbench.io.intel5300 import record_spans
@@ -310,13 +318,13 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
                 if i < len(spans):
                     x = int(spans.offsets[i])  # what the fingerprint hashes: the shape and the magnitudes
                     body = data[x:x + int(spans.lengths[i])]
-                    out[u] = bfee_phase_content(body) if phase else bfee_content(body)
+                    out[u] = bfee_phase_content(body) if view == "phase" else bfee_content(body)
                 else:
                     out[u] = None
             continue
         if name == HWREC:
             log = read_hardware_log(path)
-            records = hardware_records(log, phase)[0] if log is not None else []
+            records = hardware_records(log, view)[0] if log is not None else []
             for u in mine:
                 i = u - int(starts_of[f])
                 out[u] = (repr(records[i][0]).encode() + b"\x00" + records[i][1].tobytes()
@@ -327,7 +335,7 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
                 mat = read_mat(path, max_bytes=MAX_FRAME_BYTES)  # as fingerprinting read it
             except FormatError:
                 mat = None
-        if phase:
+        if view == "phase":
             values, status = frame_phases(mat) if mat is not None else (None, _UNPARSED)
             shapes = (("CSIphase", np.shape(mat["CSIphase"])),) if status == _OK else None
         else:

@@ -480,6 +480,10 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
     amplitudes, and is the same content (it was another frame until 2026-12-07) — with the frame's status:
     ``0`` fingerprinted, ``1`` all zero, ``2`` no finite non-zero value (all NaN/inf, or zeros and NaN/inf), ``3``
     not a frame (the reason is returned).
+    A frame holding a non-finite amplitude is hashed as ``windows --nonfinite toolbox-fill`` gives it to a model
+    (the MM-Fi toolbox's fill: ±inf as NaN, each NaN as its packet's mean; any other setting refuses the frame):
+    a training frame's copy with ``+inf`` where it holds NaN, or with the filled value written out, is the same
+    content (each was another frame until 2026-12-07).
     A Widar3.0 BVP file (no ``CSIamp``, a ``velocity_spectrum_ro``) is one such unit too, its profile hashed as a
     model sees it (:func:`bvp_model_view`) up to its first non-zero step (:func:`bvp_head`): the same profile
     under another MAT header (a changed text, a compressed element), with values changed below float32's
@@ -496,6 +500,11 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
         return None, _UNPARSED, f"no CSIamp variable (found: {found})"
     else:
         amp = np.asarray(mat["CSIamp"])  # as windows gives it to a model: float32, rounded to nearest
+        if not np.iscomplexobj(amp) and amp.ndim == 3 and not np.isfinite(amp).all():
+            from rfbench.datasets.mmfi import toolbox_fill
+
+            # the only way windows gives a model such a frame (``--nonfinite toolbox-fill``; refused otherwise)
+            amp = toolbox_fill(amp)[0]
         values = _canonical(amp.astype(np.complex64 if np.iscomplexobj(amp) else np.float32))
     finite = np.isfinite(values)
     if not np.any(finite & (values != 0)):
@@ -509,7 +518,16 @@ def _all_one_value(values: np.ndarray) -> bool:
     return bool(bits.size == 0 or np.all(bits == bits[0]))
 
 
-def hardware_records(log, phase: bool = False) -> tuple[list, np.ndarray]:
+def hardware_views() -> tuple[str, ...]:
+    """The views of a hardware record fingerprinted besides its data subcarriers' magnitudes (``"amp"``): their
+    phases, and each feature of the record as ``windows`` gives it on each grid it maps a log to
+    (:data:`rfbench.datasets.windows.hardware.GRIDS`), which may leave subcarriers out (:func:`hardware_records`)."""
+    from rfbench.datasets.windows.hardware import GRIDS
+
+    return ("phase", *(f"{g} {feature}" for g in GRIDS for feature in ("amp", "phase")))
+
+
+def hardware_records(log, view: str = "amp") -> tuple[list, np.ndarray]:
     """The values of each record of a log of other CSI hardware (a :class:`~rfbench.io.hwlog.HardwareLog`) that
     are hashed: the record's data subcarriers as ``windows`` takes them (its format's null bins — DC, guards —
     and an FFT grid's unpaired lowest bin left out, :func:`rfbench.datasets.windows.hardware._data_columns`; a copy
@@ -517,9 +535,15 @@ def hardware_records(log, phase: bool = False) -> tuple[list, np.ndarray]:
     record left out, so a record hashes alike in any log), canonical float64 (see :func:`_canonical`), complex
     values as their squared magnitudes ``re*re + im*im`` (a copy with the real and imaginary parts swapped, a sign
     flipped or conjugated keeps every amplitude, and is the same content), with each record's status: ``0``
-    fingerprinted, ``1`` all zero. With ``phase``, each complex value's phase instead, as ``windows`` gives it
+    fingerprinted, ``1`` all zero.
+
+    Other views (:func:`hardware_views`): ``"phase"``, each complex value's phase as ``windows`` gives it
     (``arctan2(im, re)`` rounded to float32: a copy with every value scaled keeps it), status ``1`` where all are
-    one value (a log of real values has no phase: every record ``1``).
+    one value (a log of real values has no phase: every record ``1``); ``"GRID amp"`` / ``"GRID phase"``, the
+    feature ``windows`` computes from the record mapped to ``GRID`` (``--subcarriers``/``--bandwidth``), exactly
+    the values of its rows: mapping a 56-tone Atheros record to the 30-point grid gives 26 of its subcarriers no
+    weight, so a copy with only those changed gives the model the same rows (status ``1`` where the record cannot
+    be mapped or its feature is not finite, or where all are one value).
 
     Returns
     -------
@@ -527,6 +551,9 @@ def hardware_records(log, phase: bool = False) -> tuple[list, np.ndarray]:
     """
     from rfbench.datasets.windows.hardware import _data_columns, _groups
 
+    grid, _, feature = view.partition(" ")
+    if feature:
+        return _grid_records(log, grid, feature)
     n = log.n_records
     status = np.zeros(n, dtype=np.uint8)
     columns: list = [None] * n
@@ -541,7 +568,7 @@ def hardware_records(log, phase: bool = False) -> tuple[list, np.ndarray]:
         cols = columns[r]
         shape = (int(cols.shape[0]), int(rx[r]), int(tx[r]))
         held = log.csi[r][cols][:, :shape[1], :shape[2]]
-        if phase:
+        if view == "phase":
             values = _canonical(np.arctan2(held.imag, held.real).astype(np.float32) if complex_ else held)
             if not complex_ or _all_one_value(values):
                 status[r] = _ZERO
@@ -553,6 +580,37 @@ def hardware_records(log, phase: bool = False) -> tuple[list, np.ndarray]:
             if not np.any(values != 0):
                 status[r] = _ZERO
         out.append((shape, values))
+    return out, status
+
+
+def _grid_records(log, grid: str, feature: str) -> tuple[list, np.ndarray]:
+    """:func:`hardware_records`' ``"GRID amp"``/``"GRID phase"`` view: each record's feature on ``grid``, float32
+    as :func:`rfbench.datasets.windows.features.features` computes it, canonical."""
+    from rfbench.datasets.windows.features import features
+    from rfbench.datasets.windows.hardware import on_grid
+
+    n = log.n_records
+    status = np.ones(n, dtype=np.uint8)  # _ZERO: no fingerprint in this view
+    out: list = [((grid, feature), np.zeros(0))] * n
+    try:
+        mapped = on_grid(log, grid, "log")
+    except ValidationError:  # fewer than 2 data subcarriers: no row on any grid
+        return out, status
+    # the feature of every record at once (as windows computes it: float32), its values canonical (elementwise)
+    feats = np.empty((n, 1, *mapped.shape[1:]), dtype=np.float32)
+    for a in range(0, n, 4096):  # (in blocks: a few MB of float64 at a time)
+        try:
+            features(mapped[a:a + 4096], (feature,), "log", out=feats[a:a + 4096])
+        except ValidationError:  # a value not finite: its records are left out below
+            pass
+    flat = _canonical(feats).reshape(feats.shape)[:, 0]
+    finite = np.isfinite(feats[:, 0]).reshape(n, -1).all(axis=1)
+    rx, tx = (np.asarray(a, dtype=np.int64) for a in (log.n_rx, log.n_tx))
+    for r in np.flatnonzero(finite).tolist():  # not finite: windows refuse the log
+        values = flat[r, :, :int(rx[r]), :int(tx[r])].ravel()
+        out[r] = ((grid, feature, (flat.shape[1], int(rx[r]), int(tx[r]))), values)
+        blank = _all_one_value(values) if feature == "phase" else not np.any(values != 0)
+        status[r] = _ZERO if blank else _OK
     return out, status
 
 

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from rfbench.datasets.mmfi import toolbox_fill
 from rfbench.datasets.windows.dataset_files import DatasetFiles, parse_npy
 from rfbench.datasets.windows.settings import WindowSettings
 from rfbench.errors import FormatError, ValidationError
@@ -1153,27 +1154,3 @@ def _nonfinite(job: SideJob, entry: dict, out: np.ndarray, s: WindowSettings, pr
         with produced.lock:
             produced.filled_values += count
             produced.filled_frames += 1
-
-
-def toolbox_fill(amp: np.ndarray) -> tuple[np.ndarray, int]:
-    """The MM-Fi toolbox's fill of one frame's ``CSIamp`` (3, 114, 10): ±inf become NaN, then in each packet
-    (the slice ``[:, :, i]`` over antennas and subcarriers) every NaN becomes the mean of that packet's other
-    values, in float64. A packet with no finite value stays NaN. Returns the filled copy and the number of
-    values replaced.
-
-    Reference: ybhbingo/MMFi_dataset, ``mmfi_lib/mmfi.py``, ``MMFi_Dataset.read_frame`` (the ``wifi-csi`` branch),
-    commit 269f64875508f030cbd1468c1e76d5333b0127cd: ``data[np.isinf(data)] = np.nan``, then for ``i in
-    range(10)`` the column ``data[:, :, i]`` gets ``temp_col[np.isnan(temp_col)] = temp_not_nan_col.mean()``.
-    """
-    data = np.array(amp, dtype=np.float64)
-    data[np.isinf(data)] = np.nan
-    count = 0
-    for i in range(data.shape[2]):
-        col = data[:, :, i]
-        nan = np.isnan(col)
-        if nan.any():
-            kept = col[~nan]
-            if kept.size:
-                col[nan] = kept.mean()
-                count += int(nan.sum())
-    return data, count

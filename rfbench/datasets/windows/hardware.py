@@ -20,7 +20,7 @@ import numpy as np
 
 from rfbench.errors import ValidationError
 
-__all__ = ["HardwareCsi", "read_hardware_csi", "corpus_format", "SPAN", "target_grid"]
+__all__ = ["HardwareCsi", "read_hardware_csi", "corpus_format", "SPAN", "target_grid", "GRIDS", "on_grid"]
 
 #: How a hardware log's subcarriers are matched to the settings' grid.
 SPAN = "band"
@@ -109,7 +109,6 @@ def read_hardware_csi(data: bytes, fmt: str, where: str, subcarriers: int, bandw
     """Read one log of ``fmt`` and put its CSI on the settings' grid (see the module docstring). A log whose
     records differ in subcarrier sets (an Atheros log of 56 and 114 tones, a nexmon capture of several
     bandwidths, an ESP32 line with a short list) is mapped group by group, each record from its own set."""
-    from rfbench.csi.subcarrier import resample_subcarriers
     from rfbench.errors import FormatError
     from rfbench.io.parse_files import read_hardware
 
@@ -117,7 +116,19 @@ def read_hardware_csi(data: bytes, fmt: str, where: str, subcarriers: int, bandw
         log = read_hardware(data, fmt)
     except FormatError as exc:
         raise ValidationError(f"{where}: {exc}") from None
-    grid = target_grid(subcarriers, bandwidth)
+    mapped = on_grid(log, target_grid(subcarriers, bandwidth), where)
+    return HardwareCsi(mapped, np.asarray(log.n_rx), np.asarray(log.n_tx))
+
+
+#: Every grid :func:`target_grid` gives (what the content check fingerprints a hardware record on).
+GRIDS = tuple(target_grid(n, mhz) for n, mhz in ((30, 20), (30, 40), (56, 20), (114, 20)))
+
+
+def on_grid(log, grid: str, where: str) -> np.ndarray:
+    """A hardware log's CSI on ``grid`` (one of :data:`GRIDS`): ``(records, grid's subcarriers, rx, tx)``
+    complex64, each record from its own group's data subcarriers (:func:`_groups`, :func:`_data_columns`)."""
+    from rfbench.csi.subcarrier import resample_subcarriers
+
     groups = _groups(log)
     mapped = None
     for records, indices, bw in groups:
@@ -131,4 +142,4 @@ def read_hardware_csi(data: bytes, fmt: str, where: str, subcarriers: int, bandw
         if mapped is None:
             mapped = np.zeros((log.n_records, part.shape[1], *log.csi.shape[2:]), dtype=np.complex64)
         mapped[records] = part
-    return HardwareCsi(np.ascontiguousarray(mapped, dtype=np.complex64), np.asarray(log.n_rx), np.asarray(log.n_tx))
+    return np.ascontiguousarray(mapped, dtype=np.complex64)
