@@ -28,6 +28,10 @@ from contextlib import contextmanager as _contextmanager
 
 _PARAM = _re.compile(r"`([a-z][a-z0-9_]*)`")
 
+#: How rfbench words a write the file size limit refused (EFBIG), wherever it is met; verify knows a re-run's
+#: error by these words (the verifier's limit, not a difference in the report).
+FILE_TOO_LARGE = "file too large: past the file size limit of this process (`ulimit -f`)"
+
 
 def for_cli(message: str, flags=None) -> str:
     """A library message as the command line shows it: each parameter named in backticks (`` `split` ``)

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from rfbench.errors import FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
+from rfbench.errors import FILE_TOO_LARGE, FormatError, OutputError, OutputExistsError, RfbenchError, SchemaError
 from rfbench.io.documents import (
     MAX_JSON_BYTES,
     MAX_NESTING,
@@ -313,7 +313,7 @@ def output_reason(exc: OSError, path: Path) -> str:
     if exc.errno == errno.EDQUOT:
         return "disk quota exceeded"
     if exc.errno == errno.EFBIG:
-        return "file too large: past the file size limit of this process (`ulimit -f`) or of the file system"
+        return f"{FILE_TOO_LARGE} or of the file system"
     return exc.strerror or type(exc).__name__
 
 

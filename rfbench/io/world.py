@@ -190,12 +190,12 @@ def _snapshot(fd: int, size: int, digest: str, path) -> int:
         os.lseek(copy, 0, os.SEEK_SET)
     except OSError as exc:  # the process's file size limit (`ulimit -f`) holds for a memfd too
         os.close(copy)
-        from pathlib import Path
+        import errno
 
-        from rfbench.io.files import output_reason
+        from rfbench.errors import FILE_TOO_LARGE
 
-        raise OSError(exc.errno, f"its in-memory copy for the re-run cannot be written: "
-                                 f"{output_reason(exc, Path(os.fspath(path)))}") from None
+        reason = FILE_TOO_LARGE if exc.errno == errno.EFBIG else (exc.strerror or str(exc)).lower()
+        raise OSError(exc.errno, f"its in-memory copy for the re-run cannot be written: {reason}") from None
     except BaseException:
         os.close(copy)
         raise

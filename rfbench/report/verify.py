@@ -58,7 +58,14 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from rfbench._process import ENDING_SIGNALS
 from rfbench._rerun import ENV as LIMITS_ENV
-from rfbench.errors import FormatError, RfbenchError, ValidationError, VerificationError, malformed_as_format_error
+from rfbench.errors import (
+    FILE_TOO_LARGE,
+    FormatError,
+    RfbenchError,
+    ValidationError,
+    VerificationError,
+    malformed_as_format_error,
+)
 from rfbench.io.paths import resolve
 from rfbench.report.build import validate_report
 from rfbench.report.closed_world import Budget, ClosedWorld, close_world
@@ -201,7 +208,8 @@ _OUT_OF_MEMORY = re.compile(r"MemoryError|Cannot allocate memory|failed to map s
 _START_UP_UNDER_LIMIT = re.compile(r"can't start new thread|could not find/load shared object file", re.IGNORECASE)
 #: What a re-run's error says when an output could not be written for want of room (``rfbench.io.files.
 #: output_reason``'s words): the disk verify's temporary folder is on, a quota, the file size limit (``ulimit -f``).
-_OUT_OF_ROOM = re.compile(r"no space left on the device|disk quota exceeded|file too large: past the file size limit")
+_OUT_OF_ROOM = re.compile("|".join(re.escape(words) for words in ("no space left on the device", "disk quota exceeded",
+                                                                   FILE_TOO_LARGE)))
 
 
 def _mismatch(where: Any, message: str, path: str, report: Any, rerun: Any) -> VerificationError:
