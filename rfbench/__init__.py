@@ -22,6 +22,23 @@ from __future__ import annotations
 
 import sys
 
+
+def _no_bytecode_under_a_file_size_limit() -> None:
+    """Write no ``.pyc`` while a file size limit (``ulimit -f``) holds: CPython writes each with one write whose
+    count it does not check, so a limit met there leaves a cut file in ``__pycache__``, on which every later
+    import of that module fails (``EOFError: marshal data too short``: rfbench ended "aborted" until the file was
+    removed) — a verify under such a limit, whose re-runs import what the verifier had not, did it."""
+    try:
+        import resource
+
+        if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+            sys.dont_write_bytecode = True
+    except (ImportError, OSError, ValueError):  # not POSIX: no such limit
+        pass
+
+
+_no_bytecode_under_a_file_size_limit()
+
 if sys.argv[:1] == ["-m"]:  # (set so only while ``python -m`` imports the package its module is in)
     from rfbench._entry import drop_current_folder, ran_as_module
 

@@ -65,3 +65,25 @@ def test_verify_whose_rerun_meets_the_limit_decides_nothing(tmp_path):
     # and without the limit the same report matches
     assert subprocess.run([sys.executable, "-m", "rfbench", "verify", str(report), "--root", str(tmp_path)],
                           capture_output=True, text=True, timeout=300).returncode == 0
+
+
+def test_no_module_is_left_cut_in_pycache_under_the_limit(tmp_path):
+    """With a module's ``.pyc`` missing (a fresh install, an upgrade), two runs under the limit: the first left it
+    cut at the limit, and the second could not import it (``EOFError: marshal data too short``)."""
+    import shutil
+
+    import rfbench
+
+    copy = tmp_path / "rfbench"
+    shutil.copytree(Path(rfbench.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    code = "import rfbench.io.files, rfbench.protocols.content; print('ok')"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(tmp_path)
+
+    def lower():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (32 << 10, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, preexec_fn=lower,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-400:]
