@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import naive
+from contentdata import toy_manifest as _toy_manifest
 from rfbench.cli import app
 from rfbench.datasets import mmfi, widar
 from rfbench.datasets.manifest import Manifest
@@ -545,20 +546,6 @@ def test_duplicates_within_one_side_are_reported_not_fatal(widar_tree, mmfi_tree
     found = audit_content(mm, *_s2(mm))
     assert found.passed and found.within["test_repeated"] == [
         {"recording": "E01/S05/A01", "files": 1, "records": 0, "frames": 1}]
-
-
-def _toy_manifest(tmp_path: Path, files: dict[str, bytes], recordings: dict[str, list[str]], **extra) -> Path:
-    """A hand-made manifest: ``files`` written under tmp_path/data, ``recordings`` id → file names."""
-    data = tmp_path / "data"
-    data.mkdir(exist_ok=True)
-    for name, body in files.items():
-        (data / name).parent.mkdir(parents=True, exist_ok=True)
-        (data / name).write_bytes(body)
-    recs = [{"id": rid, "files": [{"path": n, "bytes": len(files[n]), **extra.get(n, {})} for n in names],
-             "frames": 1} for rid, names in recordings.items()]
-    path = tmp_path / "manifest.json"
-    path.write_text(json.dumps(Manifest("toy", "data", recs).to_dict()))
-    return path
 
 
 def test_blank_records_and_frames_are_counted_not_fingerprinted(tmp_path):

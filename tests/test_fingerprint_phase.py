@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import naive
+from contentdata import toy_manifest
 from rfbench.datasets.manifest import Manifest
 from rfbench.datasets.synthetic import mat_v5_bytes
 from rfbench.datasets.windows.features import features
@@ -32,18 +33,6 @@ def _log(values: list, antenna_sel: int = 0 | 1 << 2 | 2 << 4) -> bytes:
 def _values(n: int, shape: tuple, seed: int, bound: int = 64) -> list:
     rng = np.random.default_rng(seed)
     return [rng.integers(-bound, bound, size=(30, *shape, 2)).astype(np.int8) for _ in range(n)]
-
-
-def _manifest(tmp_path, files: dict, recordings: dict, **extra) -> str:
-    data = tmp_path / "data"
-    data.mkdir()
-    for name, body in files.items():
-        (data / name).write_bytes(body)
-    recs = [{"id": rid, "files": [{"path": n, "bytes": len(files[n]), **extra.get(n, {})} for n in names],
-             "frames": 1} for rid, names in recordings.items()]
-    path = tmp_path / "manifest.json"
-    path.write_text(json.dumps(Manifest("toy", "data", recs).to_dict()))
-    return path
 
 
 def _phase_windows(data: bytes) -> np.ndarray:
@@ -118,7 +107,7 @@ def test_records_whose_values_all_point_one_way_have_no_phase_fingerprint():
 
 def test_a_log_copied_with_its_values_doubled_is_a_content_leak(tmp_path):
     values = _values(8, (3, 1), seed=46)
-    path = _manifest(tmp_path, {"a.dat": _log(values), "b.dat": _log([v * 2 for v in values]),
+    path = toy_manifest(tmp_path, {"a.dat": _log(values), "b.dat": _log([v * 2 for v in values]),
                                 "c.dat": _log(_values(8, (3, 1), seed=47))},
                      {"a": ["a.dat"], "b": ["b.dat"], "c": ["c.dat"]})
     found = audit_content(path, ["a"], ["b"])
@@ -135,7 +124,7 @@ def test_a_record_equal_by_amplitude_and_by_phase_counts_once(tmp_path):
     moved = LogBuilder()
     for t, v in enumerate(values):
         moved.bfee(v, timestamp_low=77 + t)
-    path = _manifest(tmp_path, {"a.dat": _log(values), "b.dat": moved.to_bytes()}, {"a": ["a.dat"], "b": ["b.dat"]})
+    path = toy_manifest(tmp_path, {"a.dat": _log(values), "b.dat": moved.to_bytes()}, {"a": ["a.dat"], "b": ["b.dat"]})
     [leak] = audit_content(path, ["a"], ["b"]).leaks
     assert (leak["files"], leak["records"]) == (0, 5)
 
@@ -149,7 +138,7 @@ def test_an_mmfi_frame_copied_with_its_amplitudes_scaled_is_a_leak(tmp_path):
               "f4.mat": mat_v5_bytes({"CSIamp": amp * 3, "CSIphase": np.zeros((3, 114, 10))}),
               "f5.mat": mat_v5_bytes({"CSIamp": amp * 4, "CSIphase": np.zeros((3, 114, 10))})}
     kind = {n: {"kind": "wifi-frame", "frame": 1} for n in frames}
-    path = _manifest(tmp_path, frames, {n[:2]: [n] for n in frames}, **kind)
+    path = toy_manifest(tmp_path, frames, {n[:2]: [n] for n in frames}, **kind)
     found = audit_content(path, ["f1"], ["f2"])
     [leak] = found.leaks
     assert (leak["files"], leak["frames"]) == (0, 1)

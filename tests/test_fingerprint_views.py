@@ -5,12 +5,10 @@ MATCH (the model's rows bit-identical to the training ones)."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from rfbench.datasets.manifest import Manifest
+from contentdata import toy_manifest
 from rfbench.datasets.mmfi import toolbox_fill
 from rfbench.datasets.synthetic import mat_v5_bytes
 from rfbench.datasets.windows.hardware import GRIDS, on_grid
@@ -22,18 +20,6 @@ from rfbench.protocols.fingerprints import hardware_records, hardware_views
 _UNREAD_ON_30 = [-27, -25, -23, -21, -19, -17, -15, -13, -11, -9, -7, -5, -3, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
                  24, 26]
 _TONES_56 = list(range(-28, 0)) + list(range(1, 29))
-
-
-def _manifest(tmp_path, files: dict, **extra) -> str:
-    data = tmp_path / "data"
-    data.mkdir()
-    for name, body in files.items():
-        (data / name).write_bytes(body)
-    recs = [{"id": name, "files": [{"path": name, "bytes": len(body), **extra.get(name, {})}], "frames": 1}
-            for name, body in files.items()]
-    path = tmp_path / "manifest.json"
-    path.write_text(json.dumps(Manifest("toy", "data", recs).to_dict()))
-    return path
 
 
 def _with_unread_changed(log: bytes) -> bytes:
@@ -68,7 +54,8 @@ def test_an_atheros_log_copied_with_only_the_subcarriers_the_grid_never_reads_ch
     assert np.array_equal(on_grid(a, "intel30-20", "a"), on_grid(c, "intel30-20", "c"))
     assert not np.array_equal(on_grid(a, "ht20-56", "a"), on_grid(c, "ht20-56", "c"))
     other = atheros.synthesize(np.random.default_rng(2), 12, nr=3, nc=1, tones=56)
-    path = _manifest(tmp_path, {"a.dat": log, "c.dat": copy, "o.dat": other})
+    path = toy_manifest(tmp_path, {"a.dat": log, "c.dat": copy, "o.dat": other},
+                        {n: [n] for n in ("a.dat", "c.dat", "o.dat")})
     found = audit_content(path, ["a.dat"], ["c.dat"])
     [leak] = found.leaks
     assert (leak["files"], leak["records"]) == (0, 12)
@@ -103,7 +90,8 @@ def test_an_mmfi_frame_copied_as_the_toolbox_fill_gives_it_is_a_leak(tmp_path, c
     frames = {"f1.mat": mat_v5_bytes({"CSIamp": amp, "CSIphase": phase}),
               "f2.mat": mat_v5_bytes({"CSIamp": copy, "CSIphase": phase + 0.25}),
               "f3.mat": mat_v5_bytes({"CSIamp": rng.uniform(1, 30, size=(3, 114, 10)), "CSIphase": phase + 0.5})}
-    path = _manifest(tmp_path, frames, **{n: {"kind": "wifi-frame", "frame": 1} for n in frames})
+    path = toy_manifest(tmp_path, frames, {n: [n] for n in frames},
+                        **{n: {"kind": "wifi-frame", "frame": 1} for n in frames})
     [leak] = audit_content(path, ["f1.mat"], ["f2.mat"]).leaks
     assert (leak["files"], leak["frames"]) == (0, 1)
     assert audit_content(path, ["f1.mat"], ["f3.mat"]).passed
