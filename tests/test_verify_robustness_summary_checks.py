@@ -255,3 +255,57 @@ def test_a_gesture_sweep_s_drop_intervals_are_recomputed_too(demo):
     with pytest.raises(VerificationError) as caught:
         verify_report(path, root=demo, cells=("clean", "noise-3-seed0"))
     assert [d["path"] for d in caught.value.differences] == ["cells[0].drop.high"], caught.value.differences
+
+
+# -- numbers compared exactly, pictures named as a reader sees them -----------------------------------------------
+
+
+def _a_cell_value(doc: dict, value) -> None:
+    cell = doc["cells"][0]
+    for c in doc["corruptions"]:
+        for level in c["levels"]:
+            if level["value"] == cell["model"]["value"]:
+                level["value"] = value
+    cell["model"]["value"] = value
+
+
+def test_a_summary_number_moved_below_a_tolerance_is_a_mismatch(demo):
+    """The summary's numbers were compared within a relative 1e-12, where a score report is compared exactly: a
+    cell's value moved in its 13th digit (here and in its corruption's levels) verified MATCH under "identical"
+    (found by an adversarial probe). Now exactly."""
+    value = json.loads(_summary_path(demo).read_text())["cells"][0]["model"]["value"]
+    new = value * (1 + 4e-13)
+    assert new == pytest.approx(value, rel=1e-12) and new != value
+    _edit(demo, lambda doc: _a_cell_value(doc, new))
+    with pytest.raises(VerificationError) as caught:
+        _verify(demo, "clean", _first_cell(demo))
+    assert f"cells[{_first_cell(demo)}].model.value" in [d["path"] for d in caught.value.differences]
+
+
+def test_a_physical_value_written_as_an_integer_is_a_mismatch(demo):
+    """rfbench writes a corruption level's physical value as a float (``30.0``): ``30`` verified MATCH (an
+    integer was equal to its float)."""
+    level = json.loads(_summary_path(demo).read_text())["corruptions"][0]["levels"][0]
+    assert isinstance(level["physical"], float) and level["physical"] == int(level["physical"]), level
+    _edit(demo, lambda d: d["corruptions"][0]["levels"][0].update(physical=int(level["physical"])))
+    with pytest.raises(VerificationError) as caught:
+        _verify(demo)
+    assert any("physical" in d["path"] or d["path"].startswith("corruptions") for d in caught.value.differences), \
+        caught.value.differences
+
+
+@pytest.mark.parametrize("name", ["robustness-noise.PNG", "Robustness-Noise.png", "robustness-noise.png\u200b"])
+def test_a_file_named_like_a_sweep_picture_is_named_as_not_compared(demo, name):
+    """A picture beside the summary under a name that reads as one of the sweep's — another case, an invisible
+    character — was neither compared nor mentioned, under a MATCH saying each picture agrees (found by an
+    adversarial probe); with the real one removed, the verdict said it was "not beside the summary". Now it is
+    named as not compared."""
+    folder = _summary_path(demo).parent
+    pictures = sorted(folder.glob("robustness-*.png"))
+    if not pictures:
+        pytest.skip("no pictures drawn (matplotlib not installed)")
+    shutil.copyfile(pictures[0], folder / name)
+    result = _verify(demo)
+    assert result.status == "match"
+    named = [u for u in result.uncompared if u["field"].startswith("files named like the pictures")]
+    assert named and repr(name) in named[0]["field"], result.uncompared

@@ -64,12 +64,17 @@ def is_summary(doc: Any) -> bool:
 
 
 def _close(a, b) -> bool:
+    """Whether a number of the summary is the one re-derived: exactly, in value and in kind (as a score report is
+    compared) — the cells re-run give the same floats, so there is nothing to forgive. (Until 2026-12-07 floats
+    were equal within a relative 1e-12 and an integer equal to its float: a cell's value moved in its 13th digit,
+    or ``30`` for ``30.0``, verified MATCH under "identical", found by an adversarial probe.)"""
     if a is None or b is None:
         return a is None and b is None
-    if isinstance(a, float) and isinstance(b, float) and math.copysign(1.0, a) != math.copysign(1.0, b):
+    if isinstance(a, bool) or isinstance(b, bool) or type(a) is not type(b):
+        return False
+    if isinstance(a, float) and math.copysign(1.0, a) != math.copysign(1.0, b):
         return False  # -0.0 == 0.0, but report.md shows -0.0000
-    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-12,
-                                                                                     abs_tol=1e-15))
+    return a == b
 
 
 class _Files:
@@ -774,6 +779,13 @@ def _pictures(doc: Mapping, base: Path, files: _Files, differ, unchecked: list) 
     beside = sorted(p.name for p in base.glob("robustness-*.png"))
     absent = [name for name in (_picture_name(str(c.get("corruption"))) for c in doc.get("corruptions") or ()
                                 if isinstance(c, Mapping)) if name not in beside]
+    alike = _alike_pictures(base, set(beside))
+    if alike:  # a reader opening the folder sees these as the sweep's pictures: say they are not
+        shown = ", ".join(repr(n) for n in alike[:4]) + (f" and {len(alike) - 4} more" if len(alike) > 4 else "")
+        unchecked.append({"field": f"files named like the pictures ({shown})",
+                          "why": "beside the summary but not a picture of it (their names differ from "
+                                 "robustness-<corruption>.png in case, spaces or invisible characters): not "
+                                 "compared; only the pictures named exactly so are the sweep's"})
     if beside and not have_matplotlib():
         unchecked.append({"field": f"pictures ({len(beside)})",
                           "why": "not drawn again: " + PLOT_HINT})
@@ -792,6 +804,32 @@ def _pictures(doc: Mapping, base: Path, files: _Files, differ, unchecked: list) 
     return len(beside)
 
 
+#: Most entries of the summary's folder looked at for files named like its pictures.
+_LIST_AT_MOST = 100_000
+
+
+def _alike_pictures(base: Path, exact: set) -> list[str]:
+    """The names in ``base`` (the first :data:`_LIST_AT_MOST` entries) that read as a sweep's picture's —
+    ``robustness-….png`` once case, spaces and invisible characters are left out
+    (:func:`rfbench.names.plain_name`) — but are not one of the ``exact`` names verify compares: a
+    ``Robustness-Noise.PNG``, or ``robustness-noise.png`` followed by a zero-width space, holding another picture,
+    sat beside a MATCH unmentioned (found by an adversarial probe)."""
+    from rfbench.names import plain_name
+
+    found = []
+    try:
+        with os.scandir(base) as it:
+            for k, e in enumerate(it):
+                if k >= _LIST_AT_MOST:
+                    break
+                plain = plain_name(e.name)
+                if e.name not in exact and plain.startswith("robustness") and plain.endswith(".png"):
+                    found.append(e.name)
+    except OSError:
+        return []
+    return sorted(found)
+
+
 def _same(a, b) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):  # true is not 1 (Python's == says it is)
         return type(a) is type(b) and a == b
@@ -799,6 +837,6 @@ def _same(a, b) -> bool:
         return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return _close(float(a), float(b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return _close(a, b)
     return a == b
