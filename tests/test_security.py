@@ -1100,11 +1100,13 @@ def test_a_zero_written_as_minus_zero_is_a_mismatch(d):
 
 
 def test_a_robustness_summary_value_of_minus_zero_is_not_its_rebuilt_zero():
-    """The summary's rebuilt fields are compared by ``_close``, which took -0.0 for 0.0 as ``==`` does."""
+    """The summary's rebuilt fields are compared by ``_close``, which took -0.0 for 0.0 as ``==`` does (and, until
+    2026-12-07, floats within a relative 1e-12 and an integer for its float: exactly now)."""
     from rfbench.report.verify import same_value
     from rfbench.report.verify_robustness import _close
 
-    assert not _close(-0.0, 0.0) and not _close(0.0, -0.0) and _close(-0.0, -0.0) and _close(0.5, 0.5 + 1e-16)
+    assert not _close(-0.0, 0.0) and not _close(0.0, -0.0) and _close(-0.0, -0.0) and _close(0.5, 0.5)
+    assert not _close(0.5, 0.5 + 1e-16) and not _close(30, 30.0) and not _close(True, 1)
     assert not same_value(-0.0, 0.0) and same_value(0.0, 0.0) and not same_value(1, 1.0) and not same_value(True, 1)
 
 
