@@ -325,10 +325,17 @@ def _unit_contents(files: list[_File], name: str, kd: _Kind, starts_of: np.ndarr
         if name == HWREC:
             log = read_hardware_log(path)
             records = hardware_records(log, view)[0] if log is not None else []
+            shown: dict = {}  # each shape's text once (a log's records mostly share one)
             for u in mine:
                 i = u - int(starts_of[f])
-                out[u] = (repr(records[i][0]).encode() + b"\x00" + records[i][1].tobytes()
-                          if i < len(records) else None)
+                if i < len(records):
+                    shape, values = records[i]
+                    head = shown.get(shape)
+                    if head is None:
+                        head = shown[shape] = repr(shape).encode() + b"\x00"
+                    out[u] = head + values.tobytes()
+                else:
+                    out[u] = None
             continue
         with input_errors(path):
             try:

@@ -556,31 +556,45 @@ def hardware_records(log, view: str = "amp") -> tuple[list, np.ndarray]:
         return _grid_records(log, grid, feature)
     n = log.n_records
     status = np.zeros(n, dtype=np.uint8)
-    columns: list = [None] * n
-    for records, indices, bandwidth in _groups(log):
-        cols = _data_columns(log, indices, bandwidth)[0]
-        for r in np.arange(n)[records].tolist():
-            columns[r] = cols
-    out = []
+    out: list = [None] * n
     rx, tx = (np.asarray(a, dtype=np.int64) for a in (log.n_rx, log.n_tx))
     complex_ = np.iscomplexobj(log.csi)
-    for r in range(n):
-        cols = columns[r]
-        shape = (int(cols.shape[0]), int(rx[r]), int(tx[r]))
-        held = log.csi[r][cols][:, :shape[1], :shape[2]]
-        if view == "phase":
-            values = _canonical(np.arctan2(held.imag, held.real).astype(np.float32) if complex_ else held)
-            if not complex_ or _all_one_value(values):
-                status[r] = _ZERO
-        else:
-            values = _canonical(held)
-            if complex_:
-                values = values[0::2] * values[0::2] + values[1::2] * values[1::2]
-                values[np.isnan(values)] = np.nan  # the one quiet NaN, whichever part was NaN
-            if not np.any(values != 0):
-                status[r] = _ZERO
-        out.append((shape, values))
+    for records, indices, bandwidth in _groups(log):
+        cols = _data_columns(log, indices, bandwidth)[0]
+        for sel, (a, b) in _same_antennas(np.arange(n)[records], rx, tx):  # records alike, in one block
+            held = log.csi[sel][:, cols][:, :, :a, :b]
+            if view == "phase":
+                values = _canonical_rows(np.arctan2(held.imag, held.real).astype(np.float32) if complex_ else held)
+                blank = _one_value_rows(values) | (not complex_)
+            else:
+                values = _canonical_rows(held)
+                if complex_:
+                    values = values[:, 0::2] * values[:, 0::2] + values[:, 1::2] * values[:, 1::2]
+                    values[np.isnan(values)] = np.nan  # the one quiet NaN, whichever part was NaN
+                blank = ~np.any(values != 0, axis=1)
+            status[sel[blank]] = _ZERO
+            shape = (int(cols.shape[0]), a, b)
+            for k, r in enumerate(sel.tolist()):
+                out[r] = (shape, values[k])
     return out, status
+
+
+def _same_antennas(rows: np.ndarray, rx: np.ndarray, tx: np.ndarray):
+    """``(records, (nrx, ntx))`` for each antenna shape among ``rows``."""
+    shapes = np.stack([rx[rows], tx[rows]], axis=1) if rows.size else np.zeros((0, 2), np.int64)
+    for a, b in np.unique(shapes, axis=0).tolist():
+        yield rows[(shapes[:, 0] == a) & (shapes[:, 1] == b)], (int(a), int(b))
+
+
+def _canonical_rows(block: np.ndarray) -> np.ndarray:
+    """:func:`_canonical` of each record of ``block`` (records first): one row of canonical float64 each."""
+    return _canonical(block).reshape(block.shape[0], -1)
+
+
+def _one_value_rows(values: np.ndarray) -> np.ndarray:
+    """Per row, whether every canonical value is bit for bit the row's first (:func:`_all_one_value`)."""
+    bits = values.view(np.uint64)
+    return np.all(bits == bits[:, :1], axis=1) if bits.shape[1] else np.ones(bits.shape[0], dtype=bool)
 
 
 def _grid_records(log, grid: str, feature: str) -> tuple[list, np.ndarray]:
@@ -606,11 +620,13 @@ def _grid_records(log, grid: str, feature: str) -> tuple[list, np.ndarray]:
     flat = _canonical(feats).reshape(feats.shape)[:, 0]
     finite = np.isfinite(feats[:, 0]).reshape(n, -1).all(axis=1)
     rx, tx = (np.asarray(a, dtype=np.int64) for a in (log.n_rx, log.n_tx))
-    for r in np.flatnonzero(finite).tolist():  # not finite: windows refuse the log
-        values = flat[r, :, :int(rx[r]), :int(tx[r])].ravel()
-        out[r] = ((grid, feature, (flat.shape[1], int(rx[r]), int(tx[r]))), values)
-        blank = _all_one_value(values) if feature == "phase" else not np.any(values != 0)
-        status[r] = _ZERO if blank else _OK
+    for sel, (a, b) in _same_antennas(np.flatnonzero(finite), rx, tx):  # not finite: windows refuse the log
+        values = flat[sel, :, :a, :b].reshape(sel.shape[0], -1)
+        blank = _one_value_rows(values) if feature == "phase" else ~np.any(values != 0, axis=1)
+        status[sel] = np.where(blank, _ZERO, _OK)
+        shape = (grid, feature, (flat.shape[1], a, b))
+        for k, r in enumerate(sel.tolist()):
+            out[r] = (shape, values[k])
     return out, status
 
 
