@@ -514,8 +514,7 @@ def frame_values(mat: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, int,
 
 def _all_one_value(values: np.ndarray) -> bool:
     """Whether every canonical value (:func:`_canonical`) is bit for bit the first: none to tell a phase by."""
-    bits = values.view(np.uint64)
-    return bool(bits.size == 0 or np.all(bits == bits[0]))
+    return bool(_one_value_rows(values.reshape(1, -1))[0])
 
 
 def hardware_views() -> tuple[str, ...]:
